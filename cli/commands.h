@@ -1,0 +1,23 @@
+/* cli/commands.h — the oocsim subcommands. Each takes the arguments after
+ * its name (argv[0] is the command name), parses them with getopt_long,
+ * prints results on stdout and a single "oocsim: ..." line on stderr on
+ * failure, and returns the process exit status (0 success, 1 bad input or
+ * failure). `--help` prints the command's usage on stdout and returns 0.
+ */
+#ifndef OOC_COMMANDS_H
+#define OOC_COMMANDS_H
+
+int ooc_cmd_list(int argc, char **argv);
+int ooc_cmd_info(int argc, char **argv);
+int ooc_cmd_plan(int argc, char **argv);
+int ooc_cmd_simulate(int argc, char **argv);
+int ooc_cmd_maxbatch(int argc, char **argv);
+int ooc_cmd_compare(int argc, char **argv);
+int ooc_cmd_sweep(int argc, char **argv);
+int ooc_cmd_plot(int argc, char **argv);
+int ooc_cmd_report(int argc, char **argv);
+
+/* Print "oocsim: <msg>\n" on stderr and return 1. */
+int ooc_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

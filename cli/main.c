@@ -1,0 +1,75 @@
+/* cli/main.c — `oocsim COMMAND ...`: dispatch to the subcommands. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+  { "list", ooc_cmd_list, "list models, hardware profiles or planners" },
+  { "info", ooc_cmd_info, "per-layer table and totals of a model" },
+  { "plan", ooc_cmd_plan, "run a planner and write its program (plan.json)" },
+  { "simulate", ooc_cmd_simulate, "predict time and memory of a plan" },
+  { "compare", ooc_cmd_compare, "compare planners on one scenario" },
+  { "maxbatch", ooc_cmd_maxbatch, "largest batch a planner can train" },
+  { "sweep", ooc_cmd_sweep, "what-if grid over batches, profiles, planners" },
+  { "plot", ooc_cmd_plot, "draw plots from sweep or simulate outputs" },
+  { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
+};
+
+int
+ooc_cli_fail(const char *fmt, ...)
+{
+  va_list ap;
+  fputs("oocsim: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return 1;
+}
+
+static void
+usage(FILE *f)
+{
+  size_t i;
+  fprintf(f, "Usage: oocsim COMMAND [OPTIONS]\n\n"
+             "Predict, plan and verify out-of-core training of deep networks.\n\n"
+             "Commands:\n");
+  for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nRun 'oocsim COMMAND --help' for a command's options; "
+             "see also oocsim(1).\n");
+}
+
+int
+main(int argc, char **argv)
+{
+  size_t i;
+
+  if (argc < 2) {
+    usage(stderr);
+    return 1;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+    printf("oocsim %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return commands[i].run(argc - 1, argv + 1);
+  return ooc_cli_fail("unknown command '%s' (run 'oocsim --help')", argv[1]);
+}

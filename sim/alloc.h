@@ -1,0 +1,72 @@
+/* sim/alloc.h — device memory allocator models, GSL-style descriptors.
+ *
+ *   ideal    the sum of live bytes against the budget
+ *   caching  best-fit caching allocator like PyTorch's / Chainer's: 512 B
+ *            rounding, small (<1 MiB, 2 MiB segments) and large pools,
+ *            block splitting, coalescing only inside a segment, cached free
+ *            blocks; on failure it releases every fully free cached segment
+ *            and retries (schedule-window seed §4, the best-fit baseline)
+ *   pool     one arena of the whole budget, first-fit with coalescing
+ *            (SuperNeurons §3.3 memory pool)
+ *   va       virtual addressing (schedule-window seed §4): physical chunks of
+ *            chunk_bytes mapped to contiguous virtual ranges at a map cost per
+ *            chunk; only internal fragmentation (< one chunk per tensor)
+ *
+ * An allocator works on handles that are program tensor ids, so its state is
+ * flat arrays sized once by init() for n_handles: alloc and free do not touch
+ * the host heap (search planners run thousands of simulations).
+ *
+ * Ownership: the simulator owns the state buffer (state_size bytes) and
+ * calls init() once per configuration and fini() at the end.
+ */
+#ifndef OOC_ALLOC_H
+#define OOC_ALLOC_H
+
+#include <stdint.h>
+#include "error.h"
+#include "hw.h"
+
+typedef struct ooc_alloc_config {
+  uint64_t budget;        /* bytes the allocator may reserve on the device */
+  int32_t n_handles;      /* tensor ids are in [0, n_handles) */
+  uint64_t chunk_bytes;   /* va: physical chunk size */
+  const ooc_hw *hw;       /* costs: malloc_ns, free_ns, va_map_ns */
+} ooc_alloc_config;
+
+typedef struct ooc_alloc_stats {
+  uint64_t allocated;     /* bytes requested and live */
+  uint64_t reserved;      /* bytes held from the device (segments, chunks) */
+  uint64_t largest_free;  /* largest block that a request could get now */
+  uint64_t n_mallocs;     /* device mallocs (segments, chunks) so far */
+  uint64_t n_releases;    /* cached segments given back */
+} ooc_alloc_stats;
+
+typedef struct ooc_allocator_type {
+  const char *name;
+  const char *summary;
+  size_t state_size;
+  int (*init)(void *state, const ooc_alloc_config *cfg, ooc_err *err);
+  void (*fini)(void *state);
+  /* Reset to empty without freeing buffers (a new simulation). */
+  void (*reset)(void *state);
+  /* Allocate `bytes` for handle h. Returns OOC_OK and adds the modelled cost
+   * (ns) to *cost_ns, or OOC_EOOM when it cannot be satisfied now (the state
+   * is unchanged except for a release of cached memory, whose cost is added
+   * to *cost_ns as well). */
+  int (*alloc)(void *state, int32_t h, uint64_t bytes, int64_t *cost_ns);
+  /* Free handle h (must be live). Adds its cost to *cost_ns. */
+  void (*free)(void *state, int32_t h, int64_t *cost_ns);
+  void (*stats)(const void *state, ooc_alloc_stats *st);
+} ooc_allocator_type;
+
+extern const ooc_allocator_type ooc_alloc_ideal;
+extern const ooc_allocator_type ooc_alloc_caching;
+extern const ooc_allocator_type ooc_alloc_pool;
+extern const ooc_allocator_type ooc_alloc_va;
+
+/* Lookup by name; on failure err lists the valid names. */
+const ooc_allocator_type *ooc_allocator_find(const char *name, ooc_err *err);
+/* NULL-terminated registry. */
+extern const ooc_allocator_type *const ooc_allocator_types[];
+
+#endif

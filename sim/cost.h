@@ -1,0 +1,45 @@
+/* sim/cost.h — per-layer compute times of a model on a profile.
+ *
+ * Roofline (OOC-Paleo §3.6 builds on PALEO's compute model):
+ *   t = max(FLOPs / (peak x eff[class]), bytes / (HBM x mem_eff)) + launch
+ * where peak is the tensor-core rate for conv/gemm when the dtype uses
+ * tensor cores (fp16/bf16, or fp32 as TF32 when the profile says so) and
+ * the CUDA-core rate otherwise. A calibrated time in the profile for the
+ * layer's signature replaces the roofline.
+ *
+ * Computed once per (model, profile) in O(layers) and then shared by every
+ * simulation of that pair: search planners call the simulator thousands of
+ * times with the same ooc_costs.
+ *
+ * Ownership: ooc_costs_alloc() returns a heap object freed by
+ * ooc_costs_free() (accepts NULL). It does not own the model or profile.
+ */
+#ifndef OOC_COST_H
+#define OOC_COST_H
+
+#include <stdint.h>
+#include "model.h"
+#include "hw.h"
+
+typedef struct ooc_costs {
+  int n_layers;
+  int64_t *fwd_ns;        /* forward (and recompute) time per layer */
+  int64_t *bwd_ns;        /* backward time per layer (0 for the input) */
+  uint8_t *calibrated;    /* 1 where the profile's table was used */
+  int64_t update_ns;      /* optimizer step over all parameters */
+  int64_t total_fwd_ns, total_bwd_ns;
+} ooc_costs;
+
+int ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
+                    ooc_err *err);
+void ooc_costs_free(ooc_costs *c);
+
+/* Roofline time of one kernel: flops on class cls, bytes moved. */
+int64_t ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
+                             double flops, double bytes);
+
+/* Time of a host<->device copy of `bytes` alone on the link:
+ * latency + bytes / bandwidth. dir: 0 = H2D, 1 = D2H. */
+int64_t ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes);
+
+#endif

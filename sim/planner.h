@@ -1,0 +1,75 @@
+/* sim/planner.h — pluggable planners, GSL "type descriptor" style.
+ *
+ * Each planner is one file in planners/, everything static except one
+ * exported `const ooc_planner_type`. The registry (planners/registry.c)
+ * lists them; ooc_planner_find() prints the valid names when nothing
+ * matches. The front end ooc_planner_run() checks the options against the
+ * planner's list before it dispatches, and checks the plan after (lowering
+ * and validity), so a planner can trust what it is given.
+ *
+ * A planner reads the model, liveness, profile, budget and options and fills
+ * a plan; it never prints and never simulates by hand. A planner that
+ * searches calls ooc_planner_evaluate() — the simulator as its oracle.
+ *
+ * Ownership: the context borrows everything; the front end owns the
+ * planner's state (state_size bytes, zeroed) for the duration of one plan().
+ */
+#ifndef OOC_PLANNER_H
+#define OOC_PLANNER_H
+
+#include <stdint.h>
+#include "error.h"
+#include "model.h"
+#include "hw.h"
+#include "cost.h"
+#include "alloc.h"
+#include "plan.h"
+#include "sim.h"
+
+typedef struct ooc_planner_ctx {
+  const ooc_model *model;
+  const ooc_hw *hw;
+  const ooc_costs *costs;
+  const ooc_liveness *live;
+  const ooc_allocator_type *allocator;
+  uint64_t budget;            /* device bytes (allocator's budget) */
+  const ooc_kv *opts;         /* --opt K=V, already checked against names */
+  int n_opts;
+  ooc_sim *sim;               /* oracle (configured for this scenario) */
+  ooc_program *scratch;       /* scratch program for the oracle */
+} ooc_planner_ctx;
+
+typedef struct ooc_planner_type {
+  const char *name;
+  const char *summary;        /* one line for `oocsim list planners` */
+  const char *cite;           /* the paper section it follows */
+  size_t state_size;
+  const char *const *options; /* NULL-terminated accepted --opt keys */
+  int (*plan)(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,
+              ooc_err *err);
+} ooc_planner_type;
+
+/* NULL-terminated registry in display order. */
+extern const ooc_planner_type *const ooc_planner_types[];
+
+const ooc_planner_type *ooc_planner_find(const char *name, ooc_err *err);
+
+/* Run planner t: checks opts, zeroes its state, plans into pl, lowers it
+ * into prog. Returns OOC_OK or an error naming the planner and option. */
+int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
+                    ooc_plan *pl, ooc_program *prog, ooc_err *err);
+
+/* The oracle: lower pl into ctx->scratch and simulate it. */
+int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                         ooc_sim_result *r, ooc_err *err);
+
+/* Option helpers: look up key in ctx->opts. Return 1 and set *v when
+ * present (OOC_EINVAL via err on a malformed value), 0 when absent. */
+int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,
+                        int64_t *v, ooc_err *err);
+int ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
+                         uint64_t *v, ooc_err *err);
+int ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
+                        const char **v);
+
+#endif

@@ -1,0 +1,120 @@
+/* sim/sim.h — the discrete-event simulator.
+ *
+ * Runs a program (program.h) on a profile: a compute stream, copy engines
+ * (two when the profile has >= 2: H2D and D2H run concurrently and share the
+ * link at the profile's duplex rates; one: they serialise) and an allocator
+ * model (alloc.h). Events live on a binary min-heap keyed by (time in
+ * integer ns, sequence number), so equal times run in insertion order and
+ * every run is reproducible. An ALLOC that cannot be satisfied blocks its
+ * stream until a FREE makes room; if nothing in flight can free memory the
+ * run ends infeasible with an OOM report, never a crash.
+ *
+ * The simulator also checks the program's semantics as it runs: a COMPUTE
+ * may not touch a tensor that is absent, still being copied in, or freed,
+ * nor may a FREE hit a tensor with a copy in flight. Such a violation is an
+ * OOC_EINVAL error naming the instruction (a planner bug, not a result).
+ *
+ * Cost: O((instructions + waits) log streams) per iteration; no host
+ * allocation per event (the heap, stream and tensor arrays are sized once
+ * per ooc_sim and reused by every run).
+ *
+ * Ownership: ooc_sim_alloc() returns an object freed by ooc_sim_free()
+ * (accepts NULL). It borrows model, hw and costs, which must outlive it.
+ * An ooc_trace passed to a run is caller-owned (ooc_trace_init/_fini).
+ */
+#ifndef OOC_SIM_H
+#define OOC_SIM_H
+
+#include <stdint.h>
+#include "error.h"
+#include "model.h"
+#include "hw.h"
+#include "cost.h"
+#include "alloc.h"
+#include "program.h"
+
+/* Why the compute stream was idle while it had work left. */
+typedef enum {
+  OOC_STALL_SWAPIN = 0,  /* waiting for an H2D copy */
+  OOC_STALL_SWAPOUT,     /* waiting for a D2H copy (or the FREE after it) */
+  OOC_STALL_MEMORY,      /* an ALLOC blocked until memory was freed */
+  OOC_STALL_OTHER,       /* any other dependency */
+  OOC_STALL_COUNT
+} ooc_stall;
+
+typedef struct ooc_oom {
+  int32_t instr;          /* the ALLOC that could not be satisfied */
+  int32_t tensor, layer;
+  int64_t time_ns;
+  uint64_t requested_bytes, live_bytes, reserved_bytes, largest_free_bytes;
+  char reason[160];
+} ooc_oom;
+
+typedef struct ooc_sim_result {
+  int feasible;
+  ooc_oom oom;                 /* valid when !feasible */
+  int64_t iteration_ns;        /* makespan of the last timed iteration */
+  uint64_t peak_allocated, peak_reserved;
+  double fragmentation;        /* 1 - allocated/reserved at peak reserved */
+  uint64_t peak_host_pinned;   /* pinned host bytes in use at peak */
+  uint64_t h2d_bytes, d2h_bytes;          /* per iteration */
+  double recompute_flops;                 /* per iteration */
+  int64_t compute_busy_ns, h2d_busy_ns, d2h_busy_ns;
+  int64_t stall_ns[OOC_STALL_COUNT];
+  int64_t alloc_ns;            /* time streams spent in allocator calls */
+  uint64_t events;             /* events processed, all iterations */
+  int iterations;
+} ooc_sim_result;
+
+/* Optional recorder: spans of every timed instruction and memory samples.
+ * Used for --trace, --mem-csv, timelines and plots. */
+typedef struct ooc_span {
+  int32_t instr;
+  int64_t start_ns, end_ns;
+} ooc_span;
+
+typedef struct ooc_mem_sample {
+  int64_t t_ns;
+  uint64_t allocated, reserved;
+} ooc_mem_sample;
+
+typedef struct ooc_trace {
+  int32_t n_spans, cap_spans;
+  ooc_span *spans;
+  int32_t n_mem, cap_mem;
+  ooc_mem_sample *mem;
+} ooc_trace;
+
+void ooc_trace_init(ooc_trace *t);
+void ooc_trace_fini(ooc_trace *t);
+
+typedef struct ooc_sim_config {
+  const ooc_model *model;
+  const ooc_hw *hw;
+  const ooc_costs *costs;
+  const ooc_allocator_type *allocator;
+  uint64_t budget;        /* device bytes the allocator may use */
+  uint64_t chunk_bytes;   /* va chunk (0: the profile's) */
+  int iterations;         /* timed iterations, >= 1 (default 2: the last is
+                             reported, so caching state is steady) */
+} ooc_sim_config;
+
+typedef struct ooc_sim ooc_sim;
+
+int ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err);
+void ooc_sim_free(ooc_sim *s);
+
+/* Simulate program p. Returns OOC_OK with r filled (r->feasible may be 0:
+ * OOM is a result), or OOC_EINVAL if the program is malformed or breaks
+ * tensor semantics (err says where). trace may be NULL; when given, the
+ * spans and memory samples of the last iteration are recorded. */
+int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+                ooc_trace *trace, ooc_err *err);
+
+/* Duration the simulator gives instruction i alone (no link sharing, no
+ * allocator cost); used by planners and reports. */
+int64_t ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i);
+
+const char *ooc_stall_name(ooc_stall st);
+
+#endif
