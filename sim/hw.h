@@ -43,6 +43,10 @@ typedef struct ooc_hw {
   int fp32_uses_tf32;     /* FP32 conv/gemm run as TF32 on tensor cores */
   double hbm_Bps;
   double eff[OOC_CLASS_COUNT];  /* fraction of peak FLOP/s, per op class */
+  double tensor_eff[OOC_CLASS_COUNT]; /* fraction of the tensor-core peak,
+                                         used instead of eff[] when a conv or
+                                         gemm runs on tensor cores; equal to
+                                         eff[] unless the profile says */
   double mem_eff;         /* fraction of HBM bandwidth achieved */
   int64_t launch_ns;      /* per kernel launch overhead */
 

@@ -1,0 +1,243 @@
+/* sim/cost.c — per-layer compute times and copy times (cost.h).
+ *
+ * One idea: every time the simulator charges is computed here, once per
+ * (model, profile), in integer nanoseconds. A kernel costs
+ *
+ *   t = round(max(FLOPs / (peak x eff[class]), bytes / (HBM x mem_eff)))
+ *       + launches x launch_ns
+ *
+ * (OOC-Paleo §3.6, after PALEO's compute model), where peak is the
+ * tensor-core rate for conv/gemm classes when the dtype runs on tensor cores
+ * (fp16/bf16 when the profile has a tensor rate for them, fp32 as TF32 when
+ * fp32_uses_tf32), with the profile's tensor_eff[class], and the CUDA-core
+ * rate with eff[class] otherwise. Rounding is to the
+ * nearest nanosecond (llround, halves away from zero), once per kernel, on
+ * the roofline term only; launch and latency are already integers.
+ *
+ * - Forward: one kernel (fwd_flops, fwd_bytes_rw). The input layer and the
+ *   no-copy views (flatten, reshape) cost 0; so does any layer with neither
+ *   FLOPs nor bytes.
+ * - Backward: data-gradient + weight-gradient FLOPs and bwd_bytes_rw in one
+ *   roofline; conv and gemm layers with both gradients launch two kernels
+ *   (cuDNN backward-data and backward-filter; two GEMMs), others one.
+ * - A calibrated entry in the profile for the layer's signature replaces the
+ *   forward and/or backward time it carries (measured times include launch).
+ * - Optimizer step (update_ns), memory-bound: it reads the weights, the
+ *   gradients and the optimizer state and writes the weights and the state:
+ *     bytes = 2 x weight_bytes + grad_bytes + 2 x opt_bytes
+ *   i.e. 3P for plain SGD, 5P for SGD with momentum (one velocity), 7P for
+ *   Adam (two moments), P = parameter bytes; time = bytes / (HBM x mem_eff)
+ *   plus one launch per layer that has parameters (a per-tensor update, as
+ *   in Caffe, Chainer and PyTorch's non-fused optimizers).
+ * - Copy: latency + bytes / pinned bandwidth of the direction.
+ *
+ * Cost: O(layers) per ooc_costs_alloc(), plus one signature and an
+ * O(log n) lookup per layer when the profile has a calibration table.
+ * Ownership: see cost.h.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+/* The FLOP rate a kernel of class cls achieves for dtype dt: the peak
+ * (tensor-core or CUDA-core) times the class's efficiency against it. */
+static double
+achieved_rate(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls)
+{
+  if (cls == OOC_CLASS_CONV || cls == OOC_CLASS_GEMM) {
+    if (dt == OOC_FP32) {
+      if (hw->fp32_uses_tf32 && hw->tensor_flops[OOC_FP32] > 0)
+        return hw->tensor_flops[OOC_FP32] * hw->tensor_eff[cls];
+    } else if (hw->tensor_flops[dt] > 0) {
+      return hw->tensor_flops[dt] * hw->tensor_eff[cls];
+    }
+  }
+  return hw->peak_flops[dt] * hw->eff[cls];
+}
+
+/* Roofline seconds, without launch. */
+static double
+roofline_s(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls, double flops,
+           double bytes)
+{
+  double tc = 0, tm = 0;
+
+  if (flops > 0)
+    tc = flops / achieved_rate(hw, dt, cls);
+  if (bytes > 0)
+    tm = bytes / (hw->hbm_Bps * hw->mem_eff);
+  return tc > tm ? tc : tm;
+}
+
+int64_t
+ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
+                     double flops, double bytes)
+{
+  if (!(flops > 0) && !(bytes > 0))
+    return 0;
+  return (int64_t)llround(roofline_s(hw, dt, cls, flops, bytes) * 1e9) +
+         hw->launch_ns;
+}
+
+int64_t
+ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes)
+{
+  double bw = dir == 0 ? hw->h2d_Bps : hw->d2h_Bps;
+
+  return hw->copy_latency_ns + (int64_t)llround((double)bytes * 1e9 / bw);
+}
+
+/* Times above this (about 146 years) are treated as overflow. */
+#define MAX_NS 4.6e18
+
+static int
+no_kernel(const ooc_layer *l)
+{
+  return l->op == OOC_OPK_INPUT || l->op == OOC_OPK_FLATTEN ||
+         l->op == OOC_OPK_RESHAPE;
+}
+
+/* Forward and backward roofline times of layer l, in ns. */
+static int
+layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
+            int64_t *fwd, int64_t *bwd, ooc_err *err)
+{
+  double bf = l->bwd_data_flops + l->bwd_weight_flops;
+  double tf, tb;
+  int launches;
+
+  *fwd = *bwd = 0;
+  if (no_kernel(l))
+    return OOC_OK;
+  if ((unsigned)l->cls >= OOC_CLASS_COUNT)
+    return ooc_err_set(err, OOC_EINVAL, "layer %s: bad op class %d", l->name,
+                       (int)l->cls);
+  if (!(l->fwd_flops >= 0) || !(bf >= 0) || !(l->fwd_bytes_rw >= 0) ||
+      !(l->bwd_bytes_rw >= 0))
+    return ooc_err_set(err, OOC_EINVAL,
+                       "layer %s: negative or undefined FLOPs or bytes",
+                       l->name);
+  tf = roofline_s(hw, m->dtype, l->cls, l->fwd_flops, l->fwd_bytes_rw) * 1e9;
+  tb = roofline_s(hw, m->dtype, l->cls, bf, l->bwd_bytes_rw) * 1e9;
+  if (!(tf < MAX_NS) || !(tb < MAX_NS))
+    return ooc_err_set(err, OOC_ERANGE,
+                       "layer %s: compute time overflows (FLOPs or bytes too "
+                       "large)", l->name);
+  if (l->fwd_flops > 0 || l->fwd_bytes_rw > 0)
+    *fwd = (int64_t)llround(tf) + hw->launch_ns;
+  launches = 0;
+  if (bf > 0 || l->bwd_bytes_rw > 0)
+    launches = 1;
+  if ((l->cls == OOC_CLASS_CONV || l->cls == OOC_CLASS_GEMM) &&
+      l->bwd_data_flops > 0 && l->bwd_weight_flops > 0)
+    launches = 2;
+  if (launches > 0)
+    *bwd = (int64_t)llround(tb) + launches * hw->launch_ns;
+  return OOC_OK;
+}
+
+/* Replace times by the profile's calibrated entry for layer i, if any. */
+static int
+apply_calibration(const ooc_model *m, int i, const ooc_hw *hw, ooc_costs *c,
+                  ooc_err *err)
+{
+  char buf[512], *sig = buf, *heap = NULL;
+  const ooc_calib_entry *e;
+  int len;
+
+  len = ooc_layer_signature(m, i, buf, sizeof buf);
+  if (len < 0)
+    return ooc_err_set(err, OOC_EINVAL, "layer %s: no signature",
+                       m->layers[i].name);
+  if ((size_t)len >= sizeof buf) {
+    heap = malloc((size_t)len + 1);
+    if (heap == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    ooc_layer_signature(m, i, heap, (size_t)len + 1);
+    sig = heap;
+  }
+  e = ooc_hw_calib_find(hw, sig);
+  if (e != NULL) {
+    if (e->fwd_ns >= 0)
+      c->fwd_ns[i] = e->fwd_ns;
+    if (e->bwd_ns >= 0)
+      c->bwd_ns[i] = e->bwd_ns;
+    c->calibrated[i] = 1;
+  }
+  free(heap);
+  return OOC_OK;
+}
+
+int
+ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
+                ooc_err *err)
+{
+  ooc_costs *c = NULL;
+  double ubytes, ut;
+  int64_t param_layers = 0;
+  int i, n, rc;
+
+  if (out == NULL || m == NULL || hw == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "ooc_costs_alloc: NULL argument");
+  *out = NULL;
+  if ((unsigned)m->dtype > OOC_BF16)
+    return ooc_err_set(err, OOC_EINVAL, "model %s: bad dtype %d", m->name,
+                       (int)m->dtype);
+  n = m->n_layers;
+  if (n < 0 || (n > 0 && m->layers == NULL))
+    return ooc_err_set(err, OOC_EINVAL, "model %s: no layers", m->name);
+  c = calloc(1, sizeof *c);
+  if (c == NULL)
+    goto nomem;
+  c->n_layers = n;
+  c->fwd_ns = calloc((size_t)n + 1, sizeof *c->fwd_ns);
+  c->bwd_ns = calloc((size_t)n + 1, sizeof *c->bwd_ns);
+  c->calibrated = calloc((size_t)n + 1, sizeof *c->calibrated);
+  if (c->fwd_ns == NULL || c->bwd_ns == NULL || c->calibrated == NULL)
+    goto nomem;
+  for (i = 0; i < n; i++) {
+    const ooc_layer *l = &m->layers[i];
+    if ((rc = layer_times(m, l, hw, &c->fwd_ns[i], &c->bwd_ns[i], err)) < 0)
+      goto fail;
+    if (hw->n_calib > 0 && l->op != OOC_OPK_INPUT &&
+        (rc = apply_calibration(m, i, hw, c, err)) < 0)
+      goto fail;
+    if (l->params > 0)
+      param_layers++;
+    c->total_fwd_ns += c->fwd_ns[i];
+    c->total_bwd_ns += c->bwd_ns[i];
+  }
+  ubytes = 2.0 * (double)m->weight_bytes + (double)m->grad_bytes +
+           2.0 * (double)m->opt_bytes;
+  if (ubytes > 0) {
+    ut = ubytes / (hw->hbm_Bps * hw->mem_eff) * 1e9;
+    if (!(ut < MAX_NS)) {
+      rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step time "
+                       "overflows", m->name);
+      goto fail;
+    }
+    c->update_ns = (int64_t)llround(ut) + param_layers * hw->launch_ns;
+  }
+  *out = c;
+  return OOC_OK;
+nomem:
+  rc = ooc_err_set(err, OOC_ENOMEM, "out of memory computing layer costs");
+fail:
+  ooc_costs_free(c);
+  return rc;
+}
+
+void
+ooc_costs_free(ooc_costs *c)
+{
+  if (c == NULL)
+    return;
+  free(c->fwd_ns);
+  free(c->bwd_ns);
+  free(c->calibrated);
+  free(c);
+}
