@@ -1,0 +1,294 @@
+/* planners/lms.c — IBM Large Model Support (TFLMS v2): graph-distance
+ * swapping with a simulator-driven autotune.
+ *
+ * Follows the schedule-window seed, §2 (LMS [Le et al. 2019] as it
+ * describes it): a variable used at function f_i is swapped out when the
+ * graph distance d(f_i, f_j) to f_j, the closest later function using it,
+ * exceeds `swapout_threshold`; it is swapped in again before f_k with
+ * d(f_k, f_j) = `swapin_ahead`. Swap-out may happen anywhere in forward or
+ * backward, so a tensor used again later in forward (a skip connection)
+ * gets one swap record per gap that exceeds the threshold. TFLMS v2's other
+ * two options:
+ *   swapin_groupby  uses served by a swap-in whose distance to the previous
+ *                   use is within groupby share that swap-in (no new
+ *                   swap-out/swap-in between them);
+ *   sync_mode       0 none; 1 swap-outs are synchronous (the next op waits
+ *                   for the D2H); 2 swap-ins are synchronous (issued right
+ *                   before the consuming op, which waits: ahead is
+ *                   ignored); 3 both.
+ * The distance is the number of ops in the schedule (TFLMS' topological
+ * levels; ours is a chain of steps, so level = step index).
+ *
+ * Autotune (-1 = auto), as TFLMS' _search_params does with its simulator,
+ * here with ooc_planner_evaluate() as the oracle and "feasible under the
+ * budget" as the pass test: (1) when all three are auto, a plan with
+ * threshold = #ops (no swapping) is tried first; (2) threshold: test 1 with
+ * ahead = 1, groupby = 0, escalating sync_mode 0 -> 3 until it passes, then
+ * binary search in [1, #ops] for the largest passing threshold; (3) unless
+ * swap-ins are synchronous, binary search ahead in [1, #ops]; (4) groupby:
+ * #ops if that passes, else TFLMS' early-stopping binary search in
+ * [0, #ops]. When nothing passes, the most frugal plan (threshold 1,
+ * sync_mode 3) is returned and the simulation reports the OOM.
+ *
+ * Cost: O(uses) to build one plan; autotune runs O(log #ops) simulations.
+ * Ownership: no heap state; writes only the caller's plan.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include "sim/planner.h"
+
+struct lms_params {
+  int64_t threshold, ahead, groupby, sync_mode;
+};
+
+struct lms_state {
+  struct lms_params p;
+  int32_t n_sims;
+};
+
+/* Build the plan for fixed parameters. */
+static int lms_build(const ooc_planner_ctx *ctx, const struct lms_params *p,
+                     ooc_plan *pl, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+
+  ooc_plan_reset(pl);
+  pl->flags = 0;
+  pl->sched_budget = ctx->budget;
+  for (int32_t a = 0; a < lv->n_acts; a++) {
+    const int32_t *u = lv->use_steps + lv->act_first[a];
+    int32_t n = lv->act_nuses[a];
+    int from_swapin = 0;
+
+    if (lv->act_layer[a] <= 0 || lv->act_bytes[a] == 0)
+      continue;
+    for (int32_t k = 1; k < n; k++) {
+      int64_t gap = u[k] - u[k - 1];
+      if (gap <= p->threshold)
+        continue;
+      if (from_swapin && gap <= p->groupby)
+        continue;
+      int64_t in_after = (p->sync_mode & 2) ? u[k] - 1
+                                            : u[k] - p->ahead - 1;
+      if (in_after < u[k - 1])
+        in_after = u[k - 1];
+      ooc_swap sw = {
+        .act = a,
+        .out_after = u[k - 1],
+        .out_wait = (p->sync_mode & 1) ? u[k - 1] + 1 : -1,
+        .in_after = (int32_t)in_after,
+        .in_before = u[k],
+      };
+      if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
+        return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
+      pl->action[a] = OOC_SWAP;
+      from_swapin = 1;
+    }
+  }
+  return OOC_OK;
+}
+
+/* The oracle: build and simulate; *pass = feasible under the budget. */
+static int lms_play(struct lms_state *st, const ooc_planner_ctx *ctx,
+                    const struct lms_params *p, ooc_plan *pl, int *pass,
+                    ooc_err *err)
+{
+  ooc_sim_result r;
+  int rc = lms_build(ctx, p, pl, err);
+  if (rc != OOC_OK)
+    return rc;
+  rc = ooc_planner_evaluate(ctx, pl, &r, err);
+  if (rc != OOC_OK)
+    return rc;
+  st->n_sims++;
+  *pass = r.feasible;
+  return OOC_OK;
+}
+
+/* TFLMS' binary_search: largest value in [lo, hi] that passes, starting
+ * from a known value *v (kept when nothing better passes). With early_stop
+ * the first passing midpoint is taken. */
+static int lms_bsearch(struct lms_state *st, const ooc_planner_ctx *ctx,
+                       int64_t *field, int64_t lo, int64_t hi, int early_stop,
+                       ooc_plan *pl, ooc_err *err)
+{
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2, old = *field;
+    int pass = 0, rc;
+    *field = mid;
+    rc = lms_play(st, ctx, &st->p, pl, &pass, err);
+    if (rc != OOC_OK)
+      return rc;
+    if (pass) {
+      if (early_stop)
+        break;
+      lo = mid + 1;
+    } else {
+      *field = old;
+      hi = mid - 1;
+    }
+  }
+  return OOC_OK;
+}
+
+/* Integer option key (default def when absent), at least lo. */
+static int get_opt(const ooc_planner_ctx *ctx, const char *key, int64_t def,
+                   int64_t lo, int64_t *v, ooc_err *err)
+{
+  int rc = ooc_planner_opt_int(ctx, key, v, err);
+  if (rc < 0)
+    return rc;
+  if (rc == 0)
+    *v = def;
+  if (*v < lo)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "planner 'lms': option %s=%lld: must be >= %lld or -1 "
+                       "(auto)", key, (long long)*v, (long long)lo);
+  return OOC_OK;
+}
+
+/* Fixed options, or TFLMS' autotune for those left at -1. */
+static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
+                    ooc_err *err)
+{
+  struct lms_state *st = state;
+  const int64_t size = ctx->live->n_steps;
+  struct lms_params user;
+  int rc, pass = 0, auto_mode, found = 1, no_lms = 0;
+
+  if ((rc = get_opt(ctx, "swapout_threshold", -1, -1, &user.threshold, err)) ||
+      (rc = get_opt(ctx, "swapin_ahead", -1, -1, &user.ahead, err)) ||
+      (rc = get_opt(ctx, "swapin_groupby", -1, -1, &user.groupby, err)) ||
+      (rc = get_opt(ctx, "sync_mode", 0, -1, &user.sync_mode, err)))
+    return rc;
+  if (user.sync_mode > 3)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "planner 'lms': option sync_mode=%lld: expected 0..3 "
+                       "or -1 (auto)", (long long)user.sync_mode);
+  st->p = user;
+  if (st->p.sync_mode < 0)
+    st->p.sync_mode = 0;   /* auto: start asynchronous, escalate */
+  auto_mode = user.threshold < 0 || user.ahead < 0 || user.groupby < 0 ||
+              user.sync_mode < 0;
+
+  if (auto_mode) {
+    /* (1) Is swapping needed at all? */
+    if (user.threshold < 0 && user.ahead < 0 && user.groupby < 0) {
+      struct lms_params none = { .threshold = size, .ahead = 1,
+                                 .groupby = 0, .sync_mode = st->p.sync_mode };
+      if ((rc = lms_play(st, ctx, &none, pl, &pass, err)))
+        return rc;
+      if (pass) {
+        st->p = none;
+        no_lms = 1;
+        goto done;
+      }
+    }
+    /* (2) threshold, escalating sync_mode until threshold 1 passes. */
+    if (user.threshold < 0) {
+      st->p.threshold = 1;
+      st->p.ahead = user.ahead < 0 ? 1 : user.ahead;
+      st->p.groupby = user.groupby < 0 ? 0 : user.groupby;
+      for (;;) {
+        if ((rc = lms_play(st, ctx, &st->p, pl, &pass, err)))
+          return rc;
+        if (pass)
+          break;
+        if (st->p.sync_mode >= 3) {
+          found = 0;
+          goto done;
+        }
+        st->p.sync_mode++;
+      }
+      if ((rc = lms_bsearch(st, ctx, &st->p.threshold, 1, size, 0, pl, err)))
+        return rc;
+    } else if (user.sync_mode < 0) {
+      /* Fixed threshold, auto sync_mode: escalate until it passes. */
+      struct lms_params q = st->p;
+      q.ahead = user.ahead < 0 ? 1 : user.ahead;
+      q.groupby = user.groupby < 0 ? 0 : user.groupby;
+      for (;;) {
+        if ((rc = lms_play(st, ctx, &q, pl, &pass, err)))
+          return rc;
+        if (pass || q.sync_mode >= 3)
+          break;
+        q.sync_mode++;
+      }
+      st->p.sync_mode = q.sync_mode;
+      if (!pass) {
+        found = 0;
+        goto done;
+      }
+    }
+    if (st->p.ahead < 0)
+      st->p.ahead = 1;
+    if (st->p.groupby < 0)
+      st->p.groupby = 0;
+    /* Synchronous swap-ins ignore ahead and groupby. */
+    if (!(st->p.sync_mode & 2)) {
+      /* (3) ahead */
+      if (user.ahead < 0) {
+        st->p.ahead = 1;
+        if (user.threshold >= 0) {
+          if ((rc = lms_play(st, ctx, &st->p, pl, &pass, err)))
+            return rc;
+          if (!pass) {
+            st->p.sync_mode = 3;
+            found = 0;
+            goto done;
+          }
+        }
+        if ((rc = lms_bsearch(st, ctx, &st->p.ahead, 1, size, 0, pl, err)))
+          return rc;
+      }
+      /* (4) groupby */
+      if (user.groupby < 0) {
+        struct lms_params all = st->p;
+        all.groupby = size;
+        st->p.groupby = 0;
+        if ((rc = lms_play(st, ctx, &all, pl, &pass, err)))
+          return rc;
+        if (pass)
+          st->p.groupby = size;
+        else if ((rc = lms_bsearch(st, ctx, &st->p.groupby, 0, size, 1, pl,
+                                   err)))
+          return rc;
+      }
+    }
+  }
+
+done:
+  if (!found) {
+    /* Nothing fits: the most frugal setting, reported OOM by simulation. */
+    st->p.threshold = user.threshold < 0 ? 1 : user.threshold;
+    st->p.ahead = user.ahead < 0 ? 1 : user.ahead;
+    st->p.groupby = user.groupby < 0 ? 0 : user.groupby;
+    st->p.sync_mode = 3;
+  }
+  if ((rc = lms_build(ctx, &st->p, pl, err)))
+    return rc;
+  snprintf(pl->note, sizeof pl->note,
+           "lms: threshold=%lld, ahead=%lld, groupby=%lld, sync_mode=%lld%s "
+           "(%d simulations)",
+           (long long)st->p.threshold, (long long)st->p.ahead,
+           (long long)st->p.groupby, (long long)st->p.sync_mode,
+           no_lms ? ", no swapping needed"
+                  : (!found ? ", no feasible setting" : ""),
+           (int)st->n_sims);
+  return OOC_OK;
+}
+
+static const char *const lms_options[] = {
+  "swapout_threshold", "swapin_ahead", "swapin_groupby", "sync_mode", NULL
+};
+
+const ooc_planner_type ooc_planner_lms = {
+  .name = "lms",
+  .summary = "IBM LMS (TFLMS v2): swap when graph distance exceeds a "
+             "threshold; simulator-driven autotune",
+  .cite = "schedule-window seed §2 (LMS, Le et al. 2019; TFLMS v2 options)",
+  .state_size = sizeof(struct lms_state),
+  .options = lms_options,
+  .plan = lms_plan,
+};

@@ -1,0 +1,391 @@
+/* planners/window.c — schedule-window swapping: a window in bytes slides
+ * over the variable-sequence; swap-ins, swap-outs and their waits follow
+ * from the memory budget alone.
+ *
+ * Follows the schedule-window seed, §3 (Fig. 2). The variable-sequence v
+ * is the activations each step of the schedule touches, flattened in step
+ * order (a variable appears once per function that uses it). At function
+ * f_i the window is v[l : r], l the first variable of f_i and r the last
+ * index whose variables, counted once each, fit in `window` bytes. Then:
+ *  (a) swap in the variables newly entering the window (v[r- + 1 : r])
+ *      that are on the host: issued as f_i starts (in_after = i - 1),
+ *      needed by the function of that occurrence (in_before); a variable
+ *      created inside the window only reserves its bytes;
+ *  (b) when a swap-in (or f_i's own outputs) would exceed the budget,
+ *      complete the oldest reserved swap-outs first: f_i waits for them
+ *      (out_wait = i) and their memory is released;
+ *  (c) after f_i runs, reserve the swap-out of f_i's variables
+ *      (out_after = i);
+ *  (d) skipping the swap-out of a variable with no future use (liveness
+ *      frees it) and of one already in the window again (already scheduled
+ *      for swap-in); a reserved swap-out whose variable re-enters the
+ *      window before anyone waited for it is cancelled.
+ * Bookkeeping follows the authors' implementation (nnabla's
+ * SwapInOutScheduler): bytes resident, bytes in reserved swap-outs (still
+ * on the device until waited for), and the window's bytes. Only
+ * activations are variables here; the rest of the device memory
+ * (persistent state, live gradients, each step's workspace) is subtracted
+ * from the scheduling budget step by step, and a swap-in must fit under
+ * the smallest such limit until its use.
+ *
+ * Tuning: `--opt window=SIZE` fixes the window; otherwise 25 window sizes
+ * (1/32 and k/16 for k = 1..24 of the activation budget, i.e. up to the
+ * 1.5x that nnabla uses by default) are simulated and the fastest feasible
+ * one is kept. As in the paper (§4), the scheduling budget may be tuned
+ * below the physical one to absorb allocator fragmentation: the budgets
+ * 16/16, 15/16, 14/16, 13/16, 12/16, 10/16, 8/16 of the physical one are
+ * tried in turn, down to the first level where some window fits and one
+ * level more (`--opt sched_budget=SIZE` fixes it). Nothing found: the
+ * largest window at the full budget is returned and its simulation reports
+ * the OOM. Memory the planner accounts for besides activations: at the
+ * start of each f_i the resident and reserved bytes must fit under f_i's
+ * limit (its gradients and workspace take the rest), waiting for the
+ * oldest swap-outs as in (b).
+ *
+ * Cost: O(occurrences + steps) per schedule (monotone deque for the window
+ * minimum of the limits); autotune runs 50 simulations when the full
+ * budget fits, at most 25 x 7. Ownership: scratch arrays in the state,
+ * freed before return.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "sim/planner.h"
+
+enum { V_CLEARED = 0, V_UNPREF, V_IN, V_OUT, V_WAITED };
+
+struct win_state {
+  /* Variable-sequence. */
+  int32_t n_occ;
+  int32_t *occ_act, *occ_step;
+  uint8_t *occ_last;        /* the act's last use */
+  uint8_t *occ_create;      /* the act's producing step */
+  int32_t *step_end;        /* per step: first occurrence after it */
+  int64_t *lim;             /* per step: bytes left for activations */
+  /* Per act. */
+  uint8_t *vst;
+  int32_t *cnt;
+  int32_t *out_after, *out_wait, *pend;
+  /* FIFO of reserved swap-outs. */
+  int32_t *fifo;
+  int32_t *dq;              /* deque of steps for the window minimum */
+  /* Running bookkeeping of one schedule (bytes). */
+  int64_t in, out, win;
+  int32_t f_head, f_tail;
+  /* Result of the last schedule. */
+  int32_t n_out, n_cancel;
+};
+
+#define NEW(p, n)                                                            \
+  do {                                                                       \
+    (p) = calloc((size_t)(n) + 1, sizeof *(p));                              \
+    if ((p) == NULL)                                                         \
+      return OOC_ENOMEM;                                                     \
+  } while (0)
+
+/* Build the variable-sequence and the per-step limits; size the scratch
+ * arrays. OOC_ENOMEM (the caller tears down what was allocated). */
+static int win_setup(struct win_state *w, const ooc_liveness *lv)
+{
+  const ooc_model *m = lv->model;
+  int32_t n = 0, total = lv->step_first[lv->n_steps - 1] +
+                          lv->step_nacts[lv->n_steps - 1];
+
+  NEW(w->occ_act, total);
+  NEW(w->occ_step, total);
+  NEW(w->occ_last, total);
+  NEW(w->occ_create, total);
+  NEW(w->step_end, lv->n_steps);
+  NEW(w->lim, lv->n_steps);
+  NEW(w->vst, lv->n_acts);
+  NEW(w->cnt, lv->n_acts);
+  NEW(w->out_after, lv->n_acts);
+  NEW(w->out_wait, lv->n_acts);
+  NEW(w->pend, lv->n_acts);
+  NEW(w->fifo, total);
+  NEW(w->dq, lv->n_steps);
+  for (int32_t s = 0; s < lv->n_steps; s++) {
+    for (int32_t k = 0; k < lv->step_nacts[s]; k++) {
+      int32_t a = lv->step_acts[lv->step_first[s] + k];
+      if (a == 0 || lv->act_bytes[a] == 0)
+        continue;
+      w->occ_act[n] = a;
+      w->occ_step[n] = s;
+      w->occ_last[n] = lv->act_last[a] == s;
+      w->occ_create[n] = lv->use_steps[lv->act_first[a]] == s;
+      n++;
+    }
+    w->step_end[s] = n;
+  }
+  w->n_occ = n;
+  /* Non-activation bytes per step: persistent, workspace, live grads. */
+  for (int32_t s = 0; s < lv->n_steps; s++) {
+    const ooc_step *sp = &lv->steps[s];
+    w->lim[s] = (int64_t)lv->persistent_bytes;
+    if (sp->phase != OOC_PH_UPDATE)
+      w->lim[s] += (int64_t)m->layers[sp->layer].workspace_bytes;
+  }
+  for (int32_t a = 1; a < lv->n_acts; a++)
+    if (lv->grad_first[a] >= 0)
+      for (int32_t s = lv->grad_first[a]; s <= lv->grad_last[a]; s++)
+        w->lim[s] += (int64_t)lv->grad_bytes[a];
+  return OOC_OK;
+}
+
+/* Free the scratch arrays (any of them may be NULL). */
+static void win_teardown(struct win_state *w)
+{
+  free(w->occ_act);
+  free(w->occ_step);
+  free(w->occ_last);
+  free(w->occ_create);
+  free(w->step_end);
+  free(w->lim);
+  free(w->vst);
+  free(w->cnt);
+  free(w->out_after);
+  free(w->out_wait);
+  free(w->pend);
+  free(w->fifo);
+  free(w->dq);
+}
+
+/* (b) Complete the oldest reserved swap-out that is still pending: f_fid
+ * waits for it and its bytes are released. Returns 0 when there is none. */
+static int wait_one(struct win_state *w, const ooc_liveness *lv, int32_t fid)
+{
+  while (w->f_tail < w->f_head) {
+    int32_t pos = w->f_tail++, a = w->fifo[pos];
+    if (w->vst[a] == V_OUT && w->pend[a] == pos) {
+      w->vst[a] = V_WAITED;
+      w->out_wait[a] = fid;
+      w->out -= (int64_t)lv->act_bytes[a];
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* One schedule (a)-(d) for window bytes win_max under scheduling budget
+ * sched, into pl. OOC_ENOMEM only. */
+static int win_schedule(struct win_state *w, const ooc_liveness *lv,
+                        uint64_t sched, uint64_t win_max, ooc_plan *pl)
+{
+  int32_t head = 0, dq_h = 0, dq_t = 0, upto = -1;
+  const int64_t W = win_max > INT64_MAX ? INT64_MAX : (int64_t)win_max;
+
+  ooc_plan_reset(pl);
+  pl->sched_budget = sched;
+  w->n_out = w->n_cancel = 0;
+  w->in = w->out = w->win = 0;
+  w->f_head = w->f_tail = 0;
+  for (int32_t a = 0; a < lv->n_acts; a++) {
+    w->vst[a] = V_CLEARED;
+    w->cnt[a] = 0;
+    w->out_after[a] = w->out_wait[a] = w->pend[a] = -1;
+  }
+
+#define LIM(s) ((int64_t)sched - w->lim[s])
+  for (int32_t fid = 0; fid < lv->n_steps; fid++) {
+    int32_t beg = fid == 0 ? 0 : w->step_end[fid - 1];
+    int32_t end = w->step_end[fid];
+    int64_t need = 0;
+
+    while (dq_h < dq_t && w->dq[dq_h] < fid)
+      dq_h++;
+    if (upto < fid - 1)
+      upto = fid - 1;
+    /* (b) for f_i's gradients and workspace: what stays must fit. */
+    while (w->in + w->out > LIM(fid) && wait_one(w, lv, fid))
+      ;
+
+    /* (a) swap in what enters the window. */
+    while (head < w->n_occ) {
+      int32_t a = w->occ_act[head], g = w->occ_step[head];
+      if (w->cnt[a] == 0) {
+        int64_t b = (int64_t)lv->act_bytes[a], L;
+        while (upto < g) {
+          upto++;
+          while (dq_h < dq_t && LIM(w->dq[dq_t - 1]) >= LIM(upto))
+            dq_t--;
+          w->dq[dq_t++] = upto;
+        }
+        L = LIM(w->dq[dq_h]);
+        /* The function's own variables always enter. */
+        if (head >= end && (w->win + b > W || w->in + b > L))
+          break;
+        if (w->vst[a] == V_OUT) {
+          /* (d) its reserved swap-out is cancelled. */
+          w->vst[a] = V_IN;
+          w->pend[a] = -1;
+          w->out -= b;
+          w->in += b;
+          w->win += b;
+          w->n_cancel++;
+        } else if (w->vst[a] == V_WAITED) {
+          while (w->in + w->out + b > L && wait_one(w, lv, fid))
+            ;
+          ooc_swap sw = {
+            .act = a,
+            .out_after = w->out_after[a],
+            .out_wait = w->out_wait[a],
+            .in_after = fid - 1,
+            .in_before = g,
+          };
+          if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
+            return OOC_ENOMEM;
+          w->vst[a] = V_IN;
+          w->in += b;
+          w->win += b;
+        } else {
+          /* Created in the window: reserve its bytes only. */
+          w->vst[a] = V_UNPREF;
+          w->win += b;
+        }
+      }
+      w->cnt[a]++;
+      head++;
+    }
+
+    /* (b) room for f_i's own new outputs. */
+    for (int32_t i = beg; i < end; i++) {
+      int32_t a = w->occ_act[i];
+      if (w->vst[a] == V_UNPREF) {
+        need += (int64_t)lv->act_bytes[a];
+        w->vst[a] = V_IN;
+      }
+    }
+    while (w->in + w->out + need > LIM(fid) && wait_one(w, lv, fid))
+      ;
+    w->in += need;
+
+    /* (c) reserve swap-outs after f_i, (d) skipping vars with no future
+     * use and those still in the window. */
+    for (int32_t i = beg; i < end; i++) {
+      int32_t a = w->occ_act[i];
+      int64_t b = (int64_t)lv->act_bytes[a];
+      if (w->cnt[a] == 1) {
+        w->in -= b;
+        w->win -= b;
+        if (w->occ_last[i]) {
+          w->vst[a] = V_CLEARED;
+        } else {
+          w->vst[a] = V_OUT;
+          w->out_after[a] = fid;
+          w->out_wait[a] = -1;
+          w->pend[a] = w->f_head;
+          w->fifo[w->f_head++] = a;
+          w->out += b;
+          w->n_out++;
+        }
+      }
+      w->cnt[a]--;
+    }
+  }
+#undef LIM
+  return OOC_OK;
+}
+
+static const uint32_t sched_frac16[] = { 16, 15, 14, 13, 12, 10, 8 };
+#define N_SCHED (sizeof sched_frac16 / sizeof *sched_frac16)
+#define N_WIN 25
+
+/* Window candidate k for activation capacity cap: cap/32 for k = 0, else
+ * cap * k / 16 (up to 3/2 of it, nnabla's default prefetch size). */
+static uint64_t win_size(uint64_t cap, int k)
+{
+  return k == 0 ? cap / 32 : cap / 16 * (uint64_t)k;
+}
+
+/* Autotune the window (and the scheduling budget) with the oracle. */
+static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
+                    ooc_err *err)
+{
+  struct win_state *w = state;
+  const ooc_liveness *lv = ctx->live;
+  uint64_t fixed_win = 0, fixed_sched = 0, best_win = 0, best_sched = 0;
+  int have_win, have_sched, rc, found = 0, n_sims = 0;
+  int64_t best_ns = INT64_MAX;
+  ooc_sim_result r;
+
+  have_win = ooc_planner_opt_size(ctx, "window", &fixed_win, err);
+  if (have_win < 0)
+    return have_win;
+  have_sched = ooc_planner_opt_size(ctx, "sched_budget", &fixed_sched, err);
+  if (have_sched < 0)
+    return have_sched;
+  if (have_win && fixed_win == 0)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "planner 'window': option window: must be > 0");
+  if (have_sched && (fixed_sched == 0 || fixed_sched > ctx->budget))
+    return ooc_err_set(err, OOC_EINVAL,
+                       "planner 'window': option sched_budget: must be in "
+                       "(0, budget]");
+
+  rc = win_setup(w, lv);
+  if (rc != OOC_OK) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
+    goto done;
+  }
+
+  /* Scheduling budgets from the physical one down; the level after the
+   * first that fits is tried too (less fragmentation can be faster). */
+  for (size_t si = 0, extra = 0; si < (have_sched ? 1 : N_SCHED); si++) {
+    if (found && extra++ > 0)
+      break;
+    uint64_t sched = have_sched ? fixed_sched
+                                : ctx->budget / 16 * sched_frac16[si];
+    uint64_t cap = sched > lv->persistent_bytes
+                       ? sched - lv->persistent_bytes : 0;
+    for (int k = 0; k < (have_win ? 1 : N_WIN); k++) {
+      uint64_t ws = have_win ? fixed_win : win_size(cap, k);
+      if (win_schedule(w, lv, sched, ws, pl) != OOC_OK) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
+        goto done;
+      }
+      if ((rc = ooc_planner_evaluate(ctx, pl, &r, err)) != OOC_OK)
+        goto done;
+      n_sims++;
+      if (r.feasible && r.iteration_ns < best_ns) {
+        best_ns = r.iteration_ns;
+        best_win = ws;
+        best_sched = sched;
+        found = 1;
+      }
+    }
+  }
+  if (!found) {
+    best_sched = have_sched ? fixed_sched : ctx->budget;
+    best_win = have_win ? fixed_win
+                        : win_size(best_sched > lv->persistent_bytes
+                                       ? best_sched - lv->persistent_bytes
+                                       : 0, N_WIN - 1);
+  }
+  if (win_schedule(w, lv, best_sched, best_win, pl) != OOC_OK) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
+    goto done;
+  }
+  snprintf(pl->note, sizeof pl->note,
+           "window: window=%.3f GiB, sched budget %.3f GiB, %d swap-outs "
+           "(%d cancelled)%s (%d simulations)",
+           (double)best_win / 1073741824.0, (double)best_sched / 1073741824.0,
+           (int)pl->n_swaps, (int)w->n_cancel,
+           found ? "" : ", no feasible window", n_sims);
+  rc = OOC_OK;
+done:
+  win_teardown(w);
+  return rc;
+}
+
+static const char *const win_options[] = { "window", "sched_budget", NULL };
+
+const ooc_planner_type ooc_planner_window = {
+  .name = "window",
+  .summary = "schedule-window swapping: locally adaptive distance from a "
+             "window in bytes over the variable-sequence",
+  .cite = "schedule-window seed §3 (a)-(d), Fig. 2",
+  .state_size = sizeof(struct win_state),
+  .options = win_options,
+  .plan = win_plan,
+};

@@ -1,0 +1,596 @@
+/* tests/check_planners.c — the swap planners of planners/ (vdnn, lms,
+ * capacity, window), each on small hand-built models whose right answer is
+ * worked out by hand in the comments.
+ *
+ * The main model, "chain6", is six linear layers 256 -> 256 (bias) at batch
+ * 1024 in fp32: every activation is 1024 x 256 x 4 B = 1 MiB, no workspace,
+ * no saved state. Schedule (13 steps): fwd fc1..fc6 = steps 0..5, bwd fc6..
+ * fc1 = steps 6..11, update = 12. Act i (layer fci) is used by fwd fci
+ * (step i-1), fwd fc(i+1) (step i) and bwd fc(i+1) (step 11-i, it needs its
+ * input); act 6 only by step 5. Gradient of act i lives over steps
+ * [11-i, 12-i] (i = 6: [6, 6]). The widest step is a backward one: its
+ * input and two gradients, 3 MiB. Persistent: per layer 65,792 parameters
+ * x 4 B x 3 (weights, gradients, momentum) = 789,504 B, x 6 = 4,737,024 B,
+ * plus the 1 MiB input = 5,785,600 B.
+ *
+ * Budgets below are persistent + N MiB on the `ideal` allocator unless a
+ * test says otherwise, so "fits" is plain arithmetic.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/planner.h"
+
+#define MiB (1024u * 1024u)
+
+static const char *chain6 =
+  "{ \"name\": \"chain6\", \"input\": [256], \"layers\": ["
+  "  { \"name\": \"fc1\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc2\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc3\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc4\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc5\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc6\", \"op\": \"linear\", \"out\": 256 } ] }";
+
+/* A skip connection: fc1's output is read by fc2 and by the add. */
+static const char *skip =
+  "{ \"name\": \"skip\", \"input\": [256], \"layers\": ["
+  "  { \"name\": \"fc1\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc2\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc3\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"fc4\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"add\", \"op\": \"add\", \"in\": [\"fc4\", \"fc1\"] },"
+  "  { \"name\": \"fc5\", \"op\": \"linear\", \"out\": 256 } ] }";
+
+/* conv -> bn -> conv -> bn -> conv at batch 2: only bn outputs feed a
+ * convolution (besides the input). */
+static const char *convbn =
+  "{ \"name\": \"convbn\", \"input\": [4, 8, 8], \"layers\": ["
+  "  { \"name\": \"conv1\", \"op\": \"conv2d\", \"out\": 4, \"kernel\": 3,"
+  "    \"pad\": 1 },"
+  "  { \"name\": \"bn1\", \"op\": \"batchnorm\" },"
+  "  { \"name\": \"conv2\", \"op\": \"conv2d\", \"out\": 4, \"kernel\": 3,"
+  "    \"pad\": 1 },"
+  "  { \"name\": \"bn2\", \"op\": \"batchnorm\" },"
+  "  { \"name\": \"conv3\", \"op\": \"conv2d\", \"out\": 4, \"kernel\": 3,"
+  "    \"pad\": 1 } ] }";
+
+/* A residual stack with concatenation, for the properties every planner
+ * must have. */
+static const char *resblocks =
+  "{ \"name\": \"res\", \"input\": [16, 32, 32], \"layers\": ["
+  "  { \"name\": \"stem\", \"op\": \"conv2d\", \"out\": 32, \"kernel\": 3,"
+  "    \"pad\": 1 },"
+  "  { \"repeat\": 4, \"var\": \"i\", \"layers\": ["
+  "    { \"name\": \"b{i}_c1\", \"op\": \"conv2d\", \"out\": 32,"
+  "      \"kernel\": 3, \"pad\": 1 },"
+  "    { \"name\": \"b{i}_bn\", \"op\": \"batchnorm\" },"
+  "    { \"name\": \"b{i}_r\", \"op\": \"relu\", \"in_place\": true },"
+  "    { \"name\": \"b{i}_c2\", \"op\": \"conv2d\", \"out\": 32,"
+  "      \"kernel\": 3, \"pad\": 1 },"
+  "    { \"name\": \"b{i}_add\", \"op\": \"add\", \"in\": [\"@prev\","
+  "      \"@in\"] } ] },"
+  "  { \"name\": \"cat\", \"op\": \"concat\", \"in\": [\"@prev\", \"stem\"] },"
+  "  { \"name\": \"pool\", \"op\": \"globalpool\" },"
+  "  { \"name\": \"flat\", \"op\": \"flatten\" },"
+  "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 10 },"
+  "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+
+/* Round numbers: 10 GB/s each way, two copy engines. */
+static const char *profile =
+  "{ \"name\": \"round\", \"gpu\": \"hand-checked\","
+  "  \"memory\": { \"total_GiB\": 16, \"usable_GiB\": 15 },"
+  "  \"host\": { \"memory_GiB\": 64 },"
+  "  \"compute\": { \"fp32_TFLOPS\": 10, \"fp16_TFLOPS\": 20,"
+  "    \"bf16_TFLOPS\": 10, \"tensor_fp16_TFLOPS\": 100,"
+  "    \"tensor_bf16_TFLOPS\": 0, \"tensor_tf32_TFLOPS\": 40,"
+  "    \"fp32_uses_tf32\": false, \"hbm_GBps\": 1000, \"mem_eff\": 0.5,"
+  "    \"launch_us\": 5,"
+  "    \"efficiency\": { \"conv\": 0.5, \"gemm\": 0.8, \"norm\": 0.5,"
+  "      \"eltwise\": 0.25, \"pool\": 0.5, \"other\": 0.5 } },"
+  "  \"link\": { \"h2d_GBps\": 10, \"d2h_GBps\": 10,"
+  "    \"h2d_pageable_GBps\": 5, \"d2h_pageable_GBps\": 5,"
+  "    \"duplex_h2d_GBps\": 8, \"duplex_d2h_GBps\": 8, \"latency_us\": 2,"
+  "    \"copy_engines\": 2 },"
+  "  \"allocator\": { \"malloc_us\": 20, \"malloc_us_per_GiB\": 100,"
+  "    \"free_us\": 10, \"va_chunk_MiB\": 2, \"va_granularity_MiB\": 2,"
+  "    \"va_map_us\": 3, \"host_alloc_us\": 50 } }";
+
+extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
+    ooc_planner_lms, ooc_planner_capacity, ooc_planner_window;
+
+typedef struct fixture {
+  ooc_model *m;
+  ooc_hw *hw;
+  ooc_costs *costs;
+  ooc_liveness *lv;
+  ooc_sim *sim;
+  ooc_program scratch, prog;
+  ooc_plan plan;
+  ooc_planner_ctx ctx;
+  ooc_sim_result res;
+  uint64_t budget;
+} fixture;
+
+static void fx_open(fixture *f, const char *json, int64_t batch)
+{
+  ooc_model_opts mo = { .batch = batch };
+  ooc_err err = { 0 };
+  int rc;
+
+  memset(f, 0, sizeof *f);
+  rc = ooc_model_load_string(json, "test.json", &mo, &f->m, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_hw_load_string(profile, "round.json", NULL, 0, &f->hw, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_costs_alloc(f->m, f->hw, &f->costs, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_liveness_alloc(f->m, &f->lv, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  ooc_program_init(&f->scratch);
+  ooc_program_init(&f->prog);
+  rc = ooc_plan_init(&f->plan, f->lv, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+}
+
+/* Configure the oracle for budget (bytes) and allocator a. */
+static void fx_budget(fixture *f, uint64_t budget, const char *alloc)
+{
+  ooc_err err = { 0 };
+  const ooc_allocator_type *a = ooc_allocator_find(alloc, &err);
+  ooc_sim_config cfg;
+  int rc;
+
+  ck_assert_msg(a != NULL, "%s", err.msg);
+  ooc_sim_free(f->sim);
+  f->sim = NULL;
+  cfg = (ooc_sim_config){ .model = f->m, .hw = f->hw, .costs = f->costs,
+                          .allocator = a, .budget = budget,
+                          .chunk_bytes = 0, .iterations = 2 };
+  rc = ooc_sim_alloc(&cfg, &f->sim, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  f->budget = budget;
+  f->ctx = (ooc_planner_ctx){ .model = f->m, .hw = f->hw,
+                              .costs = f->costs, .live = f->lv,
+                              .allocator = a, .budget = budget,
+                              .opts = NULL, .n_opts = 0, .sim = f->sim,
+                              .scratch = &f->scratch };
+}
+
+/* Plan with t and options, then simulate the lowered program. */
+static void fx_run(fixture *f, const ooc_planner_type *t, const ooc_kv *opts,
+                   int n_opts)
+{
+  ooc_err err = { 0 };
+  int rc;
+
+  f->ctx.opts = opts;
+  f->ctx.n_opts = n_opts;
+  rc = ooc_planner_run(t, &f->ctx, &f->plan, &f->prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s: %s", t->name, err.msg);
+  rc = ooc_sim_run(f->sim, &f->prog, &f->res, NULL, &err);
+  ck_assert_msg(rc == OOC_OK, "%s: %s", t->name, err.msg);
+  if (f->res.feasible)
+    ck_assert_uint_le(f->res.peak_reserved, f->budget);
+}
+
+static void fx_close(fixture *f)
+{
+  ooc_plan_fini(&f->plan);
+  ooc_program_fini(&f->prog);
+  ooc_program_fini(&f->scratch);
+  ooc_sim_free(f->sim);
+  ooc_liveness_free(f->lv);
+  ooc_costs_free(f->costs);
+  ooc_hw_free(f->hw);
+  ooc_model_free(f->m);
+}
+
+static void assert_swap(const ooc_plan *pl, int i, int act, int out_after,
+                        int out_wait, int in_after, int in_before)
+{
+  ck_assert_int_lt(i, pl->n_swaps);
+  ck_assert_int_eq(pl->swaps[i].act, act);
+  ck_assert_int_eq(pl->swaps[i].out_after, out_after);
+  ck_assert_int_eq(pl->swaps[i].out_wait, out_wait);
+  ck_assert_int_eq(pl->swaps[i].in_after, in_after);
+  ck_assert_int_eq(pl->swaps[i].in_before, in_before);
+}
+
+/* --- the model the hand computations rely on ------------------------------ */
+
+START_TEST(chain6_figures)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  ck_assert_int_eq(f.lv->n_steps, 13);
+  ck_assert_int_eq(f.lv->n_acts, 7);
+  for (int i = 1; i <= 6; i++) {
+    ck_assert_int_eq(f.lv->act_layer[i], i);
+    ck_assert_uint_eq(f.lv->act_bytes[i], MiB);
+  }
+  ck_assert_uint_eq(f.lv->persistent_bytes, 5785600);
+  ck_assert_uint_eq(f.lv->max_step_bytes, 3 * MiB);
+  /* act 2: produced at 1, read by fwd fc3 (2) and bwd fc3 (9). */
+  ck_assert_int_eq(f.lv->act_nuses[2], 3);
+  ck_assert_int_eq(f.lv->use_steps[f.lv->act_first[2] + 0], 1);
+  ck_assert_int_eq(f.lv->use_steps[f.lv->act_first[2] + 1], 2);
+  ck_assert_int_eq(f.lv->use_steps[f.lv->act_first[2] + 2], 9);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- vdnn ----------------------------------------------------------------- */
+
+/* Acts 1..4 have a step between their last forward use (i) and first
+ * backward use (11-i); act 5 (5 -> 6) has none, act 6 no backward use.
+ * Prefetch one layer ahead: issued after step 9-i (as bwd of the layer
+ * before starts), needed at 11-i; the offload overlaps one forward layer
+ * and step i+2 waits for it. */
+START_TEST(vdnn_one_layer_ahead)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_vdnn, NULL, 0);
+  ck_assert_int_eq(f.plan.n_swaps, 4);
+  for (int i = 1; i <= 4; i++) {
+    assert_swap(&f.plan, i - 1, i, i, i + 2, 9 - i, 11 - i);
+    ck_assert_int_eq(f.plan.swaps[i - 1].in_before -
+                     f.plan.swaps[i - 1].in_after, 2);
+    ck_assert_int_eq(f.plan.action[i], OOC_SWAP);
+  }
+  ck_assert_int_eq(f.plan.action[5], OOC_KEEP);
+  ck_assert_int_eq(f.plan.action[6], OOC_KEEP);
+  ck_assert(f.res.feasible);
+  ck_assert_uint_eq(f.res.d2h_bytes, 4 * MiB);
+  ck_assert_uint_eq(f.res.h2d_bytes, 4 * MiB);
+  fx_close(&f);
+}
+END_TEST
+
+/* convbn: steps fwd conv1..conv3 = 0..4, bwd conv3..conv1 = 5..9. Acts:
+ * 1 conv1 (last fwd 1, first bwd 8: bn1 needs its input), 2 bn1 (2, 7),
+ * 3 conv2 (3, 6), 4 bn2 (4, 5: no step between), 5 conv3 (no backward
+ * use). all -> {1, 2, 3}; conv -> only the convolution input {2}. */
+START_TEST(vdnn_policy)
+{
+  fixture f;
+  ooc_kv conv = { "policy", "conv" }, all = { "policy", "all" },
+         bad = { "policy", "some" };
+  ooc_err err = { 0 };
+
+  fx_open(&f, convbn, 2);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_vdnn, &all, 1);
+  ck_assert_int_eq(f.plan.n_swaps, 3);
+  assert_swap(&f.plan, 0, 1, 1, 3, 6, 8);
+  assert_swap(&f.plan, 1, 2, 2, 4, 5, 7);
+  assert_swap(&f.plan, 2, 3, 3, 5, 4, 6);
+  fx_run(&f, &ooc_planner_vdnn, &conv, 1);
+  ck_assert_int_eq(f.plan.n_swaps, 1);
+  assert_swap(&f.plan, 0, 2, 2, 4, 5, 7);
+  ck_assert(strstr(f.plan.note, "policy=conv") != NULL);
+  f.ctx.opts = &bad;
+  f.ctx.n_opts = 1;
+  ck_assert_int_eq(ooc_planner_run(&ooc_planner_vdnn, &f.ctx, &f.plan,
+                                   &f.prog, &err), OOC_EINVAL);
+  ck_assert(strstr(err.msg, "policy=some") != NULL);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- lms ------------------------------------------------------------------ */
+
+/* Gaps of act i: 1 (fwd) and 11-2i (to backward). threshold 4 swaps acts
+ * with 11-2i > 4: 1, 2, 3; threshold 6: 1, 2. ahead 1: issued after step
+ * 9-i. sync_mode 3: step i+1 waits for the D2H, the H2D is issued right
+ * before the use (after 10-i) whatever ahead says. */
+START_TEST(lms_threshold)
+{
+  fixture f;
+  ooc_kv o4[] = { { "swapout_threshold", "4" }, { "swapin_ahead", "1" },
+                  { "swapin_groupby", "0" }, { "sync_mode", "0" } };
+  ooc_kv o6[] = { { "swapout_threshold", "6" }, { "swapin_ahead", "1" },
+                  { "swapin_groupby", "0" }, { "sync_mode", "3" } };
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_lms, o4, 4);
+  ck_assert_int_eq(f.plan.n_swaps, 3);
+  for (int i = 1; i <= 3; i++)
+    assert_swap(&f.plan, i - 1, i, i, -1, 9 - i, 11 - i);
+  ck_assert_int_eq(f.plan.action[4], OOC_KEEP);
+  ck_assert_str_eq(f.plan.note, "lms: threshold=4, ahead=1, groupby=0, "
+                   "sync_mode=0 (0 simulations)");
+  fx_run(&f, &ooc_planner_lms, o6, 4);
+  ck_assert_int_eq(f.plan.n_swaps, 2);
+  for (int i = 1; i <= 2; i++)
+    assert_swap(&f.plan, i - 1, i, i, i + 1, 10 - i, 11 - i);
+  fx_close(&f);
+}
+END_TEST
+
+/* skip: fwd fc1..fc5 = 0..5 (add = 4), bwd fc5 = 6, add = 7, fc4 = 8,
+ * fc3 = 9, fc2 = 10. fc1's output is used at 0, 1, 4 (add) and 10 (bwd
+ * fc2): gaps 1, 3, 6. threshold 2, groupby 0: two records, 1 -> 4 and
+ * 4 -> 10; groupby 6 serves the use at 10 with the swap-in for 4; threshold
+ * 3: only the gap of 6. */
+START_TEST(lms_skip_groupby)
+{
+  fixture f;
+  ooc_kv g0[] = { { "swapout_threshold", "2" }, { "swapin_ahead", "1" },
+                  { "swapin_groupby", "0" } };
+  ooc_kv g6[] = { { "swapout_threshold", "2" }, { "swapin_ahead", "1" },
+                  { "swapin_groupby", "6" } };
+  ooc_kv t3[] = { { "swapout_threshold", "3" }, { "swapin_ahead", "2" },
+                  { "swapin_groupby", "0" } };
+  int n;
+
+  fx_open(&f, skip, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  ck_assert_int_eq(f.lv->act_nuses[1], 4);
+  fx_run(&f, &ooc_planner_lms, g0, 3);
+  n = 0;
+  for (int i = 0; i < f.plan.n_swaps; i++)
+    if (f.plan.swaps[i].act == 1) {
+      if (n == 0)
+        assert_swap(&f.plan, i, 1, 1, -1, 2, 4);
+      else
+        assert_swap(&f.plan, i, 1, 4, -1, 8, 10);
+      n++;
+    }
+  ck_assert_int_eq(n, 2);
+  ck_assert(f.res.feasible);
+  fx_run(&f, &ooc_planner_lms, g6, 3);
+  n = 0;
+  for (int i = 0; i < f.plan.n_swaps; i++)
+    if (f.plan.swaps[i].act == 1) {
+      assert_swap(&f.plan, i, 1, 1, -1, 2, 4);
+      n++;
+    }
+  ck_assert_int_eq(n, 1);
+  fx_run(&f, &ooc_planner_lms, t3, 3);
+  n = 0;
+  for (int i = 0; i < f.plan.n_swaps; i++)
+    if (f.plan.swaps[i].act == 1) {
+      assert_swap(&f.plan, i, 1, 4, -1, 7, 10);
+      n++;
+    }
+  ck_assert_int_eq(n, 1);
+  fx_close(&f);
+}
+END_TEST
+
+/* In core, chain6 peaks at 7 MiB of activations and gradients (step 6:
+ * acts 1..5, gradients of 5 and 6): with 64 MiB autotune finds that no
+ * swapping is needed (threshold = 13 ops); with 4 MiB in-core does not
+ * fit, but swapping does, and autotune must find such a setting. */
+START_TEST(lms_autotune)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_lms, NULL, 0);
+  ck_assert_int_eq(f.plan.n_swaps, 0);
+  ck_assert_str_eq(f.plan.note, "lms: threshold=13, ahead=1, groupby=0, "
+                   "sync_mode=0, no swapping needed (1 simulations)");
+  fx_budget(&f, f.lv->persistent_bytes + 4 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  ck_assert(!f.res.feasible);
+  fx_run(&f, &ooc_planner_lms, NULL, 0);
+  ck_assert_msg(f.res.feasible, "%s", f.plan.note);
+  ck_assert_int_gt(f.plan.n_swaps, 0);
+  ck_assert(strncmp(f.plan.note, "lms: threshold=", 15) == 0);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- capacity ------------------------------------------------------------- */
+
+/* Candidates by first backward use: act 4 (7), 3 (8), 2 (9), 1 (10); act 5
+ * has no step between its uses. Budget persistent + 3 MiB (widest step) +
+ * 2.5 MiB keeps 4 and 3 (2 MiB) and swaps 2 and 1 right after their last
+ * forward use. Modelled occupancy (MiB, without the swapped acts between
+ * their D2H and swap-in) by step 6..10: 5, 4, 3, 3, 3. Act 2 (needed at
+ * 9) fits back from step 7 (4+1, 3+1 <= 5.5; step 6: 6 > 5.5): in_after 6.
+ * Then occupancy 7, 8 is 5, 4: act 1 (needed at 10) fits from step 8
+ * (3+1, 4+1; step 7: 6): in_after 7. */
+START_TEST(capacity_keeps_tail)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 3 * MiB + 5 * MiB / 2, "ideal");
+  fx_run(&f, &ooc_planner_capacity, NULL, 0);
+  ck_assert_int_eq(f.plan.n_swaps, 2);
+  assert_swap(&f.plan, 0, 2, 2, -1, 6, 9);
+  assert_swap(&f.plan, 1, 1, 1, -1, 7, 10);
+  ck_assert_int_eq(f.plan.action[3], OOC_KEEP);
+  ck_assert_int_eq(f.plan.action[4], OOC_KEEP);
+  ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);
+  ck_assert(strncmp(f.plan.note, "capacity: kept 2 tensors", 24) == 0);
+  fx_close(&f);
+}
+END_TEST
+
+/* With room for everything nothing is swapped. */
+START_TEST(capacity_fits)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_capacity, NULL, 0);
+  ck_assert_int_eq(f.plan.n_swaps, 0);
+  ck_assert(f.res.feasible);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- window --------------------------------------------------------------- */
+
+/* window = 2 MiB, budget persistent + 4 MiB (activations may use 4 MiB in
+ * forward, 2 MiB in backward where two gradients live). Variable-sequence
+ * by step: 0 [1], 1 [1 2], 2 [2 3], 3 [3 4], 4 [4 5], 5 [5 6], 6 [5],
+ * 7 [4], 8 [3], 9 [2], 10 [1]. Walking it:
+ *  - (c) after steps 1, 2, 3, 4 the swap-outs of acts 1, 2, 3, 4 are
+ *    reserved (their next uses are outside the 2 MiB window);
+ *  - (b) step 4's new output needs 1 MiB: 1 resident + 3 reserved + 1 > 4,
+ *    so step 4 waits for the oldest, act 1; step 5 likewise for act 2;
+ *    step 6 starts with 1 + 2 > 2 (its gradients take 2 MiB): act 3;
+ *  - (d) act 5 is still in the window after step 5 (used at 6) and act 6
+ *    has no future use: neither is swapped out; act 4 re-enters the window
+ *    at step 6 before anyone waited for it: its swap-out is cancelled;
+ *  - (a) act 3 enters the window at step 7 (in_after 6, needed at 8),
+ *    act 2 at step 8, act 1 at step 9. */
+START_TEST(window_abcd)
+{
+  fixture f;
+  ooc_kv w2 = { "window", "2MiB" };
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 4 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_window, &w2, 1);
+  ck_assert_int_eq(f.plan.n_swaps, 3);
+  assert_swap(&f.plan, 0, 3, 3, 6, 6, 8);
+  assert_swap(&f.plan, 1, 2, 2, 5, 7, 9);
+  assert_swap(&f.plan, 2, 1, 1, 4, 8, 10);
+  ck_assert_int_eq(f.plan.action[4], OOC_KEEP);
+  ck_assert_int_eq(f.plan.action[5], OOC_KEEP);
+  ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);
+  ck_assert_uint_le(f.res.peak_allocated, f.budget);
+  ck_assert(strstr(f.plan.note, "(1 cancelled)") != NULL);
+  fx_close(&f);
+}
+END_TEST
+
+/* Autotuned window under every allocator: feasible where in-core is not,
+ * and never above the budget. At batch 8192 an activation is 8 MiB; the
+ * budget leaves room for five, in-core needs seven (step 6), and `va`
+ * rounds each of the seven persistent tensors up to 2 MiB chunks (about
+ * 9 MiB lost), which the tuned scheduling budget has to absorb. */
+START_TEST(window_autotune_allocators)
+{
+  static const char *allocs[] = { "ideal", "caching", "pool", "va" };
+  fixture f;
+
+  fx_open(&f, chain6, 8192);
+  for (int k = 0; k < 4; k++) {
+    fx_budget(&f, f.lv->persistent_bytes + 40 * MiB, allocs[k]);
+    fx_run(&f, &ooc_planner_incore, NULL, 0);
+    ck_assert(!f.res.feasible);
+    fx_run(&f, &ooc_planner_window, NULL, 0);
+    ck_assert_msg(f.res.feasible, "%s: %s / %s", allocs[k], f.plan.note,
+                  f.res.oom.reason);
+    ck_assert_uint_le(f.res.peak_allocated, f.budget);
+    ck_assert_uint_le(f.res.peak_reserved, f.budget);
+  }
+  fx_close(&f);
+}
+END_TEST
+
+/* --- all four ------------------------------------------------------------- */
+
+/* On a residual model at budgets from roomy to tight: every plan lowers,
+ * passes the simulator's semantic checks (fx_run fails otherwise), never
+ * reports a peak above the budget, an infeasible one says why, and the
+ * same input gives the same plan. The autotuned ones fit whenever the
+ * in-core plan does. */
+START_TEST(all_planners_properties)
+{
+  const ooc_planner_type *ts[] = { &ooc_planner_vdnn, &ooc_planner_lms,
+                                   &ooc_planner_capacity,
+                                   &ooc_planner_window };
+  fixture f;
+  uint64_t incore_peak;
+
+  fx_open(&f, resblocks, 16);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  incore_peak = f.res.peak_allocated;
+  for (int div = 1; div <= 4; div++) {
+    uint64_t b = f.lv->persistent_bytes + f.lv->max_step_bytes +
+                 (incore_peak - f.lv->persistent_bytes) / (uint64_t)div;
+    fx_budget(&f, b, "caching");
+    for (int k = 0; k < 4; k++) {
+      ooc_swap first;
+      int n;
+      fx_run(&f, ts[k], NULL, 0);
+      if (!f.res.feasible)
+        ck_assert_msg(f.res.oom.reason[0] != '\0', "%s", ts[k]->name);
+      n = f.plan.n_swaps;
+      first = n > 0 ? f.plan.swaps[0] : (ooc_swap){ 0 };
+      fx_run(&f, ts[k], NULL, 0);
+      ck_assert_int_eq(f.plan.n_swaps, n);
+      if (n > 0)
+        ck_assert_mem_eq(&f.plan.swaps[0], &first, sizeof first);
+      if (div == 1 && (ts[k] == &ooc_planner_lms ||
+                       ts[k] == &ooc_planner_window))
+        ck_assert_msg(f.res.feasible, "%s: %s", ts[k]->name, f.plan.note);
+    }
+  }
+  fx_close(&f);
+}
+END_TEST
+
+/* Unknown options are refused by name. */
+START_TEST(options_checked)
+{
+  fixture f;
+  ooc_kv bad = { "swapin_ahead", "x" }, neg = { "sync_mode", "4" };
+  ooc_err err = { 0 };
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  f.ctx.opts = &bad;
+  f.ctx.n_opts = 1;
+  ck_assert_int_eq(ooc_planner_run(&ooc_planner_lms, &f.ctx, &f.plan,
+                                   &f.prog, &err), OOC_EINVAL);
+  ck_assert(strstr(err.msg, "swapin_ahead") != NULL);
+  f.ctx.opts = &neg;
+  ck_assert_int_eq(ooc_planner_run(&ooc_planner_lms, &f.ctx, &f.plan,
+                                   &f.prog, &err), OOC_EINVAL);
+  ck_assert(strstr(err.msg, "sync_mode=4") != NULL);
+  f.ctx.opts = &bad;
+  ck_assert_int_eq(ooc_planner_run(&ooc_planner_window, &f.ctx, &f.plan,
+                                   &f.prog, &err), OOC_EINVAL);
+  ck_assert(strstr(err.msg, "swapin_ahead") != NULL);
+  fx_close(&f);
+}
+END_TEST
+
+static Suite *planners_suite(void)
+{
+  Suite *s = suite_create("planners");
+  TCase *tc = tcase_create("hand");
+
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, chain6_figures);
+  tcase_add_test(tc, vdnn_one_layer_ahead);
+  tcase_add_test(tc, vdnn_policy);
+  tcase_add_test(tc, lms_threshold);
+  tcase_add_test(tc, lms_skip_groupby);
+  tcase_add_test(tc, lms_autotune);
+  tcase_add_test(tc, capacity_keeps_tail);
+  tcase_add_test(tc, capacity_fits);
+  tcase_add_test(tc, window_abcd);
+  tcase_add_test(tc, window_autotune_allocators);
+  tcase_add_test(tc, all_planners_properties);
+  tcase_add_test(tc, options_checked);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(planners_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
