@@ -54,12 +54,21 @@ extern const ooc_planner_type *const ooc_planner_types[];
 
 const ooc_planner_type *ooc_planner_find(const char *name, ooc_err *err);
 
-/* Run planner t: checks opts, zeroes its state, plans into pl, lowers it
- * into prog. Returns OOC_OK or an error naming the planner and option. */
+/* Run planner t: checks opts (unknown or repeated keys: "planner 'lms':
+ * unknown option 'foo' (valid: swapout_threshold, ...)"), rejects a budget
+ * below persistent + the largest step's working set (ooc_plan_check_budget,
+ * OOC_EINVAL: no planner can fit), zeroes its state, resets pl and plans
+ * into it, sets pl->sched_budget to ctx->budget if the planner left it 0,
+ * lowers it into prog and validates the program. pl must have been
+ * ooc_plan_init'ed (for any liveness: it is re-initialised when it differs
+ * from ctx->live) or be zeroed. Returns OOC_OK or an error naming the
+ * planner and option. */
 int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
                     ooc_plan *pl, ooc_program *prog, ooc_err *err);
 
-/* The oracle: lower pl into ctx->scratch and simulate it. */
+/* The oracle: lower pl into ctx->scratch and simulate it. Returns the
+ * lowering's error (a bad record) or ooc_sim_run's status; an infeasible
+ * plan is OOC_OK with r->feasible == 0. */
 int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                          ooc_sim_result *r, ooc_err *err);
 

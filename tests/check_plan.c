@@ -1,0 +1,750 @@
+/* tests/check_plan.c — schedule, liveness, lowering, the planner front end
+ * and plan.json (sim/plan.h, sim/planner.h, sim/plan_io.h).
+ *
+ * The model is built in C so that every figure is round and checked by
+ * hand in the comments:
+ *
+ *   layer  name   inputs  alias  out   saved ws  params(w+g+opt) needs
+ *   0      input  -       -      100   -     -   -               -
+ *   1      conv1  0       -      1000  0     50  30              input
+ *   2      relu1  1       1      0     0     0   0               output
+ *   3      conv2  2       -      1000  0     0   30              input
+ *   4      add    3, 2    -      1000  0     0   0               none
+ *   5      flat   4       4      0     0     0   0               none
+ *   6      fc     5       -      40    0     0   30              input
+ *   7      loss   6       -      4     40    0   0               output
+ *
+ * Acts: a0 input (100), a1 conv1+relu1 (1000), a2 conv2 (1000),
+ * a3 add+flat (1000), a4 fc (40), a5 loss (4 + 40 saved = 44).
+ * Steps: fwd layer l at l-1 (0..6); bwd layer l at 14-l (7..13); update 14.
+ * Tensors: params L1,L3,L6 = 0,1,2; input 3; acts a1..a5 = 4..8; grads
+ * a1..a5 = 9..13; workspace of conv1 = 14.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/plan.h"
+#include "sim/planner.h"
+#include "sim/plan_io.h"
+
+static ooc_layer layers[8];
+static int inputs[8] = { 0, 1, 2, 3, 2, 4, 5, 6 };
+static ooc_model model;
+static ooc_liveness *lv;
+static ooc_plan plan;
+static ooc_program prog;
+static ooc_err err;
+
+static void
+mk(int i, const char *name, int n_in, int in_first, int alias,
+   uint64_t out, uint64_t saved, uint64_t ws, uint64_t par, unsigned needs)
+{
+  layers[i] = (ooc_layer){
+    .name = name, .n_in = n_in, .in_first = in_first, .alias_of = alias,
+    .out_bytes = out, .saved_bytes = saved, .workspace_bytes = ws,
+    .param_bytes = par / 3, .grad_bytes = par / 3, .opt_bytes = par / 3,
+    .needs = needs,
+  };
+}
+
+static void
+setup(void)
+{
+  mk(0, "input", 0, 0, -1, 100, 0, 0, 0, OOC_NEED_NONE);
+  mk(1, "conv1", 1, 0, -1, 1000, 0, 50, 30, OOC_NEED_INPUT);
+  mk(2, "relu1", 1, 1, 1, 0, 0, 0, 0, OOC_NEED_OUTPUT);
+  mk(3, "conv2", 1, 2, -1, 1000, 0, 0, 30, OOC_NEED_INPUT);
+  mk(4, "add", 2, 3, -1, 1000, 0, 0, 0, OOC_NEED_NONE);
+  mk(5, "flat", 1, 5, 4, 0, 0, 0, 0, OOC_NEED_NONE);
+  mk(6, "fc", 1, 6, -1, 40, 0, 0, 30, OOC_NEED_INPUT);
+  mk(7, "loss", 1, 7, -1, 4, 40, 0, 0, OOC_NEED_OUTPUT);
+  /* add's inputs are conv2 (3) and relu1 (2): inputs[3..4] = 3, 2. */
+  model = (ooc_model){
+    .name = "toy", .path = "toy.json", .batch = 1, .n_layers = 8,
+    .layers = layers, .inputs = inputs, .fingerprint = 0x1234abcdULL,
+  };
+  ooc_err_clear(&err);
+  ck_assert_int_eq(ooc_liveness_alloc(&model, &lv, &err), OOC_OK);
+  ck_assert_int_eq(ooc_plan_init(&plan, lv, &err), OOC_OK);
+  ooc_program_init(&prog);
+}
+
+static void
+teardown(void)
+{
+  ooc_program_fini(&prog);
+  ooc_plan_fini(&plan);
+  ooc_liveness_free(lv);
+}
+
+/* The program as text: one token per instruction,
+ *   A4 (ALLOC t4 on compute), a4 (ALLOC t4 on the H2D stream),
+ *   Ah4 (ALLOC t4 in host memory), F4 / f4 (FREE on compute / D2H),
+ *   >4 (H2D of t4), <4 (D2H of t4),
+ *   fwd1[3,4w,0] (COMPUTE phase layer [args]) and "@i,j" for its waits,
+ * tokens separated by spaces, "|" after the prologue. */
+static const char *
+render(const ooc_program *p)
+{
+  static char buf[8192];
+  size_t o = 0;
+  int32_t i, k;
+
+#define P(...) o += (size_t)snprintf(buf + o, sizeof buf - o, __VA_ARGS__)
+  buf[0] = '\0';
+  for (i = 0; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (i == p->prologue_end)
+      P("| ");
+    switch (in->kind) {
+    case OOC_I_ALLOC:
+      P("%s%d", in->where == OOC_WHERE_HOST ? "Ah"
+                : in->stream == OOC_STREAM_COMPUTE ? "A" : "a", in->tensor);
+      break;
+    case OOC_I_FREE:
+      P("%s%d", in->stream == OOC_STREAM_COMPUTE ? "F" : "f", in->tensor);
+      break;
+    case OOC_I_H2D: P(">%d", in->tensor); break;
+    case OOC_I_D2H: P("<%d", in->tensor); break;
+    default:
+      P("%s%d[", ooc_phase_name((ooc_phase)in->phase), in->layer);
+      for (k = 0; k < in->n_args; k++) {
+        int32_t a = p->args[in->arg_first + k];
+        P("%s%d%s", k ? "," : "", OOC_ARG_TENSOR(a),
+          (a & OOC_ARG_WRITE) ? "w" : "");
+      }
+      P("]");
+    }
+    for (k = 0; k < in->n_waits; k++)
+      P("%s%d", k ? "," : "@", p->waits[in->wait_first + k]);
+    P(" ");
+  }
+  if (o > 0 && o < sizeof buf)
+    buf[o - 1] = '\0';
+#undef P
+  return buf;
+}
+
+/* --- liveness ---------------------------------------------------------------- */
+
+START_TEST(test_schedule)
+{
+  char name[64];
+
+  ck_assert_int_eq(lv->n_steps, 15);
+  ck_assert_int_eq(lv->fwd_step[1], 0);
+  ck_assert_int_eq(lv->fwd_step[7], 6);
+  ck_assert_int_eq(lv->bwd_step[7], 7);
+  ck_assert_int_eq(lv->bwd_step[1], 13);
+  ck_assert_int_eq(lv->fwd_step[0], -1);
+  ck_assert_int_eq(lv->update_step, 14);
+  ck_assert_str_eq(ooc_step_name(lv, 3, name, sizeof name), "fwd add");
+  ck_assert_str_eq(ooc_step_name(lv, 11, name, sizeof name), "bwd conv2");
+  ck_assert_str_eq(ooc_step_name(lv, 14, name, sizeof name), "update");
+}
+END_TEST
+
+START_TEST(test_acts_and_uses)
+{
+  /* Uses: a1 at fwd conv1 (0), fwd relu1 (1), fwd conv2 (2), fwd add (3),
+   * bwd conv2 (11, needs input), bwd relu1 (12, needs output). */
+  static const int32_t u1[] = { 0, 1, 2, 3, 11, 12 };
+  static const int32_t last[] = { 13, 12, 3, 8, 6, 7 };
+  int32_t k, a;
+
+  ck_assert_int_eq(lv->n_acts, 6);
+  ck_assert_int_eq(lv->layer_act[2], 1);   /* relu1 aliases conv1 */
+  ck_assert_int_eq(lv->layer_act[5], 3);   /* flat aliases add */
+  ck_assert_int_eq(lv->act_layer[4], 6);
+  ck_assert_uint_eq(lv->act_bytes[5], 44); /* loss: 4 + 40 saved */
+  ck_assert_int_eq(lv->act_nuses[1], 6);
+  for (k = 0; k < 6; k++)
+    ck_assert_int_eq(lv->use_steps[lv->act_first[1] + k], u1[k]);
+  for (a = 0; a < 6; a++)
+    ck_assert_int_eq(lv->act_last[a], last[a]);
+  /* flat's backward (step 9) and add's (10) need nothing. */
+  ck_assert_int_eq(lv->step_nacts[9], 0);
+  ck_assert_int_eq(lv->step_nacts[10], 0);
+  ck_assert_int_eq(ooc_liveness_next_use(lv, 1, 3), 11);
+  ck_assert_int_eq(ooc_liveness_next_use(lv, 1, 12), -1);
+  ck_assert_int_eq(lv->act_nlayers[1], 2);
+  ck_assert_int_eq(lv->act_layers[lv->act_lfirst[3] + 1], 5);
+}
+END_TEST
+
+START_TEST(test_grads)
+{
+  /* Grad of a3 (add+flat): first written by bwd fc (8), last read by bwd
+   * add (10). a1: written by bwd add (10), read last by bwd conv1 (13).
+   * The loss seeds its own at 7. The input has none. */
+  ck_assert_int_eq(lv->grad_first[0], -1);
+  ck_assert_int_eq(lv->grad_first[5], 7);
+  ck_assert_int_eq(lv->grad_last[5], 7);
+  ck_assert_int_eq(lv->grad_first[4], 7);
+  ck_assert_int_eq(lv->grad_last[4], 8);
+  ck_assert_int_eq(lv->grad_first[3], 8);
+  ck_assert_int_eq(lv->grad_last[3], 10);
+  ck_assert_int_eq(lv->grad_first[2], 10);
+  ck_assert_int_eq(lv->grad_last[2], 11);
+  ck_assert_int_eq(lv->grad_first[1], 10);
+  ck_assert_int_eq(lv->grad_last[1], 13);
+  ck_assert_uint_eq(lv->grad_bytes[5], 4);
+}
+END_TEST
+
+START_TEST(test_step_bytes)
+{
+  /* fwd add: a2 + a1 + a3 = 3000. bwd add: grads a3 + a2 + a1 = 3000.
+   * bwd fc: a3 (1000) + grads a4 (40) + a3 (1000) = 2040. bwd conv1: grad
+   * a1 (1000) + workspace 50; the input is persistent. Persistent: 100 +
+   * 3 x 30 = 190. The first step with 3000 is fwd add. */
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 0), 1050);
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 3), 3000);
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 8), 2040);
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 10), 3000);
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 13), 1050);
+  ck_assert_uint_eq(ooc_liveness_step_bytes(lv, 14), 0);
+  ck_assert_uint_eq(lv->max_step_bytes, 3000);
+  ck_assert_int_eq(lv->max_step, 3);
+  ck_assert_uint_eq(lv->persistent_bytes, 190);
+  ck_assert_int_eq(lv->n_tensors, 15);
+  ck_assert_int_eq(lv->layer_ws_tensor[1], 14);
+  ck_assert_int_eq(lv->grad_tensor[1], 9);
+}
+END_TEST
+
+START_TEST(test_saved_state)
+{
+  /* Small saved state (8 B on add's 1000 B output) does not keep the
+   * output alive until add's backward (step 10); saved state as large as
+   * the output does. Either way it is counted in the act's bytes. */
+  ooc_liveness *l2;
+  layers[4].saved_bytes = 8;
+  ck_assert_int_eq(ooc_liveness_alloc(&model, &l2, &err), OOC_OK);
+  ck_assert_int_eq(l2->step_nacts[10], 0);
+  ck_assert_int_eq(l2->act_last[3], 8);
+  ck_assert_uint_eq(l2->act_bytes[3], 1008);
+  ooc_liveness_free(l2);
+  layers[4].saved_bytes = 1000;
+  ck_assert_int_eq(ooc_liveness_alloc(&model, &l2, &err), OOC_OK);
+  ck_assert_int_eq(l2->step_nacts[10], 1);
+  ck_assert_int_eq(l2->act_last[3], 10);
+  ooc_liveness_free(l2);
+}
+END_TEST
+
+START_TEST(test_budget_check)
+{
+  ck_assert_int_eq(ooc_plan_check_budget(lv, 3190, &err), OOC_OK);
+  ck_assert_int_eq(ooc_plan_check_budget(lv, 3189, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "budget 3.11 KiB is below the working set of "
+                   "step 'fwd add' (persistent 190 B + 2.93 KiB)");
+}
+END_TEST
+
+/* --- lowering ---------------------------------------------------------------- */
+
+/* Hand-derived from the liveness above (prologue: params 0-2, input 3). */
+static const char incore_expected[] =
+  "A0 A1 A2 A3 | "
+  "A4 A14 fwd1[3,4w,0] F14 "           /* s0 */
+  "fwd2[4w] "                          /* s1: relu1 in place */
+  "A5 fwd3[4,5w,1] "                   /* s2 */
+  "A6 fwd4[5,4,6w] F5 "                /* s3: conv2's output dies */
+  "fwd5[6w] "                          /* s4 */
+  "A7 fwd6[6,7w,2] "                   /* s5 */
+  "A8 fwd7[7,8w] F7 "                  /* s6: fc's output dies */
+  "A13 A12 bwd7[8,13w,12w] F8 F13 "    /* s7: loss seeds its gradient */
+  "A11 bwd6[6,2w,12,11w] F6 F12 "      /* s8 */
+  "bwd5[11w] "                         /* s9: flat, read+write merged */
+  "A10 A9 bwd4[11,10w,9w] F11 "        /* s10 */
+  "bwd3[4,1w,10,9w] F10 "              /* s11 */
+  "bwd2[4,9w] F4 "                     /* s12 */
+  "A14 bwd1[3,0w,9] F14 F9 "           /* s13 */
+  "update-1[0w,1w,2w]";                /* s14 */
+
+START_TEST(test_lower_incore)
+{
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog), incore_expected);
+  ck_assert_int_eq(prog.prologue_end, 4);
+  ck_assert_int_eq(prog.n_tensors, 15);
+  ck_assert_uint_eq(prog.tensors[8].bytes, 44);
+  ck_assert_int_eq(prog.tensors[9].kind, OOC_T_GRAD);
+  ck_assert(prog.model_fingerprint == 0x1234abcdULL);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+}
+END_TEST
+
+START_TEST(test_lower_naive)
+{
+  plan.flags = OOC_PLAN_NO_FREE;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog),
+                   "A0 A1 A2 A3 | "
+                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A6 fwd4[5,4,6w] fwd5[6w] A7 fwd6[6,7w,2] A8 fwd7[7,8w] "
+                   "A13 A12 bwd7[8,13w,12w] A11 bwd6[6,2w,12,11w] bwd5[11w] "
+                   "A10 A9 bwd4[11,10w,9w] bwd3[4,1w,10,9w] bwd2[4,9w] "
+                   "A14 bwd1[3,0w,9] F14 update-1[0w,1w,2w] "
+                   "F4 F5 F6 F7 F8 F9 F10 F11 F12 F13");
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+}
+END_TEST
+
+START_TEST(test_lower_swap)
+{
+  /* a1 (t4) out after fwd add (s3), back in after bwd flat (s9), needed by
+   * bwd conv2 (s11). Prologue gains its pinned host buffer (index 4). The
+   * D2H (index 15) waits on fwd add's compute (13); its FREE follows on
+   * the D2H stream (16); the ALLOC on the H2D stream (33) waits on bwd
+   * flat (32) and on that FREE; bwd conv2 (39) waits on the H2D (34). */
+  ooc_swap s = { .act = 1, .out_after = 3, .out_wait = -1, .in_after = 9,
+                 .in_before = 11 };
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ck_assert_int_eq(plan.action[1], OOC_SWAP);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog),
+                   "A0 A1 A2 A3 Ah4 | "
+                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A6 fwd4[5,4,6w] F5 <4@13 f4 "
+                   "fwd5[6w] A7 fwd6[6,7w,2] A8 fwd7[7,8w] F7 "
+                   "A13 A12 bwd7[8,13w,12w] F8 F13 "
+                   "A11 bwd6[6,2w,12,11w] F6 F12 bwd5[11w] a4@32,16 >4 "
+                   "A10 A9 bwd4[11,10w,9w] F11 bwd3[4,1w,10,9w]@34 F10 "
+                   "bwd2[4,9w] F4 A14 bwd1[3,0w,9] F14 F9 "
+                   "update-1[0w,1w,2w]");
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+
+  /* in_after -1: the swap-in follows the swap-out at once; out_wait makes
+   * fwd flat (s4) wait for the FREE after the D2H (16). With SYNC_LAYERS
+   * fwd flat also waits for the last instruction on each copy stream (the
+   * H2D, 18, and that FREE, 16); fwd fc has no new copy to wait for. */
+  plan.swaps[0].in_after = -1;
+  plan.swaps[0].out_wait = 4;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert(strstr(render(&prog), "F5 <4@13 f4 a4@16 >4 fwd5[6w]@16 ")
+            != NULL);
+  plan.flags = OOC_PLAN_SYNC_LAYERS;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert(strstr(render(&prog), "f4 a4@16 >4 fwd5[6w]@16,18,16 A7 "
+                   "fwd6[6,7w,2] A8") != NULL);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+}
+END_TEST
+
+START_TEST(test_lower_swap_errors)
+{
+  /* bwd conv2 (s11) uses a1 while it is out until bwd relu1 (s12). */
+  ooc_swap s = { .act = 1, .out_after = 3, .out_wait = -1, .in_after = 9,
+                 .in_before = 12 };
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (act 'conv1'): the tensor is "
+                   "used at step 'bwd conv2' between its swap-out after "
+                   "'fwd add' and its swap-in before 'bwd relu1'");
+  /* Swapped in after its last use (bwd relu1, 12). */
+  plan.swaps[0].in_before = 13;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (act 'conv1'): swapped in "
+                   "before 'bwd conv1', after its last use 'bwd relu1'");
+  plan.swaps[0].in_before = 11;
+  plan.swaps[0].in_after = 11;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (act 'conv1'): in_after 11 must "
+                   "be -1 or in [out_after 3, in_before 11)");
+  /* Two records of one act that overlap. */
+  plan.swaps[0].in_after = 9;
+  s.in_before = 11;
+  s.out_after = 4;
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 1 (act 'conv1'): not resident "
+                   "when swapped out after 'fwd flat'");
+}
+END_TEST
+
+START_TEST(test_lower_recompute)
+{
+  /* Drop a3 (add+flat, t6) after fwd fc (s5) and recompute it before bwd
+   * fc (s8): add and flat run again (RECOMP). add reads conv2's output
+   * (t5), whose life is extended from s3 to s8, and relu1's (t4). */
+  ooc_recompute r = { .act = 3, .free_after = 5, .before = 8 };
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog),
+                   "A0 A1 A2 A3 | "
+                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A6 fwd4[5,4,6w] fwd5[6w] A7 fwd6[6,7w,2] F6 "
+                   "A8 fwd7[7,8w] F7 A13 A12 bwd7[8,13w,12w] F8 F13 "
+                   "A6 recomp4[5,4,6w] recomp5[6w] "
+                   "A11 bwd6[6,2w,12,11w] F5 F6 F12 bwd5[11w] "
+                   "A10 A9 bwd4[11,10w,9w] F11 bwd3[4,1w,10,9w] F10 "
+                   "bwd2[4,9w] F4 A14 bwd1[3,0w,9] F14 F9 "
+                   "update-1[0w,1w,2w]");
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  {
+    int counts[3];
+    ooc_plan_counts(&plan, counts);
+    ck_assert_int_eq(counts[OOC_KEEP], 4);
+    ck_assert_int_eq(counts[OOC_RECOMPUTE], 1);
+  }
+}
+END_TEST
+
+START_TEST(test_lower_recompute_errors)
+{
+  ooc_recompute r = { .act = 0, .free_after = 0, .before = 12 };
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "recompute record 0: the input batch cannot be "
+                   "recomputed");
+  /* fc's output has no use after fwd loss (6). */
+  plan.recomps[0] = (ooc_recompute){ .act = 4, .free_after = 5, .before = 7 };
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "recompute record 0 (act 'fc'): recomputed "
+                   "before 'bwd loss', after its last use 'fwd loss'");
+  /* Dropped after fwd relu1 but conv2 reads it at fwd conv2 (2). */
+  plan.recomps[0] = (ooc_recompute){ .act = 1, .free_after = 1, .before = 11 };
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "recompute record 0 (act 'conv1'): the tensor "
+                   "is used at step 'fwd conv2' after it is dropped (after "
+                   "'fwd relu1') and before it is recomputed (before "
+                   "'bwd conv2')");
+}
+END_TEST
+
+START_TEST(test_lower_reuses_capacity)
+{
+  ooc_swap s = { .act = 1, .out_after = 3, .out_wait = -1, .in_after = 9,
+                 .in_before = 11 };
+  ooc_instr *before;
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  before = prog.instr;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_ptr_eq(prog.instr, before);
+  {
+    ooc_plan cp = { 0 };
+    ooc_program p2;
+    plan.flags = OOC_PLAN_SYNC_LAYERS;
+    ck_assert_int_eq(ooc_plan_copy(&cp, &plan), OOC_OK);
+    ck_assert_int_eq(cp.n_swaps, 1);
+    ck_assert_int_eq(cp.action[1], OOC_SWAP);
+    ooc_program_init(&p2);
+    ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+    ck_assert_int_eq(ooc_plan_lower(&cp, lv, &p2, &err), OOC_OK);
+    ck_assert(ooc_program_equal(&prog, &p2));
+    ooc_program_fini(&p2);
+    ooc_plan_fini(&cp);
+  }
+  ooc_plan_reset(&plan);
+  ck_assert_int_eq(plan.n_swaps, 0);
+  ck_assert_int_eq(plan.action[1], OOC_KEEP);
+  ck_assert_uint_eq(plan.flags, 0);
+}
+END_TEST
+
+/* --- planner front end -------------------------------------------------------- */
+
+static int
+test_plan_fn(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
+             ooc_err *e)
+{
+  int64_t v = 0;
+  uint64_t sz = 0;
+  int rc = ooc_planner_opt_int(ctx, "alpha", &v, e);
+  if (rc < 0)
+    return rc;
+  rc = ooc_planner_opt_size(ctx, "beta", &sz, e);
+  if (rc < 0)
+    return rc;
+  snprintf(pl->note, sizeof pl->note, "alpha=%lld beta=%llu",
+           (long long)v, (unsigned long long)sz);
+  return OOC_OK;
+}
+
+static const char *const test_opts[] = { "alpha", "beta", NULL };
+static const ooc_planner_type test_planner = {
+  .name = "test", .summary = "test", .cite = "-", .state_size = 16,
+  .options = test_opts, .plan = test_plan_fn,
+};
+
+START_TEST(test_planner_front_end)
+{
+  ooc_kv kv[2] = { { "alpha", "7" }, { "beta", "1KiB" } };
+  ooc_planner_ctx ctx = { .model = &model, .live = lv, .budget = 1 << 20,
+                          .opts = kv, .n_opts = 2 };
+  const ooc_planner_type *t;
+  ooc_program direct;
+
+  ck_assert_ptr_null(ooc_planner_find("nope", &err));
+  ck_assert_int_eq(err.code, OOC_ENOTFOUND);
+  ck_assert(strncmp(err.msg, "unknown planner 'nope' (valid: incore, naive",
+                    44) == 0);
+  t = ooc_planner_find("incore", &err);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(t->name, "incore");
+
+  ck_assert_int_eq(ooc_planner_run(&test_planner, &ctx, &plan, &prog, &err),
+                   OOC_OK);
+  ck_assert_str_eq(plan.note, "alpha=7 beta=1024");
+  ck_assert_uint_eq(plan.sched_budget, 1 << 20);
+
+  kv[1] = (ooc_kv){ "gamma", "1" };
+  ck_assert_int_eq(ooc_planner_run(&test_planner, &ctx, &plan, &prog, &err),
+                   OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "planner 'test': unknown option 'gamma' "
+                   "(valid: alpha, beta)");
+  kv[1] = (ooc_kv){ "alpha", "1" };
+  ck_assert_int_eq(ooc_planner_run(&test_planner, &ctx, &plan, &prog, &err),
+                   OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "planner 'test': option 'alpha' given twice");
+  kv[0] = (ooc_kv){ "alpha", "x7" };
+  ctx.n_opts = 1;
+  ck_assert_int_eq(ooc_planner_run(&test_planner, &ctx, &plan, &prog, &err),
+                   OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "planner 'test': --opt alpha: 'x7' is not an "
+                   "integer");
+  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "planner 'incore': unknown option 'alpha' (it "
+                   "takes no options)");
+
+  /* incore through the front end = the direct lowering of an empty plan. */
+  ctx.n_opts = 0;
+  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog), incore_expected);
+  ooc_program_init(&direct);
+  ooc_plan_reset(&plan);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &direct, &err), OOC_OK);
+  ck_assert(ooc_program_equal(&prog, &direct));
+  ooc_program_fini(&direct);
+
+  ctx.budget = 3000;
+  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "budget 2.93 KiB is below the working set of "
+                   "step 'fwd add' (persistent 190 B + 2.93 KiB)");
+  t = ooc_planner_find("naive", &err);
+  ctx.budget = 1 << 20;
+  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_OK);
+  ck_assert_uint_eq(plan.flags, OOC_PLAN_NO_FREE);
+}
+END_TEST
+
+/* --- plan.json ------------------------------------------------------------------ */
+
+static ooc_kv sets[1] = { { "depth", "50" } };
+static ooc_hw_override hwsets[1] = { { "link.h2d_GBps", "32" } };
+static ooc_kv opts[1] = { { "window", "1GiB" } };
+
+/* The lowered swap plan written as plan.json into a heap string. */
+static char *
+write_plan(size_t *len)
+{
+  ooc_swap s = { .act = 1, .out_after = 3, .out_wait = 4, .in_after = 9,
+                 .in_before = 11 };
+  ooc_plan_file pf = {
+    .model = "toy", .model_path = "models/toy.json", .batch = 1,
+    .dtype = OOC_FP16, .optimizer = OOC_OPT_ADAM, .sets = sets, .n_sets = 1,
+    .hw = "v100-nvlink2", .hw_sets = hwsets, .n_hw_sets = 1,
+    .planner = "window", .opts = opts, .n_opts = 1, .allocator = "va",
+    .budget_bytes = 17179869184ull, .note = "a \"quoted\" note\n",
+  };
+  char *buf = NULL;
+  FILE *f;
+
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  pf.program = prog;
+  f = open_memstream(&buf, len);
+  ck_assert_int_eq(ooc_plan_file_write(f, &pf, &err), OOC_OK);
+  fclose(f);
+  return buf;
+}
+
+START_TEST(test_plan_file_round_trip)
+{
+  size_t len;
+  char *text = write_plan(&len);
+  ooc_plan_file rd;
+
+  ck_assert_int_eq(ooc_plan_file_read_string(text, len, "p.json", &rd, &err),
+                   OOC_OK);
+  ck_assert(ooc_program_equal(&rd.program, &prog));
+  ck_assert_str_eq(rd.model, "toy");
+  ck_assert_str_eq(rd.model_path, "models/toy.json");
+  ck_assert_int_eq(rd.batch, 1);
+  ck_assert_int_eq(rd.dtype, OOC_FP16);
+  ck_assert_int_eq(rd.optimizer, OOC_OPT_ADAM);
+  ck_assert_int_eq(rd.n_sets, 1);
+  ck_assert_str_eq(rd.sets[0].key, "depth");
+  ck_assert_str_eq(rd.sets[0].value, "50");
+  ck_assert_str_eq(rd.hw_sets[0].key, "link.h2d_GBps");
+  ck_assert_str_eq(rd.opts[0].value, "1GiB");
+  ck_assert_str_eq(rd.planner, "window");
+  ck_assert_str_eq(rd.allocator, "va");
+  ck_assert_uint_eq(rd.budget_bytes, 17179869184ull);
+  ck_assert_str_eq(rd.note, "a \"quoted\" note\n");
+  ck_assert_str_eq(rd.path, "p.json");
+  ck_assert_int_eq(ooc_plan_file_check_model(&rd, &model, &err), OOC_OK);
+  model.fingerprint = 0x99;
+  ck_assert_int_eq(ooc_plan_file_check_model(&rd, &model, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "p.json: plan was made for a different model "
+                   "(fingerprint 000000001234abcd, 8 layers; 'toy' at batch "
+                   "1 has 0000000000000099, 8 layers)");
+  ooc_plan_file_fini(&rd);
+  ooc_plan_file_fini(&rd);
+  free(text);
+}
+END_TEST
+
+/* Replace the first occurrence of `from` in text by `to` (new heap text). */
+static char *
+edit(const char *text, const char *from, const char *to)
+{
+  const char *p = strstr(text, from);
+  size_t a, n;
+  char *out;
+
+  ck_assert_ptr_nonnull(p);
+  a = (size_t)(p - text);
+  n = strlen(text) - strlen(from) + strlen(to);
+  out = malloc(n + 1);
+  memcpy(out, text, a);
+  memcpy(out + a, to, strlen(to));
+  strcpy(out + a + strlen(to), p + strlen(from));
+  return out;
+}
+
+static void
+expect_bad(const char *text, int code, const char *msg)
+{
+  ooc_plan_file rd;
+
+  ck_assert_int_eq(ooc_plan_file_read_string(text, strlen(text), "p.json",
+                                             &rd, &err), code);
+  ck_assert_str_eq(err.msg, msg);
+  ck_assert_ptr_null(rd.store);
+}
+
+START_TEST(test_plan_file_errors)
+{
+  size_t len;
+  char *text = write_plan(&len), *t;
+
+  /* Truncated in the middle of the program. */
+  t = strdup(text);
+  t[len / 2] = '\0';
+  {
+    ooc_plan_file rd;
+    ck_assert_int_eq(ooc_plan_file_read_string(t, strlen(t), "p.json", &rd,
+                                               &err), OOC_EPARSE);
+    ck_assert(strstr(err.msg, "p.json: not a complete JSON text: it ends "
+                     "early at line ") == err.msg);
+    ck_assert(strstr(err.msg, "(truncated file?)") != NULL);
+  }
+  free(t);
+  expect_bad("", OOC_EPARSE, "p.json: not a complete JSON text: it ends "
+             "early at line 1 (truncated file?)");
+  expect_bad("{\"format\": oops}", OOC_EPARSE,
+             "p.json: invalid JSON at line 1, column 12 (corrupt file?)");
+  expect_bad("[1, 2]", OOC_EPARSE,
+             "p.json: not a plan file (the top level must be an object)");
+  expect_bad("{\"format\": \"other\"}", OOC_EPARSE,
+             "p.json: not a plan file (field 'format' must be "
+             "\"oocsim-plan\")");
+  t = edit(text, "\"version\": 1", "\"version\": 2");
+  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 2 is not "
+             "supported (this oocsim reads version 1)");
+  free(t);
+  t = edit(text, "\"batch\":1", "\"batch\":\"1\"");
+  expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
+  free(t);
+  t = edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"");
+  expect_bad(t, OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
+             "(valid: fp32, fp16, bf16)");
+  free(t);
+  t = edit(text, "\"model_fingerprint\": \"000000001234abcd\"",
+           "\"model_fingerprint\": \"xyz\"");
+  expect_bad(t, OOC_EPARSE, "p.json: model_fingerprint: must be a string of "
+             "1 to 16 hex digits");
+  free(t);
+  /* Instruction 5 (the first timed one, ALLOC t4) on a stream 7. */
+  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]");
+  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 7 is out of range [0, 2]");
+  free(t);
+  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,4,[],[9]]");
+  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 9 is out of range [0, 4]");
+  free(t);
+  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,4,[]]");
+  expect_bad(t, OOC_EPARSE, "p.json: program[5]: must be [kind, stream, "
+             "phase, where, layer, tensor, [args], [waits]]");
+  free(t);
+  /* A FREE turned into an ALLOC: the structure is fine, pairing is not. */
+  t = edit(text, "[\"free\",0,\"none\",\"device\",1,14,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,14,[],[]]");
+  expect_bad(t, OOC_EINVAL, "p.json: program: instruction 8 (ALLOC on "
+             "compute stream, layer 1, tensor 14): ALLOC of a tensor that "
+             "is already allocated there");
+  free(t);
+  free(text);
+}
+END_TEST
+
+static Suite *
+plan_suite(void)
+{
+  Suite *s = suite_create("plan");
+  TCase *tc = tcase_create("liveness");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_schedule);
+  tcase_add_test(tc, test_acts_and_uses);
+  tcase_add_test(tc, test_grads);
+  tcase_add_test(tc, test_step_bytes);
+  tcase_add_test(tc, test_saved_state);
+  tcase_add_test(tc, test_budget_check);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("lower");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_lower_incore);
+  tcase_add_test(tc, test_lower_naive);
+  tcase_add_test(tc, test_lower_swap);
+  tcase_add_test(tc, test_lower_swap_errors);
+  tcase_add_test(tc, test_lower_recompute);
+  tcase_add_test(tc, test_lower_recompute_errors);
+  tcase_add_test(tc, test_lower_reuses_capacity);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("planner");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_planner_front_end);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("plan_file");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_plan_file_round_trip);
+  tcase_add_test(tc, test_plan_file_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(plan_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
