@@ -85,14 +85,77 @@ int ooc_scenario_run_program(const ooc_scenario_spec *spec,
                              ooc_summary *sum, ooc_scenario_out *out,
                              ooc_err *err);
 
+/* A scenario opened once and run many times (compare, sweep): the model,
+ * profile, costs and liveness of one (model, batch, dtype, --set, hw,
+ * --hw-set) are loaded once; the in-core baseline and compute time are
+ * computed on first use and cached. Not thread-safe: one per thread.
+ * ooc_scenario_close() accepts NULL. */
+typedef struct ooc_scenario ooc_scenario;
+
+int ooc_scenario_open(const ooc_scenario_spec *spec, ooc_scenario **out,
+                      ooc_err *err);
+void ooc_scenario_close(ooc_scenario *sc);
+const ooc_model *ooc_scenario_model(const ooc_scenario *sc);
+const ooc_hw *ooc_scenario_hw(const ooc_scenario *sc);
+
+/* Run spec's planner, allocator, budget, options and iterations on the
+ * opened scenario (spec's model, batch, dtype, sets, hw and hw_sets are
+ * ignored: those of ooc_scenario_open count). out->model and out->hw are
+ * not filled here (use ooc_scenario_model/_hw). A budget below the largest
+ * working set (ooc_plan_check_budget) is OOC_EINVAL. */
+int ooc_scenario_run_in(ooc_scenario *sc, const ooc_scenario_spec *spec,
+                        ooc_summary *sum, ooc_scenario_out *out,
+                        ooc_err *err);
+
+/* Check a budget (0: the profile's usable memory) against the largest
+ * working set of the opened scenario (ooc_plan_check_budget). */
+int ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
+                              ooc_err *err);
+
+/* The in-core baseline (incore planner, ideal allocator, unlimited device)
+ * of the opened scenario: its iteration time and the pure compute time of
+ * one iteration, in seconds. Cached after the first call. */
+int ooc_scenario_baseline(ooc_scenario *sc, double *incore_s,
+                          double *compute_s, ooc_err *err);
+
+/* The lower bound of docs/lower-bound.md for a budget, given the compute
+ * time of one iteration (seconds). */
+double ooc_scenario_lower_bound(const ooc_scenario *sc, uint64_t budget,
+                                double compute_s);
+
+/* The largest batch ooc_scenario_maxbatch tries; a result equal to it
+ * means "at least this much". */
+#define OOC_MAXBATCH_CAP ((int64_t)1 << 30)
+
+/* The last step of the bound (docs/lower-bound.md): compute time C (s),
+ * excess bytes E that must be absent at some step boundary, the cheapest
+ * recompute cost r (s per byte; INFINITY when none) and the effective
+ * link rate beta (bytes/s for x bytes out and back). Returns
+ * max(C, min over x in [0,E] of max(C + r (E - x), x / beta)). */
+double ooc_lower_bound_combine(double compute_s, double excess_bytes,
+                               double recompute_s_per_byte, double link_Bps);
+
 /* Largest feasible batch for spec (spec->batch ignored) by doubling then
  * bisection; *best = 0 when even batch 1 does not fit. at_max receives the
  * summary at the best batch. */
 int ooc_scenario_maxbatch(const ooc_scenario_spec *spec, int64_t *best,
                           ooc_summary *at_max, ooc_err *err);
 
-/* Writers. JSON is the ARCHITECTURE.md summary object (cJSON). */
+/* Writers. JSON is the ARCHITECTURE.md summary object (cJSON), followed by
+ * the extension fields (compute_s, peak_host_pinned_bytes, fragmentation,
+ * stall_s{swapin,swapout,memory,other}, alloc_s, plan_wall_s, plan_note).
+ * When feasible is 0, iteration_s and slowdown are 0 in the struct and
+ * written as JSON null; samples_per_s is 0. */
 int ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty);
 void ooc_summary_write_text(FILE *f, const ooc_summary *s);
+
+/* The summary as a cJSON object (caller deletes it with cJSON_Delete; the
+ * return type is void * so this header does not need cJSON.h). NULL when
+ * out of memory. */
+void *ooc_summary_to_cjson(const ooc_summary *s);
+
+/* Zero the wall-clock fields (sim_wall_s, plan_wall_s): --no-timing, so
+ * two runs can be compared byte for byte. */
+void ooc_summary_clear_timing(ooc_summary *s);
 
 #endif

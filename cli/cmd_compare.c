@@ -1,0 +1,428 @@
+/* cli/cmd_compare.c — `oocsim compare -m M -b B --hw H [-p LIST|all]
+ * [--budget SIZE] [--allocator A] [--opt K=V] [--format table|md|csv|json]`:
+ * every chosen planner on one scenario, sorted by iteration time (infeasible
+ * last). The model, profile, costs, liveness and the in-core baseline are
+ * computed once (ooc_scenario_open) and shared by every planner. "all" (the
+ * default) is every registered planner, the baselines incore and naive
+ * included. An --opt goes to the planners that accept its key; a key no
+ * chosen planner accepts is an error. Cost: one plan + simulation per
+ * planner plus one in-core simulation.
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "args.h"
+#include "../sim/util.h"
+
+#define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
+                OOC_CLI_OPTIMIZER | OOC_CLI_HW | OOC_CLI_HW_SET |            \
+                OOC_CLI_PLANNER | OOC_CLI_BUDGET | OOC_CLI_ALLOCATOR |        \
+                OOC_CLI_OPT | OOC_CLI_FORMAT | OOC_CLI_JSON |                 \
+                OOC_CLI_NOTIMING | OOC_CLI_ITERS)
+
+static void
+usage(FILE *f)
+{
+  fputs("Usage: oocsim compare -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
+        "                      [--budget SIZE] [--allocator A] [--opt K=V ...]\n"
+        "                      [--format table|md|csv|json]\n\n"
+        "Run several planners on one scenario and rank them by iteration\n"
+        "time (infeasible plans last). For each: samples/s, slowdown against\n"
+        "in-core training on an unlimited device, distance to the lower bound\n"
+        "(iteration / bound), peak memory, bytes moved each way, compute\n"
+        "stall time, and feasibility or the out-of-memory reason. 'all' (the\n"
+        "default) is every registered planner, the incore and naive\n"
+        "baselines included (see 'oocsim list planners').\n\n"
+        "Options:\n"
+        "  -m, --model MODEL     zoo name or JSON path\n"
+        "  -b, --batch BATCH     batch size\n"
+        "      --set K=V         model parameter override (repeatable)\n"
+        "      --dtype D         fp32, fp16 or bf16\n"
+        "      --hw HW           hardware profile name or JSON path\n"
+        "      --hw-set K=V      profile field override (repeatable)\n"
+        "  -p, --planner LIST    comma-separated planners, or all\n"
+        "      --budget SIZE     device budget (default: the profile's usable)\n"
+        "      --allocator A     ideal, caching (default), pool or va\n"
+        "      --opt K=V         planner option, given to the planners that\n"
+        "                        accept K (repeatable)\n"
+        "      --format F        table (default), md, csv or json (an array\n"
+        "                        of summary objects); --json = --format json\n"
+        "      --no-timing       print wall-clock fields as 0\n"
+        "      --iterations N    timed iterations per simulation (default 2)\n"
+        "  -h, --help            show this help\n", f);
+}
+
+struct row {
+  ooc_summary s;
+  int order;          /* position in the planner list (tie break) */
+};
+
+static int
+cmp_rows(const void *pa, const void *pb)
+{
+  const struct row *a = pa, *b = pb;
+  if (a->s.feasible != b->s.feasible)
+    return a->s.feasible ? -1 : 1;
+  if (a->s.feasible && a->s.iteration_s != b->s.iteration_s)
+    return a->s.iteration_s < b->s.iteration_s ? -1 : 1;
+  return a->order - b->order;
+}
+
+static double
+stall_total(const ooc_summary *s)
+{
+  double t = 0;
+  int i;
+  for (i = 0; i < OOC_STALL_COUNT; i++)
+    t += s->stall_s[i];
+  return t;
+}
+
+static double
+vs_bound(const ooc_summary *s)
+{
+  return s->feasible && s->lower_bound_s > 0
+             ? s->iteration_s / s->lower_bound_s : 0;
+}
+
+/* "ok" or "OOM at OP: reason" into buf; commas and pipes are kept out so
+ * the csv and md forms need no quoting. */
+static const char *
+status(const ooc_summary *s, char *buf, size_t n)
+{
+  char *p;
+  if (s->feasible)
+    return "ok";
+  snprintf(buf, n, "OOM at %s: %s", s->oom_op, s->oom.reason);
+  for (p = buf; *p; p++)
+    if (*p == ',' || *p == '|' || *p == '"' || *p == '\n')
+      *p = ';';
+  return buf;
+}
+
+static double
+gib(uint64_t b)
+{
+  return (double)b / 1073741824.0;
+}
+
+static void
+print_csv(const struct row *rows, int n)
+{
+  char st[400];
+  int i;
+
+  puts("planner,samples_per_s,iteration_s,slowdown,vs_lower_bound,"
+       "peak_allocated_bytes,peak_reserved_bytes,h2d_bytes,d2h_bytes,"
+       "stall_s,feasible,status");
+  for (i = 0; i < n; i++) {
+    const ooc_summary *s = &rows[i].s;
+    printf("%s,%.12g,%.12g,%.12g,%.12g,%llu,%llu,%llu,%llu,%.12g,%s,%s\n",
+           s->planner, s->samples_per_s, s->iteration_s, s->slowdown,
+           vs_bound(s), (unsigned long long)s->peak_allocated_bytes,
+           (unsigned long long)s->peak_reserved_bytes,
+           (unsigned long long)s->h2d_bytes, (unsigned long long)s->d2h_bytes,
+           stall_total(s), s->feasible ? "true" : "false",
+           status(s, st, sizeof st));
+  }
+}
+
+/* Table and Markdown share the columns; md adds the pipes. */
+static void
+print_table(const struct row *rows, int n, int md)
+{
+  static const char *const head[] = {
+    "planner", "samples/s", "slowdown", "vs bound", "peak GiB", "H2D GiB",
+    "D2H GiB", "stall s", "status",
+  };
+  char cell[8][32], st[400];
+  int i, c;
+
+  for (c = 0; c < 9; c++) {
+    if (md)
+      printf("| %s ", head[c]);
+    else
+      printf(c == 0 ? "%-10s" : c == 8 ? "  %s" : " %9s", head[c]);
+  }
+  puts(md ? "|\n|---|---:|---:|---:|---:|---:|---:|---:|---|" : "");
+  for (i = 0; i < n; i++) {
+    const ooc_summary *s = &rows[i].s;
+    snprintf(cell[0], sizeof cell[0], "%s", s->planner);
+    if (s->feasible) {
+      snprintf(cell[1], sizeof cell[1], "%.1f", s->samples_per_s);
+      snprintf(cell[2], sizeof cell[2], "%.3f", s->slowdown);
+      snprintf(cell[3], sizeof cell[3], "%.3f", vs_bound(s));
+    } else {
+      snprintf(cell[1], sizeof cell[1], "-");
+      snprintf(cell[2], sizeof cell[2], "-");
+      snprintf(cell[3], sizeof cell[3], "-");
+    }
+    snprintf(cell[4], sizeof cell[4], "%.2f", gib(s->peak_reserved_bytes));
+    snprintf(cell[5], sizeof cell[5], "%.2f", gib(s->h2d_bytes));
+    snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
+    snprintf(cell[7], sizeof cell[7], "%.4f", stall_total(s));
+    status(s, st, sizeof st);
+    if (md) {
+      for (c = 0; c < 8; c++)
+        printf("| %s ", cell[c]);
+      printf("| %s |\n", s->feasible ? "ok" : st);
+    } else {
+      printf("%-10s", cell[0]);
+      for (c = 1; c < 8; c++)
+        printf(" %9s", cell[c]);
+      printf("  %s\n", s->feasible ? "ok" : st);
+    }
+  }
+}
+
+static int
+print_json(const struct row *rows, int n)
+{
+  cJSON *arr = cJSON_CreateArray();
+  char *text;
+  int i;
+
+  if (arr == NULL)
+    return OOC_ENOMEM;
+  for (i = 0; i < n; i++) {
+    cJSON *o = ooc_summary_to_cjson(&rows[i].s);
+    if (o == NULL || !cJSON_AddItemToArray(arr, o)) {
+      cJSON_Delete(o);
+      cJSON_Delete(arr);
+      return OOC_ENOMEM;
+    }
+  }
+  text = cJSON_Print(arr);
+  cJSON_Delete(arr);
+  if (text == NULL)
+    return OOC_ENOMEM;
+  puts(text);
+  free(text);
+  return OOC_OK;
+}
+
+/* Split the -p list ("all" or "a,b,c") into planner types. */
+static int
+parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
+               ooc_err *err)
+{
+  const ooc_planner_type **ts = NULL, **tmp;
+  char *copy = NULL, *tok, *save = NULL;
+  int cnt = 0, i;
+
+  *out = NULL;
+  *n = 0;
+  if (strcmp(spec, "all") == 0) {
+    for (i = 0; ooc_planner_types[i] != NULL; i++)
+      ;
+    if ((ts = calloc((size_t)i + 1, sizeof *ts)) == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    for (i = 0; ooc_planner_types[i] != NULL; i++)
+      ts[cnt++] = ooc_planner_types[i];
+    goto ok;
+  }
+  if ((copy = strdup(spec)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (tok = strtok_r(copy, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    const ooc_planner_type *t = ooc_planner_find(tok, err);
+    if (t == NULL) {
+      ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
+      goto fail;
+    }
+    for (i = 0; i < cnt; i++)
+      if (ts[i] == t)
+        break;
+    if (i < cnt)
+      continue;   /* listed twice */
+    tmp = realloc(ts, (size_t)(cnt + 1) * sizeof *ts);
+    if (tmp == NULL) {
+      ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto fail;
+    }
+    ts = tmp;
+    ts[cnt++] = t;
+  }
+  if (cnt == 0) {
+    ooc_err_set(err, OOC_EINVAL, "-p: empty planner list '%s'", spec);
+    goto fail;
+  }
+  free(copy);
+ok:
+  *out = ts;
+  *n = cnt;
+  return OOC_OK;
+fail:
+  free(copy);
+  free(ts);
+  return err != NULL ? err->code : OOC_EINVAL;
+}
+
+static int
+accepts(const ooc_planner_type *t, const char *key)
+{
+  int i;
+  for (i = 0; t->options != NULL && t->options[i] != NULL; i++)
+    if (strcmp(t->options[i], key) == 0)
+      return 1;
+  return 0;
+}
+
+/* A row for a planner that returned an error instead of a plan: the
+ * scenario's figures, feasible false, the planner's message as the reason. */
+static int
+error_row(ooc_scenario *sc, const ooc_scenario_spec *spec, const char *name,
+          const char *msg, ooc_summary *s, ooc_err *err)
+{
+  const ooc_model *m = ooc_scenario_model(sc);
+  const ooc_hw *hw = ooc_scenario_hw(sc);
+  double incore, compute;
+  int rc;
+
+  ooc_summary_fini(s);
+  if ((rc = ooc_scenario_baseline(sc, &incore, &compute, err)) < 0)
+    return rc;
+  s->model = strdup(m->name);
+  s->hw = strdup(hw->name);
+  s->planner = strdup(name);
+  s->allocator = strdup(spec->allocator != NULL ? spec->allocator
+                                                : "caching");
+  s->oom_op = strdup("planning");
+  s->plan_note = strdup("");
+  if (!s->model || !s->hw || !s->planner || !s->allocator || !s->oom_op ||
+      !s->plan_note) {
+    ooc_summary_fini(s);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  s->batch = m->batch;
+  s->dtype = m->dtype;
+  s->budget_bytes = spec->budget != 0 ? spec->budget : hw->mem_usable;
+  s->oom = (ooc_oom){ .instr = -1, .tensor = -1, .layer = -1 };
+  snprintf(s->oom.reason, sizeof s->oom.reason, "%.*s",
+           (int)sizeof s->oom.reason - 1, msg);
+  s->incore_iteration_s = incore;
+  s->compute_s = compute;
+  s->lower_bound_s = ooc_scenario_lower_bound(sc, s->budget_bytes, compute);
+  return OOC_OK;
+}
+
+int
+ooc_cmd_compare(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+  ooc_scenario *sc = NULL;
+  const ooc_planner_type **ts = NULL;
+  struct row *rows = NULL;
+  ooc_kv *opts = NULL;
+  const char *fmt;
+  int n = 0, nrows = 0, i, j, rc = 1;
+
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, ACCEPT, NULL, &err) < 0 ||
+      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH |
+                                       OOC_CLI_HW, &err) < 0))
+    goto fail;
+  if (a.help) {
+    usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  fmt = a.json ? "json" : a.format != NULL ? a.format : "table";
+  if (parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n, &err) < 0)
+    goto fail;
+  if (ooc_allocator_find(a.allocator != NULL ? a.allocator : "caching",
+                         &err) == NULL) {
+    ooc_err_prefix(&err, OOC_ENOTFOUND, "--allocator: ");
+    goto fail;
+  }
+  for (j = 0; j < a.n_opts; j++) {
+    for (i = 0; i < n && !accepts(ts[i], a.opts[j].key); i++)
+      ;
+    if (i == n) {
+      ooc_err_set(&err, OOC_EINVAL, "--opt %s: no chosen planner accepts "
+                  "this option", a.opts[j].key);
+      goto fail;
+    }
+  }
+  ooc_cli_args_spec(&a, &spec);
+  if (ooc_scenario_open(&spec, &sc, &err) < 0 ||
+      ooc_scenario_check_budget(sc, spec.budget, &err) < 0)
+    goto fail;
+  rows = calloc((size_t)n, sizeof *rows);
+  opts = calloc((size_t)a.n_opts + 1, sizeof *opts);
+  if (rows == NULL || opts == NULL) {
+    ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (i = 0; i < n; i++) {
+    ooc_scenario_spec ps = spec;
+    ooc_err perr = { 0 };
+    int k = 0;
+
+    for (j = 0; j < a.n_opts; j++)
+      if (accepts(ts[i], a.opts[j].key))
+        opts[k++] = a.opts[j];
+    ps.planner = ts[i]->name;
+    ps.opts = opts;
+    ps.n_opts = k;
+    rows[i].order = i;
+    if (ooc_scenario_run_in(sc, &ps, &rows[i].s, NULL, &perr) < 0) {
+      /* A planner that reports it cannot fit (OOC_EOOM) is a result, shown
+       * as an infeasible row; anything else (a bad option value, a bug) is
+       * an error, as in simulate. */
+      if (perr.code != OOC_EOOM) {
+        err = perr;
+        nrows = i;
+        goto fail;
+      }
+      if (error_row(sc, &spec, ts[i]->name, perr.msg, &rows[i].s, &err) < 0) {
+        nrows = i;
+        goto fail;
+      }
+    }
+    if (a.no_timing)
+      ooc_summary_clear_timing(&rows[i].s);
+  }
+  nrows = n;
+  qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+  if (strcmp(fmt, "json") == 0) {
+    if (print_json(rows, n) < 0) {
+      ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+      goto fail;
+    }
+  } else if (strcmp(fmt, "csv") == 0) {
+    print_csv(rows, n);
+  } else {
+    const ooc_summary *s0 = &rows[0].s;
+    char b1[32];
+    if (strcmp(fmt, "table") == 0)
+      printf("%s, batch %lld, %s on %s; %s allocator, budget %s\n"
+             "in-core %.6f s/iteration on an unlimited device; lower bound "
+             "%.6f s\n\n",
+             s0->model, (long long)s0->batch, ooc_dtype_name(s0->dtype),
+             s0->hw, s0->allocator,
+             ooc_fmt_bytes(s0->budget_bytes, b1, sizeof b1),
+             s0->incore_iteration_s, s0->lower_bound_s);
+    print_table(rows, n, strcmp(fmt, "md") == 0);
+  }
+  rc = 0;
+  goto done;
+fail:
+  rc = ooc_cli_fail("%s", err.msg);
+done:
+  for (i = 0; i < nrows; i++)
+    ooc_summary_fini(&rows[i].s);
+  free(rows);
+  free(opts);
+  free(ts);
+  ooc_scenario_close(sc);
+  ooc_cli_args_fini(&a);
+  return rc;
+}

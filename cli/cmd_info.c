@@ -1,0 +1,227 @@
+/* cli/cmd_info.c — `oocsim info -m MODEL [-b B] [--set K=V] [--dtype D]
+ * [--json]`: the per-layer table of a model (name, op, output shape and
+ * bytes, parameters, forward and backward FLOPs, what backward needs) and
+ * its totals (parameters, activation MiB per sample, forward GFLOPs per
+ * sample, the naive in-core peak). Numbers come from the op table through
+ * the loader (sim/model.h); nothing is recomputed here. O(layers).
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "args.h"
+#include "../sim/util.h"
+
+#define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
+                OOC_CLI_OPTIMIZER | OOC_CLI_JSON)
+
+static void
+usage(FILE *f)
+{
+  fputs("Usage: oocsim info -m MODEL [-b BATCH] [--set K=V ...]\n"
+        "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n\n"
+        "Per-layer table of a model: name, op, output shape (per sample),\n"
+        "output bytes, parameters, forward and backward FLOPs and what the\n"
+        "backward needs from forward; then the totals: parameters, activation\n"
+        "MiB per sample, forward GFLOPs per sample and the naive in-core peak\n"
+        "(every forward output kept, plus weights, gradients, optimizer state\n"
+        "and the largest workspace). Bytes and FLOPs are for the whole batch.\n\n"
+        "Options:\n"
+        "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
+        "  -b, --batch BATCH     batch size (default 1)\n"
+        "      --set K=V         override a model parameter (repeatable)\n"
+        "      --dtype D         fp32, fp16 or bf16 (default: the model's)\n"
+        "      --optimizer O     sgd, momentum (default) or adam\n"
+        "      --json            the same data as JSON\n"
+        "  -h, --help            show this help\n", f);
+}
+
+static void
+shape_str(const ooc_shape *s, char *buf, size_t n)
+{
+  size_t len = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; i < s->ndim && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "x" : "",
+                            (long long)s->d[i]);
+}
+
+static double
+mib_per_sample(const ooc_model *m)
+{
+  return (double)m->activation_bytes / (double)m->batch / 1048576.0;
+}
+
+static double
+gflops_per_sample(const ooc_model *m)
+{
+  return m->fwd_flops / (double)m->batch * 1e-9;
+}
+
+static int
+print_text(const ooc_model *m)
+{
+  char shape[96], b1[32];
+  int i, w = 8;
+
+  for (i = 0; i < m->n_layers; i++) {
+    int len = (int)strlen(m->layers[i].name);
+    if (len > w)
+      w = len;
+  }
+  if (w > 40)
+    w = 40;
+  printf("model %s, batch %lld, %s\n\n", m->name, (long long)m->batch,
+         ooc_dtype_name(m->dtype));
+  printf("%-*s %-11s %-16s %12s %11s %12s %12s  %s\n", w, "layer", "op",
+         "output", "out bytes", "params", "fwd GFLOP", "bwd GFLOP",
+         "bwd needs");
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    shape_str(&l->out, shape, sizeof shape);
+    printf("%-*s %-11s %-16s %12s %11llu %12.4f %12.4f  %s\n", w, l->name,
+           ooc_op_name(l->op), shape,
+           ooc_fmt_bytes(l->out_bytes, b1, sizeof b1),
+           (unsigned long long)l->params, l->fwd_flops * 1e-9,
+           (l->bwd_data_flops + l->bwd_weight_flops) * 1e-9,
+           ooc_needs_name(l->needs));
+  }
+  printf("\ntotals\n");
+  printf("  parameters                 %llu\n",
+         (unsigned long long)m->total_params);
+  printf("  activation per sample      %.2f MiB\n", mib_per_sample(m));
+  printf("  forward per sample         %.3f GFLOP\n", gflops_per_sample(m));
+  printf("  forward + backward (batch) %.3f GFLOP\n",
+         (m->fwd_flops + m->bwd_flops) * 1e-9);
+  printf("  weights, grads, optimizer  %s\n",
+         ooc_fmt_bytes(m->weight_bytes + m->grad_bytes + m->opt_bytes, b1,
+                       sizeof b1));
+  printf("  naive in-core peak         %s (%llu bytes)\n",
+         ooc_fmt_bytes(m->naive_peak_bytes, b1, sizeof b1),
+         (unsigned long long)m->naive_peak_bytes);
+  return 0;
+}
+
+static cJSON *
+layer_json(const ooc_layer *l)
+{
+  cJSON *o = cJSON_CreateObject(), *sh;
+  int i, ok;
+
+  if (o == NULL)
+    return NULL;
+  ok = cJSON_AddStringToObject(o, "name", l->name) != NULL &&
+       cJSON_AddStringToObject(o, "op", ooc_op_name(l->op)) != NULL &&
+       (sh = cJSON_AddArrayToObject(o, "shape")) != NULL;
+  for (i = 0; ok && i < l->out.ndim; i++) {
+    cJSON *d = cJSON_CreateNumber((double)l->out.d[i]);
+    ok = d != NULL && cJSON_AddItemToArray(sh, d);
+  }
+  ok = ok &&
+       cJSON_AddNumberToObject(o, "out_bytes", (double)l->out_bytes) &&
+       cJSON_AddNumberToObject(o, "saved_bytes", (double)l->saved_bytes) &&
+       cJSON_AddNumberToObject(o, "params", (double)l->params) &&
+       cJSON_AddNumberToObject(o, "workspace_bytes",
+                               (double)l->workspace_bytes) &&
+       cJSON_AddNumberToObject(o, "fwd_flops", l->fwd_flops) &&
+       cJSON_AddNumberToObject(o, "bwd_flops",
+                               l->bwd_data_flops + l->bwd_weight_flops) &&
+       cJSON_AddNumberToObject(o, "bwd_data_flops", l->bwd_data_flops) &&
+       cJSON_AddNumberToObject(o, "bwd_weight_flops", l->bwd_weight_flops) &&
+       cJSON_AddStringToObject(o, "bwd_needs", ooc_needs_name(l->needs));
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static int
+print_json(const ooc_model *m)
+{
+  cJSON *o = cJSON_CreateObject(), *settings, *layers, *tot;
+  char *text = NULL;
+  int i, ok;
+
+  if (o == NULL)
+    goto nomem;
+  ok = cJSON_AddStringToObject(o, "model", m->name) &&
+       cJSON_AddNumberToObject(o, "batch", (double)m->batch) &&
+       cJSON_AddStringToObject(o, "dtype", ooc_dtype_name(m->dtype)) &&
+       cJSON_AddNumberToObject(o, "params", (double)m->total_params) &&
+       (settings = cJSON_AddObjectToObject(o, "settings")) != NULL;
+  for (i = 0; ok && i < m->n_params; i++)
+    ok = cJSON_AddNumberToObject(settings, m->params[i].name,
+                                 m->params[i].value) != NULL;
+  ok = ok && (layers = cJSON_AddArrayToObject(o, "layers")) != NULL;
+  for (i = 0; ok && i < m->n_layers; i++) {
+    cJSON *l = layer_json(&m->layers[i]);
+    ok = l != NULL && cJSON_AddItemToArray(layers, l);
+  }
+  ok = ok && (tot = cJSON_AddObjectToObject(o, "totals")) != NULL &&
+       cJSON_AddNumberToObject(tot, "params", (double)m->total_params) &&
+       cJSON_AddNumberToObject(tot, "weight_bytes", (double)m->weight_bytes) &&
+       cJSON_AddNumberToObject(tot, "grad_bytes", (double)m->grad_bytes) &&
+       cJSON_AddNumberToObject(tot, "opt_bytes", (double)m->opt_bytes) &&
+       cJSON_AddNumberToObject(tot, "activation_bytes",
+                               (double)m->activation_bytes) &&
+       cJSON_AddNumberToObject(tot, "activation_mib_per_sample",
+                               mib_per_sample(m)) &&
+       cJSON_AddNumberToObject(tot, "fwd_gflops_per_sample",
+                               gflops_per_sample(m)) &&
+       cJSON_AddNumberToObject(tot, "fwd_flops", m->fwd_flops) &&
+       cJSON_AddNumberToObject(tot, "bwd_flops", m->bwd_flops) &&
+       cJSON_AddNumberToObject(tot, "naive_peak_bytes",
+                               (double)m->naive_peak_bytes);
+  if (!ok || (text = cJSON_Print(o)) == NULL)
+    goto nomem;
+  puts(text);
+  free(text);
+  cJSON_Delete(o);
+  return 0;
+nomem:
+  cJSON_Delete(o);
+  return ooc_cli_fail("info: out of memory");
+}
+
+int
+ooc_cmd_info(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_model *m = NULL;
+  ooc_model_opts mo;
+  int rc;
+
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, ACCEPT, NULL, &err) < 0 ||
+      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL, &err) < 0)) {
+    rc = ooc_cli_fail("%s", err.msg);
+    goto done;
+  }
+  if (a.help) {
+    usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  mo = (ooc_model_opts){
+    .batch = a.batch_set ? a.batch : 1,
+    .dtype_set = a.dtype_set, .dtype = a.dtype, .optimizer = a.optimizer,
+    .sets = a.sets, .n_sets = a.n_sets,
+  };
+  if (ooc_model_load(a.model, &mo, &m, &err) < 0) {
+    rc = ooc_cli_fail("%s", err.msg);
+    goto done;
+  }
+  rc = a.json ? print_json(m) : print_text(m);
+done:
+  ooc_model_free(m);
+  ooc_cli_args_fini(&a);
+  return rc;
+}

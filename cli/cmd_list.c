@@ -1,0 +1,143 @@
+/* cli/cmd_list.c — `oocsim list models|hw|planners|allocators`: what is
+ * available, by name, with a one-line description each. Models are loaded
+ * at batch 1 to show their parameter counts; profiles to show their GPU,
+ * usable memory and link. O(files).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "args.h"
+#include "../sim/alloc.h"
+#include "../sim/planner.h"
+#include "../sim/util.h"
+
+static void
+usage(FILE *f)
+{
+  fputs("Usage: oocsim list models|hw|planners|allocators\n\n"
+        "List the model zoo (name, parameters), the hardware profiles (GPU,\n"
+        "usable memory, pinned H2D/D2H bandwidth), the registered planners\n"
+        "(summary and the paper section each follows) or the allocator\n"
+        "models. Models and profiles are looked up in the data directory:\n"
+        "the installed one, or the source tree of a build.\n\n"
+        "Options:\n"
+        "  -h, --help   show this help\n", f);
+}
+
+static int
+list_models(void)
+{
+  char **names = NULL;
+  int n = 0, i, rc;
+  ooc_err err = { 0 };
+
+  if ((rc = ooc_data_list("models", &names, &n, &err)) < 0)
+    return ooc_cli_fail("%s", err.msg);
+  printf("%-18s %14s  %s\n", "model", "parameters", "layers");
+  for (i = 0; i < n; i++) {
+    ooc_model *m = NULL;
+    ooc_model_opts mo = { .batch = 1 };
+    ooc_err e2 = { 0 };
+    if (ooc_model_load(names[i], &mo, &m, &e2) < 0)
+      printf("%-18s %14s  (does not load: %s)\n", names[i], "-", e2.msg);
+    else
+      printf("%-18s %14llu  %d\n", names[i],
+             (unsigned long long)m->total_params, m->n_layers);
+    ooc_model_free(m);
+  }
+  ooc_data_list_free(names, n);
+  return 0;
+}
+
+static int
+list_hw(void)
+{
+  char **names = NULL;
+  int n = 0, i, rc;
+  ooc_err err = { 0 };
+  char b1[32];
+
+  if ((rc = ooc_data_list("hwprofiles", &names, &n, &err)) < 0)
+    return ooc_cli_fail("%s", err.msg);
+  printf("%-16s %12s %9s %9s  %s\n", "profile", "usable", "H2D GB/s",
+         "D2H GB/s", "gpu");
+  for (i = 0; i < n; i++) {
+    ooc_hw *hw = NULL;
+    ooc_err e2 = { 0 };
+    if (ooc_hw_load(names[i], NULL, 0, &hw, &e2) < 0)
+      printf("%-16s (does not load: %s)\n", names[i], e2.msg);
+    else
+      printf("%-16s %12s %9.1f %9.1f  %s\n", names[i],
+             ooc_fmt_bytes(hw->mem_usable, b1, sizeof b1), hw->h2d_Bps * 1e-9,
+             hw->d2h_Bps * 1e-9, hw->gpu);
+    ooc_hw_free(hw);
+  }
+  ooc_data_list_free(names, n);
+  return 0;
+}
+
+static int
+list_planners(void)
+{
+  int i;
+
+  for (i = 0; ooc_planner_types[i] != NULL; i++) {
+    const ooc_planner_type *t = ooc_planner_types[i];
+    printf("%-10s %s\n", t->name, t->summary);
+    if (t->cite != NULL && t->cite[0] != '\0')
+      printf("%-10s   (%s)\n", "", t->cite);
+  }
+  return 0;
+}
+
+static int
+list_allocators(void)
+{
+  int i;
+
+  for (i = 0; ooc_allocator_types[i] != NULL; i++)
+    printf("%-10s %s\n", ooc_allocator_types[i]->name,
+           ooc_allocator_types[i]->summary);
+  return 0;
+}
+
+int
+ooc_cmd_list(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  int rc;
+
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, OOC_CLI_POSITIONAL, NULL, &err) < 0) {
+    rc = ooc_cli_fail("%s", err.msg);
+    goto done;
+  }
+  if (a.help) {
+    usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  if (a.n_pos != 1) {
+    rc = ooc_cli_fail("list: expected one of models, hw, planners, "
+                      "allocators");
+    goto done;
+  }
+  if (strcmp(a.pos[0], "models") == 0)
+    rc = list_models();
+  else if (strcmp(a.pos[0], "hw") == 0 || strcmp(a.pos[0], "hwprofiles") == 0)
+    rc = list_hw();
+  else if (strcmp(a.pos[0], "planners") == 0)
+    rc = list_planners();
+  else if (strcmp(a.pos[0], "allocators") == 0)
+    rc = list_allocators();
+  else
+    rc = ooc_cli_fail("list: unknown list '%s' (models, hw, planners, "
+                      "allocators)", a.pos[0]);
+done:
+  ooc_cli_args_fini(&a);
+  return rc;
+}

@@ -1,0 +1,439 @@
+/* cli/cmd_sim.c — `oocsim plan`, `oocsim simulate` and `oocsim maxbatch`.
+ *
+ *   plan      run a planner on a scenario and write its lowered program and
+ *             the scenario that produced it to PLAN.json (sim/plan_io.h)
+ *   simulate  PLAN.json, or a one-shot -m/-b/--hw/-p scenario: the summary
+ *             object (--json) or readable text, a Chrome trace (--trace)
+ *             and the memory curve (--mem-csv). Both forms print the same
+ *             result for the same scenario; --no-timing zeroes the wall
+ *             times so the outputs compare byte for byte.
+ *   maxbatch  the largest batch a planner fits, by doubling then bisection
+ *             (ooc_scenario_maxbatch)
+ *
+ * Ownership: everything is local to one command run. Cost: one scenario run
+ * (plan, simulate), or O(log max_batch) of them (maxbatch).
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "args.h"
+#include "scenario.h"
+#include "trace_out.h"
+#include "../sim/plan_io.h"
+#include "../sim/util.h"
+
+#define SCENARIO_OPTS (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET |          \
+                       OOC_CLI_DTYPE | OOC_CLI_OPTIMIZER | OOC_CLI_HW |       \
+                       OOC_CLI_HW_SET | OOC_CLI_PLANNER | OOC_CLI_BUDGET |    \
+                       OOC_CLI_ALLOCATOR | OOC_CLI_OPT | OOC_CLI_ITERS)
+
+static const char scenario_help[] =
+  "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
+  "  -b, --batch BATCH     batch size (an integer >= 1)\n"
+  "      --set K=V         model parameter override (repeatable)\n"
+  "      --dtype D         fp32, fp16 or bf16 (default: the model's)\n"
+  "      --optimizer O     sgd, momentum (default) or adam\n"
+  "      --hw HW           hardware profile (oocsim list hw) or JSON path\n"
+  "      --hw-set K=V      profile field override, e.g. link.h2d_GBps=32\n"
+  "                        (repeatable)\n"
+  "  -p, --planner P       planner (oocsim list planners)\n"
+  "      --budget SIZE     device bytes the plan may use: 16GiB, 8GB,\n"
+  "                        512MiB (default: the profile's usable memory)\n"
+  "      --allocator A     ideal, caching (default), pool or va\n"
+  "      --opt K=V         planner option (repeatable)\n"
+  "      --iterations N    timed iterations simulated; the last one is\n"
+  "                        reported (default 2)\n";
+
+/* --- plan -------------------------------------------------------------- */
+
+static void
+plan_usage(FILE *f)
+{
+  fprintf(f, "Usage: oocsim plan -m MODEL -b BATCH --hw HW -p PLANNER "
+             "[--budget SIZE]\n"
+             "                   [--allocator A] [--opt K=V ...] -o PLAN.json\n\n"
+             "Run a planner and write the lowered program (ops on the compute,\n"
+             "H2D and D2H streams, with their waits) together with the\n"
+             "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
+             "PLAN.json' replays it and prints what the one-shot simulate\n"
+             "prints; the executor replays it on a GPU.\n\n"
+             "Options:\n%s"
+             "  -o, --output FILE     the plan file to write\n"
+             "      --json            print the plan's summary object\n"
+             "      --no-timing       print wall-clock fields as 0\n"
+             "  -h, --help            show this help\n", scenario_help);
+}
+
+/* A model or profile argument as the plan file records it: a zoo name as
+ * is, a path made absolute so the plan replays from any directory. Returns
+ * a heap string or NULL (out of memory, or a path that does not resolve:
+ * the caller then keeps the argument). */
+static char *
+plan_ref(const char *arg)
+{
+  size_t n = strlen(arg);
+  if (strchr(arg, '/') == NULL && (n < 5 || strcmp(arg + n - 5, ".json") != 0))
+    return strdup(arg);
+  return realpath(arg, NULL);
+}
+
+/* Fill the plan file's scenario fields (borrowed) from the options, the
+ * loaded model and the summary; the program is a shallow copy. */
+static void
+plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
+               const char *hw, const ooc_model *m, const ooc_summary *s,
+               const ooc_program *prog)
+{
+  *pf = (ooc_plan_file){
+    .model = model,
+    .model_path = m->path,
+    .batch = m->batch,
+    .dtype = m->dtype,
+    .optimizer = m->optimizer,
+    .sets = a->sets, .n_sets = a->n_sets,
+    .hw = hw,
+    .hw_sets = a->hw_sets, .n_hw_sets = a->n_hw_sets,
+    .planner = s->planner,
+    .opts = a->opts, .n_opts = a->n_opts,
+    .allocator = s->allocator,
+    .budget_bytes = s->budget_bytes,
+    .note = s->plan_note,
+    .program = *prog,
+  };
+}
+
+static int
+write_plan_file(const char *path, const ooc_plan_file *pf, ooc_err *err)
+{
+  FILE *f = fopen(path, "w");
+  int rc;
+
+  if (f == NULL)
+    return ooc_err_set(err, OOC_EIO, "-o: cannot write '%s'", path);
+  rc = ooc_plan_file_write(f, pf, err);
+  if (fclose(f) != 0 && rc == OOC_OK)
+    rc = ooc_err_set(err, OOC_EIO, "-o: cannot write '%s'", path);
+  return rc;
+}
+
+int
+ooc_cmd_plan(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+  ooc_summary sum = { 0 };
+  ooc_program prog;
+  ooc_model *model = NULL;
+  ooc_scenario_out out = { .program = &prog, .model = &model };
+  ooc_plan_file pf;
+  char *model_ref = NULL, *hw_ref = NULL;
+  int rc = 1;
+
+  ooc_program_init(&prog);
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_OUTPUT |
+                         OOC_CLI_JSON | OOC_CLI_NOTIMING, NULL, &err) < 0 ||
+      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH |
+                                       OOC_CLI_HW | OOC_CLI_PLANNER |
+                                       OOC_CLI_OUTPUT, &err) < 0))
+    goto fail;
+  if (a.help) {
+    plan_usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  ooc_cli_args_spec(&a, &spec);
+  if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
+    goto fail;
+  model_ref = plan_ref(a.model);
+  hw_ref = plan_ref(a.hw);
+  plan_file_from(&pf, &a, model_ref != NULL ? model_ref : a.model,
+                 hw_ref != NULL ? hw_ref : a.hw, model, &sum, &prog);
+  if (write_plan_file(a.output, &pf, &err) < 0)
+    goto fail;
+  if (a.no_timing)
+    ooc_summary_clear_timing(&sum);
+  if (a.json)
+    ooc_summary_write_json(stdout, &sum, 1);
+  else
+    printf("%s: %s on %s, batch %lld, %s allocator: %s (%.6f s per "
+           "iteration)\n", a.output, sum.planner, sum.hw,
+           (long long)sum.batch, sum.allocator,
+           sum.feasible ? "feasible" : "INFEASIBLE", sum.iteration_s);
+  rc = 0;
+  goto done;
+fail:
+  rc = ooc_cli_fail("%s", err.msg);
+done:
+  free(model_ref);
+  free(hw_ref);
+  ooc_summary_fini(&sum);
+  ooc_model_free(model);
+  ooc_program_fini(&prog);
+  ooc_cli_args_fini(&a);
+  return rc;
+}
+
+/* --- simulate ------------------------------------------------------------ */
+
+static void
+simulate_usage(FILE *f)
+{
+  fprintf(f, "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
+             "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
+             "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
+             "                       [--json] [--trace FILE] [--mem-csv FILE]\n\n"
+             "Predict the time and memory of one training iteration: the\n"
+             "summary object of ARCHITECTURE.md with --json, else a readable\n"
+             "summary. A PLAN.json written by 'oocsim plan' is replayed with\n"
+             "the model and profile it names (its fingerprint must match the\n"
+             "model); the result equals the one-shot form's. --allocator and\n"
+             "--budget may override the plan's for a what-if.\n\n"
+             "Options:\n%s"
+             "      --json            print the summary object as JSON\n"
+             "      --trace FILE      write a Chrome trace (open it in\n"
+             "                        https://ui.perfetto.dev): compute, H2D\n"
+             "                        and D2H lanes and a memory counter\n"
+             "      --mem-csv FILE    write time_s,allocated_bytes,\n"
+             "                        reserved_bytes over the iteration\n"
+             "      --no-timing       print wall-clock fields as 0\n"
+             "  -h, --help            show this help\n", scenario_help);
+}
+
+static int
+write_outputs(const ooc_cli_args *a, const ooc_summary *sum,
+              const ooc_model *m, const ooc_program *prog,
+              const ooc_trace *tr, ooc_err *err)
+{
+  int rc;
+
+  if (a->trace != NULL &&
+      (rc = ooc_trace_save_chrome(a->trace, m, prog, tr, err)) < 0)
+    return ooc_err_prefix(err, rc, "--trace: ");
+  if (a->mem_csv != NULL &&
+      (rc = ooc_trace_save_mem_csv(a->mem_csv, tr, err)) < 0)
+    return ooc_err_prefix(err, rc, "--mem-csv: ");
+  if (a->json)
+    rc = ooc_summary_write_json(stdout, sum, 1);
+  else {
+    ooc_summary_write_text(stdout, sum);
+    rc = OOC_OK;
+  }
+  if (rc < 0)
+    return ooc_err_set(err, rc, "cannot write the summary");
+  return OOC_OK;
+}
+
+int
+ooc_cmd_simulate(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+  ooc_summary sum = { 0 };
+  ooc_program prog;
+  ooc_trace tr;
+  ooc_model *model = NULL;
+  ooc_scenario_out out = { .program = &prog, .model = &model };
+  ooc_plan_file pf;
+  int pf_loaded = 0, rc = 1;
+
+  ooc_program_init(&prog);
+  ooc_trace_init(&tr);
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
+                         OOC_CLI_TRACE | OOC_CLI_MEMCSV | OOC_CLI_NOTIMING |
+                         OOC_CLI_POSITIONAL, NULL, &err) < 0)
+    goto fail;
+  if (a.help) {
+    simulate_usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  if (a.trace != NULL || a.mem_csv != NULL)
+    out.trace = &tr;
+  if (a.n_pos > 1) {
+    ooc_err_set(&err, OOC_EINVAL, "simulate: one plan file at most (got "
+                "'%s' and '%s')", a.pos[0], a.pos[1]);
+    goto fail;
+  }
+  if (a.n_pos == 1) {
+    if (a.model != NULL || a.batch_set || a.hw != NULL || a.planner != NULL ||
+        a.n_sets > 0 || a.n_hw_sets > 0 || a.n_opts > 0 || a.dtype_set) {
+      ooc_err_set(&err, OOC_EINVAL, "simulate: give either PLAN.json or "
+                  "-m/-b/--hw/-p, not both");
+      goto fail;
+    }
+    if (ooc_plan_file_read(a.pos[0], &pf, &err) < 0)
+      goto fail;
+    pf_loaded = 1;
+    spec = (ooc_scenario_spec){
+      .model = pf.model, .batch = pf.batch,
+      .dtype_set = 1, .dtype = pf.dtype,
+      .optimizer = pf.optimizer,
+      .sets = pf.sets, .n_sets = pf.n_sets,
+      .hw = pf.hw, .hw_sets = pf.hw_sets, .n_hw_sets = pf.n_hw_sets,
+      .planner = pf.planner,
+      .opts = pf.opts, .n_opts = pf.n_opts,
+      .allocator = a.allocator != NULL ? a.allocator : pf.allocator,
+      .budget = a.budget != 0 ? a.budget : pf.budget_bytes,
+      .iterations = a.iterations,
+    };
+    if (ooc_scenario_run_program(&spec, &pf.program, pf.note, &sum, &out,
+                                 &err) < 0) {
+      ooc_err_prefix(&err, err.code, "%s: ", a.pos[0]);
+      goto fail;
+    }
+    if (a.no_timing)
+      ooc_summary_clear_timing(&sum);
+    if (write_outputs(&a, &sum, model, &pf.program, &tr, &err) < 0)
+      goto fail;
+  } else {
+    if (ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
+                             OOC_CLI_PLANNER, &err) < 0)
+      goto fail;
+    ooc_cli_args_spec(&a, &spec);
+    if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
+      goto fail;
+    if (a.no_timing)
+      ooc_summary_clear_timing(&sum);
+    if (write_outputs(&a, &sum, model, &prog, &tr, &err) < 0)
+      goto fail;
+  }
+  rc = 0;
+  goto done;
+fail:
+  rc = ooc_cli_fail("%s", err.msg);
+done:
+  if (pf_loaded)
+    ooc_plan_file_fini(&pf);
+  ooc_summary_fini(&sum);
+  ooc_model_free(model);
+  ooc_trace_fini(&tr);
+  ooc_program_fini(&prog);
+  ooc_cli_args_fini(&a);
+  return rc;
+}
+
+/* --- maxbatch ------------------------------------------------------------ */
+
+static void
+maxbatch_usage(FILE *f)
+{
+  fprintf(f, "Usage: oocsim maxbatch -m MODEL --hw HW -p PLANNER "
+             "[--allocator A]\n"
+             "                       [--budget SIZE] [--json]\n\n"
+             "Find the largest batch the planner can train under the budget:\n"
+             "double the batch from 1 until it no longer fits, then bisect.\n"
+             "A batch fits when the planner's plan simulates without running\n"
+             "out of memory. Prints the batch and the summary there; --json\n"
+             "prints {\"model\", \"hw\", \"planner\", \"allocator\",\n"
+             "\"budget_bytes\", \"max_batch\", \"at_max\": summary or null}.\n\n"
+             "Options:\n%s"
+             "      --json            JSON output\n"
+             "      --no-timing       print wall-clock fields as 0\n"
+             "  -h, --help            show this help\n", scenario_help);
+}
+
+int
+ooc_cmd_maxbatch(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+  ooc_scenario *sc = NULL;
+  ooc_summary at = { 0 };
+  cJSON *o = NULL, *s;
+  char *text = NULL, *model_name = NULL, *hw_name = NULL;
+  uint64_t budget;
+  int64_t best = 0;
+  int rc = 1;
+
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, (SCENARIO_OPTS & ~OOC_CLI_BATCH) |
+                         OOC_CLI_JSON | OOC_CLI_NOTIMING, NULL, &err) < 0 ||
+      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_HW |
+                                       OOC_CLI_PLANNER, &err) < 0))
+    goto fail;
+  if (a.help) {
+    maxbatch_usage(stdout);
+    rc = 0;
+    goto done;
+  }
+  ooc_cli_args_spec(&a, &spec);
+  /* Check the model and profile once at batch 1 (clear errors up front)
+   * and take their names and the default budget from them. */
+  spec.batch = 1;
+  if (ooc_scenario_open(&spec, &sc, &err) < 0)
+    goto fail;
+  model_name = strdup(ooc_scenario_model(sc)->name);
+  hw_name = strdup(ooc_scenario_hw(sc)->name);
+  budget = a.budget != 0 ? a.budget : ooc_scenario_hw(sc)->mem_usable;
+  ooc_scenario_close(sc);
+  sc = NULL;
+  if (model_name == NULL || hw_name == NULL) {
+    ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (ooc_scenario_maxbatch(&spec, &best, &at, &err) < 0)
+    goto fail;
+  if (a.no_timing)
+    ooc_summary_clear_timing(&at);
+  if (a.json) {
+    const ooc_allocator_type *al =
+        ooc_allocator_find(a.allocator != NULL ? a.allocator : "caching",
+                           NULL);
+    const ooc_planner_type *pt = ooc_planner_find(a.planner, NULL);
+    if ((o = cJSON_CreateObject()) == NULL ||
+        !cJSON_AddStringToObject(o, "model", model_name) ||
+        !cJSON_AddStringToObject(o, "hw", hw_name) ||
+        !cJSON_AddStringToObject(o, "planner", pt->name) ||
+        !cJSON_AddStringToObject(o, "allocator", al->name) ||
+        !cJSON_AddNumberToObject(o, "budget_bytes", (double)budget) ||
+        !cJSON_AddNumberToObject(o, "max_batch", (double)best))
+      goto nomem;
+    if (best > 0) {
+      if ((s = ooc_summary_to_cjson(&at)) == NULL)
+        goto nomem;
+      cJSON_AddItemToObject(o, "at_max", s);
+    } else if (!cJSON_AddNullToObject(o, "at_max")) {
+      goto nomem;
+    }
+    if ((text = cJSON_Print(o)) == NULL)
+      goto nomem;
+    puts(text);
+  } else {
+    char b1[32];
+    printf("max batch %s%lld for %s on %s (%s allocator, budget %s)\n",
+           best == OOC_MAXBATCH_CAP ? "at least " : "", (long long)best,
+           a.planner, hw_name, a.allocator != NULL ? a.allocator : "caching",
+           ooc_fmt_bytes(budget, b1, sizeof b1));
+    if (best > 0) {
+      printf("\nat batch %lld:\n", (long long)best);
+      ooc_summary_write_text(stdout, &at);
+    } else {
+      printf("even batch 1 does not fit\n");
+    }
+  }
+  rc = 0;
+  goto done;
+nomem:
+  ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+fail:
+  rc = ooc_cli_fail("%s", err.msg);
+done:
+  free(text);
+  cJSON_Delete(o);
+  free(model_name);
+  free(hw_name);
+  ooc_summary_fini(&at);
+  ooc_scenario_close(sc);
+  ooc_cli_args_fini(&a);
+  return rc;
+}

@@ -1,0 +1,414 @@
+/* tests/check_cli.c — the CLI library (cli/): option parsing, the lower
+ * bound's last step, the summary JSON, the trace and memory CSV writers and
+ * the scenario runner on a small model.
+ *
+ * Suite "args": shared options, K=V splitting, the error messages.
+ * Suite "bound": ooc_lower_bound_combine on figures worked out by hand.
+ * Suite "writers": summary JSON (feasible and infeasible) and the Chrome
+ * trace / CSV of a hand-built program and trace, to the byte.
+ * Suite "scenario": tests/data/cli_mlp.json end to end: the in-core plan
+ * equals the baseline, the bound holds, maxbatch is the feasibility edge.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/scenario.h"
+#include "cli/trace_out.h"
+
+#define MLP OOC_SRCDIR "/tests/data/cli_mlp.json"
+
+/* --- args ----------------------------------------------------------------- */
+
+static int
+parse(ooc_cli_args *a, unsigned accept, ooc_err *err, int argc, char **argv)
+{
+  ooc_cli_args_init(a);
+  return ooc_cli_args_parse(a, argc, argv, accept, NULL, err);
+}
+
+#define ALL (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_HW |       \
+             OOC_CLI_HW_SET | OOC_CLI_PLANNER | OOC_CLI_BUDGET | OOC_CLI_OPT | \
+             OOC_CLI_JSON | OOC_CLI_DTYPE)
+
+START_TEST(args_shared)
+{
+  char *argv[] = { "simulate", "-m", "resnet50", "-b", "8", "--set",
+                   "depth=101", "--set", "image=512", "--hw", "v100-pcie3",
+                   "--hw-set", "link.h2d_GBps=32", "-p", "window",
+                   "--budget", "1GiB", "--opt", "window=2GiB=x", "--json",
+                   "--dtype", "fp16", NULL };
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+
+  ck_assert_int_eq(parse(&a, ALL, &err, 22, argv), 0);
+  ck_assert_str_eq(a.model, "resnet50");
+  ck_assert_int_eq(a.batch, 8);
+  ck_assert_int_eq(a.n_sets, 2);
+  ck_assert_str_eq(a.sets[1].key, "image");
+  ck_assert_str_eq(a.sets[1].value, "512");
+  ck_assert_str_eq(a.hw_sets[0].key, "link.h2d_GBps");
+  ck_assert_str_eq(a.hw_sets[0].value, "32");
+  ck_assert_str_eq(a.planner, "window");
+  ck_assert_uint_eq(a.budget, 1073741824ULL);      /* 1 GiB = 2^30 */
+  ck_assert_str_eq(a.opts[0].key, "window");       /* split at the first = */
+  ck_assert_str_eq(a.opts[0].value, "2GiB=x");
+  ck_assert_int_eq(a.json, 1);
+  ck_assert_int_eq(a.dtype_set, 1);
+  ck_assert_int_eq(a.dtype, OOC_FP16);
+  ooc_cli_args_spec(&a, &spec);
+  ck_assert_int_eq(spec.batch, 8);
+  ck_assert_int_eq(spec.n_sets, 2);
+  ck_assert_uint_eq(spec.budget, 1073741824ULL);
+  ck_assert_ptr_null(spec.allocator);
+  ooc_cli_args_fini(&a);
+}
+END_TEST
+
+struct bad { const char *arg, *val; const char *msg; };
+
+START_TEST(args_errors)
+{
+  static const struct bad cases[] = {
+    { "-b", "0", "-b: batch 0 must be >= 1" },
+    { "-b", "-2", "-b: batch -2 must be >= 1" },
+    { "-b", "7x", "-b: '7x' is not a batch size" },
+    { "--set", "depth", "--set 'depth': expected KEY=VALUE" },
+    { "--set", "=4", "--set '=4': empty key" },
+    { "--opt", "auto", "--opt 'auto': expected KEY=VALUE" },
+    { "--hw-set", "link", "--hw-set 'link': expected KEY=VALUE" },
+    { "--budget", "12 apples", "--budget" },
+    { "--budget", "0", "--budget: '0' must be > 0" },
+    { "--dtype", "fp64", "--dtype: unknown dtype 'fp64'" },
+    { "--frob", "1", "simulate: unknown option '--frob'" },
+    { "--trace", "t.json", "simulate: unknown option '--trace'" },
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *argv[] = { "simulate", (char *)cases[i].arg, (char *)cases[i].val,
+                     NULL };
+    ooc_cli_args a;
+    ooc_err err = { 0 };
+    ck_assert_int_lt(parse(&a, ALL, &err, 3, argv), 0);
+    ck_assert_msg(strstr(err.msg, cases[i].msg) != NULL,
+                  "%s %s: got '%s'", cases[i].arg, cases[i].val, err.msg);
+    ooc_cli_args_fini(&a);
+  }
+}
+END_TEST
+
+START_TEST(args_help_positional_require)
+{
+  char *help[] = { "info", "-m", "x", "--help", NULL };
+  char *pos[] = { "simulate", "plan.json", "--json", NULL };
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+
+  ck_assert_int_eq(parse(&a, ALL, &err, 4, help), 0);
+  ck_assert_int_eq(a.help, 1);
+  ooc_cli_args_fini(&a);
+
+  ck_assert_int_lt(parse(&a, ALL, &err, 3, pos), 0);
+  ck_assert_str_eq(err.msg, "simulate: unexpected argument 'plan.json'");
+  ooc_cli_args_fini(&a);
+  ck_assert_int_eq(parse(&a, ALL | OOC_CLI_POSITIONAL, &err, 3, pos), 0);
+  ck_assert_int_eq(a.n_pos, 1);
+  ck_assert_str_eq(a.pos[0], "plan.json");
+  ck_assert_int_lt(ooc_cli_args_require(&a, OOC_CLI_MODEL, &err), 0);
+  ck_assert_str_eq(err.msg, "missing -m MODEL");
+  ooc_cli_args_fini(&a);
+}
+END_TEST
+
+struct extra_ctx { int jobs; const char *shard; };
+
+static int
+extra_handle(void *ctx, int val, const char *arg, ooc_err *err)
+{
+  struct extra_ctx *c = ctx;
+  if (val == 'j') {
+    c->jobs = atoi(arg);
+    return 0;
+  }
+  if (val == 1000) {
+    c->shard = arg;
+    return 0;
+  }
+  return ooc_err_set(err, OOC_EINVAL, "unexpected %d", val);
+}
+
+START_TEST(args_extra)
+{
+  static const struct option opts[] = {
+    { "jobs", required_argument, NULL, 'j' },
+    { "shard", required_argument, NULL, 1000 },
+    { 0 },
+  };
+  struct extra_ctx c = { 0 };
+  ooc_cli_extra ex = { .options = opts, .shortopts = "j:",
+                       .handle = extra_handle, .ctx = &c };
+  char *argv[] = { "sweep", "-j", "4", "--shard", "2/3", "-m", "m", NULL };
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+
+  ooc_cli_args_init(&a);
+  ck_assert_int_eq(ooc_cli_args_parse(&a, 7, argv, OOC_CLI_MODEL, &ex, &err),
+                   0);
+  ck_assert_int_eq(c.jobs, 4);
+  ck_assert_str_eq(c.shard, "2/3");
+  ck_assert_str_eq(a.model, "m");
+  ooc_cli_args_fini(&a);
+}
+END_TEST
+
+/* --- bound ------------------------------------------------------------------ */
+
+START_TEST(bound_combine)
+{
+  /* Nothing in excess: the compute time. */
+  ck_assert_double_eq(ooc_lower_bound_combine(1.0, 0, 1e-10, 10e9), 1.0);
+  /* 10 GB out and back at 10 GB/s = 1 s <= C = 2 s: compute bound. */
+  ck_assert_double_eq(ooc_lower_bound_combine(2.0, 10e9, 1e-10, 10e9), 2.0);
+  /* C = 1 s, E = 30 GB, beta = 10 GB/s, r = 1e-10 s/B (10 GB/s recompute):
+   * x* = (1 + 3) / (1e-10 + 1e-10) = 20 GB; x* / beta = 2 s
+   * and C + r (E - x*) = 1 + 1 = 2 s. */
+  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, 1e-10, 10e9),
+                          2.0, 1e-12);
+  /* No recompute possible: all 30 GB cross: 3 s. */
+  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, INFINITY, 10e9),
+                          3.0, 1e-12);
+  /* Very expensive recompute (1 s per KB): nearly all swapped, just under
+   * 3 s: x* = (1 + 3e7) / (1e-10 + 1e-3) = 2.99999997e10 B -> 2.9999999 s */
+  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, 1e-3, 10e9),
+                          (1.0 + 3e7) / (1e-10 + 1e-3) / 10e9, 1e-9);
+  ck_assert(ooc_lower_bound_combine(1.0, 30e9, 1e-3, 10e9) < 3.0);
+}
+END_TEST
+
+/* --- writers ----------------------------------------------------------- */
+
+static char *
+capture_json(const ooc_summary *s)
+{
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(ooc_summary_write_json(f, s, 0), 0);
+  fclose(f);
+  return buf;
+}
+
+START_TEST(summary_json)
+{
+  ooc_summary s = {
+    .model = "m", .hw = "h", .planner = "p", .allocator = "va",
+    .batch = 4, .dtype = OOC_FP32, .budget_bytes = 17179869184ULL,
+    .feasible = 1, .iteration_s = 0.5, .samples_per_s = 8,
+    .incore_iteration_s = 0.25, .slowdown = 2, .lower_bound_s = 0.125,
+    .counts = { 3, 1, 0 }, .events = 42, .plan_note = "n", .oom_op = "",
+  };
+  char *j = capture_json(&s);
+
+  ck_assert_msg(strstr(j, "{\"model\":\"m\",\"batch\":4,\"dtype\":\"fp32\","
+                          "\"hw\":\"h\",\"planner\":\"p\",\"allocator\":\"va\","
+                          "\"budget_bytes\":17179869184,\"feasible\":true,"
+                          "\"oom\":null,\"iteration_s\":0.5,"
+                          "\"samples_per_s\":8,\"incore_iteration_s\":0.25,"
+                          "\"slowdown\":2,\"lower_bound_s\":0.125,") == j,
+                "%s", j);
+  ck_assert_ptr_nonnull(strstr(j, "\"counts\":{\"keep\":3,\"swap\":1,"
+                                  "\"recompute\":0},\"events\":42,"));
+  free(j);
+
+  s.feasible = 0;
+  s.iteration_s = s.slowdown = s.samples_per_s = 0;
+  s.oom_op = "fwd conv1";
+  s.oom = (ooc_oom){ .time_ns = 1500000, .requested_bytes = 1024,
+                     .live_bytes = 2048, .reserved_bytes = 4096,
+                     .largest_free_bytes = 512, .reason = "full" };
+  j = capture_json(&s);
+  ck_assert_msg(strstr(j, "\"feasible\":false,\"oom\":{\"op\":\"fwd conv1\","
+                          "\"time_s\":0.0015,\"requested_bytes\":1024,"
+                          "\"live_bytes\":2048,\"reserved_bytes\":4096,"
+                          "\"largest_free_bytes\":512,\"reason\":\"full\"},"
+                          "\"iteration_s\":null,\"samples_per_s\":0,") != NULL,
+                "%s", j);
+  ck_assert_ptr_nonnull(strstr(j, "\"slowdown\":null,"));
+  free(j);
+}
+END_TEST
+
+START_TEST(trace_writers)
+{
+  ooc_model_opts mo = { .batch = 2 };
+  ooc_model *m = NULL;
+  ooc_err err = { 0 };
+  ooc_program p;
+  ooc_span spans[2];
+  ooc_mem_sample mem[2] = {
+    { .t_ns = 1000, .allocated = 100, .reserved = 200 },
+    { .t_ns = 2500, .allocated = 164, .reserved = 200 },
+  };
+  ooc_trace t = { .n_spans = 2, .spans = spans, .n_mem = 2, .mem = mem };
+  int32_t act, c, d;
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f;
+
+  ck_assert_int_eq(ooc_model_load(MLP, &mo, &m, &err), 0);
+  ooc_program_init(&p);
+  act = ooc_program_tensor(&p, OOC_T_ACT, 1, 64);
+  ck_assert_int_ge(act, 0);
+  c = ooc_program_emit(&p, OOC_I_COMPUTE, OOC_STREAM_COMPUTE, OOC_PH_FWD, 1,
+                       -1, OOC_WHERE_DEVICE);
+  d = ooc_program_emit(&p, OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, act,
+                       OOC_WHERE_HOST);
+  /* fwd fc1 from 1.0 to 2.5 us, its swap-out from 2.5 to 4.0 us; the
+   * origin is the first span, so they start at 0 and 1.5 us. */
+  spans[0] = (ooc_span){ .instr = c, .start_ns = 1000, .end_ns = 2500 };
+  spans[1] = (ooc_span){ .instr = d, .start_ns = 2500, .end_ns = 4000 };
+
+  f = open_memstream(&buf, &n);
+  ck_assert_int_eq(ooc_trace_write_chrome(f, m, &p, &t), 0);
+  fclose(f);
+  ck_assert_msg(strstr(buf, "{\"name\":\"fwd fc1\",\"cat\":\"fwd\",\"ph\":\"X\","
+                            "\"pid\":1,\"tid\":0,\"ts\":0.000,\"dur\":1.500,")
+                != NULL, "%s", buf);
+  ck_assert_ptr_nonnull(strstr(buf, "{\"name\":\"d2h fc1\",\"cat\":\"d2h\","
+                                    "\"ph\":\"X\",\"pid\":1,\"tid\":2,"
+                                    "\"ts\":1.500,\"dur\":1.500,\"args\":"
+                                    "{\"instr\":1,\"tensor\":0,\"bytes\":64}}"));
+  ck_assert_ptr_nonnull(strstr(buf, "{\"name\":\"memory\",\"ph\":\"C\","
+                                    "\"pid\":1,\"tid\":0,\"ts\":1.500,\"args\":"
+                                    "{\"allocated_bytes\":164,"
+                                    "\"reserved_bytes\":200}}"));
+  ck_assert_ptr_nonnull(strstr(buf, "\"args\":{\"name\":\"H2D\"}"));
+  ck_assert_str_eq(buf + strlen(buf) - 4, "\n]}\n");
+  free(buf);
+
+  buf = NULL;
+  f = open_memstream(&buf, &n);
+  ck_assert_int_eq(ooc_trace_write_mem_csv(f, &t), 0);
+  fclose(f);
+  ck_assert_str_eq(buf, "time_s,allocated_bytes,reserved_bytes\n"
+                        "0.000000000,100,200\n"
+                        "0.000001500,164,200\n");
+  free(buf);
+  ooc_program_fini(&p);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* --- scenario ------------------------------------------------------------- */
+
+START_TEST(scenario_incore)
+{
+  ooc_scenario_spec spec = { .model = MLP, .batch = 8, .hw = "v100-pcie3",
+                             .planner = "incore" };
+  ooc_summary s;
+  ooc_err err = { 0 };
+
+  ck_assert_msg(ooc_scenario_run(&spec, &s, NULL, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(s.feasible, 1);
+  ck_assert_str_eq(s.model, "cli_mlp");
+  ck_assert_str_eq(s.allocator, "caching");
+  ck_assert_int_eq(s.batch, 8);
+  ck_assert(s.iteration_s > 0);
+  /* The incore plan on a device that holds it is the baseline itself. */
+  ck_assert_double_eq(s.iteration_s, s.incore_iteration_s);
+  ck_assert_double_eq(s.slowdown, 1.0);
+  ck_assert_double_eq(s.samples_per_s, 8 / s.iteration_s);
+  ck_assert(s.lower_bound_s <= s.iteration_s);
+  ck_assert(s.lower_bound_s >= s.compute_s && s.compute_s > 0);
+  ck_assert_int_eq(s.counts[OOC_SWAP] + s.counts[OOC_RECOMPUTE], 0);
+  ck_assert_uint_eq(s.h2d_bytes + s.d2h_bytes, 0);
+  ooc_summary_fini(&s);
+
+  spec.planner = "nosuch";
+  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(err.msg, "-p: "));
+  spec.planner = "incore";
+  spec.allocator = "buddy";
+  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--allocator: "));
+  spec.allocator = NULL;
+  spec.budget = 1000;   /* below the weights alone */
+  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "budget"));
+}
+END_TEST
+
+START_TEST(scenario_maxbatch_edge)
+{
+  /* ideal allocator, a 1 MiB budget: the largest batch fits, one more does
+   * not. */
+  ooc_scenario_spec spec = { .model = MLP, .hw = "v100-pcie3",
+                             .planner = "incore", .allocator = "ideal",
+                             .budget = 1048576 };
+  ooc_summary at, s;
+  ooc_err err = { 0 };
+  int64_t best = 0;
+
+  ck_assert_msg(ooc_scenario_maxbatch(&spec, &best, &at, &err) == 0, "%s",
+                err.msg);
+  ck_assert_int_gt(best, 1);
+  ck_assert_int_eq(at.batch, best);
+  ck_assert_int_eq(at.feasible, 1);
+  ck_assert(at.peak_allocated_bytes <= 1048576);
+  ooc_summary_fini(&at);
+  spec.batch = best + 1;
+  if (ooc_scenario_run(&spec, &s, NULL, &err) == 0) {
+    ck_assert_int_eq(s.feasible, 0);
+    ooc_summary_fini(&s);
+  } else {
+    ck_assert_ptr_nonnull(strstr(err.msg, "budget"));
+  }
+}
+END_TEST
+
+static Suite *
+cli_suite(void)
+{
+  Suite *s = suite_create("cli");
+  TCase *tc;
+
+  tc = tcase_create("args");
+  tcase_add_test(tc, args_shared);
+  tcase_add_test(tc, args_errors);
+  tcase_add_test(tc, args_help_positional_require);
+  tcase_add_test(tc, args_extra);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("bound");
+  tcase_add_test(tc, bound_combine);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("writers");
+  tcase_add_test(tc, summary_json);
+  tcase_add_test(tc, trace_writers);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("scenario");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, scenario_incore);
+  tcase_add_test(tc, scenario_maxbatch_edge);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(cli_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# tests/cli_basic.sh — oocsim's front end: --help of every command, list,
+# info (a hand-checked small model and resnet50) and the bad-input errors:
+# each exits 1 with one "oocsim: ..." line naming the option or file.
+. "$top_srcdir/tests/lib.sh"
+MLP="$top_srcdir/tests/data/cli_mlp.json"
+
+for c in list info plan simulate compare maxbatch sweep plot report; do
+  if "$OOCSIM" $c --help >"$TMP/out" 2>"$TMP/err" && grep -q "Usage: oocsim $c" "$TMP/out" &&
+     [ ! -s "$TMP/err" ]; then ok "$c --help"; else not_ok "$c --help"; fi
+done
+
+# list
+expect_ok "list models" "$OOCSIM" list models
+grep -q '^resnet50 ' "$TMP/out" && ok "list models has resnet50" || not_ok "list models has resnet50"
+expect_ok "list hw" "$OOCSIM" list hw
+grep -q '^v100-nvlink2 ' "$TMP/out" && ok "list hw has v100-nvlink2" || not_ok "list hw has v100-nvlink2"
+expect_ok "list planners" "$OOCSIM" list planners
+for p in incore naive vdnn lms capacity window; do
+  grep -q "^$p " "$TMP/out" && ok "list planners has $p" || not_ok "list planners has $p"
+done
+expect_fail "list junk" "unknown list 'junk'" "$OOCSIM" list junk
+expect_fail "list nothing" "list: expected one of" "$OOCSIM" list
+
+# info on the hand-checked model: 16*8+8 + 8*4+4 = 172 parameters
+expect_ok "info mlp" "$OOCSIM" info -m "$MLP" -b 2
+grep -q 'parameters *172$' "$TMP/out" && ok "info mlp params 172" || not_ok "info mlp params 172"
+grep -q '^fc1 .*linear .*8 ' "$TMP/out" && ok "info mlp fc1 row" || not_ok "info mlp fc1 row"
+grep -q '^relu1 .* output$' "$TMP/out" && ok "info relu needs output" || not_ok "info relu needs output"
+expect_ok "info mlp --json --set" "$OOCSIM" info -m "$MLP" --set hidden=10 --json
+grep -q '"params":	214,' "$TMP/out" && ok "info --json params 214" || not_ok "info --json params 214"
+grep -q '"hidden":	10' "$TMP/out" && ok "info --json settings" || not_ok "info --json settings"
+for f in layers totals activation_mib_per_sample fwd_gflops_per_sample naive_peak_bytes bwd_needs; do
+  grep -q "\"$f\":" "$TMP/out" && ok "info --json has $f" || not_ok "info --json has $f"
+done
+expect_ok "info resnet50 --json" "$OOCSIM" info -m resnet50 --json
+grep -q '^	"params":	25557032,' "$TMP/out" && ok "resnet50 params 25557032" || not_ok "resnet50 params 25557032"
+expect_ok "info resnet50 text" "$OOCSIM" info -m resnet50 -b 1
+grep -q 'parameters *25557032$' "$TMP/out" && ok "resnet50 text params" || not_ok "resnet50 text params"
+
+# errors: options
+S="-m $MLP -b 4 --hw v100-pcie3 -p incore"
+expect_fail "unknown option" "unknown option '--frobnicate'" "$OOCSIM" simulate $S --frobnicate
+expect_fail "unknown short option" "unknown option '-z'" "$OOCSIM" info -m "$MLP" -z
+expect_fail "option without value" "needs a value" "$OOCSIM" info -m
+expect_fail "unknown command" "unknown command 'frob'" "$OOCSIM" frob
+expect_fail "info without -m" "missing -m MODEL" "$OOCSIM" info
+expect_fail "simulate without -m" "missing -m MODEL" "$OOCSIM" simulate -b 4 --hw v100-pcie3 -p incore
+expect_fail "simulate without --hw" "missing --hw HW" "$OOCSIM" simulate -m "$MLP" -b 4 -p incore
+expect_fail "simulate without -p" "missing -p PLANNER" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3
+expect_fail "simulate without -b" "missing -b BATCH" "$OOCSIM" simulate -m "$MLP" --hw v100-pcie3 -p incore
+expect_fail "maxbatch without -p" "missing -p PLANNER" "$OOCSIM" maxbatch -m "$MLP" --hw v100-pcie3
+expect_fail "compare without --hw" "missing --hw HW" "$OOCSIM" compare -m "$MLP" -b 4
+expect_fail "plan without -o" "missing -o FILE" "$OOCSIM" plan $S
+expect_fail "batch 0" "-b: batch 0 must be >= 1" "$OOCSIM" info -m "$MLP" -b 0
+expect_fail "batch negative" "-b: batch -3 must be >= 1" "$OOCSIM" simulate -m "$MLP" -b -3 --hw v100-pcie3 -p incore
+expect_fail "batch junk" "-b: '12x' is not a batch size" "$OOCSIM" info -m "$MLP" -b 12x
+expect_fail "budget junk" "--budget" "$OOCSIM" simulate $S --budget lots
+expect_fail "budget negative" "--budget" "$OOCSIM" simulate $S --budget -1GiB
+expect_fail "budget zero" "--budget: '0' must be > 0" "$OOCSIM" simulate $S --budget 0
+expect_fail "dtype" "--dtype: unknown dtype 'fp8'" "$OOCSIM" info -m "$MLP" --dtype fp8
+expect_fail "format" "--format: unknown format 'xml'" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --format xml
+expect_fail "set without =" "--set 'hidden': expected KEY=VALUE" "$OOCSIM" info -m "$MLP" --set hidden
+expect_fail "opt without =" "--opt 'window': expected KEY=VALUE" "$OOCSIM" simulate $S --opt window
+expect_fail "hw-set without =" "--hw-set 'link.h2d_GBps': expected KEY=VALUE" "$OOCSIM" simulate $S --hw-set link.h2d_GBps
+expect_fail "set empty key" "--set '=3': empty key" "$OOCSIM" info -m "$MLP" --set =3
+expect_fail "unknown --set key" "nosuchkey" "$OOCSIM" info -m "$MLP" --set nosuchkey=3
+expect_fail "unknown --hw-set key" "link.nosuch" "$OOCSIM" simulate $S --hw-set link.nosuch=3
+expect_fail "unknown allocator" "--allocator" "$OOCSIM" simulate $S --allocator buddy
+expect_fail "unknown planner" "-p" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 -p magic
+expect_fail "unknown planner in compare" "magic" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 -p incore,magic
+expect_fail "unknown model" "nosuchmodel" "$OOCSIM" info -m nosuchmodel
+expect_fail "unknown profile" "nosuchgpu" "$OOCSIM" simulate -m "$MLP" -b 4 --hw nosuchgpu -p incore
+expect_fail "unknown planner option" "frob" "$OOCSIM" simulate $S --opt frob=1
+expect_fail "compare option nobody takes" "--opt frob" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --opt frob=1
+expect_fail "compare bad option value" "window: 'abc' is not a size" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --opt window=abc
+expect_fail "budget below working set" "budget" "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p incore --budget 1MiB
+expect_fail "stray argument" "unexpected argument 'extra'" "$OOCSIM" info -m "$MLP" extra
+
+finish

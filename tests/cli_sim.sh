@@ -1,0 +1,153 @@
+#!/bin/sh
+# tests/cli_sim.sh — simulate, plan + simulate PLAN.json, the trace and
+# memory CSV, compare and maxbatch through the oocsim binary: every summary
+# field of ARCHITECTURE.md is present, the plan file replays to exactly the
+# one-shot result, the bound holds, errors on bad plan files.
+. "$top_srcdir/tests/lib.sh"
+MLP="$top_srcdir/tests/data/cli_mlp.json"
+
+FIELDS="model batch dtype hw planner allocator budget_bytes feasible oom
+iteration_s samples_per_s incore_iteration_s slowdown lower_bound_s
+peak_allocated_bytes peak_reserved_bytes h2d_bytes d2h_bytes recompute_flops
+compute_busy_s h2d_busy_s d2h_busy_s counts keep swap recompute events
+sim_wall_s"
+
+# num FIELD FILE: the first value of "FIELD": in a cJSON-printed file.
+num() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([^,]*\),*$/\1/p" "$2" | head -n 1; }
+# le A B: A <= B as numbers (awk handles exponents).
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+# simulate --json: the issue's acceptance scenario
+expect_ok "simulate resnet50 b64 h100 incore" \
+  "$OOCSIM" simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json
+cp "$TMP/out" "$TMP/r50.json"
+for f in $FIELDS; do
+  grep -q "\"$f\":" "$TMP/r50.json" && ok "summary has $f" || not_ok "summary has $f"
+done
+[ "$(num model "$TMP/r50.json")" = '"resnet50"' ] && ok "model name" || not_ok "model name"
+[ "$(num batch "$TMP/r50.json")" = 64 ] && ok "batch 64" || not_ok "batch 64"
+[ "$(num feasible "$TMP/r50.json")" = true ] && ok "incore b64 feasible" || not_ok "incore b64 feasible"
+[ "$(num oom "$TMP/r50.json")" = null ] && ok "oom null" || not_ok "oom null"
+it=$(num iteration_s "$TMP/r50.json"); lb=$(num lower_bound_s "$TMP/r50.json")
+inc=$(num incore_iteration_s "$TMP/r50.json"); sps=$(num samples_per_s "$TMP/r50.json")
+# plausible: an H100 trains resnet50 b64 in a few ms to a few hundred ms
+le 0.001 "$it" && le "$it" 1 && ok "iteration_s $it plausible" || not_ok "iteration_s $it plausible"
+le "$lb" "$it" && le 0.0001 "$lb" && ok "lower bound $lb <= iteration $it" || not_ok "lower bound $lb <= iteration $it"
+awk -v s="$sps" -v t="$it" 'BEGIN { d = s * t - 64; exit !(d < 1e-6 && d > -1e-6) }' &&
+  ok "samples_per_s = batch / iteration_s" || not_ok "samples_per_s = batch / iteration_s"
+awk -v a="$it" -v b="$inc" 'BEGIN { d = a - b; exit !(d < 1e-9 && d > -1e-9) }' &&
+  ok "incore plan equals the in-core baseline" || not_ok "incore plan equals the in-core baseline ($it vs $inc)"
+[ "$(num swap "$TMP/r50.json")" = 0 ] && [ "$(num recompute "$TMP/r50.json")" = 0 ] &&
+  ok "incore swaps and recomputes nothing" || not_ok "incore swaps and recomputes nothing"
+[ "$(num h2d_bytes "$TMP/r50.json")" = 0 ] && ok "incore moves no bytes" || not_ok "incore moves no bytes"
+
+# deterministic output
+"$OOCSIM" simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json --no-timing >"$TMP/a.json" 2>&1
+"$OOCSIM" simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json --no-timing >"$TMP/b.json" 2>&1
+cmp -s "$TMP/a.json" "$TMP/b.json" && ok "deterministic JSON" || not_ok "deterministic JSON"
+
+# readable text
+expect_ok "simulate text" "$OOCSIM" simulate -m "$MLP" -b 8 --hw v100-pcie3 -p incore
+grep -q '^result *feasible' "$TMP/out" && ok "text result line" || not_ok "text result line"
+grep -q '^lower bound' "$TMP/out" && ok "text lower bound line" || not_ok "text lower bound line"
+
+# plan + simulate plan.json == one-shot, for a swapping planner too
+for p in incore vdnn window; do
+  S="-m resnet50 -b 256 --hw v100-pcie3 -p $p --allocator va"
+  if "$OOCSIM" plan $S -o "$TMP/plan-$p.json" >/dev/null 2>"$TMP/err" &&
+     "$OOCSIM" simulate "$TMP/plan-$p.json" --json --no-timing >"$TMP/p1.json" 2>>"$TMP/err" &&
+     "$OOCSIM" simulate $S --json --no-timing >"$TMP/p2.json" 2>>"$TMP/err" &&
+     cmp -s "$TMP/p1.json" "$TMP/p2.json"; then
+    ok "plan.json replays to the one-shot result ($p)"
+  else
+    not_ok "plan.json replays to the one-shot result ($p): $(head -c 300 "$TMP/err"; diff "$TMP/p1.json" "$TMP/p2.json" | head -5)"
+  fi
+done
+"$OOCSIM" simulate "$TMP/plan-incore.json" >"$TMP/t1" 2>&1
+"$OOCSIM" simulate -m resnet50 -b 256 --hw v100-pcie3 -p incore --allocator va >"$TMP/t2" 2>&1
+grep -v '^simulation' "$TMP/t1" >"$TMP/t1b"; grep -v '^simulation' "$TMP/t2" >"$TMP/t2b"
+cmp -s "$TMP/t1b" "$TMP/t2b" && ok "plan.json text equals one-shot text" || not_ok "plan.json text equals one-shot text"
+
+# a plan made with a relative model path replays from another directory
+if (cd "$top_srcdir" && "$OOCSIM" plan -m tests/data/cli_mlp.json -b 4 --hw v100-pcie3 \
+      -p incore -o "$TMP/rel.json" >/dev/null 2>&1) &&
+   (cd "$TMP" && "$OOCSIM" simulate rel.json --json >/dev/null 2>&1); then
+  ok "plan.json with a relative model path replays elsewhere"
+else
+  not_ok "plan.json with a relative model path replays elsewhere"
+fi
+
+# bad plan files
+head -c 200 "$TMP/plan-incore.json" >"$TMP/trunc.json"
+expect_fail "truncated plan.json" "trunc.json" "$OOCSIM" simulate "$TMP/trunc.json"
+printf '\001\002garbage' >"$TMP/garbage.json"
+expect_fail "garbage plan.json" "garbage.json" "$OOCSIM" simulate "$TMP/garbage.json"
+expect_fail "missing plan.json" "nosuch.json" "$OOCSIM" simulate "$TMP/nosuch.json"
+"$OOCSIM" plan -m "$MLP" -b 4 --hw v100-pcie3 -p incore -o "$TMP/mlp.json" >/dev/null 2>&1
+sed 's/"batch":[[:space:]]*4/"batch": 5/' "$TMP/mlp.json" >"$TMP/other.json"
+expect_fail "plan for a different model" "different model" "$OOCSIM" simulate "$TMP/other.json"
+expect_fail "plan file and -m" "either PLAN.json or" "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
+
+# trace and memory CSV
+expect_ok "simulate --trace --mem-csv" "$OOCSIM" simulate -m resnet50 -b 256 \
+  --hw v100-pcie3 -p vdnn --trace "$TMP/trace.json" --mem-csv "$TMP/mem.csv"
+grep -q '"traceEvents"' "$TMP/trace.json" && ok "trace has traceEvents" || not_ok "trace has traceEvents"
+for lane in compute H2D D2H; do
+  grep -q "\"args\":{\"name\":\"$lane\"}" "$TMP/trace.json" && ok "trace lane $lane" || not_ok "trace lane $lane"
+done
+grep -q '"name":"fwd conv1"' "$TMP/trace.json" && ok "trace op fwd conv1" || not_ok "trace op fwd conv1"
+grep -q '"name":"bwd ' "$TMP/trace.json" && ok "trace backward ops" || not_ok "trace backward ops"
+grep -q '"cat":"d2h"' "$TMP/trace.json" && ok "trace d2h copies" || not_ok "trace d2h copies"
+grep -q '"ph":"C"' "$TMP/trace.json" && ok "trace memory counter" || not_ok "trace memory counter"
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["traceEvents"]) > 100' \
+    "$TMP/trace.json" && ok "trace is valid JSON" || not_ok "trace is valid JSON"
+fi
+[ "$(head -n 1 "$TMP/mem.csv")" = "time_s,allocated_bytes,reserved_bytes" ] &&
+  ok "mem csv header" || not_ok "mem csv header"
+[ "$(wc -l <"$TMP/mem.csv")" -gt 10 ] && ok "mem csv rows" || not_ok "mem csv rows"
+awk -F, 'NR > 1 && ($3 + 0 < $2 + 0) { bad = 1 } END { exit bad }' "$TMP/mem.csv" &&
+  ok "mem csv reserved >= allocated" || not_ok "mem csv reserved >= allocated"
+
+# an infeasible plan is a result: exit 0, oom object, null iteration
+expect_ok "infeasible incore" "$OOCSIM" simulate -m resnet50 -b 1024 --hw v100-pcie3 -p incore --json
+[ "$(num feasible "$TMP/out")" = false ] && ok "b1024 incore infeasible on 16 GB" || not_ok "b1024 incore infeasible on 16 GB"
+[ "$(num iteration_s "$TMP/out")" = null ] && ok "infeasible iteration_s null" || not_ok "infeasible iteration_s null"
+for f in op time_s requested_bytes live_bytes reserved_bytes largest_free_bytes reason; do
+  grep -q "\"$f\":" "$TMP/out" && ok "oom has $f" || not_ok "oom has $f"
+done
+
+# compare: every planner, sorted, infeasible last
+expect_ok "compare all" "$OOCSIM" compare -m resnet50 -b 512 --hw v100-nvlink2 -p all --format csv
+for p in incore naive vdnn lms capacity window; do
+  grep -q "^$p," "$TMP/out" && ok "compare lists $p" || not_ok "compare lists $p"
+done
+awk -F, 'NR > 1 { if ($11 == "true") { if (seen_inf || $3 + 0 < last) bad = 1; last = $3 + 0 } else seen_inf = 1 }
+         END { exit bad }' "$TMP/out" && ok "compare sorted, infeasible last" || not_ok "compare sorted, infeasible last"
+awk -F, 'NR > 1 && $11 == "true" && $5 + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
+  ok "no feasible plan beats the lower bound" || not_ok "no feasible plan beats the lower bound"
+"$OOCSIM" compare -m resnet50 -b 512 --hw v100-pcie3 --allocator va --format csv >"$TMP/out" 2>&1
+awk -F, 'NR > 1 && $11 == "true" && $5 + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
+  [ "$(grep -c ',true,' "$TMP/out")" -ge 3 ] &&
+  ok "no feasible plan beats the lower bound on PCIe 3" || not_ok "no feasible plan beats the lower bound on PCIe 3"
+expect_ok "compare json" "$OOCSIM" compare -m "$MLP" -b 8 --hw v100-pcie3 -p incore,naive --format json
+[ "$(head -c 1 "$TMP/out")" = "[" ] && ok "compare json is an array" || not_ok "compare json is an array"
+[ "$(grep -c '"lower_bound_s":' "$TMP/out")" = 2 ] && ok "compare json has 2 summaries" || not_ok "compare json has 2 summaries"
+expect_ok "compare md" "$OOCSIM" compare -m "$MLP" -b 8 --hw v100-pcie3 -p incore --format md
+grep -q '^| incore | ' "$TMP/out" && ok "compare md row" || not_ok "compare md row"
+
+# maxbatch
+expect_ok "maxbatch json" "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore --json
+for f in model hw planner allocator budget_bytes max_batch at_max; do
+  grep -q "^	\"$f\":" "$TMP/out" && ok "maxbatch has $f" || not_ok "maxbatch has $f"
+done
+mb=$(num max_batch "$TMP/out")
+# resnet50 fp32 on 16 GB trains in core at 256 but not at 1024 (above)
+le 64 "$mb" && le "$mb" 1023 && ok "maxbatch $mb in [64, 1023]" || not_ok "maxbatch $mb in [64, 1023]"
+b1=$(mb=$mb; echo $((mb + 1)))
+"$OOCSIM" simulate -m resnet50 -b "$mb" --hw v100-pcie3 -p incore --json >"$TMP/at" 2>&1
+"$OOCSIM" simulate -m resnet50 -b "$b1" --hw v100-pcie3 -p incore --json >"$TMP/above" 2>&1
+[ "$(num feasible "$TMP/at")" = true ] && ! grep -q '"feasible":	true' "$TMP/above" &&
+  ok "maxbatch is the edge ($mb fits, $b1 does not)" || not_ok "maxbatch is the edge ($mb fits, $b1 does not)"
+
+finish
