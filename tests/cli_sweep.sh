@@ -1,0 +1,98 @@
+#!/bin/sh
+# tests/cli_sweep.sh — `oocsim sweep`: the CSV schema, grid order, -j
+# determinism, resume, shards + merge, and every error case.
+. "${top_srcdir:-.}/tests/lib.sh"
+
+# Cut the wall-clock columns (plan_wall_s, sim_wall_s: the last two).
+nowall() { awk -F, 'BEGIN{OFS=","} {NF-=2; print}' "$1"; }
+
+S="$TMP/s"
+# 3 batches x 2 planners on one profile.
+expect_ok "small sweep runs" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o "$S"
+if [ -s "$TMP/err" ]; then not_ok "quiet on a non-terminal stderr ($(cat "$TMP/err"))"; else ok "quiet on a non-terminal stderr"; fi
+
+# Schema: coordinates first, then every summary field, wall times last.
+want='model,set,hw,allocator,budget,planner,batch,dtype,budget_bytes,feasible,iteration_s,samples_per_s,incore_iteration_s,slowdown,lower_bound_s,compute_s,peak_allocated_bytes,peak_reserved_bytes,peak_host_pinned_bytes,fragmentation,h2d_bytes,d2h_bytes,recompute_flops,compute_busy_s,h2d_busy_s,d2h_busy_s,stall_swapin_s,stall_swapout_s,stall_memory_s,stall_other_s,alloc_s,keep,swap,recompute,events,oom_op,oom_time_s,oom_requested_bytes,oom_live_bytes,oom_reserved_bytes,oom_largest_free_bytes,oom_reason,plan_note,plan_wall_s,sim_wall_s'
+got=$(head -n 1 "$S/results.csv")
+[ "$got" = "$want" ] && ok "results.csv header" || not_ok "results.csv header: $got"
+n=$(($(wc -l <"$S/results.csv") - 1))
+[ "$n" -eq 6 ] && ok "one row per point (6)" || not_ok "rows: $n, want 6"
+# Grid order: planner outer, batch fastest.
+order=$(awk -F, 'NR>1 {printf "%s:%s ", $6, $7}' "$S/results.csv")
+[ "$order" = "vdnn:32 vdnn:64 vdnn:96 window:32 window:64 window:96 " ] \
+  && ok "rows in grid order" || not_ok "order: $order"
+# samples_per_s = batch / iteration_s on feasible rows.
+bad=$(awk -F, 'NR>1 && $10==1 { r=$7/$11; d=r-$12; if (d<0) d=-d; if (d > 1e-6*r) print $6":"$7 }' "$S/results.csv")
+[ -z "$bad" ] && ok "samples_per_s = batch / iteration_s" || not_ok "samples_per_s wrong at $bad"
+grep -q '"planner": "window"' "$S/results.json" && grep -q '"feasible": true' "$S/results.json" \
+  && [ "$(grep -c '"model": "alexnet"' "$S/results.json")" -eq 6 ] \
+  && ok "results.json has the rows" || not_ok "results.json"
+[ -s "$S/grid.json" ] && ok "grid.json written" || not_ok "grid.json missing"
+
+# -j 2 gives the same rows in the same order.
+expect_ok "sweep -j 2" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -j 2 -o "$TMP/j2"
+nowall "$S/results.csv" >"$TMP/a"; nowall "$TMP/j2/results.csv" >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" && ok "-j 2 equals -j 1 (without wall times)" || not_ok "-j 2 differs"
+
+# Resume: a second run adds and removes nothing.
+cp "$S/results.csv" "$TMP/before.csv"
+$OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$TMP/out" 2>&1
+grep -q "6 already done, 0 run" "$TMP/out" && ok "resume skips every point" || not_ok "resume: $(cat "$TMP/out")"
+cmp -s "$TMP/before.csv" "$S/results.csv" && ok "resume keeps the rows as they were" || not_ok "resume changed rows"
+# Resume after losing a row: only that point runs; order restored.
+sed -i '/^alexnet,,v100-pcie3,caching,default,vdnn,64,/d' "$S/results.csv"
+$OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$TMP/out" 2>&1
+grep -q "5 already done, 1 run" "$TMP/out" && ok "resume runs the missing point only" || not_ok "resume: $(cat "$TMP/out")"
+nowall "$S/results.csv" >"$TMP/c"
+cmp -s "$TMP/a" "$TMP/c" && ok "resumed file equals the full run" || not_ok "resumed file differs"
+# A larger grid in the same directory keeps the old rows, adds new ones.
+$OOCSIM sweep -m alexnet -b 32:128:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$TMP/out" 2>&1
+grep -q "6 already done, 2 run" "$TMP/out" && ok "extending the grid runs only new points" || not_ok "extend: $(cat "$TMP/out")"
+[ $(($(wc -l <"$S/results.csv") - 1)) -eq 8 ] && ok "extended file has 8 rows" || not_ok "extended rows"
+# --fresh recomputes.
+$OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --fresh -o "$TMP/fr" >/dev/null 2>&1
+$OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --fresh -o "$TMP/fr" >"$TMP/out" 2>&1
+grep -q "0 already done, 1 run" "$TMP/out" && ok "--fresh ignores old rows" || not_ok "--fresh: $(cat "$TMP/out")"
+
+# Shards: 1/2 + 2/2 merged equal the unsharded run (two profiles, a
+# --hw-set axis, 2 planners, 3 batches: 24 points).
+G="-m alexnet -b 32,64,128 --hw v100-pcie3,a100-pcie4 -p vdnn,window --hw-set link.h2d_GBps=8,32"
+expect_ok "unsharded" $OOCSIM sweep $G -j 2 -o "$TMP/full"
+expect_ok "shard 1/2" $OOCSIM sweep $G --shard 1/2 -o "$TMP/sh1"
+expect_ok "shard 2/2" $OOCSIM sweep $G --shard 2/2 -o "$TMP/sh2"
+n1=$(($(wc -l <"$TMP/sh1/results.csv") - 1)); n2=$(($(wc -l <"$TMP/sh2/results.csv") - 1))
+[ "$n1" -eq 12 ] && [ "$n2" -eq 12 ] && ok "each shard has half the points" || not_ok "shards: $n1 + $n2"
+expect_ok "merge" $OOCSIM sweep --merge "$TMP/sh2" "$TMP/sh1" -o "$TMP/merged"
+nowall "$TMP/full/results.csv" >"$TMP/a"; nowall "$TMP/merged/results.csv" >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" && ok "merged rows equal the unsharded run" || not_ok "merge differs: $(diff "$TMP/a" "$TMP/b" | head -3)"
+head -n 1 "$TMP/full/results.csv" | grep -q ',hw,hw_set:link.h2d_GBps,allocator,' \
+  && ok "--hw-set axis is a coordinate column" || not_ok "hw_set column"
+# The --hw-set value reaches the simulation: a slower link is never faster.
+slow=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==8 && $7=="vdnn" && $8==128 {print $12}' "$TMP/full/results.csv")
+fast=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==32 && $7=="vdnn" && $8==128 {print $12}' "$TMP/full/results.csv")
+awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s > f && f > 0) }' \
+  && ok "8 GB/s link slower than 32 GB/s ($slow s > $fast s)" || not_ok "hw-set not applied ($slow vs $fast)"
+
+# --maxbatch: a max_batch column, at least 1 for a swapping planner.
+expect_ok "sweep --maxbatch" $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn -o "$TMP/mb"
+head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,max_batch,dtype,' && ok "max_batch column" || not_ok "max_batch column"
+mbv=$(awk -F, 'NR==2 {print $7}' "$TMP/mb/results.csv")
+[ "${mbv:-0}" -ge 1 ] && ok "vdnn max batch $mbv >= 1" || not_ok "max batch: $mbv"
+
+# Errors: one clear line, exit 1.
+expect_fail "range end below start" "range end 1 is below its start 64" $OOCSIM sweep -m alexnet -b 64:1:64 --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "batch not a number" "-b" $OOCSIM sweep -m alexnet -b x --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "zero step" "step" $OOCSIM sweep -m alexnet -b 1:8:0 --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "unknown --hw-set key" "link.h2d_GBpz" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBpz=8,16 -o "$TMP/e"
+expect_fail "bad --hw-set value" "link.h2d_GBps" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8,-1 -o "$TMP/e"
+expect_fail "malformed --hw-set" "KEY=V1,V2" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps -o "$TMP/e"
+expect_fail "unknown planner" "nosuch" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn,nosuch -o "$TMP/e"
+expect_fail "unknown profile" "nosuchgpu" $OOCSIM sweep -m alexnet -b 32 --hw nosuchgpu -p vdnn -o "$TMP/e"
+touch "$TMP/afile"
+expect_fail "unwritable output directory" "afile/out" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/afile/out"
+expect_fail "bad shard" "--shard '3/2'" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --shard 3/2 -o "$TMP/e"
+expect_fail "missing -o" "missing -o DIR" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn
+expect_fail "merge of different grids" "same sweep" $OOCSIM sweep --merge "$TMP/sh1" "$S" -o "$TMP/e2"
+expect_fail "unknown option" "--frob" $OOCSIM sweep --frob
+expect_ok "sweep --help" $OOCSIM sweep --help
+finish
