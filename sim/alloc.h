@@ -2,12 +2,13 @@
  *
  *   ideal    the sum of live bytes against the budget
  *   caching  best-fit caching allocator like PyTorch's / Chainer's: 512 B
- *            rounding, small (<1 MiB, 2 MiB segments) and large pools,
+ *            rounding, small (<= 1 MiB, 2 MiB segments) and large pools,
  *            block splitting, coalescing only inside a segment, cached free
  *            blocks; on failure it releases every fully free cached segment
  *            and retries (schedule-window seed §4, the best-fit baseline)
  *   pool     one arena of the whole budget, first-fit with coalescing
- *            (SuperNeurons §3.3 memory pool)
+ *            (SuperNeurons §3.3 memory pool); its `reserved` is the arena's
+ *            high-water mark, the pool size this program needs
  *   va       virtual addressing (schedule-window seed §4): physical chunks of
  *            chunk_bytes mapped to contiguous virtual ranges at a map cost per
  *            chunk; only internal fragmentation (< one chunk per tensor)
@@ -15,6 +16,10 @@
  * An allocator works on handles that are program tensor ids, so its state is
  * flat arrays sized once by init() for n_handles: alloc and free do not touch
  * the host heap (search planners run thousands of simulations).
+ *
+ * alloc() may also return OOC_ENOMEM when a model's own bookkeeping cannot
+ * grow (caching: the block table; only on a bigger pattern than any
+ * before). Costs are integer nanoseconds; a request of 0 bytes is valid.
  *
  * Ownership: the simulator owns the state buffer (state_size bytes) and
  * calls init() once per configuration and fini() at the end.
@@ -57,6 +62,13 @@ typedef struct ooc_allocator_type {
   /* Free handle h (must be live). Adds its cost to *cost_ns. */
   void (*free)(void *state, int32_t h, int64_t *cost_ns);
   void (*stats)(const void *state, ooc_alloc_stats *st);
+  /* allocated and reserved only, O(1): what the simulator samples after
+   * every ALLOC and FREE (stats() may walk the free blocks). */
+  void (*usage)(const void *state, uint64_t *allocated, uint64_t *reserved);
+  /* One line saying why a request of `bytes` cannot be met now, for the OOM
+   * report, e.g. "caching: no free block of 1.50 GiB; 2.10 GiB free but
+   * fragmented (largest 800 MiB)". Writes at most n bytes. */
+  void (*explain)(const void *state, uint64_t bytes, char *buf, size_t n);
 } ooc_allocator_type;
 
 extern const ooc_allocator_type ooc_alloc_ideal;

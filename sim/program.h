@@ -19,6 +19,16 @@
  * OOC_ARG_WRITE set for outputs), so the simulator can check that nothing is
  * read while absent, in flight or freed, and the executor knows its buffers.
  *
+ * Which kinds may go on which stream: COMPUTE only on the compute stream,
+ * H2D only on the H2D stream, D2H only on the D2H stream; ALLOC and FREE on
+ * any stream (they run in that stream's order, taking the allocator's cost
+ * as stream time).
+ *
+ * The timed part [prologue_end, n_instr) is run several times in a row, so
+ * it must leave every tensor's allocation state (device and host) as it
+ * found it: what it allocates it frees, and what it frees it allocates
+ * again. ooc_program_validate() checks this.
+ *
  * Ownership: ooc_program is caller-embedded: ooc_program_init() and
  * ooc_program_fini(); arrays grow geometrically (amortised O(1) appends) and
  * are reused by ooc_program_reset(), so a planner lowering thousands of
@@ -119,6 +129,12 @@ int ooc_program_arg(ooc_program *p, int32_t tensor, int write);
  * backwards, ALLOC/FREE pairing per tensor in program order. Returns OOC_OK
  * or OOC_EINVAL naming the instruction. O(instructions + waits). */
 int ooc_program_validate(const ooc_program *p, ooc_err *err);
+
+/* The structural half of validate (stream/kind pairs, phases, indices in
+ * range, waits pointing backwards, arg slices), without the per-tensor
+ * pairing pass: it needs no scratch memory, so the simulator runs it on
+ * every program. O(instructions + waits + args). */
+int ooc_program_check_structure(const ooc_program *p, ooc_err *err);
 
 /* Byte-exact equality (round-trip tests). */
 int ooc_program_equal(const ooc_program *a, const ooc_program *b);

@@ -11,8 +11,30 @@
  *
  * The simulator also checks the program's semantics as it runs: a COMPUTE
  * may not touch a tensor that is absent, still being copied in, or freed,
- * nor may a FREE hit a tensor with a copy in flight. Such a violation is an
- * OOC_EINVAL error naming the instruction (a planner bug, not a result).
+ * nor may a FREE hit a tensor with a copy in flight, nor a copy or a FREE
+ * race the running kernel on a tensor it writes (D2H) or uses (H2D, FREE).
+ * Such a violation is an OOC_EINVAL error naming the instruction (a
+ * planner bug, not a result).
+ *
+ * Time: COMPUTE costs come from ooc_costs (fwd and recomp: fwd_ns[layer];
+ * bwd: bwd_ns[layer]; update: update_ns). A copy has a latency phase
+ * (copy_latency_ns, no bandwidth) then a fluid transfer at h2d_Bps/d2h_Bps,
+ * or duplex_h2d_Bps/duplex_d2h_Bps each while an H2D and a D2H overlap; a
+ * copy alone takes latency + ceil(bytes x 1e9 / rate) ns. With one copy
+ * engine the two copy streams share it and the ready copy with the lower
+ * index goes first. ALLOC/FREE take the allocator's modelled cost on their
+ * stream; a failed ALLOC is retried after every FREE completes. Pinned host
+ * ALLOC/FREE (where = host) are counted against hw->host_mem (0: no limit)
+ * and cost hw->host_alloc_ns.
+ *
+ * Iterations: the prologue runs once at t = 0 at no cost; then the timed
+ * part runs `iterations` times, each starting when the previous one has
+ * drained (a device synchronise), allocator and tensor state carried over.
+ * Times, busy, stall, byte and flop figures are those of the last
+ * iteration; peaks and `events` cover the whole run. Trace times are
+ * relative to the start of the last iteration; spans are appended as
+ * instructions complete, memory samples after each device ALLOC/FREE (plus
+ * one at the iteration's start).
  *
  * Cost: O((instructions + waits) log streams) per iteration; no host
  * allocation per event (the heap, stream and tensor arrays are sized once
@@ -20,6 +42,8 @@
  *
  * Ownership: ooc_sim_alloc() returns an object freed by ooc_sim_free()
  * (accepts NULL). It borrows model, hw and costs, which must outlive it.
+ * The model may be NULL (unit tests): recompute_flops is then 0 and the
+ * program's model fingerprint is not checked.
  * An ooc_trace passed to a run is caller-owned (ooc_trace_init/_fini).
  */
 #ifndef OOC_SIM_H
@@ -93,10 +117,12 @@ typedef struct ooc_sim_config {
   const ooc_hw *hw;
   const ooc_costs *costs;
   const ooc_allocator_type *allocator;
-  uint64_t budget;        /* device bytes the allocator may use */
+  uint64_t budget;        /* device bytes the allocator may use (0: the
+                             profile's mem_usable) */
   uint64_t chunk_bytes;   /* va chunk (0: the profile's) */
-  int iterations;         /* timed iterations, >= 1 (default 2: the last is
-                             reported, so caching state is steady) */
+  int iterations;         /* timed iterations, >= 1 (0 means the default,
+                             2: the last is reported, so caching state is
+                             steady) */
 } ooc_sim_config;
 
 typedef struct ooc_sim ooc_sim;

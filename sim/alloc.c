@@ -1,0 +1,47 @@
+/* sim/alloc.c — the allocator registry and lookup by name (alloc.h).
+ *
+ * One idea: the four models are GSL-style descriptors, each in its own file
+ * (alloc_ideal.c, alloc_caching.c, alloc_pool.c, alloc_va.c); this file only
+ * lists them. Lookup is O(number of allocators).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "alloc.h"
+
+const ooc_allocator_type *const ooc_allocator_types[] = {
+  &ooc_alloc_ideal,
+  &ooc_alloc_caching,
+  &ooc_alloc_pool,
+  &ooc_alloc_va,
+  NULL,
+};
+
+const ooc_allocator_type *
+ooc_allocator_find(const char *name, ooc_err *err)
+{
+  char names[128];
+  size_t used = 0;
+  int i;
+
+  for (i = 0; ooc_allocator_types[i] != NULL; i++)
+    if (name != NULL && strcmp(ooc_allocator_types[i]->name, name) == 0)
+      return ooc_allocator_types[i];
+  names[0] = '\0';
+  for (i = 0; ooc_allocator_types[i] != NULL; i++) {
+    size_t len = strlen(ooc_allocator_types[i]->name);
+    if (used + len + 3 >= sizeof names)
+      break;
+    if (i > 0) {
+      memcpy(names + used, ", ", 2);
+      used += 2;
+    }
+    memcpy(names + used, ooc_allocator_types[i]->name, len);
+    used += len;
+    names[used] = '\0';
+  }
+  ooc_err_set(err, OOC_ENOTFOUND,
+              "unknown allocator '%s' (valid: %s)", name ? name : "", names);
+  return NULL;
+}

@@ -1,0 +1,1043 @@
+/* sim/engine.c — the discrete-event simulator (sim.h).
+ *
+ * One idea: three streams (compute, H2D, D2H) each run their instructions in
+ * index order; an instruction starts when its stream is free and every
+ * instruction it waits on has completed. Time advances from event to event
+ * on a binary min-heap keyed by (ns, sequence) (heap.h). The dispatch loop
+ * pops every event of the current instant, applies it, then lets the
+ * streams start what they can, in order of their head instruction's index
+ * (so the lower index wins a shared copy engine or freed memory), and
+ * finally attributes any idle time of the compute stream to a stall reason.
+ *
+ * Copies: a latency phase (hw->copy_latency_ns, no bandwidth used), then a
+ * fluid transfer at h2d_Bps / d2h_Bps alone, or duplex_h2d_Bps /
+ * duplex_d2h_Bps each while an H2D and a D2H transfer overlap. When the set
+ * of active transfers changes, the remaining bytes are brought up to date
+ * and the completion rescheduled; a generation counter marks the old
+ * completion event stale. Rounding: a transfer's completion is
+ * ceil(remaining x 1e9 / rate) ns after the rate was last set, except that a
+ * value within 0.001 ns of an integer is taken as that integer, so float
+ * noise never adds a nanosecond. A copy alone thus takes exactly
+ * latency + ceil(bytes x 1e9 / rate) ns.
+ *
+ * ALLOC/FREE call the allocator model (alloc.h) when they start, and last
+ * as long as its modelled cost. An ALLOC that fails blocks its stream and
+ * is retried after every FREE completes; when nothing is pending and an
+ * ALLOC is still blocked, the run is infeasible (OOM report). Host (pinned)
+ * ALLOC/FREE are counted against hw->host_mem and cost hw->host_alloc_ns.
+ *
+ * Iterations: the prologue runs once at t = 0 at no cost; then the timed
+ * part runs `iterations` times back to back, each starting when the
+ * previous one has fully drained (a device synchronise), with allocator and
+ * tensor state carried over. The last iteration's time, busy and stall
+ * figures are reported; peaks cover the whole run.
+ *
+ * Ownership: ooc_sim owns its arrays, the heap and the allocator state; it
+ * borrows model, hw and costs. Cost: O((instructions + waits) log events)
+ * per iteration; arrays are sized once per program size and reused.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap.h"
+#include "sim.h"
+#include "util.h"
+
+enum { EV_DONE = 0, EV_LAT, EV_XFER };                 /* event kinds */
+enum { ST_IDLE = 0, ST_BUSY, ST_BLOCKED };             /* stream states */
+enum { T_DEV = 1, T_VALID = 2, T_HOST = 4, T_HVALID = 8 }; /* tensor flags */
+#define STALL_NONE (-1)
+
+struct stream {
+  int32_t first, n;     /* its instructions: order[first .. first + n) */
+  int32_t pos;          /* next to start */
+  int32_t wcur;         /* waits of the head already seen complete */
+  int32_t wait_on;      /* the wait the head is stuck on, -1 none */
+  int state;
+  int32_t cur;          /* running or blocked instruction */
+  int64_t start;
+  int64_t pending_ns;   /* allocator cost spent by failed attempts */
+  int64_t blocked_since;
+};
+
+struct chan {           /* one direction of the link: 0 H2D, 1 D2H */
+  int active;           /* in its transfer phase */
+  double remaining;     /* bytes */
+  double rate;          /* bytes/s */
+  int64_t last;         /* when remaining was last brought up to date */
+  uint32_t gen;
+};
+
+struct ooc_sim {
+  const ooc_model *model;
+  const ooc_hw *hw;
+  const ooc_costs *costs;
+  const ooc_allocator_type *at;
+  uint64_t budget, chunk;
+  int iterations;
+  int shared_engine;            /* one copy engine for both directions */
+  double alone[2], duplex[2];
+
+  void *astate;
+  int alloc_ready;
+  int32_t alloc_handles;
+
+  ooc_heap heap;
+  int32_t cap_instr, cap_tensors;
+  int32_t *order;               /* timed instructions grouped by stream */
+  uint32_t *done;               /* completion stamp per instruction */
+  uint8_t *tflags;              /* T_* per tensor */
+  uint8_t *inflight;            /* copies in flight per tensor */
+  uint32_t stamp;
+
+  /* One run. */
+  const ooc_program *p;
+  ooc_sim_result *r;
+  ooc_trace *trace;
+  ooc_err *err;
+  int last_iter;
+  struct stream st[OOC_NSTREAMS];
+  struct chan ch[2];
+  int engine_busy;
+  int freed;
+  int64_t now, t0;
+  int stall, stall_since_valid;
+  int64_t stall_since;
+  uint64_t host_pinned;
+  uint64_t peak_res_alloc;      /* allocated when reserved peaked */
+};
+
+static int
+instr_fail(ooc_sim *s, int32_t i, const char *fmt, int32_t t,
+           const char *what)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  char head[160];
+
+  if (in->kind == OOC_I_COMPUTE)
+    snprintf(head, sizeof head, "instruction %d (COMPUTE %s, layer %d)", i,
+             ooc_phase_name((ooc_phase)in->phase), in->layer);
+  else
+    snprintf(head, sizeof head, "instruction %d (%s, layer %d, tensor %d)",
+             i, ooc_instr_kind_name((ooc_instr_kind)in->kind), in->layer,
+             in->tensor);
+  return ooc_err_set(s->err, OOC_EINVAL, "%s: %s tensor %d (layer %d) %s",
+                     head, fmt, t, t >= 0 ? s->p->tensors[t].layer : -1,
+                     what);
+}
+
+void
+ooc_trace_init(ooc_trace *t)
+{
+  memset(t, 0, sizeof *t);
+}
+
+void
+ooc_trace_fini(ooc_trace *t)
+{
+  if (t == NULL)
+    return;
+  free(t->spans);
+  free(t->mem);
+  memset(t, 0, sizeof *t);
+}
+
+const char *
+ooc_stall_name(ooc_stall st)
+{
+  static const char *const names[OOC_STALL_COUNT] = {
+    "swapin", "swapout", "memory", "other",
+  };
+  return (unsigned)st < OOC_STALL_COUNT ? names[st] : "?";
+}
+
+int
+ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
+{
+  ooc_sim *s;
+  int d;
+
+  *out = NULL;
+  if (cfg == NULL || cfg->hw == NULL || cfg->costs == NULL ||
+      cfg->allocator == NULL)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "simulator: a profile, costs and an allocator are "
+                       "required");
+  if (cfg->hw->h2d_Bps <= 0 || cfg->hw->d2h_Bps <= 0)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "simulator: profile '%s' has no positive link "
+                       "bandwidth", cfg->hw->name ? cfg->hw->name : "?");
+  if (cfg->iterations < 0)
+    return ooc_err_set(err, OOC_EINVAL, "simulator: iterations must be >= 1");
+  s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
+  s->model = cfg->model;
+  s->hw = cfg->hw;
+  s->costs = cfg->costs;
+  s->at = cfg->allocator;
+  s->budget = cfg->budget ? cfg->budget : cfg->hw->mem_usable;
+  s->chunk = cfg->chunk_bytes;
+  s->iterations = cfg->iterations > 0 ? cfg->iterations : 2;
+  s->shared_engine = cfg->hw->copy_engines < 2;
+  s->alone[0] = cfg->hw->h2d_Bps;
+  s->alone[1] = cfg->hw->d2h_Bps;
+  s->duplex[0] = cfg->hw->duplex_h2d_Bps;
+  s->duplex[1] = cfg->hw->duplex_d2h_Bps;
+  for (d = 0; d < 2; d++)
+    if (s->duplex[d] <= 0)
+      s->duplex[d] = s->alone[d];
+  s->stamp = 1;
+  ooc_heap_init(&s->heap);
+  s->astate = calloc(1, s->at->state_size ? s->at->state_size : 1);
+  if (s->astate == NULL || ooc_heap_reserve(&s->heap, 64) != OOC_OK) {
+    ooc_sim_free(s);
+    return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
+  }
+  *out = s;
+  return OOC_OK;
+}
+
+void
+ooc_sim_free(ooc_sim *s)
+{
+  if (s == NULL)
+    return;
+  if (s->alloc_ready)
+    s->at->fini(s->astate);
+  free(s->astate);
+  ooc_heap_fini(&s->heap);
+  free(s->order);
+  free(s->done);
+  free(s->tflags);
+  free(s->inflight);
+  free(s);
+}
+
+/* Size the per-program arrays and the allocator for p (grow only). */
+static int
+prepare(ooc_sim *s, const ooc_program *p)
+{
+  if (p->n_instr > s->cap_instr) {
+    int32_t cap = p->n_instr;
+    int32_t *order = realloc(s->order, (size_t)cap * sizeof *order);
+    uint32_t *done;
+
+    if (order == NULL)
+      return OOC_ENOMEM;
+    s->order = order;
+    done = realloc(s->done, (size_t)cap * sizeof *done);
+    if (done == NULL)
+      return OOC_ENOMEM;
+    s->done = done;
+    memset(s->done, 0, (size_t)cap * sizeof *done);
+    s->cap_instr = cap;
+  }
+  if (p->n_tensors > s->cap_tensors || s->tflags == NULL) {
+    int32_t cap = p->n_tensors > 0 ? p->n_tensors : 1;
+    uint8_t *f = realloc(s->tflags, (size_t)cap);
+
+    if (f == NULL)
+      return OOC_ENOMEM;
+    s->tflags = f;
+    f = realloc(s->inflight, (size_t)cap);
+    if (f == NULL)
+      return OOC_ENOMEM;
+    s->inflight = f;
+    s->cap_tensors = cap;
+  }
+  if (s->alloc_ready && p->n_tensors > s->alloc_handles) {
+    s->at->fini(s->astate);
+    s->alloc_ready = 0;
+  }
+  if (!s->alloc_ready) {
+    ooc_alloc_config ac = {
+      .budget = s->budget, .n_handles = s->cap_tensors,
+      .chunk_bytes = s->chunk, .hw = s->hw,
+    };
+    int rc = s->at->init(s->astate, &ac, s->err);
+    if (rc != OOC_OK)
+      return rc;
+    s->alloc_ready = 1;
+    s->alloc_handles = s->cap_tensors;
+  } else {
+    s->at->reset(s->astate);
+  }
+  return OOC_OK;
+}
+
+int64_t
+ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
+{
+  const ooc_instr *in = &p->instr[i];
+
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    if (in->phase == OOC_PH_UPDATE)
+      return s->costs->update_ns;
+    if (in->layer < 0 || in->layer >= s->costs->n_layers)
+      return 0;
+    return in->phase == OOC_PH_BWD ? s->costs->bwd_ns[in->layer]
+                                   : s->costs->fwd_ns[in->layer];
+  case OOC_I_H2D:
+  case OOC_I_D2H: {
+    int d = in->kind == OOC_I_D2H;
+    double x = (double)p->tensors[in->tensor].bytes * 1e9 / s->alone[d];
+    double rx = nearbyint(x);
+    return s->hw->copy_latency_ns +
+           (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
+  }
+  default:
+    return 0;
+  }
+}
+
+/* Nanoseconds to move `bytes` at `rate` bytes/s (see the header comment). */
+static int64_t
+xfer_ns(double bytes, double rate)
+{
+  double x = bytes * 1e9 / rate;
+  double rx = nearbyint(x);
+
+  if (x <= 0)
+    return 0;
+  return (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
+}
+
+static void
+sample_memory(ooc_sim *s)
+{
+  ooc_alloc_stats as;
+
+  s->at->usage(s->astate, &as.allocated, &as.reserved);
+  if (as.allocated > s->r->peak_allocated)
+    s->r->peak_allocated = as.allocated;
+  if (as.reserved > s->r->peak_reserved) {
+    s->r->peak_reserved = as.reserved;
+    s->peak_res_alloc = as.allocated;
+  } else if (as.reserved == s->r->peak_reserved &&
+             as.allocated > s->peak_res_alloc) {
+    s->peak_res_alloc = as.allocated;
+  }
+  if (s->last_iter && s->trace != NULL &&
+      s->trace->n_mem < s->trace->cap_mem)
+    s->trace->mem[s->trace->n_mem++] = (ooc_mem_sample){
+      .t_ns = s->now - s->t0, .allocated = as.allocated,
+      .reserved = as.reserved,
+    };
+}
+
+static void
+fill_oom(ooc_sim *s, int32_t i, const char *host_reason)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  ooc_alloc_stats as;
+  ooc_oom *o = &s->r->oom;
+  uint64_t bytes = s->p->tensors[in->tensor].bytes;
+
+  s->at->stats(s->astate, &as);
+  *o = (ooc_oom){
+    .instr = i, .tensor = in->tensor, .layer = in->layer,
+    .time_ns = i < s->p->prologue_end ? 0
+               : s->st[in->stream].blocked_since,
+    .requested_bytes = bytes, .live_bytes = as.allocated,
+    .reserved_bytes = as.reserved, .largest_free_bytes = as.largest_free,
+  };
+  if (host_reason != NULL)
+    snprintf(o->reason, sizeof o->reason, "%s", host_reason);
+  else
+    s->at->explain(s->astate, bytes, o->reason, sizeof o->reason);
+  s->r->feasible = 0;
+}
+
+/* Pinned host allocation; returns 0 when host memory is exhausted. */
+static int
+host_alloc(ooc_sim *s, uint64_t bytes)
+{
+  if (s->hw->host_mem > 0 && bytes > s->hw->host_mem - s->host_pinned)
+    return 0;
+  s->host_pinned += bytes;
+  if (s->host_pinned > s->r->peak_host_pinned)
+    s->r->peak_host_pinned = s->host_pinned;
+  return 1;
+}
+
+static void
+host_reason(ooc_sim *s, uint64_t bytes, char *buf, size_t n)
+{
+  char b1[32], b2[32], b3[32];
+
+  snprintf(buf, n, "pinned host memory exhausted: %s requested, %s of %s "
+           "in use", ooc_fmt_bytes(bytes, b1, sizeof b1),
+           ooc_fmt_bytes(s->host_pinned, b2, sizeof b2),
+           ooc_fmt_bytes(s->hw->host_mem, b3, sizeof b3));
+}
+
+/* Tensor checks of a COMPUTE about to start. */
+static int
+check_compute(ooc_sim *s, int32_t i)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = s->p->args[in->arg_first + k];
+    int32_t t = OOC_ARG_TENSOR(a);
+    uint8_t f = s->tflags[t];
+
+    if (!(f & T_DEV))
+      return instr_fail(s, i, a & OOC_ARG_WRITE ? "writes" : "reads", t,
+                        "which is not allocated on the device");
+    if (a & OOC_ARG_WRITE) {
+      if (s->inflight[t])
+        return instr_fail(s, i, "writes", t, "while a copy of it is in "
+                          "flight");
+    } else if (!(f & T_VALID)) {
+      return instr_fail(s, i, "reads", t,
+                        s->inflight[t] ? "while it is still being copied in"
+                                       : "before any data was written to it");
+    }
+  }
+  return OOC_OK;
+}
+
+static void
+compute_done(ooc_sim *s, int32_t i)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = s->p->args[in->arg_first + k];
+    if (a & OOC_ARG_WRITE)
+      s->tflags[OOC_ARG_TENSOR(a)] |= T_VALID;
+  }
+}
+
+/* Is tensor t an argument of the kernel running on the compute stream (and,
+ * with write_only, one it writes)? Returns that kernel's index or -1. */
+static int32_t
+kernel_using(const ooc_sim *s, int32_t t, int write_only)
+{
+  const struct stream *st = &s->st[OOC_STREAM_COMPUTE];
+  const ooc_instr *in;
+  int32_t k;
+
+  if (st->state != ST_BUSY)
+    return -1;
+  in = &s->p->instr[st->cur];
+  if (in->kind != OOC_I_COMPUTE)
+    return -1;
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = s->p->args[in->arg_first + k];
+    if (OOC_ARG_TENSOR(a) == t && (!write_only || (a & OOC_ARG_WRITE)))
+      return st->cur;
+  }
+  return -1;
+}
+
+/* Check a FREE and apply it to the tensor state; device frees also go
+ * through the allocator, adding its cost. */
+static int
+do_free(ooc_sim *s, int32_t i, int64_t *cost)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  int32_t t = in->tensor;
+
+  if (in->where == OOC_WHERE_HOST) {
+    if (!(s->tflags[t] & T_HOST))
+      return instr_fail(s, i, "frees host buffer of", t, "which is absent");
+    s->tflags[t] &= (uint8_t)~(T_HOST | T_HVALID);
+    s->host_pinned -= s->p->tensors[t].bytes;
+    return OOC_OK;
+  }
+  if (!(s->tflags[t] & T_DEV))
+    return instr_fail(s, i, "frees", t, "which is not allocated");
+  if (s->inflight[t])
+    return instr_fail(s, i, "frees", t, "while a copy of it is in flight");
+  if (s->p->instr[i].stream != OOC_STREAM_COMPUTE &&
+      kernel_using(s, t, 0) >= 0)
+    return instr_fail(s, i, "frees", t, "while the running kernel uses it");
+  s->at->free(s->astate, t, cost);
+  s->tflags[t] &= (uint8_t)~(T_DEV | T_VALID);
+  sample_memory(s);
+  return OOC_OK;
+}
+
+/* The prologue: every instruction once, at t = 0, at no cost. */
+static int
+run_prologue(ooc_sim *s)
+{
+  const ooc_program *p = s->p;
+  int32_t i;
+  int rc;
+
+  for (i = 0; i < p->prologue_end; i++) {
+    const ooc_instr *in = &p->instr[i];
+    int32_t t = in->tensor;
+    int64_t cost = 0;
+
+    switch (in->kind) {
+    case OOC_I_COMPUTE:
+      rc = check_compute(s, i);
+      if (rc != OOC_OK)
+        return rc;
+      compute_done(s, i);
+      break;
+    case OOC_I_H2D:
+      if (!(s->tflags[t] & T_DEV))
+        return instr_fail(s, i, "copies into", t, "which is not allocated");
+      s->tflags[t] |= T_VALID;
+      break;
+    case OOC_I_D2H:
+      if ((s->tflags[t] & (T_DEV | T_VALID)) != (T_DEV | T_VALID))
+        return instr_fail(s, i, "copies out", t, "which holds no data");
+      s->tflags[t] |= T_HVALID;
+      break;
+    case OOC_I_ALLOC:
+      if (in->where == OOC_WHERE_HOST) {
+        if (s->tflags[t] & T_HOST)
+          return instr_fail(s, i, "allocates host buffer of", t,
+                            "which is already allocated");
+        if (!host_alloc(s, p->tensors[t].bytes)) {
+          char why[160];
+          host_reason(s, p->tensors[t].bytes, why, sizeof why);
+          fill_oom(s, i, why);
+          return OOC_EOOM;
+        }
+        s->tflags[t] |= T_HOST | T_HVALID;
+      } else {
+        if (s->tflags[t] & T_DEV)
+          return instr_fail(s, i, "allocates", t, "which is already live");
+        rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
+        if (rc == OOC_EOOM) {
+          fill_oom(s, i, NULL);
+          return OOC_EOOM;
+        }
+        if (rc != OOC_OK)
+          return ooc_err_set(s->err, rc, "simulator: allocator out of host "
+                             "memory");
+        s->tflags[t] |= T_DEV | T_VALID;
+        sample_memory(s);
+      }
+      break;
+    case OOC_I_FREE:
+      rc = do_free(s, i, &cost);
+      if (rc != OOC_OK)
+        return rc;
+      break;
+    default:
+      break;
+    }
+  }
+  return OOC_OK;
+}
+
+static int
+push(ooc_sim *s, int64_t t, int kind, int32_t a, uint32_t gen)
+{
+  if (ooc_heap_push(&s->heap, t, kind, a, gen) != OOC_OK)
+    return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
+  return OOC_OK;
+}
+
+/* Bring channel d's remaining bytes up to now. */
+static void
+chan_progress(ooc_sim *s, int d)
+{
+  struct chan *c = &s->ch[d];
+
+  if (!c->active)
+    return;
+  c->remaining -= c->rate * (double)(s->now - c->last) / 1e9;
+  if (c->remaining < 0)
+    c->remaining = 0;
+  c->last = s->now;
+}
+
+/* The set of active transfers changed: set rates, reschedule both. */
+static int
+chan_reschedule(ooc_sim *s)
+{
+  int both = s->ch[0].active && s->ch[1].active;
+  int d, rc;
+
+  for (d = 0; d < 2; d++) {
+    struct chan *c = &s->ch[d];
+    if (!c->active)
+      continue;
+    c->rate = both ? s->duplex[d] : s->alone[d];
+    c->gen++;
+    rc = push(s, s->now + xfer_ns(c->remaining, c->rate), EV_XFER, d,
+              c->gen);
+    if (rc != OOC_OK)
+      return rc;
+  }
+  return OOC_OK;
+}
+
+/* Is instruction w complete (in this iteration, or in the prologue)? */
+static inline int
+is_done(const ooc_sim *s, int32_t w)
+{
+  return w < s->p->prologue_end || s->done[w] == s->stamp;
+}
+
+/* Try to start the head of stream k. Returns OOC_OK (started or not) or an
+ * error. */
+static int
+try_start(ooc_sim *s, int k)
+{
+  struct stream *st = &s->st[k];
+  const ooc_program *p = s->p;
+  const ooc_instr *in;
+  int32_t i, t;
+  int64_t cost = 0, dur = 0;
+  int rc;
+
+  if (st->state == ST_BUSY || st->pos == st->n)
+    return OOC_OK;
+  if (st->state == ST_BLOCKED && !s->freed)
+    return OOC_OK;
+  i = s->order[st->first + st->pos];
+  in = &p->instr[i];
+  while (st->wcur < in->n_waits) {
+    int32_t w = p->waits[in->wait_first + st->wcur];
+    if (!is_done(s, w)) {
+      st->wait_on = w;
+      return OOC_OK;
+    }
+    st->wcur++;
+  }
+  st->wait_on = -1;
+  t = in->tensor;
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    rc = check_compute(s, i);
+    if (rc != OOC_OK)
+      return rc;
+    dur = ooc_sim_instr_ns(s, p, i);
+    if (s->last_iter)
+      s->r->compute_busy_ns += dur;
+    if (in->phase == OOC_PH_RECOMP && s->last_iter && s->model != NULL &&
+        in->layer < s->model->n_layers)
+      s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
+    rc = push(s, s->now + dur, EV_DONE, k, 0);
+    break;
+  case OOC_I_H2D:
+  case OOC_I_D2H: {
+    int d = in->kind == OOC_I_D2H;
+    if (s->shared_engine && s->engine_busy)
+      return OOC_OK;
+    if (!(s->tflags[t] & T_DEV))
+      return instr_fail(s, i, d ? "copies out" : "copies into", t,
+                        "which is not allocated on the device");
+    if (d && !(s->tflags[t] & T_VALID))
+      return instr_fail(s, i, "copies out", t, "which holds no valid data");
+    if (!d && s->inflight[t])
+      return instr_fail(s, i, "copies into", t, "while a copy of it is in "
+                        "flight");
+    if (kernel_using(s, t, d) >= 0)
+      return instr_fail(s, i, d ? "copies out" : "copies into", t,
+                        d ? "while the running kernel writes it"
+                          : "while the running kernel uses it");
+    if (!d)
+      s->tflags[t] &= (uint8_t)~T_VALID;
+    s->inflight[t]++;
+    s->engine_busy = 1;
+    s->ch[d].remaining = (double)p->tensors[t].bytes;
+    if (s->last_iter) {
+      if (d)
+        s->r->d2h_bytes += p->tensors[t].bytes;
+      else
+        s->r->h2d_bytes += p->tensors[t].bytes;
+    }
+    rc = push(s, s->now + s->hw->copy_latency_ns, EV_LAT, d, 0);
+    break;
+  }
+  case OOC_I_ALLOC:
+    if (in->where == OOC_WHERE_HOST) {
+      if (s->tflags[t] & T_HOST)
+        return instr_fail(s, i, "allocates host buffer of", t,
+                          "which is already allocated");
+      if (!host_alloc(s, p->tensors[t].bytes))
+        goto blocked;
+      s->tflags[t] |= T_HOST;
+      cost = s->hw->host_alloc_ns;
+    } else {
+      if (s->tflags[t] & T_DEV)
+        return instr_fail(s, i, "allocates", t, "which is already live");
+      rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
+      if (rc == OOC_EOOM) {
+        st->pending_ns += cost;
+        goto blocked;
+      }
+      if (rc != OOC_OK)
+        return ooc_err_set(s->err, rc, "simulator: allocator out of host "
+                           "memory");
+      s->tflags[t] = (uint8_t)((s->tflags[t] & ~T_VALID) | T_DEV);
+      sample_memory(s);
+    }
+    dur = cost + st->pending_ns;
+    st->pending_ns = 0;
+    if (s->last_iter)
+      s->r->alloc_ns += dur;
+    rc = push(s, s->now + dur, EV_DONE, k, 0);
+    break;
+  case OOC_I_FREE:
+    rc = do_free(s, i, &cost);
+    if (rc != OOC_OK)
+      return rc;
+    if (s->last_iter)
+      s->r->alloc_ns += cost;
+    rc = push(s, s->now + cost, EV_DONE, k, 0);
+    break;
+  default:
+    rc = OOC_OK;
+    break;
+  }
+  if (rc != OOC_OK)
+    return rc;
+  st->state = ST_BUSY;
+  st->cur = i;
+  st->start = s->now;
+  return OOC_OK;
+
+blocked:
+  if (st->state != ST_BLOCKED) {
+    st->state = ST_BLOCKED;
+    st->cur = i;
+    st->blocked_since = s->now;
+  }
+  return OOC_OK;
+}
+
+/* The instruction running on stream k completed now. */
+static void
+finish(ooc_sim *s, int k)
+{
+  struct stream *st = &s->st[k];
+  int32_t i = st->cur;
+  const ooc_instr *in = &s->p->instr[i];
+
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    compute_done(s, i);
+    break;
+  case OOC_I_H2D:
+  case OOC_I_D2H:
+    s->inflight[in->tensor]--;
+    if (in->kind == OOC_I_H2D)
+      s->tflags[in->tensor] |= T_VALID;
+    else
+      s->tflags[in->tensor] |= T_HVALID;
+    s->engine_busy = 0;
+    if (s->last_iter) {
+      if (in->kind == OOC_I_H2D)
+        s->r->h2d_busy_ns += s->now - st->start;
+      else
+        s->r->d2h_busy_ns += s->now - st->start;
+    }
+    break;
+  case OOC_I_FREE:
+    s->freed = 1;
+    break;
+  default:
+    break;
+  }
+  if (s->last_iter && s->trace != NULL &&
+      s->trace->n_spans < s->trace->cap_spans)
+    s->trace->spans[s->trace->n_spans++] = (ooc_span){
+      .instr = i, .start_ns = st->start - s->t0, .end_ns = s->now - s->t0,
+    };
+  s->done[i] = s->stamp;
+  st->state = ST_IDLE;
+  st->pos++;
+  st->wcur = 0;
+  st->wait_on = -1;
+}
+
+/* A transfer completion superseded by a later rate change. */
+static inline int
+is_stale(const ooc_sim *s, const ooc_event *ev)
+{
+  return ev->kind == EV_XFER &&
+         (!s->ch[ev->a].active || ev->gen != s->ch[ev->a].gen);
+}
+
+static int
+dispatch(ooc_sim *s, const ooc_event *ev)
+{
+  struct chan *c;
+
+  switch (ev->kind) {
+  case EV_DONE:
+    s->r->events++;
+    finish(s, ev->a);
+    return OOC_OK;
+  case EV_LAT:
+    s->r->events++;
+    c = &s->ch[ev->a];
+    chan_progress(s, !ev->a);
+    c->active = 1;
+    c->last = s->now;
+    return chan_reschedule(s);
+  default:
+    if (is_stale(s, ev))
+      return OOC_OK;
+    c = &s->ch[ev->a];
+    s->r->events++;
+    c->active = 0;
+    chan_progress(s, !ev->a);
+    finish(s, ev->a == 0 ? OOC_STREAM_H2D : OOC_STREAM_D2H);
+    return chan_reschedule(s);
+  }
+}
+
+/* Start what can start, streams in order of their head instruction. */
+static int
+schedule(ooc_sim *s)
+{
+  int ord[OOC_NSTREAMS] = { 0, 1, 2 };
+  int32_t head[OOC_NSTREAMS];
+  int a, b, rc;
+
+  for (a = 0; a < OOC_NSTREAMS; a++) {
+    const struct stream *st = &s->st[a];
+    head[a] = st->pos < st->n ? s->order[st->first + st->pos] : INT32_MAX;
+  }
+  for (a = 1; a < OOC_NSTREAMS; a++)
+    for (b = a; b > 0 && head[ord[b]] < head[ord[b - 1]]; b--) {
+      int tmp = ord[b];
+      ord[b] = ord[b - 1];
+      ord[b - 1] = tmp;
+    }
+  for (a = 0; a < OOC_NSTREAMS; a++) {
+    rc = try_start(s, ord[a]);
+    if (rc != OOC_OK)
+      return rc;
+  }
+  s->freed = 0;
+  return OOC_OK;
+}
+
+/* Attribute the compute stream's idle time since the last change. */
+static void
+track_stall(ooc_sim *s)
+{
+  const struct stream *st = &s->st[OOC_STREAM_COMPUTE];
+  int why = STALL_NONE;
+
+  if (st->state == ST_BLOCKED) {
+    why = OOC_STALL_MEMORY;
+  } else if (st->state == ST_IDLE && st->pos < st->n) {
+    why = OOC_STALL_OTHER;
+    if (st->wait_on >= 0) {
+      const ooc_instr *w = &s->p->instr[st->wait_on];
+      if (w->stream == OOC_STREAM_H2D)
+        why = OOC_STALL_SWAPIN;
+      else if (w->stream == OOC_STREAM_D2H)
+        why = OOC_STALL_SWAPOUT;
+    }
+  }
+  if (why == s->stall)
+    return;
+  if (s->stall != STALL_NONE && s->last_iter)
+    s->r->stall_ns[s->stall] += s->now - s->stall_since;
+  s->stall = why;
+  s->stall_since = s->now;
+}
+
+/* One timed iteration from s->now. Returns OOC_OK (r->feasible says
+ * whether it finished), or an error. */
+static int
+run_iteration(ooc_sim *s)
+{
+  const ooc_program *p = s->p;
+  ooc_event ev;
+  int k, rc;
+
+  s->stamp++;
+  if (s->stamp == 0) {
+    memset(s->done, 0, (size_t)s->cap_instr * sizeof *s->done);
+    s->stamp = 1;
+  }
+  for (k = 0; k < OOC_NSTREAMS; k++) {
+    struct stream *st = &s->st[k];
+    st->pos = 0;
+    st->wcur = 0;
+    st->wait_on = -1;
+    st->state = ST_IDLE;
+    st->pending_ns = 0;
+  }
+  s->engine_busy = 0;
+  s->freed = 0;
+  s->ch[0].active = s->ch[1].active = 0;
+  s->t0 = s->now;
+  s->stall = STALL_NONE;
+  ooc_heap_clear(&s->heap);
+  if (s->last_iter && s->trace != NULL)
+    sample_memory(s);
+  rc = schedule(s);
+  if (rc != OOC_OK)
+    return rc;
+  track_stall(s);
+  for (;;) {
+    /* Drop stale transfer completions first: they must not move time. */
+    while (ooc_heap_peek(&s->heap) != NULL &&
+           is_stale(s, ooc_heap_peek(&s->heap)))
+      ooc_heap_pop(&s->heap, &ev);
+    if (ooc_heap_peek(&s->heap) == NULL)
+      break;
+    s->now = ooc_heap_peek(&s->heap)->t;
+    while (ooc_heap_peek(&s->heap) != NULL &&
+           ooc_heap_peek(&s->heap)->t == s->now) {
+      ooc_heap_pop(&s->heap, &ev);
+      rc = dispatch(s, &ev);
+      if (rc != OOC_OK)
+        return rc;
+    }
+    rc = schedule(s);
+    if (rc != OOC_OK)
+      return rc;
+    track_stall(s);
+  }
+  for (k = 0; k < OOC_NSTREAMS; k++) {
+    const struct stream *st = &s->st[k];
+    if (st->pos < st->n) {
+      int32_t worst = -1, j;
+      for (j = 0; j < OOC_NSTREAMS; j++)
+        if (s->st[j].state == ST_BLOCKED &&
+            (worst < 0 || s->st[j].cur < worst))
+          worst = s->st[j].cur;
+      if (worst < 0)
+        return ooc_err_set(s->err, OOC_EINVAL,
+                           "simulator: deadlock at instruction %d with no "
+                           "allocation blocked",
+                           s->order[st->first + st->pos]);
+      if (p->instr[worst].where == OOC_WHERE_HOST) {
+        char why[160];
+        host_reason(s, p->tensors[p->instr[worst].tensor].bytes, why,
+                    sizeof why);
+        fill_oom(s, worst, why);
+      } else {
+        fill_oom(s, worst, NULL);
+      }
+      return OOC_OK;
+    }
+  }
+  return OOC_OK;
+}
+
+int
+ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+            ooc_trace *trace, ooc_err *err)
+{
+  int32_t i, n_timed, n_mem;
+  int k, it, rc;
+
+  memset(r, 0, sizeof *r);
+  s->err = err;
+  rc = ooc_program_check_structure(p, err);
+  if (rc != OOC_OK)
+    return rc;
+  if (s->model != NULL && p->model_fingerprint != 0 &&
+      s->model->fingerprint != 0 &&
+      p->model_fingerprint != s->model->fingerprint)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "simulator: the program was built for a different "
+                       "model than '%s' (fingerprint mismatch)",
+                       s->model->name ? s->model->name : "?");
+  for (i = 0; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind == OOC_I_COMPUTE && in->phase != OOC_PH_UPDATE &&
+        in->layer >= s->costs->n_layers)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "simulator: instruction %d (COMPUTE %s) names layer "
+                         "%d but the costs cover %d layers", i,
+                         ooc_phase_name((ooc_phase)in->phase), in->layer,
+                         s->costs->n_layers);
+  }
+  rc = prepare(s, p);
+  if (rc != OOC_OK)
+    return rc == OOC_ENOMEM ? ooc_err_set(err, rc, "simulator: out of memory")
+                            : rc;
+  s->p = p;
+  s->r = r;
+  s->trace = trace;
+  s->now = 0;
+  s->host_pinned = 0;
+  s->peak_res_alloc = 0;
+  memset(s->tflags, 0, (size_t)s->cap_tensors);
+  memset(s->inflight, 0, (size_t)s->cap_tensors);
+  memset(s->ch, 0, sizeof s->ch);
+  r->feasible = 1;
+
+  /* Group the timed instructions by stream, keeping index order: count,
+   * then place (two passes). */
+  n_mem = 1;
+  for (k = 0; k < OOC_NSTREAMS; k++)
+    s->st[k].n = 0;
+  for (i = p->prologue_end; i < p->n_instr; i++) {
+    s->st[p->instr[i].stream].n++;
+    n_mem += p->instr[i].kind == OOC_I_ALLOC ||
+             p->instr[i].kind == OOC_I_FREE;
+  }
+  n_timed = 0;
+  for (k = 0; k < OOC_NSTREAMS; k++) {
+    s->st[k].first = n_timed;
+    n_timed += s->st[k].n;
+    s->st[k].pos = s->st[k].first;
+  }
+  for (i = p->prologue_end; i < p->n_instr; i++)
+    s->order[s->st[p->instr[i].stream].pos++] = i;
+  if (trace != NULL) {
+    trace->n_spans = trace->n_mem = 0;
+    if (trace->cap_spans < n_timed) {
+      ooc_span *sp = realloc(trace->spans, (size_t)n_timed * sizeof *sp);
+      if (sp == NULL)
+        return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
+      trace->spans = sp;
+      trace->cap_spans = n_timed;
+    }
+    if (trace->cap_mem < n_mem) {
+      ooc_mem_sample *m = realloc(trace->mem, (size_t)n_mem * sizeof *m);
+      if (m == NULL)
+        return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
+      trace->mem = m;
+      trace->cap_mem = n_mem;
+    }
+  }
+
+  s->last_iter = 0;
+  rc = run_prologue(s);
+  if (rc == OOC_EOOM)
+    goto out;
+  if (rc != OOC_OK)
+    return rc;
+  for (it = 0; it < s->iterations; it++) {
+    s->last_iter = it == s->iterations - 1;
+    if (s->last_iter) {
+      r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
+      r->alloc_ns = 0;
+      memset(r->stall_ns, 0, sizeof r->stall_ns);
+    }
+    rc = run_iteration(s);
+    if (rc != OOC_OK)
+      return rc;
+    if (!r->feasible)
+      goto out;
+    r->iterations = it + 1;
+    r->iteration_ns = s->now - s->t0;
+  }
+out:
+  if (!r->feasible)
+    r->iteration_ns = 0;
+  r->fragmentation = r->peak_reserved > 0
+    ? 1.0 - (double)s->peak_res_alloc / (double)r->peak_reserved : 0.0;
+  return OOC_OK;
+}

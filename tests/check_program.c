@@ -1,0 +1,206 @@
+/* tests/check_program.c — the program IR: builder, validation, equality
+ * (program.h, sim/program.c).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/program.h"
+
+static ooc_program p;
+static ooc_err err;
+
+static void
+setup(void)
+{
+  ooc_program_init(&p);
+  ooc_err_clear(&err);
+}
+
+static void
+teardown(void)
+{
+  ooc_program_fini(&p);
+}
+
+/* A small valid program: prologue ALLOC w; timed ALLOC a, FWD 1 (w -> a),
+ * D2H a waiting for the FWD, FREE a on the D2H stream. */
+static void
+build(ooc_program *q)
+{
+  int32_t w, a, f;
+
+  w = ooc_program_tensor(q, OOC_T_PARAM, 1, 4096);
+  a = ooc_program_tensor(q, OOC_T_ACT, 1, 8192);
+  ck_assert_int_eq(w, 0);
+  ck_assert_int_eq(a, 1);
+  ck_assert_int_eq(ooc_program_emit(q, OOC_I_ALLOC, OOC_STREAM_COMPUTE,
+                                    OOC_PH_NONE, 1, w, OOC_WHERE_DEVICE), 0);
+  q->prologue_end = 1;
+  ooc_program_emit(q, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a,
+                   OOC_WHERE_DEVICE);
+  f = ooc_program_emit(q, OOC_I_COMPUTE, OOC_STREAM_COMPUTE, OOC_PH_FWD, 1,
+                       -1, OOC_WHERE_DEVICE);
+  ck_assert_int_eq(f, 2);
+  ck_assert_int_eq(ooc_program_arg(q, w, 0), OOC_OK);
+  ck_assert_int_eq(ooc_program_arg(q, a, 1), OOC_OK);
+  ck_assert_int_eq(ooc_program_emit(q, OOC_I_D2H, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, a, OOC_WHERE_DEVICE), 3);
+  ck_assert_int_eq(ooc_program_wait(q, -1), OOC_OK);  /* ignored */
+  ck_assert_int_eq(ooc_program_wait(q, f), OOC_OK);
+  ooc_program_emit(q, OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, a,
+                   OOC_WHERE_DEVICE);
+  q->n_layers = 2;
+  q->model_fingerprint = 0x1234;
+}
+
+START_TEST(test_builder)
+{
+  build(&p);
+  ck_assert_int_eq(p.n_instr, 5);
+  ck_assert_int_eq(p.n_tensors, 2);
+  ck_assert_int_eq(p.n_args, 2);
+  ck_assert_int_eq(p.n_waits, 1);
+  ck_assert_int_eq(p.instr[2].arg_first, 0);
+  ck_assert_int_eq(p.instr[2].n_args, 2);
+  ck_assert_int_eq(p.args[1], 1 | OOC_ARG_WRITE);
+  ck_assert_int_eq(OOC_ARG_TENSOR(p.args[1]), 1);
+  ck_assert_int_eq(p.instr[3].wait_first, 0);
+  ck_assert_int_eq(p.instr[3].n_waits, 1);
+  ck_assert_int_eq(p.waits[0], 2);
+  ck_assert_int_eq(p.instr[4].n_waits, 0);
+  ck_assert_int_eq(p.instr[4].wait_first, 1);
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_OK);
+  ooc_program_reset(&p);
+  ck_assert_int_eq(p.n_instr, 0);
+  ck_assert_int_ge(p.cap_instr, 5);
+  build(&p);
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_OK);
+}
+END_TEST
+
+START_TEST(test_bad_stream)
+{
+  build(&p);
+  p.instr[3].stream = OOC_STREAM_H2D;   /* a D2H on the H2D stream */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 3 (D2H on h2d stream, "
+                   "layer 1, tensor 1): kind not allowed on this stream");
+}
+END_TEST
+
+START_TEST(test_forward_wait)
+{
+  build(&p);
+  p.waits[0] = 3;                       /* instruction 3 waits on itself */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 3 (D2H on d2h stream, "
+                   "layer 1, tensor 1): waits on an instruction that does "
+                   "not come before it");
+}
+END_TEST
+
+START_TEST(test_free_without_alloc)
+{
+  build(&p);
+  p.instr[1].kind = OOC_I_FREE;         /* FREE a before any ALLOC of a */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 1 (FREE on compute "
+                   "stream, layer 1, tensor 1): FREE without a matching "
+                   "ALLOC");
+}
+END_TEST
+
+START_TEST(test_unbalanced)
+{
+  build(&p);
+  p.n_instr = 4;                         /* drop the FREE of a */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: tensor 1 (layer 1) is allocated in "
+                   "device memory at the end of the iteration but absent at "
+                   "its start; the timed part must leave allocations as it "
+                   "found them");
+}
+END_TEST
+
+START_TEST(test_bad_indices)
+{
+  build(&p);
+  p.args[0] = 7;
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "argument tensor id out of range"));
+  ooc_program_reset(&p);
+  build(&p);
+  p.instr[2].layer = 2;                  /* n_layers is 2 */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "layer out of range"));
+  ooc_program_reset(&p);
+  build(&p);
+  p.prologue_end = 6;
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: prologue_end 6 outside [0, 5]");
+}
+END_TEST
+
+START_TEST(test_equal)
+{
+  ooc_program q;
+
+  ooc_program_init(&q);
+  build(&p);
+  build(&q);
+  ck_assert(ooc_program_equal(&p, &q));
+  q.waits[0] = 1;
+  ck_assert(!ooc_program_equal(&p, &q));
+  q.waits[0] = 2;
+  ck_assert(ooc_program_equal(&p, &q));
+  q.tensors[1].bytes++;
+  ck_assert(!ooc_program_equal(&p, &q));
+  q.tensors[1].bytes--;
+  q.model_fingerprint++;
+  ck_assert(!ooc_program_equal(&p, &q));
+  ooc_program_fini(&q);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+  ck_assert_str_eq(ooc_instr_kind_name(OOC_I_H2D), "H2D");
+  ck_assert_str_eq(ooc_phase_name(OOC_PH_RECOMP), "recomp");
+  ck_assert_str_eq(ooc_tensor_kind_name(OOC_T_WORKSPACE), "workspace");
+  ck_assert_str_eq(ooc_instr_kind_name(OOC_I_COUNT), "?");
+}
+END_TEST
+
+static Suite *
+program_suite(void)
+{
+  Suite *s = suite_create("program");
+  TCase *tc = tcase_create("ir");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_builder);
+  tcase_add_test(tc, test_bad_stream);
+  tcase_add_test(tc, test_forward_wait);
+  tcase_add_test(tc, test_free_without_alloc);
+  tcase_add_test(tc, test_unbalanced);
+  tcase_add_test(tc, test_bad_indices);
+  tcase_add_test(tc, test_equal);
+  tcase_add_test(tc, test_names);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(program_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,615 @@
+/* tests/check_sim.c — the discrete-event engine on hand-computed
+ * micro-programs (sim.h, sim/engine.c).
+ *
+ * Every figure below is worked out by hand in the comment above its
+ * assertion. The profile is built in C so the numbers are round:
+ *   link alone 10 B/ns each way (10 GB/s), duplex 8 B/ns each way,
+ *   copy latency 1000 ns, two copy engines unless a test says otherwise;
+ *   layer forward times 100, 200, 300 us for layers 1..3; backward 150,
+ *   250, 350 us; update 50 us; ideal allocator with zero cost.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static ooc_hw hw;
+static ooc_costs costs;
+static int64_t fwd[4] = { 0, 100000, 200000, 300000 };
+static int64_t bwd[4] = { 0, 150000, 250000, 350000 };
+static ooc_program prog;
+static ooc_sim *sim;
+static ooc_sim_result res;
+static ooc_err err;
+
+static void
+setup(void)
+{
+  hw = (ooc_hw){
+    .name = "test", .mem_total = 1ull << 30, .mem_usable = 1ull << 30,
+    .host_mem = 1ull << 34,
+    .h2d_Bps = 10e9, .d2h_Bps = 10e9,
+    .duplex_h2d_Bps = 8e9, .duplex_d2h_Bps = 8e9,
+    .copy_latency_ns = 1000, .copy_engines = 2,
+  };
+  costs = (ooc_costs){
+    .n_layers = 4, .fwd_ns = fwd, .bwd_ns = bwd, .update_ns = 50000,
+  };
+  ooc_program_init(&prog);
+  sim = NULL;
+  memset(&res, 0, sizeof res);
+  ooc_err_clear(&err);
+}
+
+static void
+teardown(void)
+{
+  ooc_sim_free(sim);
+  ooc_program_fini(&prog);
+}
+
+/* Make the simulator with the ideal allocator and `budget` bytes. */
+static void
+make_sim(uint64_t budget)
+{
+  ooc_sim_config cfg = {
+    .model = NULL, .hw = &hw, .costs = &costs,
+    .allocator = &ooc_alloc_ideal, .budget = budget, .iterations = 2,
+  };
+  ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
+}
+
+static int32_t
+emit(ooc_instr_kind k, int stream, ooc_phase ph, int32_t layer, int32_t t)
+{
+  int32_t i = ooc_program_emit(&prog, k, stream, ph, layer, t,
+                               OOC_WHERE_DEVICE);
+  ck_assert_int_ge(i, 0);
+  return i;
+}
+
+static int32_t
+compute(ooc_phase ph, int32_t layer)
+{
+  return emit(OOC_I_COMPUTE, OOC_STREAM_COMPUTE, ph, layer, -1);
+}
+
+static void
+arg(int32_t t, int write)
+{
+  ck_assert_int_eq(ooc_program_arg(&prog, t, write), OOC_OK);
+}
+
+static void
+wait_on(int32_t i)
+{
+  ck_assert_int_eq(ooc_program_wait(&prog, i), OOC_OK);
+}
+
+static void
+run_ok(void)
+{
+  int rc = ooc_sim_run(sim, &prog, &res, NULL, &err);
+  ck_assert_msg(rc == OOC_OK, "run failed: %s", err.msg);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+}
+
+/* Two kernels and a swap-out overlapping the second one.
+ *   prologue: ALLOC x (1 MB, the input)
+ *   1 ALLOC a (2 MB)                  t = 0, zero cost
+ *   2 FWD layer 1 (x -> a)            [0, 100000)
+ *   3 D2H a, waits 2                  [100000, 100000 + 1000 + 2e6/10
+ *                                      = 301000)
+ *   4 FWD layer 2 (reads x)           [100000, 300000): overlaps the copy
+ *   5 FREE a on the D2H stream        at 301000, zero cost
+ * iteration 301000 ns; compute busy 300000; d2h busy 201000; no stall.
+ * Events per iteration: 4 instruction completions + latency + transfer = 6,
+ * 12 over the 2 iterations. */
+START_TEST(test_overlap)
+{
+  int32_t x, a, fw;
+
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 2000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  prog.prologue_end = 1;
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  fw = compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  arg(a, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(fw);
+  compute(OOC_PH_FWD, 2);
+  arg(x, 0);
+  emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert(res.feasible);
+  ck_assert_int_eq(res.iterations, 2);
+  ck_assert_int_eq(res.iteration_ns, 301000);
+  ck_assert_int_eq(res.compute_busy_ns, 300000);
+  ck_assert_int_eq(res.d2h_busy_ns, 201000);
+  ck_assert_int_eq(res.h2d_busy_ns, 0);
+  ck_assert_uint_eq(res.d2h_bytes, 2000000);
+  ck_assert_uint_eq(res.h2d_bytes, 0);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN] +
+                   res.stall_ns[OOC_STALL_SWAPOUT] +
+                   res.stall_ns[OOC_STALL_MEMORY] +
+                   res.stall_ns[OOC_STALL_OTHER], 0);
+  ck_assert_uint_eq(res.peak_allocated, 3000000);
+  ck_assert_uint_eq(res.events, 12);
+  /* Alone, the copy takes 1000 + 200000 ns. */
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 3), 201000);
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 4), 200000);
+}
+END_TEST
+
+/* Build: prologue ALLOC a (1 MB) and b (2 MB); timed H2D a, D2H b. */
+static void
+build_duplex(void)
+{
+  int32_t a, b;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 2000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
+  prog.prologue_end = 2;
+  emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, a);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 2, b);
+}
+
+/* H2D a (1 MB) and D2H b (2 MB) start together on two engines.
+ * Both end their latency at 1000 and share the link at 8 B/ns each:
+ *   a: 1e6 / 8 = 125000 ns -> done at 126000.
+ *   b: by then 1e6 moved; the other 1e6 alone at 10 B/ns = 100000 ns
+ *      -> done at 226000.
+ * iteration 226000; h2d busy 126000; d2h busy 226000. */
+START_TEST(test_duplex)
+{
+  build_duplex();
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 226000);
+  ck_assert_int_eq(res.h2d_busy_ns, 126000);
+  ck_assert_int_eq(res.d2h_busy_ns, 226000);
+  ck_assert_uint_eq(res.h2d_bytes, 1000000);
+  ck_assert_uint_eq(res.d2h_bytes, 2000000);
+  ck_assert_int_eq(res.compute_busy_ns, 0);
+}
+END_TEST
+
+/* A D2H running alone is joined mid-transfer by an H2D.
+ *   prologue: ALLOC a (1 MB), ALLOC b (2 MB)
+ *   2 FWD layer 1 (writes nothing)  [0, 100000)
+ *   3 H2D a, waits 2                latency [100000, 101000)
+ *   4 D2H b                         latency [0, 1000), then alone at 10 B/ns
+ * At 101000 b has moved 100000 ns x 10 B/ns = 1e6 B; from then both run at
+ * 8 B/ns: a needs 1e6 / 8 = 125000 ns, so does the rest of b: both end at
+ * 226000 = the iteration. */
+START_TEST(test_duplex_join)
+{
+  int32_t a, b, f;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 2000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
+  prog.prologue_end = 2;
+  f = compute(OOC_PH_FWD, 1);
+  emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, a);
+  wait_on(f);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 2, b);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 226000);
+  ck_assert_int_eq(res.h2d_busy_ns, 126000);
+  ck_assert_int_eq(res.d2h_busy_ns, 226000);
+}
+END_TEST
+
+/* The caching allocator's cost is stream time, and its cache carries over
+ * between iterations: ALLOC a (30 MiB) costs malloc_ns = 7000 ns the first
+ * time (a new segment), nothing once the block is cached.
+ *   1 iteration:  7000 + FWD 100000 = 107000 ns, alloc_ns 7000
+ *   2 iterations: the last one is 100000 ns, alloc_ns 0 */
+START_TEST(test_alloc_cost)
+{
+  int32_t a;
+  int it;
+
+  hw.malloc_ns = 7000;
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 30ull << 20);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  for (it = 1; it <= 2; it++) {
+    ooc_sim_config cfg = {
+      .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_caching,
+      .budget = 1ull << 30, .iterations = it,
+    };
+    ooc_sim_free(sim);
+    sim = NULL;
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
+    run_ok();
+    ck_assert_int_eq(res.iterations, it);
+    ck_assert_int_eq(res.iteration_ns, it == 1 ? 107000 : 100000);
+    ck_assert_int_eq(res.alloc_ns, it == 1 ? 7000 : 0);
+    ck_assert_uint_eq(res.peak_reserved, 30ull << 20);
+  }
+}
+END_TEST
+
+/* The same copies on one copy engine: the ready copy with the lower index
+ * (H2D a, instruction 2) goes first: [0, 1000 + 1e6/10 = 101000); then
+ * D2H b: [101000, 101000 + 1000 + 2e6/10 = 302000). No link sharing. */
+START_TEST(test_one_engine)
+{
+  ooc_trace tr;
+  int k;
+
+  hw.copy_engines = 1;
+  build_duplex();
+  make_sim(1ull << 30);
+  ooc_trace_init(&tr);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, &tr, &err), OOC_OK);
+  ck_assert_int_eq(res.iteration_ns, 302000);
+  ck_assert_int_eq(tr.n_spans, 2);
+  for (k = 0; k < tr.n_spans; k++) {
+    if (tr.spans[k].instr == 2) {
+      ck_assert_int_eq(tr.spans[k].start_ns, 0);
+      ck_assert_int_eq(tr.spans[k].end_ns, 101000);
+    } else {
+      ck_assert_int_eq(tr.spans[k].instr, 3);
+      ck_assert_int_eq(tr.spans[k].start_ns, 101000);
+      ck_assert_int_eq(tr.spans[k].end_ns, 302000);
+    }
+  }
+  ooc_trace_fini(&tr);
+}
+END_TEST
+
+/* A backward kernel needs a tensor whose swap-in is late.
+ *   prologue: ALLOC x (1 MB)
+ *   1 ALLOC s (3 MB) on the H2D stream    t = 0
+ *   2 H2D s                               [0, 1000 + 3e6/10 = 301000)
+ *   3 FWD layer 1 (reads x)               [0, 100000)
+ *   4 BWD layer 1 (reads s), waits 2      [301000, 451000)
+ *   5 FREE s                              451000
+ * The compute stream idles 100000 .. 301000 waiting for the H2D:
+ * stall_ns[SWAPIN] = 201000; iteration 451000. */
+START_TEST(test_late_swapin)
+{
+  int32_t x, t, h;
+
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
+  t = ooc_program_tensor(&prog, OOC_T_ACT, 1, 3000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  prog.prologue_end = 1;
+  emit(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, 1, t);
+  h = emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, t);
+  compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  compute(OOC_PH_BWD, 1);
+  arg(t, 0);
+  wait_on(h);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, t);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 451000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN], 201000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPOUT], 0);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_MEMORY], 0);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_OTHER], 0);
+  ck_assert_int_eq(res.compute_busy_ns, 250000);
+  ck_assert_int_eq(res.h2d_busy_ns, 301000);
+}
+END_TEST
+
+/* compute -> D2H -> H2D -> compute:
+ *   prologue: ALLOC a, ALLOC b (1 MB each)
+ *   2 FWD layer 1 writes a       [0, 100000)
+ *   3 D2H a, waits 2             [100000, 201000)
+ *   4 H2D b, waits 3             [201000, 302000)
+ *   5 FWD layer 2 reads b, waits 4  [302000, 502000)
+ * iteration 502000; the compute stream waits 100000 .. 302000 on the H2D:
+ * stall_ns[SWAPIN] = 202000. */
+START_TEST(test_chain)
+{
+  int32_t a, b, i2, i3, i4;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 1000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
+  prog.prologue_end = 2;
+  i2 = compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  i3 = emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(i2);
+  i4 = emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 2, b);
+  wait_on(i3);
+  compute(OOC_PH_FWD, 2);
+  arg(b, 0);
+  wait_on(i4);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 502000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN], 202000);
+  ck_assert_int_eq(res.d2h_busy_ns, 101000);
+  ck_assert_int_eq(res.h2d_busy_ns, 101000);
+}
+END_TEST
+
+/* Build the memory-wait program; c_bytes is the size of the late ALLOC.
+ *   prologue: ALLOC x (1 MB)
+ *   1 ALLOC b (2 MB)                   live 3 MB = the budget
+ *   2 FWD layer 1 (x -> b)             [0, 100000)
+ *   3 D2H b, waits 2                   [100000, 301000)
+ *   4 FREE b on the D2H stream         301000
+ *   5 ALLOC c (c_bytes)                blocked at 100000, retried at 301000
+ *   6 FWD layer 2 (x -> c)
+ *   7 FREE c */
+static void
+build_memwait(uint64_t c_bytes)
+{
+  int32_t x, b, c, i2;
+
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 1, 2000000);
+  c = ooc_program_tensor(&prog, OOC_T_ACT, 2, c_bytes);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  prog.prologue_end = 1;
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, b);
+  i2 = compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  arg(b, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, b);
+  wait_on(i2);
+  emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, b);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, c);
+  compute(OOC_PH_FWD, 2);
+  arg(x, 0);
+  arg(c, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, c);
+}
+
+/* With c = 1.5 MB and a 3 MB budget, ALLOC c waits from 100000 until the
+ * FREE of b at 301000: stall_ns[MEMORY] = 201000; FWD 2 runs
+ * [301000, 501000); iteration 501000; peak allocated 3 MB. */
+START_TEST(test_memory_wait)
+{
+  build_memwait(1500000);
+  make_sim(3000000);
+  run_ok();
+  ck_assert(res.feasible);
+  ck_assert_int_eq(res.iteration_ns, 501000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_MEMORY], 201000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN], 0);
+  ck_assert_uint_eq(res.peak_allocated, 3000000);
+  ck_assert_uint_eq(res.peak_reserved, 3000000);
+}
+END_TEST
+
+/* With c = 2.5 MB, even after b is freed only 2 MB of the 3 MB budget are
+ * free: the run ends infeasible at ALLOC c (instruction 5, tensor 2,
+ * layer 2), blocked since t = 100000, live 1 MB, largest free 2 MB. */
+START_TEST(test_oom)
+{
+  build_memwait(2500000);
+  make_sim(3000000);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_OK);
+  ck_assert(!res.feasible);
+  ck_assert_int_eq(res.oom.instr, 5);
+  ck_assert_int_eq(res.oom.tensor, 2);
+  ck_assert_int_eq(res.oom.layer, 2);
+  ck_assert_int_eq(res.oom.time_ns, 100000);
+  ck_assert_uint_eq(res.oom.requested_bytes, 2500000);
+  ck_assert_uint_eq(res.oom.live_bytes, 1000000);
+  ck_assert_uint_eq(res.oom.reserved_bytes, 1000000);
+  ck_assert_uint_eq(res.oom.largest_free_bytes, 2000000);
+  ck_assert_str_eq(res.oom.reason, "budget exhausted: 2.38 MiB requested, "
+                   "1.91 MiB free of 2.86 MiB");
+  ck_assert_int_eq(res.iteration_ns, 0);
+}
+END_TEST
+
+/* A pinned host buffer counts against host memory and costs
+ * host_alloc_ns on its stream: 1 ALLOC host h (4 MB) on the D2H stream
+ * takes 5000 ns. */
+START_TEST(test_host_alloc)
+{
+  int32_t h;
+
+  hw.host_alloc_ns = 5000;
+  h = ooc_program_tensor(&prog, OOC_T_ACT, 1, 4000000);
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_FREE, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 5000);
+  ck_assert_uint_eq(res.peak_host_pinned, 4000000);
+  ck_assert_uint_eq(res.peak_allocated, 0);
+  ck_assert_int_eq(res.alloc_ns, 5000);
+}
+END_TEST
+
+/* A kernel reading a tensor that was never allocated. */
+START_TEST(test_read_absent)
+{
+  int32_t a, b;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 1000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_FWD, 2);
+  arg(a, 1);
+  arg(b, 0);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "instruction 1 (COMPUTE fwd, layer 2): reads "
+                   "tensor 1 (layer 2) which is not allocated on the device");
+}
+END_TEST
+
+/* A kernel reading a tensor allocated in the iteration but never written. */
+START_TEST(test_read_unwritten)
+{
+  int32_t a;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_BWD, 1);
+  arg(a, 0);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "instruction 1 (COMPUTE bwd, layer 1): reads "
+                   "tensor 0 (layer 1) before any data was written to it");
+}
+END_TEST
+
+/* A FREE on the compute stream while the D2H of the same tensor runs. */
+START_TEST(test_free_in_flight)
+{
+  int32_t a, f;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  f = compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(f);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "instruction 3 (FREE, layer 1, tensor 0): frees "
+                   "tensor 0 (layer 1) while a copy of it is in flight");
+}
+END_TEST
+
+/* A swap-out that does not wait for the kernel writing its tensor: both
+ * start at t = 0 and the copy would read half-written data. */
+START_TEST(test_copy_during_write)
+{
+  int32_t a;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  prog.prologue_end = 1;
+  compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "instruction 2 (D2H, layer 1, tensor 0): copies "
+                   "out tensor 0 (layer 1) while the running kernel writes "
+                   "it");
+}
+END_TEST
+
+/* Two runs of the same program on the same simulator, and on a fresh one,
+ * give identical results and traces. */
+START_TEST(test_determinism)
+{
+  ooc_sim_result r2;
+  ooc_trace t1, t2;
+  ooc_sim *other = NULL;
+  int k;
+  ooc_sim_config cfg = {
+    .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_caching,
+    .budget = 1ull << 30, .iterations = 3,
+  };
+
+  build_memwait(1500000);
+  make_sim(3000000);
+  ooc_trace_init(&t1);
+  ooc_trace_init(&t2);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, &t1, &err), OOC_OK);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &r2, &t2, &err), OOC_OK);
+  ck_assert(memcmp(&res, &r2, sizeof res) == 0);
+  ck_assert_int_eq(t1.n_spans, t2.n_spans);
+  ck_assert_int_eq(t1.n_mem, t2.n_mem);
+  for (k = 0; k < t1.n_spans; k++) {
+    ck_assert_int_eq(t1.spans[k].instr, t2.spans[k].instr);
+    ck_assert_int_eq(t1.spans[k].start_ns, t2.spans[k].start_ns);
+    ck_assert_int_eq(t1.spans[k].end_ns, t2.spans[k].end_ns);
+  }
+  ck_assert(memcmp(t1.mem, t2.mem, t1.n_mem * sizeof *t1.mem) == 0);
+  /* 7 timed instructions; samples: the start + 2 ALLOC + 2 FREE. */
+  ck_assert_int_eq(t1.n_spans, 7);
+  ck_assert_int_eq(t1.n_mem, 5);
+  ck_assert_int_eq(ooc_sim_alloc(&cfg, &other, &err), OOC_OK);
+  ck_assert_int_eq(ooc_sim_run(other, &prog, &res, NULL, &err), OOC_OK);
+  ck_assert_int_eq(ooc_sim_run(other, &prog, &r2, NULL, &err), OOC_OK);
+  ck_assert(memcmp(&res, &r2, sizeof res) == 0);
+  ck_assert_int_eq(res.iterations, 3);
+  ooc_sim_free(other);
+  ooc_trace_fini(&t1);
+  ooc_trace_fini(&t2);
+}
+END_TEST
+
+/* Structural errors are caught before running. */
+START_TEST(test_bad_program)
+{
+  emit(OOC_I_COMPUTE, OOC_STREAM_H2D, OOC_PH_FWD, 1, -1);
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "kind not allowed on this stream"));
+}
+END_TEST
+
+static Suite *
+sim_suite(void)
+{
+  Suite *s = suite_create("sim");
+  TCase *tc = tcase_create("timing");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_duplex);
+  tcase_add_test(tc, test_duplex_join);
+  tcase_add_test(tc, test_one_engine);
+  tcase_add_test(tc, test_late_swapin);
+  tcase_add_test(tc, test_chain);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("memory");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_memory_wait);
+  tcase_add_test(tc, test_oom);
+  tcase_add_test(tc, test_host_alloc);
+  tcase_add_test(tc, test_alloc_cost);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("semantics");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_read_absent);
+  tcase_add_test(tc, test_read_unwritten);
+  tcase_add_test(tc, test_free_in_flight);
+  tcase_add_test(tc, test_copy_during_write);
+  tcase_add_test(tc, test_bad_program);
+  tcase_add_test(tc, test_determinism);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(sim_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
