@@ -103,6 +103,9 @@ typedef struct ooc_attrs {
   char mode[16];        /* upsample: "nearest" | "bilinear"; pool: - */
   int ndim;             /* reshape target rank */
   int64_t shape[OOC_MAX_DIMS]; /* reshape target per-sample shape */
+  int spatial_n[5];     /* list length given for kernel, stride, pad,
+                           dilation, out_pad (0: a scalar, applied to every
+                           spatial dim); checked against the input's rank */
 } ooc_attrs;
 
 typedef struct ooc_shape {
@@ -142,6 +145,11 @@ typedef struct ooc_layer {
   unsigned needs;          /* OOC_NEED_* */
   int alias_of;            /* layer index whose tensor this output reuses
                               (flatten, reshape, in-place ops); -1 if none */
+  int grad_in;             /* 1 if backward computes the gradient w.r.t. its
+                              inputs (some input depends on a parameter) */
+  int has_bwd;             /* 1 if the layer has a backward at all (grad_in
+                              or parameters); else bwd costs are 0 and
+                              needs is OOC_NEED_NONE */
 } ooc_layer;
 
 typedef struct ooc_model_param {
@@ -214,18 +222,27 @@ int ooc_model_find_layer(const ooc_model *m, const char *name);
 /* The layer whose memory holds layer i's output: follows alias_of. */
 int ooc_model_storage(const ooc_model *m, int i);
 
+/* A 64-bit FNV-1a-style hash of every layer's name, op, inputs, attributes
+ * and output shape plus the batch, dtype and optimizer (the loader stores
+ * it in m->fingerprint; a plan records it to detect a different model).
+ * O(layers). */
+uint64_t ooc_model_fingerprint(const ooc_model *m);
+
 /* --- op table (sim/ops.c) ------------------------------------------------ */
 
 /* Per-op descriptor: name, class and inference. infer() gets the layer with
- * attrs filled and input shapes, and fills out, bytes, params, flops, needs,
- * alias_of (as a position among inputs, translated by the loader). It
- * returns OOC_EINVAL with err naming the attribute when the inputs do not
- * fit (the loader prefixes file and layer). */
+ * attrs and grad_in filled, alias_of = -1, and its input shapes, and fills
+ * out, bytes, params, flops, needs, has_bwd, alias_of (as a position among
+ * inputs, translated by the loader). It returns OOC_EINVAL with err naming
+ * the attribute when the inputs do not fit, OOC_ERANGE when a size
+ * overflows (the loader prefixes file and layer). */
 typedef struct ooc_op_type {
   const char *name;         /* JSON "op" value, e.g. "conv2d" */
   ooc_op_kind kind;
   ooc_op_class cls;
   int min_inputs, max_inputs; /* max -1: unbounded */
+  const char *attrs;        /* space-separated JSON attributes it accepts */
+  const char *required;     /* the ones that must be present */
   int (*infer)(ooc_layer *l, const ooc_shape *const *in, int n_in,
                int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err);
 } ooc_op_type;

@@ -1,0 +1,959 @@
+/* tests/check_model.c — the model loader, the op table and the expression
+ * evaluator (sim/model.h, sim/expr.h) on hand-checked small models and on
+ * every kind of bad input of issue 2 item 8.
+ *
+ * The figures asserted below were computed by hand in the comments; the
+ * models live in tests/data/models/. Run under valgrind with CK_FORK=no:
+ *   CK_FORK=no valgrind --leak-check=full --error-exitcode=9 \
+ *     ./tests/check_model
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/expr.h"
+#include "sim/model.h"
+#include "sim/util.h"
+
+#define DATA OOC_SRCDIR "/tests/data/models/"
+
+static ooc_model *
+load_opts(const char *file, const ooc_model_opts *o)
+{
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+  int rc = ooc_model_load(file, o, &m, &e);
+  ck_assert_msg(rc == OOC_OK, "loading %s: %s", file, e.msg);
+  ck_assert_ptr_nonnull(m);
+  return m;
+}
+
+static ooc_model *
+load(const char *file, int64_t batch)
+{
+  ooc_model_opts o = { .batch = batch };
+  return load_opts(file, &o);
+}
+
+static ooc_model *
+load_str(const char *json, int64_t batch)
+{
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+  ooc_model_opts o = { .batch = batch };
+  int rc = ooc_model_load_string(json, "t.json", &o, &m, &e);
+  ck_assert_msg(rc == OOC_OK, "loading string: %s", e.msg);
+  return m;
+}
+
+static const ooc_layer *
+layer(const ooc_model *m, const char *name)
+{
+  int i = ooc_model_find_layer(m, name);
+  ck_assert_msg(i >= 0, "no layer '%s'", name);
+  return &m->layers[i];
+}
+
+static void
+shape_is(const ooc_layer *l, int nd, int64_t a, int64_t b, int64_t c)
+{
+  ck_assert_int_eq(l->out.ndim, nd);
+  ck_assert_int_eq(l->out.d[0], a);
+  if (nd > 1)
+    ck_assert_int_eq(l->out.d[1], b);
+  if (nd > 2)
+    ck_assert_int_eq(l->out.d[2], c);
+}
+
+/* A load that must fail with code and exactly msg (or, if exact is 0, a
+ * message containing msg). */
+static void
+bad_file(const char *file, int64_t batch, int code, const char *msg,
+         int exact)
+{
+  ooc_model *m = (ooc_model *)1;
+  ooc_err e = { 0 };
+  ooc_model_opts o = { .batch = batch };
+  int rc = ooc_model_load(file, &o, &m, &e);
+  ck_assert_msg(rc == code, "%s: code %d, want %d (%s)", file, rc, code,
+                e.msg);
+  ck_assert_ptr_null(m);
+  if (exact)
+    ck_assert_str_eq(e.msg, msg);
+  else
+    ck_assert_msg(strstr(e.msg, msg) != NULL, "'%s' lacks '%s'", e.msg, msg);
+  ck_assert_ptr_null(strchr(e.msg, '\n'));
+}
+
+static void
+bad_str(const char *json, int code, const char *msg)
+{
+  ooc_model *m = (ooc_model *)1;
+  ooc_err e = { 0 };
+  ooc_model_opts o = { .batch = 2 };
+  int rc = ooc_model_load_string(json, "t.json", &o, &m, &e);
+  ck_assert_msg(rc == code, "%s: code %d, want %d (%s)", json, rc, code,
+                e.msg);
+  ck_assert_ptr_null(m);
+  ck_assert_msg(strstr(e.msg, msg) != NULL, "'%s' lacks '%s'", e.msg, msg);
+  ck_assert_msg(strncmp(e.msg, "t.json: ", 8) == 0, "'%s' lacks the file",
+                e.msg);
+}
+
+/* ---- hand-checked models ------------------------------------------------- */
+
+/* tiny_cnn at batch 2, fp32 (4 bytes), SGD with momentum:
+ *   input [3,8,8]        3*64*2*4             = 1536 B
+ *   conv1 3x3 pad 1 -> [4,8,8]: params 4*3*9 = 108 (no bias)
+ *         fwd 2*Cout*H'W'*Cin*k*k = 2*4*64*3*9 = 13824 /sample -> 27648
+ *         first layer: no data gradient; weight grad 27648
+ *         out 4*64*2*4 = 2048 B; im2col workspace 3*9*64*4 = 6912 B
+ *   bn1 -> [4,8,8]: params 8; saved mean+inv-std 2*4*4 = 32 B
+ *         fwd 7/elem: 7*256*2 = 3584; bwd data 9*512 = 4608, weight 3*512
+ *   relu1 in place: aliases bn1, 0 B; fwd 256*2 = 512
+ *   pool1 2x2 -> [4,4,4]: 512 B; fwd 4 compares * 64 * 2 = 512
+ *   flat -> [64]: aliases pool1, 0 B, no cost
+ *   fc 64->10 + bias: params 650; fwd (2*640 + 10)*2 = 2580, data 2560
+ *         out 10*2*4 = 80 B
+ *   loss -> [1]: 8 B; saved probabilities 10*2*4 = 80 B; fwd 5*10*2 = 100
+ * params 108 + 8 + 650 = 766; weights = grads = momentum = 3064 B
+ * activations 1536+2048+2048+512+80+8 + 32+80 = 6344 B
+ * naive peak 6344 + 3*3064 + 6912 = 22448 B */
+START_TEST(test_tiny_cnn)
+{
+  ooc_model *m = load(DATA "tiny_cnn.json", 2);
+  const ooc_layer *c, *bn, *r, *p, *f, *fc, *loss;
+
+  ck_assert_str_eq(m->name, "tiny_cnn");
+  ck_assert_int_eq(m->n_layers, 8);
+  ck_assert_str_eq(m->layers[0].name, "input");
+  ck_assert_int_eq(m->layers[0].op, OOC_OPK_INPUT);
+  ck_assert_uint_eq(m->layers[0].out_bytes, 1536);
+  c = layer(m, "conv1");
+  bn = layer(m, "bn1");
+  r = layer(m, "relu1");
+  p = layer(m, "pool1");
+  f = layer(m, "flat");
+  fc = layer(m, "fc");
+  loss = layer(m, "loss");
+
+  shape_is(c, 3, 4, 8, 8);
+  ck_assert_uint_eq(c->params, 108);
+  ck_assert_uint_eq(c->out_bytes, 2048);
+  ck_assert_uint_eq(c->workspace_bytes, 6912);
+  ck_assert_double_eq(c->fwd_flops, 27648);
+  ck_assert_double_eq(c->bwd_data_flops, 0);
+  ck_assert_double_eq(c->bwd_weight_flops, 27648);
+  ck_assert_int_eq(c->cls, OOC_CLASS_CONV);
+  /* fwd reads 1536 + 432 of weights, writes 2048 */
+  ck_assert_double_eq(c->fwd_bytes_rw, 4016);
+
+  shape_is(bn, 3, 4, 8, 8);
+  ck_assert_uint_eq(bn->params, 8);
+  ck_assert_uint_eq(bn->saved_bytes, 32);
+  ck_assert_double_eq(bn->fwd_flops, 3584);
+  ck_assert_double_eq(bn->bwd_data_flops, 4608);
+  ck_assert_double_eq(bn->bwd_weight_flops, 1536);
+
+  ck_assert_uint_eq(r->out_bytes, 0);
+  ck_assert_int_eq(r->alias_of, 2);
+  ck_assert_double_eq(r->fwd_flops, 512);
+  /* in place: reads and writes 2048; bwd reads dy and y, writes dx */
+  ck_assert_double_eq(r->fwd_bytes_rw, 4096);
+  ck_assert_double_eq(r->bwd_bytes_rw, 6144);
+
+  shape_is(p, 3, 4, 4, 4);
+  ck_assert_uint_eq(p->out_bytes, 512);
+  ck_assert_double_eq(p->fwd_flops, 512);
+  ck_assert_int_eq(p->alias_of, -1);
+
+  shape_is(f, 1, 64, 0, 0);
+  ck_assert_uint_eq(f->out_bytes, 0);
+  ck_assert_int_eq(f->alias_of, 4);
+  ck_assert_double_eq(f->fwd_bytes_rw, 0);
+  ck_assert_int_eq(ooc_model_storage(m, 5), 4);
+  ck_assert_int_eq(ooc_model_storage(m, 3), 2);
+
+  shape_is(fc, 1, 10, 0, 0);
+  ck_assert_uint_eq(fc->params, 650);
+  ck_assert_uint_eq(fc->out_bytes, 80);
+  ck_assert_double_eq(fc->fwd_flops, 2580);
+  ck_assert_double_eq(fc->bwd_data_flops, 2560);
+  ck_assert_double_eq(fc->bwd_weight_flops, 2580);
+
+  shape_is(loss, 1, 1, 0, 0);
+  ck_assert_uint_eq(loss->out_bytes, 8);
+  ck_assert_uint_eq(loss->saved_bytes, 80);
+  ck_assert_double_eq(loss->fwd_flops, 100);
+
+  ck_assert_uint_eq(m->total_params, 766);
+  ck_assert_uint_eq(m->weight_bytes, 3064);
+  ck_assert_uint_eq(m->grad_bytes, 3064);
+  ck_assert_uint_eq(m->opt_bytes, 3064);
+  ck_assert_uint_eq(m->activation_bytes, 6344);
+  ck_assert_uint_eq(m->naive_peak_bytes, 22448);
+  ck_assert_double_eq(m->fwd_flops, 27648 + 3584 + 512 + 512 + 2580 + 100);
+  ck_assert_int_eq(m->n_params, 3);
+  ck_assert_str_eq(m->params[0].name, "image");
+  ck_assert_double_eq(m->params[0].value, 8);
+  ck_assert_int_eq(m->params[0].set, 0);
+  ck_assert_int_eq(ooc_model_find_layer(m, "nope"), -1);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* Optimizer state: SGD keeps none, Adam two buffers per parameter. fp16
+ * halves every byte count: conv1 out 1024 B, weights 1532 B. */
+START_TEST(test_optimizer_dtype)
+{
+  ooc_model_opts o = { .batch = 2, .optimizer = OOC_OPT_SGD };
+  ooc_model *m = load_opts(DATA "tiny_cnn.json", &o);
+  ck_assert_uint_eq(m->opt_bytes, 0);
+  ooc_model_free(m);
+  o.optimizer = OOC_OPT_ADAM;
+  m = load_opts(DATA "tiny_cnn.json", &o);
+  ck_assert_uint_eq(m->opt_bytes, 2 * 3064);
+  ooc_model_free(m);
+  o.optimizer = OOC_OPT_SGD_MOMENTUM;
+  o.dtype_set = 1;
+  o.dtype = OOC_FP16;
+  m = load_opts(DATA "tiny_cnn.json", &o);
+  ck_assert_int_eq(m->dtype, OOC_FP16);
+  ck_assert_uint_eq(layer(m, "conv1")->out_bytes, 1024);
+  ck_assert_uint_eq(m->weight_bytes, 1532);
+  ck_assert_uint_eq(m->activation_bytes, 6344 / 2);
+  ck_assert_uint_eq(m->naive_peak_bytes, 22448 / 2);
+  ck_assert_double_eq(m->fwd_flops, 34936); /* FLOPs do not change */
+  ooc_model_free(m);
+}
+END_TEST
+
+/* --set image=16 classes=5: conv1 -> [4,16,16], pool -> [4,8,8],
+ * flat 256, fc params 256*5 + 5 = 1285. */
+START_TEST(test_set)
+{
+  ooc_kv kv[2] = { { "image", "16" }, { "classes", "5" } };
+  ooc_model_opts o = { .batch = 1, .sets = kv, .n_sets = 2 };
+  ooc_model *m = load_opts(DATA "tiny_cnn.json", &o);
+  shape_is(layer(m, "conv1"), 3, 4, 16, 16);
+  shape_is(layer(m, "flat"), 1, 256, 0, 0);
+  ck_assert_uint_eq(layer(m, "fc")->params, 1285);
+  ck_assert_int_eq(m->params[0].set, 1);
+  ck_assert_double_eq(m->params[0].value, 16);
+  ck_assert_int_eq(m->params[1].set, 0);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* Two residual blocks through a repeat with @in: b1_add adds b1_relu and
+ * b0_add. conv 4->4 3x3: params 144; b0_conv is the first layer (no data
+ * gradient), b1_conv has one (2*4*64*4*9 = 18432 /sample, x2). */
+START_TEST(test_residual)
+{
+  ooc_model *m = load(DATA "residual.json", 2);
+  const ooc_layer *a = layer(m, "b1_add");
+  ck_assert_int_eq(m->n_layers, 9);
+  ck_assert_int_eq(a->n_in, 2);
+  ck_assert_str_eq(m->layers[ooc_layer_input(m, a, 0)].name, "b1_relu");
+  ck_assert_str_eq(m->layers[ooc_layer_input(m, a, 1)].name, "b0_add");
+  a = layer(m, "b0_add");
+  ck_assert_int_eq(ooc_layer_input(m, a, 1), 0);
+  ck_assert_uint_eq(a->needs, OOC_NEED_NONE);
+  ck_assert_double_eq(a->bwd_bytes_rw, 0);
+  ck_assert_double_eq(a->fwd_flops, 512);
+  ck_assert_double_eq(layer(m, "b0_conv")->bwd_data_flops, 0);
+  ck_assert_double_eq(layer(m, "b1_conv")->bwd_data_flops, 36864);
+  ck_assert_uint_eq(m->total_params, 288);
+  shape_is(layer(m, "gp"), 3, 4, 1, 1);
+  ck_assert_int_eq(ooc_layer_input(m, layer(m, "loss"), 0), 7);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* concat [2,8,8] + [5,8,8] -> [7,8,8]; along the last axis [2,8,16]. */
+START_TEST(test_concat)
+{
+  ooc_model *m = load(DATA "concat.json", 2);
+  shape_is(layer(m, "cat"), 3, 7, 8, 8);
+  ck_assert_uint_eq(layer(m, "cat")->out_bytes, 7 * 64 * 2 * 4);
+  shape_is(layer(m, "wide"), 3, 2, 8, 16);
+  ck_assert_int_eq(ooc_layer_input(m, layer(m, "b"), 0), 0);
+  /* 1x1 stride-1 convolution is a plain GEMM: no im2col buffer */
+  ck_assert_uint_eq(layer(m, "a")->workspace_bytes, 0);
+  ck_assert_uint_eq(layer(m, "b")->params, 135);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* stages=2: s=0 emits s0_0_first; s=1 emits s1_0_first, then s1_1_r and
+ * s1_1_sum (else branch, whose @in is s1_0_first); the last if emits
+ * nothing. */
+START_TEST(test_nested_if)
+{
+  ooc_model *m = load(DATA "nested.json", 2);
+  ck_assert_int_eq(m->n_layers, 5);
+  ck_assert_str_eq(m->layers[1].name, "s0_0_first");
+  ck_assert_str_eq(m->layers[2].name, "s1_0_first");
+  ck_assert_str_eq(m->layers[3].name, "s1_1_r");
+  ck_assert_str_eq(m->layers[4].name, "s1_1_sum");
+  ck_assert_int_eq(ooc_layer_input(m, &m->layers[4], 1), 2);
+  shape_is(&m->layers[1], 3, 4, 8, 8); /* out = w = stages * 2 */
+  ooc_model_free(m);
+  {
+    ooc_kv kv = { "stages", "6" };
+    ooc_model_opts o = { .batch = 1, .sets = &kv, .n_sets = 1 };
+    /* 6 stages: firsts 6, plus 2*(0+1+2+3+4+5) = 30, plus "never" */
+    m = load_opts(DATA "nested.json", &o);
+    ck_assert_int_eq(m->n_layers, 1 + 6 + 30 + 1);
+    ck_assert_int_ge(ooc_model_find_layer(m, "never"), 0);
+    ooc_model_free(m);
+  }
+}
+END_TEST
+
+/* One transformer block, S=16, H=32, 4 heads, vocab 100, batch 2:
+ *   emb (100+16)*32 = 3712 params -> [16,32]
+ *   qkv 32*96+96 = 3168 -> [16,96]; attn -> [16,32], saved softmax
+ *   4*16*16*2*4 = 8192 B; fwd 4*S*S*H + 5*h*S*S = 32768 + 5120 = 37888
+ *   /sample; bwd 8*S*S*H + 4*h*S*S = 65536 + 4096 = 69632 /sample
+ *   ln 2*32; saved mean+rstd 2*16*2*4 = 256 B
+ *   head tied, no bias: 0 params, out [16,100]
+ * params 3712 + 3168 + 1056 + 4224 + 4128 + 3*64 = 16480 */
+START_TEST(test_transformer)
+{
+  ooc_model *m = load(DATA "transformer.json", 2);
+  const ooc_layer *at = layer(m, "h0_attn");
+  shape_is(layer(m, "emb"), 2, 16, 32, 0);
+  ck_assert_uint_eq(layer(m, "emb")->params, 3712);
+  ck_assert_double_eq(layer(m, "emb")->bwd_data_flops, 0);
+  shape_is(layer(m, "h0_qkv"), 2, 16, 96, 0);
+  shape_is(at, 2, 16, 32, 0);
+  ck_assert_uint_eq(at->saved_bytes, 8192);
+  ck_assert_double_eq(at->fwd_flops, 2 * 37888);
+  ck_assert_double_eq(at->bwd_data_flops, 2 * 69632);
+  ck_assert_uint_eq(at->params, 0);
+  ck_assert_int_eq(at->cls, OOC_CLASS_GEMM);
+  ck_assert_uint_eq(layer(m, "h0_ln1")->saved_bytes, 256);
+  ck_assert_uint_eq(layer(m, "head")->params, 0);
+  ck_assert_int_eq(layer(m, "head")->has_bwd, 1);
+  shape_is(layer(m, "head"), 2, 16, 100, 0);
+  ck_assert_uint_eq(m->total_params, 16480);
+  ck_assert_str_eq(m->layers[ooc_layer_input(m, layer(m, "h0_add2"), 1)].name,
+                   "h0_add1");
+  ooc_model_free(m);
+
+  /* three [S,H] inputs; matmul [16,32] x [16,32]^T -> [16,16] */
+  m = load_str("{\"name\":\"t\",\"input\":[8],\"layers\":["
+               "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":10,\"out\":8},"
+               "{\"name\":\"q\",\"op\":\"linear\",\"out\":8,\"in\":\"e\"},"
+               "{\"name\":\"k\",\"op\":\"linear\",\"out\":8,\"in\":\"e\"},"
+               "{\"name\":\"v\",\"op\":\"linear\",\"out\":8,\"in\":\"e\"},"
+               "{\"name\":\"a\",\"op\":\"attention\",\"heads\":2,"
+               "\"in\":[\"q\",\"k\",\"v\"]},"
+               "{\"name\":\"s\",\"op\":\"matmul\",\"transpose_b\":true,"
+               "\"in\":[\"q\",\"k\"]}]}", 1);
+  shape_is(layer(m, "a"), 2, 8, 8, 0);
+  ck_assert_uint_eq(layer(m, "a")->saved_bytes, 2 * 8 * 8 * 4);
+  shape_is(layer(m, "s"), 2, 8, 8, 0);
+  ck_assert_double_eq(layer(m, "s")->fwd_flops, 2.0 * 8 * 8 * 8);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* Output sizes of the spatial ops, by the formulas in models/README.md. */
+START_TEST(test_spatial_ops)
+{
+  ooc_model *m = load_str(
+      "{\"name\":\"s\",\"input\":[4,9,9],\"layers\":["
+      /* (9 + 2 - 3) / 2 + 1 = 5 */
+      "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":8,\"kernel\":3,\"stride\":2,"
+      "\"pad\":1,\"groups\":2,\"bias\":true},"
+      /* dilation 2: (9 - 5) / 1 + 1 = 5; in:input */
+      "{\"name\":\"d\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3,"
+      "\"dilation\":2,\"in\":\"input\"},"
+      /* transposed: (5-1)*2 - 0 + 2 + 1 = 11 */
+      "{\"name\":\"t\",\"op\":\"deconv2d\",\"out\":3,\"kernel\":2,"
+      "\"stride\":2,\"out_pad\":1,\"in\":\"c\"},"
+      "{\"name\":\"u\",\"op\":\"upsample\",\"in\":\"c\"},"
+      /* ceil((9-2)/2)+1 = 5 vs floor 4 */
+      "{\"name\":\"pc\",\"op\":\"maxpool\",\"kernel\":2,\"stride\":2,"
+      "\"ceil_mode\":true,\"in\":\"input\"},"
+      "{\"name\":\"pf\",\"op\":\"avgpool\",\"kernel\":2,\"in\":\"input\"},"
+      "{\"name\":\"r\",\"op\":\"reshape\",\"shape\":[-1,81],\"in\":\"input\"},"
+      "{\"name\":\"n\",\"op\":\"lrn\",\"in\":\"c\"}]}", 1);
+  const ooc_layer *c = layer(m, "c");
+  shape_is(c, 3, 8, 5, 5);
+  /* groups 2: 8 * (4/2) * 9 + 8 bias = 152 */
+  ck_assert_uint_eq(c->params, 152);
+  /* 2 * 8 * 25 * 2 * 9 + bias 8*25 = 7200 + 200 */
+  ck_assert_double_eq(c->fwd_flops, 7400);
+  shape_is(layer(m, "d"), 3, 4, 5, 5);
+  shape_is(layer(m, "t"), 3, 3, 11, 11);
+  /* transposed params Cin * Cout * k*k = 8*3*4 = 96 */
+  ck_assert_uint_eq(layer(m, "t")->params, 96);
+  shape_is(layer(m, "u"), 3, 8, 10, 10);
+  shape_is(layer(m, "pc"), 3, 4, 5, 5);
+  shape_is(layer(m, "pf"), 3, 4, 4, 4);
+  shape_is(layer(m, "r"), 2, 4, 81, 0);
+  ck_assert_int_eq(layer(m, "r")->alias_of, 0);
+  ck_assert_uint_eq(layer(m, "r")->out_bytes, 0);
+  ooc_model_free(m);
+
+  /* conv3d over [3,4,8,8], k [1,3,3], pad [0,1,1]: [8,4,8,8]; params
+   * 8*3*9 = 216; 3D globalpool -> [8,1,1,1]; 3D maxpool k 2 -> [8,2,4,4] */
+  m = load_str("{\"name\":\"v\",\"input\":[3,4,8,8],\"layers\":["
+               "{\"name\":\"c\",\"op\":\"conv3d\",\"out\":8,"
+               "\"kernel\":[1,3,3],\"pad\":[0,1,1]},"
+               "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+               "{\"name\":\"g\",\"op\":\"globalpool\",\"in\":\"c\"}]}", 1);
+  c = layer(m, "c");
+  ck_assert_int_eq(c->out.ndim, 4);
+  ck_assert_int_eq(c->out.d[1], 4);
+  ck_assert_int_eq(c->out.d[3], 8);
+  ck_assert_uint_eq(c->params, 216);
+  ck_assert_int_eq(layer(m, "p")->out.d[1], 2);
+  ck_assert_int_eq(layer(m, "p")->out.d[3], 4);
+  ck_assert_int_eq(layer(m, "g")->out.ndim, 4);
+  ck_assert_int_eq(layer(m, "g")->out.d[3], 1);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* The backward-needs table of models/README.md, for every op. */
+START_TEST(test_needs)
+{
+  static const struct { const char *name; unsigned needs; } want[] = {
+    { "conv", OOC_NEED_INPUT }, { "deconv", OOC_NEED_INPUT },
+    { "up", OOC_NEED_NONE }, { "bn", OOC_NEED_INPUT },
+    { "relu", OOC_NEED_OUTPUT }, { "sig", OOC_NEED_OUTPUT },
+    { "tanh", OOC_NEED_OUTPUT }, { "silu", OOC_NEED_INPUT },
+    { "maxp", OOC_NEED_INPUT | OOC_NEED_OUTPUT }, { "avgp", OOC_NEED_NONE },
+    { "gp", OOC_NEED_NONE }, { "add", OOC_NEED_NONE },
+    { "cat", OOC_NEED_NONE }, { "lrn", OOC_NEED_INPUT | OOC_NEED_OUTPUT },
+    { "drop", OOC_NEED_NONE }, { "flat", OOC_NEED_NONE },
+    { "resh", OOC_NEED_NONE }, { "fc", OOC_NEED_INPUT },
+    { "loss", OOC_NEED_OUTPUT }, { "input", OOC_NEED_NONE },
+    { "c3", OOC_NEED_INPUT }, { "emb", OOC_NEED_INPUT },
+    { "ln", OOC_NEED_INPUT }, { "qkv", OOC_NEED_INPUT },
+    { "att", OOC_NEED_INPUT }, { "mm", OOC_NEED_INPUT },
+    { "gelu", OOC_NEED_INPUT },
+  };
+  ooc_model *m[3];
+  size_t i;
+  int k, seen[OOC_OPK_COUNT] = { 0 };
+
+  m[0] = load_str(
+      "{\"name\":\"n\",\"input\":[4,8,8],\"layers\":["
+      "{\"name\":\"conv\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3,\"pad\":1},"
+      "{\"name\":\"deconv\",\"op\":\"deconv2d\",\"out\":4,\"kernel\":2,"
+      "\"stride\":2},"
+      "{\"name\":\"up\",\"op\":\"upsample\",\"in\":\"conv\","
+      "\"mode\":\"bilinear\"},"
+      "{\"name\":\"bn\",\"op\":\"batchnorm\",\"in\":\"conv\"},"
+      "{\"name\":\"relu\",\"op\":\"relu\"},"
+      "{\"name\":\"sig\",\"op\":\"act\",\"act\":\"sigmoid\"},"
+      "{\"name\":\"tanh\",\"op\":\"act\",\"act\":\"tanh\"},"
+      "{\"name\":\"silu\",\"op\":\"act\",\"act\":\"silu\"},"
+      "{\"name\":\"maxp\",\"op\":\"maxpool\",\"kernel\":3,\"stride\":1,"
+      "\"pad\":1},"
+      "{\"name\":\"avgp\",\"op\":\"avgpool\",\"kernel\":3,\"stride\":1,"
+      "\"pad\":1},"
+      "{\"name\":\"gp\",\"op\":\"globalpool\",\"in\":\"conv\"},"
+      "{\"name\":\"add\",\"op\":\"add\",\"in\":[\"avgp\",\"conv\",\"bn\"]},"
+      "{\"name\":\"cat\",\"op\":\"concat\",\"in\":[\"add\",\"conv\"]},"
+      "{\"name\":\"lrn\",\"op\":\"lrn\",\"size\":3},"
+      "{\"name\":\"drop\",\"op\":\"dropout\",\"p\":0.1},"
+      "{\"name\":\"flat\",\"op\":\"flatten\"},"
+      "{\"name\":\"resh\",\"op\":\"reshape\",\"shape\":[8,64]},"
+      "{\"name\":\"fc\",\"op\":\"linear\",\"out\":5},"
+      "{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}", 2);
+  m[1] = load_str("{\"name\":\"n3\",\"input\":[2,4,4,4],\"layers\":["
+                  "{\"name\":\"c3\",\"op\":\"conv3d\",\"out\":2,"
+                  "\"kernel\":3}]}", 2);
+  m[2] = load_str(
+      "{\"name\":\"nt\",\"input\":[8],\"layers\":["
+      "{\"name\":\"emb\",\"op\":\"embedding\",\"vocab\":50,\"out\":16},"
+      "{\"name\":\"ln\",\"op\":\"layernorm\"},"
+      "{\"name\":\"qkv\",\"op\":\"linear\",\"out\":48},"
+      "{\"name\":\"att\",\"op\":\"attention\",\"heads\":2},"
+      "{\"name\":\"mm\",\"op\":\"matmul\",\"in\":[\"att\",\"ln\"],"
+      "\"transpose_b\":true},"
+      "{\"name\":\"gelu\",\"op\":\"gelu\"}]}", 2);
+  for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const ooc_layer *l = NULL;
+    for (k = 0; k < 3 && l == NULL; k++) {
+      int j = ooc_model_find_layer(m[k], want[i].name);
+      if (j >= 0)
+        l = &m[k]->layers[j];
+    }
+    ck_assert_msg(l != NULL, "no layer %s", want[i].name);
+    ck_assert_msg(l->needs == want[i].needs, "%s needs %s, want %s",
+                  want[i].name, ooc_needs_name(l->needs),
+                  ooc_needs_name(want[i].needs));
+    seen[l->op] = 1;
+  }
+  for (k = 0; k < OOC_OPK_COUNT; k++)
+    ck_assert_msg(seen[k], "op %s not covered", ooc_op_name(k));
+  ck_assert_str_eq(ooc_needs_name(OOC_NEED_INPUT | OOC_NEED_OUTPUT),
+                   "input+output");
+  ck_assert_uint_eq(layer(m[0], "drop")->saved_bytes, 8 * 8 * 8 * 2);
+  ck_assert_uint_eq(layer(m[0], "bn")->saved_bytes, 2 * 4 * 4);
+  for (k = 0; k < 3; k++)
+    ooc_model_free(m[k]);
+
+  /* Without a parameter upstream there is no backward at all. */
+  m[0] = load_str("{\"name\":\"g\",\"input\":[4,8,8],\"layers\":["
+                  "{\"name\":\"r\",\"op\":\"relu\"},"
+                  "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2}]}", 1);
+  ck_assert_int_eq(layer(m[0], "p")->has_bwd, 0);
+  ck_assert_uint_eq(layer(m[0], "p")->needs, OOC_NEED_NONE);
+  ck_assert_double_eq(layer(m[0], "p")->bwd_data_flops, 0);
+  ooc_model_free(m[0]);
+}
+END_TEST
+
+START_TEST(test_aliases)
+{
+  /* flatten of a conv, then an in-place dropout: both share conv's
+   * storage */
+  ooc_model *m = load_str("{\"name\":\"a\",\"input\":[2,4,4],\"layers\":["
+                          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":2,"
+                          "\"kernel\":1},"
+                          "{\"name\":\"f\",\"op\":\"flatten\"},"
+                          "{\"name\":\"d\",\"op\":\"dropout\","
+                          "\"in_place\":true}]}", 3);
+  ck_assert_int_eq(layer(m, "d")->alias_of, 2);
+  ck_assert_int_eq(ooc_model_storage(m, 3), 1);
+  ck_assert_uint_eq(layer(m, "d")->out_bytes, 0);
+  ck_assert_uint_eq(layer(m, "d")->saved_bytes, 32 * 3); /* 1-byte mask */
+  ooc_model_free(m);
+}
+END_TEST
+
+START_TEST(test_signature)
+{
+  ooc_model *m = load(DATA "tiny_cnn.json", 2);
+  ooc_model *m2;
+  char buf[256], small[10];
+  int n = ooc_layer_signature(m, 1, buf, sizeof buf);
+  ck_assert_str_eq(buf, "conv2d b=2 in=3x8x8 out=4x8x8 k=3x3 s=1x1 p=1x1 "
+                        "d=1x1 g=1 fp32");
+  ck_assert_int_eq(n, (int)strlen(buf));
+  ck_assert_int_eq(ooc_layer_signature(m, 1, small, sizeof small), n);
+  ck_assert_int_eq((int)strlen(small), 9);
+  ooc_layer_signature(m, 6, buf, sizeof buf);
+  ck_assert_str_eq(buf, "linear b=2 in=64 out=10 bias=1 fp32");
+  ooc_layer_signature(m, 4, buf, sizeof buf);
+  ck_assert_str_eq(buf, "maxpool b=2 in=4x8x8 out=4x4x4 k=2x2 s=2x2 p=0x0 "
+                        "fp32");
+
+  m2 = load(DATA "tiny_cnn.json", 2);
+  ck_assert_uint_eq(m->fingerprint, m2->fingerprint);
+  ooc_model_free(m2);
+  m2 = load(DATA "tiny_cnn.json", 3);
+  ck_assert_uint_ne(m->fingerprint, m2->fingerprint);
+  ooc_model_free(m2);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* Every op in the table: found by its name, its kind matches its slot, its
+ * required attributes are among the accepted ones; and the small helpers. */
+START_TEST(test_op_table)
+{
+  ooc_dtype d;
+  int k;
+  for (k = 0; k < OOC_OPK_COUNT; k++) {
+    const ooc_op_type *t = ooc_op_get((ooc_op_kind)k);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->kind, k);
+    ck_assert_ptr_eq(ooc_op_find(t->name), t);
+    ck_assert_str_eq(ooc_op_name((ooc_op_kind)k), t->name);
+    ck_assert_ptr_nonnull(t->infer);
+    ck_assert_int_lt(t->cls, OOC_CLASS_COUNT);
+    {
+      char req[64], *w, *save = NULL;
+      snprintf(req, sizeof req, "%s", t->required);
+      for (w = strtok_r(req, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        ck_assert_msg(strstr(t->attrs, w) != NULL, "%s: required '%s' not "
+                      "in '%s'", t->name, w, t->attrs);
+    }
+  }
+  ck_assert_ptr_null(ooc_op_find("conv"));
+  ck_assert_ptr_null(ooc_op_get(OOC_OPK_COUNT));
+  ck_assert_int_eq(ooc_dtype_parse("bf16", &d), OOC_OK);
+  ck_assert_int_eq(d, OOC_BF16);
+  ck_assert_int_eq(ooc_dtype_parse("fp8", &d), OOC_EINVAL);
+  ck_assert_uint_eq(ooc_dtype_size(OOC_FP32), 4);
+  ck_assert_uint_eq(ooc_dtype_size(OOC_FP16), 2);
+  ck_assert_str_eq(ooc_dtype_name(OOC_FP16), "fp16");
+  ck_assert_str_eq(ooc_op_class_name(OOC_CLASS_GEMM), "gemm");
+  {
+    ooc_shape sh = { .ndim = 3, .d = { 3, 224, 224 } };
+    ck_assert_int_eq(ooc_shape_elems(&sh), 150528);
+  }
+}
+END_TEST
+
+/* ---- expressions --------------------------------------------------------- */
+
+static ooc_value
+ev(const char *s)
+{
+  ooc_expr_var vars[3] = { { "depth", { 1, 50, 50.0 } },
+                           { "i", { 1, 1, 1.0 } },
+                           { "i", { 1, 2, 2.0 } } };
+  ooc_value v = { 0 };
+  ooc_err e = { 0 };
+  int rc = ooc_expr_eval(s, vars, 3, &v, &e);
+  ck_assert_msg(rc == OOC_OK, "'%s': %s", s, e.msg);
+  return v;
+}
+
+static void
+ev_int(const char *s, int64_t want)
+{
+  ooc_value v = ev(s);
+  ck_assert_msg(v.is_int, "'%s' is not an integer", s);
+  ck_assert_msg(v.i == want, "'%s' = %lld, want %lld", s, (long long)v.i,
+                (long long)want);
+}
+
+static void
+ev_bad(const char *s, int code, const char *msg)
+{
+  ooc_value v;
+  ooc_err e = { 0 };
+  int rc = ooc_expr_eval(s, NULL, 0, &v, &e);
+  ck_assert_msg(rc == code, "'%s': code %d, want %d", s, rc, code);
+  ck_assert_str_eq(e.msg, msg);
+}
+
+START_TEST(test_expr)
+{
+  ev_int("(depth - 2) / 3", 16);
+  ev_int("7 / 2", 3);
+  ev_int("-7 / 2", -3);
+  ev_int("7 % 3", 1);
+  ev_int("1 + 2 * 3", 7);
+  ev_int("(1 + 2) * 3", 9);
+  ev_int("10 - 2 - 3", 5);
+  ev_int("2 < 3 && 3 <= 3", 1);
+  ev_int("1 == 2 || !0", 1);
+  ev_int("!(1 != 2)", 0);
+  ev_int("3 >= 4", 0);
+  ev_int("depth >= 152 ? 8 : 4", 4);
+  ev_int("depth == 50 ? 1 : depth == 101 ? 2 : 3", 1);
+  ev_int("0 ? 1 : 0 ? 2 : 3", 3);
+  ev_int("min(3, 4) + max(2, 9)", 12);
+  ev_int("ceil(7 / 2.0)", 4);
+  ev_int("floor(3.7)", 3);
+  ev_int("ceil(7 / 2)", 3);
+  ev_int("i", 2); /* the inner scope shadows */
+  ev_int("0 && 1 / 0", 0);
+  ev_int("1 || 1 / 0", 1);
+  ev_int("0 ? 1 / 0 : 5", 5);
+  ev_int("-(-3)", 3);
+  ck_assert_double_eq(ev("7 / 2.0").d, 3.5);
+  ck_assert_int_eq(ev("7 / 2.0").is_int, 0);
+  ck_assert_double_eq(ev("min(1, 2.5)").d, 1.0);
+  ck_assert_double_eq(ev("1e3").d, 1000.0);
+
+  ev_bad("1 / 0", OOC_EINVAL, "expression '1 / 0': division by zero");
+  ev_bad("dpeth + 1", OOC_EINVAL,
+         "expression 'dpeth + 1': unknown name 'dpeth'");
+  ev_bad("1 +", OOC_EINVAL, "expression '1 +': unexpected end");
+  ev_bad("(1", OOC_EINVAL, "expression '(1': expected ')'");
+  ev_bad("2 3", OOC_EINVAL,
+         "expression '2 3': unexpected text after the expression");
+  ev_bad("9223372036854775807 + 1", OOC_ERANGE,
+         "expression '9223372036854775807 + 1': integer overflow");
+  ev_bad("foo(1)", OOC_EINVAL,
+         "expression 'foo(1)': unknown function (use min, max, ceil, floor)");
+  ev_bad("min(1)", OOC_EINVAL,
+         "expression 'min(1)': min/max take two arguments");
+  ev_bad("1 ? 2", OOC_EINVAL, "expression '1 ? 2': expected ':' in '? :'");
+  ev_bad("", OOC_EINVAL, "expression '': unexpected end");
+  ev_bad("1 & 2", OOC_EINVAL,
+         "expression '1 & 2': unexpected text after the expression");
+}
+END_TEST
+
+/* ---- bad input ----------------------------------------------------------- */
+
+START_TEST(test_bad_files)
+{
+  bad_file(DATA "bad_add.json", 2, OOC_EINVAL,
+           DATA "bad_add.json: layer 'res_add': in: shape [4,8,8] does not "
+                "match [8,4,4]", 1);
+  bad_file(DATA "bad_concat.json", 2, OOC_EINVAL,
+           DATA "bad_concat.json: layer 'cat': in: shape [4,4,4] does not "
+                "match [4,8,8] except on axis 0", 1);
+  bad_file(DATA "bad_malformed.json", 2, OOC_EPARSE,
+           DATA "bad_malformed.json: malformed JSON near line 4", 1);
+  bad_file(DATA "bad_truncated.json", 2, OOC_EPARSE,
+           DATA "bad_truncated.json: malformed JSON near line 5 (unexpected "
+                "end: truncated?)", 1);
+  bad_file(DATA "bad_binary.json", 2, OOC_EPARSE,
+           DATA "bad_binary.json: binary data (NUL byte), not a JSON text", 1);
+  bad_file(DATA "bad_op.json", 2, OOC_EINVAL,
+           DATA "bad_op.json: layer 'c1': op: unknown op 'conv' (known: "
+                "conv2d, ", 0);
+  bad_file(DATA "bad_missing.json", 2, OOC_EINVAL,
+           DATA "bad_missing.json: layer 'c1': out: missing", 1);
+  bad_file(DATA "bad_negative.json", 2, OOC_EINVAL,
+           DATA "bad_negative.json: layer 'fc': out: -3 must be at least 1",
+           1);
+  bad_file(DATA "bad_overflow.json", 2, OOC_ERANGE,
+           DATA "bad_overflow.json: layer 'fc': out: 1e+30 is out of range "
+                "(at most 1099511627776)", 1);
+  bad_file(DATA "bad_unknown_in.json", 2, OOC_EINVAL,
+           DATA "bad_unknown_in.json: layer 'sum': in: unknown layer 'c9'", 1);
+  bad_file(DATA "bad_cycle_self.json", 2, OOC_EINVAL,
+           DATA "bad_cycle_self.json: layer 'sum': in: 'sum' refers to the "
+                "layer itself (a cycle)", 1);
+  bad_file(DATA "bad_cycle_later.json", 2, OOC_EINVAL,
+           DATA "bad_cycle_later.json: layer 'r1': in: 'r2' is defined after "
+                "this layer (a cycle: layers must be in topological order)",
+           1);
+  bad_file("no_such_model", 2, OOC_ENOTFOUND,
+           "unknown model 'no_such_model' (available: ", 0);
+  bad_file(DATA "tiny_cnn.json", 0, OOC_EINVAL, "batch must be >= 1 (got 0)",
+           1);
+  bad_file(DATA "tiny_cnn.json", -5, OOC_EINVAL,
+           "batch must be >= 1 (got -5)", 1);
+  bad_file(DATA "no_such_file.json", 2, OOC_EIO, "no_such_file.json: ", 0);
+  {
+    /* [1e6,1e6,1e3] is 1e15 elements: fine at batch 1, overflows int64
+     * bytes at batch 10000 */
+    ooc_model *m = load(DATA "bad_shape_overflow.json", 1);
+    ooc_model_free(m);
+    bad_file(DATA "bad_shape_overflow.json", 10000, OOC_ERANGE,
+             DATA "bad_shape_overflow.json: layer 'input': out: shape "
+                  "[1000000,1000000,1000] x batch 10000 overflows a 64-bit "
+                  "size", 1);
+  }
+}
+END_TEST
+
+START_TEST(test_bad_set)
+{
+  ooc_kv kv = { "imagee", "3" };
+  ooc_model_opts o = { .batch = 1, .sets = &kv, .n_sets = 1 };
+  ooc_model *m = (ooc_model *)1;
+  ooc_err e = { 0 };
+  int rc = ooc_model_load(DATA "tiny_cnn.json", &o, &m, &e);
+  ck_assert_int_eq(rc, OOC_ENOTFOUND);
+  ck_assert_ptr_null(m);
+  ck_assert_str_eq(e.msg, DATA "tiny_cnn.json: --set imagee: unknown "
+                               "parameter (valid: image, width, classes)");
+  kv.key = "image";
+  kv.value = "big";
+  rc = ooc_model_load(DATA "tiny_cnn.json", &o, &m, &e);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_str_eq(e.msg, DATA "tiny_cnn.json: --set image: 'big' is not a "
+                               "number");
+  kv.value = "1"; /* a 1x1 image cannot take the 2x2 pool */
+  rc = ooc_model_load(DATA "tiny_cnn.json", &o, &m, &e);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_str_eq(e.msg, DATA "tiny_cnn.json: layer 'pool1': kernel: 2 is "
+                               "larger than the padded input 1 + 2*0 along "
+                               "spatial dim 0");
+}
+END_TEST
+
+START_TEST(test_bad_strings)
+{
+  bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
+          "t.json: malformed JSON near line 1");
+  bad_str("", OOC_EPARSE, "malformed JSON near line 1");
+  {
+    ooc_model *m = (ooc_model *)1;
+    ooc_model_opts o = { .batch = 1 };
+    /* a NULL error context is allowed */
+    ck_assert_int_eq(ooc_model_load_string("{", "t.json", &o, &m, NULL),
+                     OOC_EPARSE);
+    ck_assert_ptr_null(m);
+  }
+  bad_str("[1, 2]", OOC_EPARSE, "expected a JSON object at the top level");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8]}", OOC_EINVAL,
+          "t.json: layers: missing");
+  bad_str("{\"name\":\"x\",\"layers\":[]}", OOC_EINVAL,
+          "t.json: input: missing");
+  bad_str("{\"input\":[3],\"layers\":[]}", OOC_EINVAL, "t.json: name: missing");
+  bad_str("{\"name\":\"x\",\"input\":[3,0],\"layers\":[{\"op\":\"relu\"}]}",
+          OOC_EINVAL, "t.json: input: 0 must be at least 1");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"laers\":[]}", OOC_EINVAL,
+          "t.json: laers: unknown top-level field");
+  bad_str("{\"name\":\"x\",\"dtype\":\"fp8\",\"input\":[3],\"layers\":[]}",
+          OOC_EINVAL, "t.json: dtype: expected fp32, fp16 or bf16");
+  /* kernel larger than the padded input */
+  bad_str("{\"name\":\"x\",\"input\":[3,4,4],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":2,\"kernel\":7,\"pad\":1}]}",
+          OOC_EINVAL, "t.json: layer 'c': kernel: 7 (dilated 7) is larger "
+                      "than the padded input 4 + 2*1 along spatial dim 0");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":4,\"kernel\":3,\"groups\":2}]}",
+          OOC_EINVAL, "layer 'c': groups: 2 does not divide the 3 input "
+                      "channels");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":4,\"kernel\":[3,3,3]}]}",
+          OOC_EINVAL, "layer 'c': kernel: 3 values given, the input has 2 "
+                      "spatial dims");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":4,\"kernel\":3,\"strid\":2}]}",
+          OOC_EINVAL, "layer 'c': strid: not an attribute of conv2d (valid: "
+                      "out kernel stride pad dilation groups bias)");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":\"width * 2\",\"kernel\":3}]}",
+          OOC_EINVAL, "t.json: layer 'c': out: expression 'width * 2': "
+                      "unknown name 'width'");
+  bad_str("{\"name\":\"x\",\"params\":{\"w\":0},\"input\":[3,8,8],"
+          "\"layers\":[{\"name\":\"c\",\"op\":\"conv2d\",\"out\":\"8 / w\","
+          "\"kernel\":3}]}",
+          OOC_EINVAL, "t.json: layer 'c': out: expression '8 / w': division "
+                      "by zero");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"r\",\"op\":\"relu\"},{\"name\":\"r\",\"op\":\"relu\"}]}",
+          OOC_EINVAL, "t.json: layer 'r': name: 'r' is not unique (also "
+                      "layer 1)");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"input\",\"op\":\"relu\"}]}",
+          OOC_EINVAL, "layer 'input': name: 'input' is reserved for the "
+                      "implicit input layer");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"@prev\",\"@in\"]}]}",
+          OOC_EINVAL, "layer 'a': in: '@in' is only defined inside a repeat "
+                      "or if block");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"a\",\"op\":\"add\"}]}",
+          OOC_EINVAL, "layer 'a': in: add takes at least 2 inputs, got 1");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"repeat\":-1,\"var\":\"i\",\"layers\":[]}]}",
+          OOC_EINVAL, "t.json: repeat after layer 'input': repeat: -1 must "
+                      "be at least 0");
+  bad_str("{\"name\":\"x\",\"input\":[3],\"layers\":["
+          "{\"repeat\":4096,\"layers\":[{\"repeat\":1000000,\"layers\":[]}]}]}",
+          OOC_ERANGE, "t.json: repeat after layer 'input': repeat: more than "
+                      "67108864 iterations in all");
+  bad_str("{\"name\":\"x\",\"params\":{\"d\":4},\"check\":[[\"d % 3 == 2\","
+          "\"d must be 3n+2\"]],\"input\":[3],\"layers\":[]}",
+          OOC_EINVAL, "t.json: check: d must be 3n+2 ('d % 3 == 2' is "
+                      "false)");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"s\",\"op\":\"act\",\"act\":\"silu\",\"in_place\":1}]}",
+          OOC_EINVAL, "layer 's': in_place: the backward of silu needs its "
+                      "input, which an in-place op overwrites");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":3,\"kernel\":1},"
+          "{\"name\":\"s\",\"op\":\"act\",\"act\":\"sigmoid\"},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true}]}",
+          OOC_EINVAL, "layer 'r': in_place: overwrites the output of 's', "
+                      "which its backward needs");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":3,\"kernel\":1},"
+          "{\"name\":\"s\",\"op\":\"act\",\"act\":\"tanh\"},"
+          "{\"name\":\"f\",\"op\":\"flatten\"},"
+          "{\"name\":\"d\",\"op\":\"dropout\",\"in_place\":true}]}",
+          OOC_EINVAL, "layer 'd': in_place: overwrites the output of 's', "
+                      "which its backward needs");
+  bad_str("{\"name\":\"x\",\"input\":[8],\"layers\":["
+          "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":10,\"out\":12},"
+          "{\"name\":\"a\",\"op\":\"attention\",\"heads\":5}]}",
+          OOC_EINVAL, "layer 'a': heads: 5 does not divide the hidden size 4");
+  bad_str("{\"name\":\"x\",\"input\":[8],\"layers\":["
+          "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":10,\"out\":12,"
+          "\"positions\":4}]}",
+          OOC_EINVAL, "layer 'e': positions: 4 is less than the sequence "
+                      "length 8");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"r\",\"op\":\"reshape\",\"shape\":[5,-1]}]}",
+          OOC_EINVAL, "layer 'r': shape: [5,-1] does not have the 192 "
+                      "elements of the input [3,8,8]");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"r{1/0}\",\"op\":\"relu\"}]}",
+          OOC_EINVAL, "t.json: layer 'r{1/0}': name: expression '1/0': "
+                      "division by zero");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":4.5,\"kernel\":3}]}",
+          OOC_EINVAL, "layer 'c': out: 4.5 is not an integer");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"c\","
+          "\"op\":\"conv2d\",\"out\":\"9223372036854775807 * 2\","
+          "\"kernel\":3}]}",
+          OOC_ERANGE, "layer 'c': out: expression '9223372036854775807 * 2': "
+                      "integer overflow");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[{\"name\":\"d\","
+          "\"op\":\"dropout\",\"p\":1.5}]}",
+          OOC_EINVAL, "layer 'd': p: 1.5 must be in [0, 1)");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"out\":3}]}",
+          OOC_EINVAL, "t.json: layer 'c': op: missing");
+  bad_str("{\"name\":\"x\",\"params\":{\"a\":1,\"a\":2},\"input\":[3],"
+          "\"layers\":[]}", OOC_EINVAL, "t.json: params: a: defined twice");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[\"relu\"]}",
+          OOC_EINVAL, "t.json: layer #1: expected an object");
+}
+END_TEST
+
+/* ---- deep models --------------------------------------------------------- */
+
+/* depth 3002: 1000 bottleneck blocks of 10 layers, 4 projection pairs, a
+ * stem of 4, a head of 4 and the input = 10017 layers. (Load time is
+ * measured by `make bench`, not asserted here.) */
+START_TEST(test_deep)
+{
+  ooc_kv kv = { "depth", "3002" };
+  ooc_model_opts o = { .batch = 32, .sets = &kv, .n_sets = 1 };
+  ooc_model *m = load_opts(DATA "deep_resnet.json", &o);
+  ck_assert_int_eq(m->n_layers, 10017);
+  ooc_model_free(m);
+}
+END_TEST
+
+static Suite *
+model_suite(void)
+{
+  Suite *s = suite_create("model");
+  TCase *t = tcase_create("models");
+  TCase *b = tcase_create("bad input");
+  TCase *x = tcase_create("expressions");
+  TCase *p = tcase_create("deep");
+
+  tcase_add_test(t, test_tiny_cnn);
+  tcase_add_test(t, test_optimizer_dtype);
+  tcase_add_test(t, test_set);
+  tcase_add_test(t, test_residual);
+  tcase_add_test(t, test_concat);
+  tcase_add_test(t, test_nested_if);
+  tcase_add_test(t, test_transformer);
+  tcase_add_test(t, test_spatial_ops);
+  tcase_add_test(t, test_needs);
+  tcase_add_test(t, test_aliases);
+  tcase_add_test(t, test_signature);
+  tcase_add_test(t, test_op_table);
+  suite_add_tcase(s, t);
+  tcase_add_test(x, test_expr);
+  suite_add_tcase(s, x);
+  tcase_add_test(b, test_bad_files);
+  tcase_add_test(b, test_bad_set);
+  tcase_add_test(b, test_bad_strings);
+  suite_add_tcase(s, b);
+  tcase_set_timeout(p, 120);
+  tcase_add_test(p, test_deep);
+  suite_add_tcase(s, p);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(model_suite());
+  int failed;
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
