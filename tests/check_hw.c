@@ -90,7 +90,7 @@ START_TEST(v100_nvlink2_figures)
   ck_assert_int_eq(hw->malloc_ns, 25000);
   ck_assert(hw->malloc_ns_per_GiB == 150000.0);
   ck_assert_int_eq(hw->free_ns, 14000);
-  ck_assert_uint_eq(hw->va_chunk_bytes, 2097152u);
+  ck_assert_uint_eq(hw->va_chunk_bytes, 40u * 1048576u); /* seed §4: 40 MiB */
   /* 1 GiB H2D: 4 us + 2^30 / 68e9 s = 4000 + 15790321.0 -> 15794321 ns. */
   ck_assert_int_eq(ooc_cost_copy_ns(hw, 0, GIB), 15794321);
   ooc_hw_free(hw);
