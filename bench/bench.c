@@ -17,7 +17,8 @@
  * Output: a table on stdout and a JSON file (default bench/out/bench.json,
  * or the path given as the only argument). Memory: the program's bytes per
  * instruction and the process's peak RSS after each case show the cost is
- * linear in the number of ops.
+ * linear in the number of ops. Also reported: the wall time to load each
+ * model (ooc_model_load, the ~10^4-layer one included) and to plan it.
  */
 #include "config.h"
 
@@ -56,6 +57,8 @@ struct bench_result {
   double iter_ms;        /* wall per simulated iteration */
   double events_per_s;
   double sim_iteration_s;/* the simulated iteration time */
+  double load_ms;        /* ooc_model_load: parse, --set, shapes */
+  double plan_ms;        /* costs, liveness, incore plan, lowering */
   uint64_t program_bytes;
   long maxrss_kib;
 };
@@ -88,6 +91,7 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
   ooc_sim_config cfg;
   ooc_planner_ctx ctx;
   double best = 0;
+  double t_load, t_plan;
   struct rusage ru;
 
   ooc_program_init(&prog);
@@ -99,8 +103,11 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
     mo.sets = kv;
     mo.n_sets = 1;
   }
+  t_load = ooc_wall_s();
   if ((rc = ooc_model_load(bc->model, &mo, &m, err)) < 0)
     goto done;
+  t_load = ooc_wall_s() - t_load;
+  t_plan = ooc_wall_s();
   if ((rc = ooc_costs_alloc(m, hw, &costs, err)) < 0)
     goto done;
   if ((rc = ooc_liveness_alloc(m, &lv, err)) < 0)
@@ -125,6 +132,7 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
   };
   if ((rc = ooc_planner_run(t, &ctx, &pl, &prog, err)) < 0)
     goto done;
+  t_plan = ooc_wall_s() - t_plan;
   /* One warm-up run sizes every array; the timed runs allocate nothing. */
   if ((rc = ooc_sim_run(sim, &prog, &r, NULL, err)) < 0)
     goto done;
@@ -155,6 +163,8 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
     .iter_ms = best * 1e3 / ITERATIONS,
     .events_per_s = (double)r.events / best,
     .sim_iteration_s = (double)r.iteration_ns * 1e-9,
+    .load_ms = t_load * 1e3,
+    .plan_ms = t_plan * 1e3,
     .program_bytes = program_bytes(&prog),
     .maxrss_kib = ru.ru_maxrss,
   };
@@ -196,9 +206,9 @@ main(int argc, char **argv)
     fprintf(stderr, "bench: %s\n", err.msg);
     return 1;
   }
-  printf("%-24s %-8s %7s %7s %9s %11s %10s %8s %8s\n", "case", "alloc",
-         "layers", "instr", "events/it", "wall/it ms", "events/s",
-         "B/instr", "rss MiB");
+  printf("%-24s %-8s %7s %7s %9s %11s %10s %8s %8s %8s %8s\n", "case",
+         "alloc", "layers", "instr", "events/it", "wall/it ms", "events/s",
+         "B/instr", "rss MiB", "load ms", "plan ms");
   for (i = 0; i < N_CASES; i++)
     for (j = 0; j < N_ALLOCS; j++) {
       const struct bench_result *r = &res[i][j];
@@ -207,11 +217,11 @@ main(int argc, char **argv)
         ooc_hw_free(hw);
         return 1;
       }
-      printf("%-24s %-8s %7d %7d %9llu %11.4f %10.3e %8.1f %8.1f\n",
-             cases[i].label, allocs[j]->name, r->n_layers, r->n_instr,
-             (unsigned long long)r->events_per_iter, r->iter_ms,
+      printf("%-24s %-8s %7d %7d %9llu %11.4f %10.3e %8.1f %8.1f %8.2f "
+             "%8.2f\n", cases[i].label, allocs[j]->name, r->n_layers,
+             r->n_instr, (unsigned long long)r->events_per_iter, r->iter_ms,
              r->events_per_s, (double)r->program_bytes / r->n_instr,
-             r->maxrss_kib / 1024.0);
+             r->maxrss_kib / 1024.0, r->load_ms, r->plan_ms);
     }
   printf("targets: >= 5e6 events/s; resnet50 <= 1 ms/iteration; "
          "~1e4 layers <= 100 ms/iteration\n");
@@ -239,11 +249,13 @@ main(int argc, char **argv)
               "\"events_per_iteration\": %llu, "
               "\"wall_ms_per_iteration\": %.6f, \"events_per_s\": %.0f, "
               "\"simulated_iteration_s\": %.9f, \"program_bytes\": %llu, "
-              "\"maxrss_kib\": %ld, ",
+              "\"maxrss_kib\": %ld, \"model_load_ms\": %.3f, "
+              "\"plan_ms\": %.3f, ",
               cases[i].label, allocs[j]->name, r->n_layers, r->n_instr,
               (unsigned long long)r->events_per_iter, r->iter_ms,
               r->events_per_s, r->sim_iteration_s,
-              (unsigned long long)r->program_bytes, r->maxrss_kib);
+              (unsigned long long)r->program_bytes, r->maxrss_kib,
+              r->load_ms, r->plan_ms);
       if (cases[i].target_ms > 0)
         fprintf(f, "\"target_wall_ms\": %.1f}", cases[i].target_ms);
       else

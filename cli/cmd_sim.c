@@ -151,6 +151,12 @@ ooc_cmd_plan(int argc, char **argv)
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
     goto fail;
+  if (!sum.feasible && prog.n_instr == 0) {
+    /* The profile's memory is below the working set: no plan exists. */
+    ooc_err_set(&err, OOC_EINVAL, "no plan to write: step '%s': %s",
+                sum.oom_op, sum.oom.reason);
+    goto fail;
+  }
   model_ref = plan_ref(a.model);
   hw_ref = plan_ref(a.hw);
   plan_file_from(&pf, &a, model_ref != NULL ? model_ref : a.model,

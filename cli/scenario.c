@@ -253,9 +253,23 @@ ooc_scenario_lower_bound(const ooc_scenario *sc, uint64_t budget,
     cross[last] -= bytes;
   }
   for (s = 0; s < lv->n_steps; s++) {
+    double during, shared = 0;
+    int32_t k;
+
     live += cross[s];
     if (live > peak)
       peak = live;
+    /* While step s runs, its whole working set (step_bytes) is resident
+     * beside the activations of L(s) it does not touch. */
+    for (k = 0; k < lv->step_nacts[s]; k++) {
+      a = lv->step_acts[lv->step_first[s] + k];
+      if (a > 0 && lv->fwd_step[lv->act_layer[a]] >= 0 &&
+          lv->fwd_step[lv->act_layer[a]] <= s && lv->act_last[a] > s)
+        shared += (double)lv->act_bytes[a];
+    }
+    during = live - shared + (double)lv->step_bytes[s];
+    if (during > peak)
+      peak = during;
   }
   free(cross);
 
@@ -432,6 +446,56 @@ nomem:
   return ooc_err_set(err, OOC_ENOMEM, "out of memory");
 }
 
+/* No plan can fit budget: the working set of lv->max_step (persistent
+ * bytes + the step's own) exceeds it. Fill sum as an INFEASIBLE result
+ * whose oom object names that step and the shortfall: requested = the
+ * step's bytes, live = reserved = the persistent bytes, largest free =
+ * what the budget leaves beside them, so requested - largest_free is
+ * exactly the excess (docs/lower-bound.md, "Budget"). */
+static int
+no_fit_summary(ooc_scenario *sc, const char *planner, const char *allocator,
+               uint64_t budget, int want_baseline, ooc_summary *sum,
+               ooc_err *err)
+{
+  const ooc_liveness *lv = sc->lv;
+  ooc_program empty;
+  ooc_sim_result r = { .feasible = 0 };
+  char step[160], b1[32], b2[32], b3[32], b4[32];
+  uint64_t need = lv->persistent_bytes + lv->max_step_bytes;
+  int rc;
+
+  ooc_step_name(lv, lv->max_step, step, sizeof step);
+  r.oom = (ooc_oom){
+    .instr = -1, .tensor = -1,
+    .layer = lv->max_step >= 0 && lv->max_step < lv->n_steps
+                 ? lv->steps[lv->max_step].layer : -1,
+    .requested_bytes = lv->max_step_bytes,
+    .live_bytes = lv->persistent_bytes,
+    .reserved_bytes = lv->persistent_bytes,
+    .largest_free_bytes = budget > lv->persistent_bytes
+                              ? budget - lv->persistent_bytes : 0,
+  };
+  snprintf(r.oom.reason, sizeof r.oom.reason,
+           "working set %s (persistent %s + step %s) exceeds the budget "
+           "by %s: no plan can fit",
+           ooc_fmt_bytes(need, b1, sizeof b1),
+           ooc_fmt_bytes(lv->persistent_bytes, b2, sizeof b2),
+           ooc_fmt_bytes(lv->max_step_bytes, b3, sizeof b3),
+           ooc_fmt_bytes(need > budget ? need - budget : 0, b4, sizeof b4));
+  ooc_program_init(&empty);
+  rc = fill_summary(sc, planner, allocator, budget, &empty, &r, "", 0, 0,
+                    want_baseline, sum, err);
+  ooc_program_fini(&empty);
+  if (rc < 0)
+    return rc;
+  free(sum->oom_op);
+  if ((sum->oom_op = dup_str(step)) == NULL) {
+    ooc_summary_fini(sum);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  return OOC_OK;
+}
+
 static int
 lookup(const ooc_scenario_spec *spec, const ooc_planner_type **t,
        const ooc_allocator_type **a, ooc_err *err)
@@ -466,8 +530,15 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   if ((rc = lookup(spec, &t, &a, err)) < 0)
     return rc;
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
-  if ((rc = ooc_plan_check_budget(sc->lv, budget, err)) < 0)
-    return rc;
+  if (ooc_plan_check_budget(sc->lv, budget, err) < 0) {
+    /* A budget the user chose below the working set is bad input; the
+     * profile's own memory too small for this batch is a result. */
+    if (spec->budget != 0)
+      return ooc_err_prefix(err, OOC_EINVAL, "--budget: ");
+    ooc_err_clear(err);
+    return no_fit_summary(sc, t->name, a->name, budget, want_baseline, sum,
+                          err);
+  }
   ooc_program_init(&prog);
   rc = plan_and_simulate(sc, t, a, budget, spec->opts, spec->n_opts,
                          spec->iterations > 0 ? spec->iterations
@@ -559,6 +630,8 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   }
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
+  if ((rc = ooc_plan_check_budget(sc->lv, budget, err)) < 0)
+    goto done;          /* no plan can fit what the user asked for */
   if ((rc = ooc_program_validate(prog, err)) < 0)
     goto done;
   cfg = (ooc_sim_config){
@@ -682,7 +755,23 @@ int
 ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                           ooc_err *err)
 {
-  return ooc_plan_check_budget(sc->lv, budget != 0 ? budget
-                                                   : sc->hw->mem_usable,
-                               err);
+  if (budget == 0)
+    return OOC_OK;      /* the default: too small is a result */
+  return ooc_plan_check_budget(sc->lv, budget, err);
+}
+
+int
+ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
+                    ooc_summary *sum, ooc_err *err)
+{
+  const ooc_planner_type *t;
+  const ooc_allocator_type *a;
+  int rc;
+
+  *sum = (ooc_summary){ 0 };
+  if ((rc = lookup(spec, &t, &a, err)) < 0)
+    return rc;
+  return no_fit_summary(sc, t->name, a->name,
+                        spec->budget != 0 ? spec->budget : sc->hw->mem_usable,
+                        1, sum, err);
 }

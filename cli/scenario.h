@@ -101,16 +101,31 @@ const ooc_hw *ooc_scenario_hw(const ooc_scenario *sc);
 /* Run spec's planner, allocator, budget, options and iterations on the
  * opened scenario (spec's model, batch, dtype, sets, hw and hw_sets are
  * ignored: those of ooc_scenario_open count). out->model and out->hw are
- * not filled here (use ooc_scenario_model/_hw). A budget below the largest
- * working set (ooc_plan_check_budget) is OOC_EINVAL. */
+ * not filled here (use ooc_scenario_model/_hw). When the budget is below
+ * the largest working set (ooc_plan_check_budget), no plan can fit: a
+ * budget the user gave (spec->budget != 0) is bad input, OOC_EINVAL with
+ * "--budget: budget ... is below the working set of step ..."; the
+ * profile's own memory (spec->budget == 0) gives an INFEASIBLE summary
+ * whose oom object names that step (op), its bytes (requested_bytes), the
+ * persistent bytes (live_bytes) and what the budget leaves beside them
+ * (largest_free_bytes), with no program (docs/lower-bound.md). */
 int ooc_scenario_run_in(ooc_scenario *sc, const ooc_scenario_spec *spec,
                         ooc_summary *sum, ooc_scenario_out *out,
                         ooc_err *err);
 
-/* Check a budget (0: the profile's usable memory) against the largest
- * working set of the opened scenario (ooc_plan_check_budget). */
+/* Check a budget the user gave against the largest working set of the
+ * opened scenario (ooc_plan_check_budget: OOC_EINVAL and its message).
+ * 0, the profile's usable memory, always passes: when it is too small,
+ * ooc_scenario_run_in returns an INFEASIBLE summary, not an error. */
 int ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                               ooc_err *err);
+
+/* The INFEASIBLE summary ooc_scenario_run_in gives when spec's budget (0:
+ * the profile's) is below the largest working set, for any budget: for a
+ * sweep over budgets, where a too small one is a point, not bad input.
+ * The oom object names the step and the shortfall (docs/lower-bound.md). */
+int ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
+                        ooc_summary *sum, ooc_err *err);
 
 /* The in-core baseline (incore planner, ideal allocator, unlimited device)
  * of the opened scenario: its iteration time and the pure compute time of

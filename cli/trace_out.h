@@ -2,7 +2,8 @@
  * trace event file for Perfetto / chrome://tracing, and its memory curve as
  * CSV.
  *
- * Trace: one process "oocsim", one thread (lane) per stream: "compute",
+ * Trace: one process named after the model ("oocsim" without one), one
+ * thread (lane) per stream: "compute",
  * "H2D", "D2H"; each timed instruction with a duration is an "X" event named
  * by phase and layer ("fwd conv1", "bwd res2a", "recomp conv1", "update",
  * "h2d conv1", "d2h conv1", "alloc conv1") with category fwd, bwd, recomp,

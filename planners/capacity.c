@@ -1,26 +1,41 @@
 /* planners/capacity.c — the OOC-Paleo capacity-based swap schedule.
  *
  * Follows the OOC-Paleo seed, §3.5 (Fig. 4): from the layers' sizes the
- * planner knows before forward starts where to stop swapping out. Walking
- * the tensors in the order backward first needs them (the last forward
- * layers first), it keeps them resident while the running sum plus the
- * working set (persistent state + the largest step's working set) fits the
- * budget, so backward starts as soon as forward ends. Every other tensor
- * that backward reads is swapped out as soon as its forward use ends
- * (out_after = its last forward use, no synchronisation), and in backward
- * it is "swapped in as far as we have enough memory space": the swap-in is
- * issued at the earliest step from which it fits, in a memory timeline of
- * the schedule (persistent state, live activations and gradients, each
- * step's workspace), and it is freed right after its last use (liveness).
+ * planner knows before forward starts where to stop swapping out.
+ *  - Keep the tail: a memory timeline of the schedule (persistent state,
+ *    each step's workspace, live gradients, live activations, every swap
+ *    candidate absent from the step after its D2H until its backward use)
+ *    is built; walking the candidates in the order backward first needs
+ *    them (the last forward layers first), each stays resident over its
+ *    gap while the timeline stays within the scheduling budget, and the
+ *    first that does not fit ends the kept tail. So backward starts as soon
+ *    as forward ends, with what it needs first already there.
+ *  - Every other tensor that backward reads is swapped out as soon as its
+ *    forward use ends (out_after = its last forward use, no
+ *    synchronisation). "During forward propagation, only swap-out would
+ *    happen."
+ *  - In backward it is "swapped in as far as we have enough memory space":
+ *    issued at the earliest step, not before backward starts, from which
+ *    it fits in the timeline until its use, and freed right after its last
+ *    use (liveness).
+ * The timeline counts what the allocator takes: the bytes, or under `va`
+ * whole chunks per tensor (its fragmentation is known in advance,
+ * schedule-window seed §4), a better "estimation of the memory
+ * consumption" than the bytes when chunks are large.
+ * Departure: a tensor that several backward steps read stays resident
+ * between them (the paper's layers have one backward use each; a second
+ * trip would copy out data the host already holds).
  *
  * Tensors go in by first backward use, so the copy stream serves them in
  * the order compute needs them. When the simulated plan does not fit (the
- * estimate ignores allocator fragmentation), the scheduling budget is
- * lowered by 1/16 of the budget at a time, at most 8 times, and the first
- * feasible plan is kept; if none is, the last plan is returned and its
- * simulation reports the OOM. Option sched_budget=SIZE fixes it instead.
+ * timeline ignores allocator fragmentation and copy timing), the
+ * scheduling budget is lowered by 1/16 of the budget at a time, at most 8
+ * times, and the first feasible plan is kept; if none is, the last plan is
+ * returned and its simulation reports the OOM. Option sched_budget=SIZE
+ * fixes it instead.
  *
- * Cost: O(acts log acts + swapped x steps) per plan, at most 9 simulations.
+ * Cost: O(acts log acts + candidates x steps) per plan, at most 9
+ * simulations.
  * Ownership: scratch arrays live in the state and are freed before return.
  */
 #include "config.h"
@@ -37,7 +52,15 @@ struct cap_state {
   int64_t *occ;       /* per step: modelled resident bytes */
   int32_t n_kept, n_swapped;
   uint64_t kept_bytes;
+  uint64_t chunk;     /* va chunk (footprints round up to it), else 0 */
 };
+
+/* The device bytes a request of b takes: b, or under va whole chunks
+ * (schedule-window seed §4, eq. 1). */
+static uint64_t foot(const struct cap_state *st, uint64_t b)
+{
+  return st->chunk == 0 ? b : (b + st->chunk - 1) / st->chunk * st->chunk;
+}
 
 /* qsort order of the packed (first backward use, act) keys. */
 static int cmp_u64(const void *x, const void *y)
@@ -86,54 +109,73 @@ static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
 {
   const ooc_liveness *lv = ctx->live;
   const ooc_model *m = ctx->model;
-  uint64_t base = lv->persistent_bytes + lv->max_step_bytes, sum = 0;
+  uint64_t sum = 0;
   int32_t n_keep = 0;
 
   ooc_plan_reset(pl);
   pl->sched_budget = sched;
 
-  /* Keep the tail: candidates in backward order while they fit. */
+  /* Memory timeline: persistent, workspace, gradients, and activations
+   * resident over their lives; every candidate starts out swapped (absent
+   * from the step after the one its D2H runs in until its backward use). */
+  uint64_t persistent = foot(st, lv->act_bytes[0]);
+  for (int32_t i = 0; i < lv->n_layers; i++) {
+    const ooc_layer *ly = &m->layers[i];
+    uint64_t pb = ly->param_bytes + ly->grad_bytes + ly->opt_bytes;
+    if (pb > 0)
+      persistent += foot(st, pb);
+  }
+  for (int32_t s = 0; s < lv->n_steps; s++) {
+    const ooc_step *sp = &lv->steps[s];
+    st->occ[s] = (int64_t)persistent;
+    if (sp->phase != OOC_PH_UPDATE)
+      st->occ[s] += (int64_t)foot(st, m->layers[sp->layer].workspace_bytes);
+  }
+  for (int32_t a = 1; a < lv->n_acts; a++) {
+    if (lv->grad_first[a] >= 0)
+      occ_add(st->occ, lv->grad_first[a], lv->grad_last[a],
+              foot(st, lv->grad_bytes[a]));
+    if (lv->act_nuses[a] == 0)
+      continue;
+    int32_t first = lv->use_steps[lv->act_first[a]];
+    occ_add(st->occ, first, lv->act_last[a], foot(st, lv->act_bytes[a]));
+  }
+  for (int32_t k = 0; k < n_cand; k++) {
+    int32_t a = st->order[k];
+    int32_t from = st->last_fwd[a] + 2, to = st->first_bwd[a] - 1;
+    occ_add(st->occ, from, to, (uint64_t)0 - foot(st, lv->act_bytes[a]));
+  }
+
+  /* Keep the tail (Fig. 4: "we can know when to stop the swap-out"):
+   * candidates in backward order stay resident over their gap while the
+   * timeline stays within the scheduling budget; the first that does not
+   * fit ends the kept tail. O(candidates x steps). */
   while (n_keep < n_cand) {
-    uint64_t b = lv->act_bytes[st->order[n_keep]];
-    if (base + sum + b > sched)
+    int32_t a = st->order[n_keep];
+    int64_t b = (int64_t)foot(st, lv->act_bytes[a]), peak = 0;
+    int32_t from = st->last_fwd[a] + 2, to = st->first_bwd[a] - 1;
+    for (int32_t s = from; s <= to; s++)
+      if (st->occ[s] > peak)
+        peak = st->occ[s];
+    if (peak + b > (int64_t)sched)
       break;
-    sum += b;
+    occ_add(st->occ, from, to, (uint64_t)b);
+    sum += lv->act_bytes[a];
     n_keep++;
   }
   st->n_kept = n_keep;
   st->kept_bytes = sum;
   st->n_swapped = n_cand - n_keep;
 
-  /* Memory timeline: persistent, workspace, gradients, and activations
-   * resident over their lives (swapped ones until the step after their
-   * swap-out, while the D2H runs). */
-  for (int32_t s = 0; s < lv->n_steps; s++) {
-    const ooc_step *sp = &lv->steps[s];
-    st->occ[s] = (int64_t)lv->persistent_bytes;
-    if (sp->phase != OOC_PH_UPDATE)
-      st->occ[s] += (int64_t)m->layers[sp->layer].workspace_bytes;
-  }
-  for (int32_t a = 1; a < lv->n_acts; a++) {
-    if (lv->grad_first[a] >= 0)
-      occ_add(st->occ, lv->grad_first[a], lv->grad_last[a],
-              lv->grad_bytes[a]);
-    if (lv->act_nuses[a] == 0)
-      continue;
-    int32_t first = lv->use_steps[lv->act_first[a]];
-    occ_add(st->occ, first, lv->act_last[a], lv->act_bytes[a]);
-  }
+  /* Swap-ins in the order backward needs them, each as early as it fits,
+   * but not before backward starts ("during forward propagation, only
+   * swap-out would happen"): in_after >= the last forward step. */
   for (int32_t k = n_keep; k < n_cand; k++) {
     int32_t a = st->order[k];
-    int32_t from = st->last_fwd[a] + 2, to = st->first_bwd[a] - 1;
-    /* Not resident from the step after the D2H to its backward use. */
-    occ_add(st->occ, from, to, (uint64_t)0 - lv->act_bytes[a]);
-  }
-
-  /* Swap-ins in the order backward needs them, each as early as it fits. */
-  for (int32_t k = n_keep; k < n_cand; k++) {
-    int32_t a = st->order[k];
-    int64_t b = (int64_t)lv->act_bytes[a];
+    int64_t b = (int64_t)foot(st, lv->act_bytes[a]);
     int32_t lo = st->last_fwd[a] + 2, s = st->first_bwd[a];
+    if (lo < lv->n_layers - 1)
+      lo = lv->n_layers - 1;   /* the first backward step */
     while (s - 1 >= lo && st->occ[s - 1] + b <= (int64_t)sched)
       s--;
     occ_add(st->occ, s, st->first_bwd[a] - 1, (uint64_t)b);
@@ -180,6 +222,12 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     goto done;
   }
   n_cand = cap_candidates(lv, st);
+  st->chunk = 0;
+  if (ctx->allocator == &ooc_alloc_va) {
+    st->chunk = ctx->hw != NULL ? ctx->hw->va_chunk_bytes : 0;
+    if (st->chunk == 0)
+      st->chunk = (uint64_t)2 << 20;   /* alloc_va.c's default */
+  }
 
   if (have_fixed) {
     sched = fixed;

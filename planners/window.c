@@ -26,7 +26,9 @@
  * activations are variables here; the rest of the device memory
  * (persistent state, live gradients, each step's workspace) is subtracted
  * from the scheduling budget step by step, and a swap-in must fit under
- * the smallest such limit until its use.
+ * the smallest such limit until its use. Departure: the paper sums b_v
+ * over the sequence entries v[l : r]; a variable that appears twice there
+ * is counted once here, since it takes device memory once.
  *
  * Tuning: `--opt window=SIZE` fixes the window; otherwise 25 window sizes
  * (1/32 and k/16 for k = 1..24 of the activation budget, i.e. up to the
@@ -41,6 +43,16 @@
  * start of each f_i the resident and reserved bytes must fit under f_i's
  * limit (its gradients and workspace take the rest), waiting for the
  * oldest swap-outs as in (b).
+ *
+ * Allocators: the bookkeeping counts what the allocator takes for each
+ * tensor. That is its size, except under `va`, whose fragmentation is
+ * known in advance (seed §4, eq. 1: a request of m_r takes
+ * ceil(m_r / m_c) chunks of m_c): every activation, gradient, workspace
+ * and persistent tensor is counted at its chunk-rounded footprint, and
+ * `window` is then in footprint bytes. With the profile's 40 MiB chunk the
+ * rounding of small parameter tensors alone can take GiBs, which no
+ * fraction of the scheduling budget absorbs; counting it makes the
+ * schedule fit from the first level.
  *
  * Cost: O(occurrences + steps) per schedule (monotone deque for the window
  * minimum of the limits); autotune runs 50 simulations when the full
@@ -63,6 +75,11 @@ struct win_state {
   uint8_t *occ_create;      /* the act's producing step */
   int32_t *step_end;        /* per step: first occurrence after it */
   int64_t *lim;             /* per step: bytes left for activations */
+  /* Footprints: what the allocator takes for a request (va: whole chunks,
+   * seed §4 eq. 1; others: the bytes). */
+  uint64_t chunk;           /* va chunk, 0 for the other allocators */
+  uint64_t persistent;      /* footprint of the persistent tensors */
+  int64_t *ab;              /* per act: its footprint */
   /* Per act. */
   uint8_t *vst;
   int32_t *cnt;
@@ -83,6 +100,13 @@ struct win_state {
     if ((p) == NULL)                                                         \
       return OOC_ENOMEM;                                                     \
   } while (0)
+
+/* The device bytes a request of b takes: b, or under va whole chunks
+ * (m_a = ceil(m_r / m_c) m_c, schedule-window seed §4). */
+static uint64_t foot(const struct win_state *w, uint64_t b)
+{
+  return w->chunk == 0 ? b : (b + w->chunk - 1) / w->chunk * w->chunk;
+}
 
 /* Build the variable-sequence and the per-step limits; size the scratch
  * arrays. OOC_ENOMEM (the caller tears down what was allocated). */
@@ -105,6 +129,16 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
   NEW(w->pend, lv->n_acts);
   NEW(w->fifo, total);
   NEW(w->dq, lv->n_steps);
+  NEW(w->ab, lv->n_acts);
+  for (int32_t a = 0; a < lv->n_acts; a++)
+    w->ab[a] = (int64_t)foot(w, lv->act_bytes[a]);
+  w->persistent = foot(w, lv->act_bytes[0]);
+  for (int32_t i = 0; i < lv->n_layers; i++) {
+    const ooc_layer *ly = &m->layers[i];
+    uint64_t pb = ly->param_bytes + ly->grad_bytes + ly->opt_bytes;
+    if (pb > 0)
+      w->persistent += foot(w, pb);
+  }
   for (int32_t s = 0; s < lv->n_steps; s++) {
     for (int32_t k = 0; k < lv->step_nacts[s]; k++) {
       int32_t a = lv->step_acts[lv->step_first[s] + k];
@@ -122,14 +156,14 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
   /* Non-activation bytes per step: persistent, workspace, live grads. */
   for (int32_t s = 0; s < lv->n_steps; s++) {
     const ooc_step *sp = &lv->steps[s];
-    w->lim[s] = (int64_t)lv->persistent_bytes;
+    w->lim[s] = (int64_t)w->persistent;
     if (sp->phase != OOC_PH_UPDATE)
-      w->lim[s] += (int64_t)m->layers[sp->layer].workspace_bytes;
+      w->lim[s] += (int64_t)foot(w, m->layers[sp->layer].workspace_bytes);
   }
   for (int32_t a = 1; a < lv->n_acts; a++)
     if (lv->grad_first[a] >= 0)
       for (int32_t s = lv->grad_first[a]; s <= lv->grad_last[a]; s++)
-        w->lim[s] += (int64_t)lv->grad_bytes[a];
+        w->lim[s] += (int64_t)foot(w, lv->grad_bytes[a]);
   return OOC_OK;
 }
 
@@ -149,6 +183,7 @@ static void win_teardown(struct win_state *w)
   free(w->pend);
   free(w->fifo);
   free(w->dq);
+  free(w->ab);
 }
 
 /* (b) Complete the oldest reserved swap-out that is still pending: f_fid
@@ -160,7 +195,7 @@ static int wait_one(struct win_state *w, const ooc_liveness *lv, int32_t fid)
     if (w->vst[a] == V_OUT && w->pend[a] == pos) {
       w->vst[a] = V_WAITED;
       w->out_wait[a] = fid;
-      w->out -= (int64_t)lv->act_bytes[a];
+      w->out -= w->ab[a];
       return 1;
     }
   }
@@ -204,7 +239,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     while (head < w->n_occ) {
       int32_t a = w->occ_act[head], g = w->occ_step[head];
       if (w->cnt[a] == 0) {
-        int64_t b = (int64_t)lv->act_bytes[a], L;
+        int64_t b = w->ab[a], L;
         while (upto < g) {
           upto++;
           while (dq_h < dq_t && LIM(w->dq[dq_t - 1]) >= LIM(upto))
@@ -252,7 +287,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     for (int32_t i = beg; i < end; i++) {
       int32_t a = w->occ_act[i];
       if (w->vst[a] == V_UNPREF) {
-        need += (int64_t)lv->act_bytes[a];
+        need += w->ab[a];
         w->vst[a] = V_IN;
       }
     }
@@ -264,7 +299,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
      * use and those still in the window. */
     for (int32_t i = beg; i < end; i++) {
       int32_t a = w->occ_act[i];
-      int64_t b = (int64_t)lv->act_bytes[a];
+      int64_t b = w->ab[a];
       if (w->cnt[a] == 1) {
         w->in -= b;
         w->win -= b;
@@ -323,6 +358,14 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        "planner 'window': option sched_budget: must be in "
                        "(0, budget]");
 
+  /* Under va the fragmentation is known in advance (seed §4): schedule
+   * against the chunk-rounded footprints. */
+  w->chunk = 0;
+  if (ctx->allocator == &ooc_alloc_va) {
+    w->chunk = ctx->hw != NULL ? ctx->hw->va_chunk_bytes : 0;
+    if (w->chunk == 0)
+      w->chunk = (uint64_t)2 << 20;   /* alloc_va.c's default */
+  }
   rc = win_setup(w, lv);
   if (rc != OOC_OK) {
     rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
@@ -336,8 +379,7 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
       break;
     uint64_t sched = have_sched ? fixed_sched
                                 : ctx->budget / 16 * sched_frac16[si];
-    uint64_t cap = sched > lv->persistent_bytes
-                       ? sched - lv->persistent_bytes : 0;
+    uint64_t cap = sched > w->persistent ? sched - w->persistent : 0;
     for (int k = 0; k < (have_win ? 1 : N_WIN); k++) {
       uint64_t ws = have_win ? fixed_win : win_size(cap, k);
       if (win_schedule(w, lv, sched, ws, pl) != OOC_OK) {
@@ -358,8 +400,8 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if (!found) {
     best_sched = have_sched ? fixed_sched : ctx->budget;
     best_win = have_win ? fixed_win
-                        : win_size(best_sched > lv->persistent_bytes
-                                       ? best_sched - lv->persistent_bytes
+                        : win_size(best_sched > w->persistent
+                                       ? best_sched - w->persistent
                                        : 0, N_WIN - 1);
   }
   if (win_schedule(w, lv, best_sched, best_win, pl) != OOC_OK) {

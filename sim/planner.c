@@ -100,9 +100,13 @@ ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
   rc = check_opts(t, ctx, err);
   if (rc != OOC_OK)
     return rc;
-  rc = ooc_plan_check_budget(ctx->live, ctx->budget, err);
-  if (rc != OOC_OK)
-    return rc;
+  /* No plan can fit: a result (OOC_EOOM), which the caller reports as an
+   * INFEASIBLE scenario or, for a budget the user chose, as bad input. */
+  if (ooc_plan_check_budget(ctx->live, ctx->budget, err) != OOC_OK) {
+    if (err != NULL)
+      err->code = OOC_EOOM;
+    return OOC_EOOM;
+  }
   if (pl->live != ctx->live || pl->action == NULL) {
     ooc_plan_fini(pl);
     rc = ooc_plan_init(pl, ctx->live, err);

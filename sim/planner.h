@@ -56,12 +56,14 @@ const ooc_planner_type *ooc_planner_find(const char *name, ooc_err *err);
 
 /* Run planner t: checks opts (unknown or repeated keys: "planner 'lms':
  * unknown option 'foo' (valid: swapout_threshold, ...)"), rejects a budget
- * below persistent + the largest step's working set (ooc_plan_check_budget,
- * OOC_EINVAL: no planner can fit), zeroes its state, resets pl and plans
- * into it, sets pl->sched_budget to ctx->budget if the planner left it 0,
- * lowers it into prog and validates the program. pl must have been
- * ooc_plan_init'ed (for any liveness: it is re-initialised when it differs
- * from ctx->live) or be zeroed. Returns OOC_OK or an error naming the
+ * below persistent + the largest step's working set with OOC_EOOM and
+ * ooc_plan_check_budget's message (no planner can fit: a result, not a
+ * bug; the caller decides whether it is an INFEASIBLE scenario or a bad
+ * --budget), zeroes its state, resets pl and plans into it, sets
+ * pl->sched_budget to ctx->budget if the planner left it 0, lowers it
+ * into prog and validates the program. pl must have been ooc_plan_init'ed
+ * (for any liveness: it is re-initialised when it differs from ctx->live)
+ * or be zeroed. Returns OOC_OK or an error naming the
  * planner and option. */
 int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
                     ooc_plan *pl, ooc_program *prog, ooc_err *err);

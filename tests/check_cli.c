@@ -5,12 +5,15 @@
  * Suite "args": shared options, K=V splitting, the error messages.
  * Suite "bound": ooc_lower_bound_combine on figures worked out by hand.
  * Suite "writers": summary JSON (feasible and infeasible) and the Chrome
- * trace / CSV of a hand-built program and trace, to the byte.
+ * trace / CSV of a hand-built program and trace, to the byte; the trace of
+ * a real run parsed as Perfetto reads the Chrome trace event format.
  * Suite "scenario": tests/data/cli_mlp.json end to end: the in-core plan
- * equals the baseline, the bound holds, maxbatch is the feasibility edge.
+ * equals the baseline, the bound holds, maxbatch is the feasibility edge,
+ * a budget below the largest working set (bad input or a result).
  */
 #include "config.h"
 
+#include <cJSON.h>
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -374,6 +377,199 @@ START_TEST(scenario_maxbatch_edge)
 }
 END_TEST
 
+/* The trace of a real run read back as Perfetto reads the Chrome trace
+ * event format: one JSON object with a "traceEvents" array; "M"
+ * thread_name metadata naming lanes 0, 1, 2 compute, H2D and D2H; "X"
+ * spans with numeric ts and dur in microseconds, pid and tid, named
+ * "<phase> <layer>" after their category; "C" memory counters. The span
+ * durations per lane add up to the summary's busy times. */
+static double
+num_of(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  ck_assert_msg(cJSON_IsNumber(v), "field '%s' is not a number", key);
+  return v->valuedouble;
+}
+
+static int
+is_layer(const ooc_model *m, const char *name)
+{
+  int32_t i;
+
+  for (i = 0; i < m->n_layers; i++)
+    if (m->layers[i].name != NULL && strcmp(m->layers[i].name, name) == 0)
+      return 1;
+  return 0;
+}
+
+START_TEST(trace_perfetto)
+{
+  ooc_scenario_spec spec = { .model = MLP, .batch = 64, .hw = "v100-pcie3",
+                             .planner = "vdnn" };
+  ooc_summary s;
+  ooc_program prog;
+  ooc_trace tr;
+  ooc_model *m = NULL;
+  ooc_scenario_out out = { .program = &prog, .trace = &tr, .model = &m };
+  ooc_err err = { 0 };
+  const char *lane[3] = { NULL, NULL, NULL };
+  double busy[3] = { 0, 0, 0 }, max_alloc = 0, end = 0;
+  int n_x = 0, n_c = 0, n_copy[3] = { 0, 0, 0 };
+  const cJSON *ev, *evs;
+  cJSON *root;
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f;
+
+  ooc_program_init(&prog);
+  ooc_trace_init(&tr);
+  ck_assert_msg(ooc_scenario_run(&spec, &s, &out, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(s.feasible, 1);
+  ck_assert_uint_gt(s.h2d_bytes, 0);      /* vdnn swaps here */
+  f = open_memstream(&buf, &n);
+  ck_assert_int_eq(ooc_trace_write_chrome(f, m, &prog, &tr), 0);
+  fclose(f);
+  root = cJSON_Parse(buf);
+  ck_assert_msg(cJSON_IsObject(root), "trace is not one JSON object");
+  evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+  ck_assert(cJSON_IsArray(evs));
+  cJSON_ArrayForEach(ev, evs) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    int tid;
+
+    ck_assert(cJSON_IsString(name) && cJSON_IsString(ph));
+    ck_assert_int_eq(strlen(ph->valuestring), 1);
+    ck_assert_double_eq(num_of(ev, "pid"), 1);
+    tid = (int)num_of(ev, "tid");
+    ck_assert(tid >= 0 && tid < 3);
+    ck_assert(cJSON_IsObject(args));
+    if (strcmp(ph->valuestring, "M") == 0) {
+      if (strcmp(name->valuestring, "thread_name") == 0) {
+        const cJSON *ln = cJSON_GetObjectItemCaseSensitive(args, "name");
+        ck_assert(cJSON_IsString(ln));
+        lane[tid] = ln->valuestring;
+      }
+    } else if (strcmp(ph->valuestring, "X") == 0) {
+      const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+      double ts = num_of(ev, "ts"), dur = num_of(ev, "dur");
+      const char *sp = strchr(name->valuestring, ' ');
+      static const char *const want_cat[3][3] = {
+        { "fwd", "bwd", "update" }, { "h2d", "h2d", "h2d" },
+        { "d2h", "d2h", "d2h" } };
+
+      ck_assert(cJSON_IsString(cat));
+      ck_assert(ts >= 0 && dur >= 0);
+      ck_assert_msg(strcmp(cat->valuestring, want_cat[tid][0]) == 0 ||
+                    strcmp(cat->valuestring, want_cat[tid][1]) == 0 ||
+                    strcmp(cat->valuestring, want_cat[tid][2]) == 0,
+                    "category %s on lane %d", cat->valuestring, tid);
+      if (strcmp(cat->valuestring, "update") == 0) {
+        ck_assert_str_eq(name->valuestring, "update");
+      } else {
+        ck_assert_msg(sp != NULL && (size_t)(sp - name->valuestring) ==
+                      strlen(cat->valuestring) &&
+                      strncmp(name->valuestring, cat->valuestring,
+                              (size_t)(sp - name->valuestring)) == 0 &&
+                      is_layer(m, sp + 1), "span name '%s' (category %s)",
+                      name->valuestring, cat->valuestring);
+      }
+      busy[tid] += dur;
+      if (ts + dur > end)
+        end = ts + dur;
+      n_copy[tid]++;
+      n_x++;
+    } else if (strcmp(ph->valuestring, "C") == 0) {
+      double a = num_of(args, "allocated_bytes");
+      ck_assert_str_eq(name->valuestring, "memory");
+      ck_assert(num_of(ev, "ts") >= 0);
+      ck_assert(a <= num_of(args, "reserved_bytes"));
+      if (a > max_alloc)
+        max_alloc = a;
+      n_c++;
+    } else {
+      ck_abort_msg("unexpected phase '%s'", ph->valuestring);
+    }
+  }
+  ck_assert_str_eq(lane[0], "compute");
+  ck_assert_str_eq(lane[1], "H2D");
+  ck_assert_str_eq(lane[2], "D2H");
+  ck_assert(n_x > 0 && n_c > 0 && n_copy[1] > 0 && n_copy[2] > 0);
+  /* microseconds: the lanes' spans add up to the busy times (1 ns each) */
+  ck_assert_msg(fabs(busy[0] - s.compute_busy_s * 1e6) <= 1e-3 * n_x,
+                "compute %.3f us vs %.3f", busy[0], s.compute_busy_s * 1e6);
+  ck_assert(fabs(busy[1] - s.h2d_busy_s * 1e6) <= 1e-3 * n_x);
+  ck_assert(fabs(busy[2] - s.d2h_busy_s * 1e6) <= 1e-3 * n_x);
+  ck_assert_msg(end <= s.iteration_s * 1e6 + 1e-3, "last span ends at %.3f "
+                "us, iteration %.3f us", end, s.iteration_s * 1e6);
+  ck_assert_double_eq(max_alloc, (double)s.peak_allocated_bytes);
+  cJSON_Delete(root);
+  free(buf);
+  ooc_summary_fini(&s);
+  ooc_model_free(m);
+  ooc_trace_fini(&tr);
+  ooc_program_fini(&prog);
+}
+END_TEST
+
+/* Budget semantics (docs/lower-bound.md, "Budget"). tests/data/cli_mlp.json
+ * at batch 64: persistent = 172 params x 4 B x 3 (weights, gradients,
+ * momentum) + the 16 x 64 x 4 B input = 2064 + 4096 = 6160 B; the largest
+ * step is 'bwd relu1': its output 2048 B + the gradients of its output and
+ * input 2 x 2048 B = 6144 B. At 9000 B no plan fits: 12304 - 9000 = 3304 B
+ * short, and beside the persistent bytes 2840 B are left. */
+START_TEST(scenario_budget_semantics)
+{
+  ooc_hw_override small[1] = {
+    { .key = "memory.usable_GiB", .value = "0.0000083819031715393066" } };
+  ooc_scenario_spec spec = { .model = MLP, .batch = 64, .hw = "v100-pcie3",
+                             .planner = "window", .budget = 9000 };
+  ooc_scenario *sc = NULL;
+  ooc_summary s;
+  ooc_err err = { 0 };
+
+  /* a budget the user chose: bad input */
+  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "--budget: budget 8.79 KiB is below the working "
+                   "set of step 'bwd relu1' (persistent 6.02 KiB + 6.00 "
+                   "KiB)");
+  ck_assert_int_eq(ooc_scenario_open(&spec, &sc, &err), 0);
+  ck_assert_int_eq(ooc_scenario_check_budget(sc, 9000, &err), OOC_EINVAL);
+  ck_assert_int_eq(ooc_scenario_check_budget(sc, 6160 + 6144, &err), 0);
+  ck_assert_int_eq(ooc_scenario_check_budget(sc, 0, &err), 0);
+  /* the same budget as a sweep point: a result */
+  ck_assert_int_eq(ooc_scenario_no_fit(sc, &spec, &s, &err), 0);
+  ck_assert_int_eq(s.feasible, 0);
+  ck_assert_str_eq(s.oom_op, "bwd relu1");
+  ck_assert_str_eq(s.planner, "window");
+  ck_assert_uint_eq(s.budget_bytes, 9000);
+  ooc_summary_fini(&s);
+  ooc_scenario_close(sc);
+
+  /* the profile's own memory (9000 B) too small: an INFEASIBLE result */
+  spec.budget = 0;
+  spec.hw_sets = small;
+  spec.n_hw_sets = 1;
+  ck_assert_msg(ooc_scenario_run(&spec, &s, NULL, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(s.feasible, 0);
+  ck_assert_uint_eq(s.budget_bytes, 9000);
+  ck_assert_str_eq(s.oom_op, "bwd relu1");
+  ck_assert_uint_eq(s.oom.requested_bytes, 6144);
+  ck_assert_uint_eq(s.oom.live_bytes, 6160);
+  ck_assert_uint_eq(s.oom.reserved_bytes, 6160);
+  ck_assert_uint_eq(s.oom.largest_free_bytes, 2840);
+  ck_assert_int_eq(s.oom.time_ns, 0);
+  ck_assert_str_eq(s.oom.reason, "working set 12.02 KiB (persistent 6.02 "
+                   "KiB + step 6.00 KiB) exceeds the budget by 3.23 KiB: no "
+                   "plan can fit");
+  ck_assert_uint_eq(s.events, 0);
+  ck_assert_double_eq(s.iteration_s, 0);
+  ck_assert(s.incore_iteration_s > 0);
+  ooc_summary_fini(&s);
+}
+END_TEST
+
 static Suite *
 cli_suite(void)
 {
@@ -392,11 +588,13 @@ cli_suite(void)
   tc = tcase_create("writers");
   tcase_add_test(tc, summary_json);
   tcase_add_test(tc, trace_writers);
+  tcase_add_test(tc, trace_perfetto);
   suite_add_tcase(s, tc);
   tc = tcase_create("scenario");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, scenario_incore);
   tcase_add_test(tc, scenario_maxbatch_edge);
+  tcase_add_test(tc, scenario_budget_semantics);
   suite_add_tcase(s, tc);
   return s;
 }

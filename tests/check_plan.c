@@ -525,7 +525,8 @@ START_TEST(test_planner_front_end)
   ooc_program_fini(&direct);
 
   ctx.budget = 3000;
-  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_EINVAL);
+  ck_assert_int_eq(ooc_planner_run(t, &ctx, &plan, &prog, &err), OOC_EOOM);
+  ck_assert_int_eq(err.code, OOC_EOOM);
   ck_assert_str_eq(err.msg, "budget 2.93 KiB is below the working set of "
                    "step 'fwd add' (persistent 190 B + 2.93 KiB)");
   t = ooc_planner_find("naive", &err);

@@ -492,6 +492,39 @@ START_TEST(window_autotune_allocators)
 }
 END_TEST
 
+/* Under va the window schedules against chunk-rounded footprints (seed §4:
+ * the internal fragmentation m_a - m_r is known in advance). The round
+ * profile's chunk is 2 MiB: each 1 MiB act and gradient takes 2 MiB, each
+ * 789,504 B parameter tensor 2 MiB, the 1 MiB input 2 MiB: persistent
+ * footprint 14 MiB (not 5.5). Budget 14 + 10 MiB: in core needs 14 MiB at
+ * step 6 (acts 1..5, gradients 5, 6), so it fails; the widest step needs 6.
+ * With the scheduling budget fixed at the physical one, a planner that
+ * counted bytes would believe it had 18.5 MiB for activations and run out;
+ * counting footprints it keeps within 10 MiB and fits. */
+START_TEST(window_va_footprint)
+{
+  fixture f;
+  ooc_kv o[] = { { "window", "4MiB" }, { "sched_budget", "24MiB" } };
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, 24 * MiB, "va");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  ck_assert(!f.res.feasible);
+  fx_run(&f, &ooc_planner_window, o, 2);
+  ck_assert_msg(f.res.feasible, "%s / %s", f.plan.note, f.res.oom.reason);
+  ck_assert_int_gt(f.plan.n_swaps, 0);
+  ck_assert_uint_le(f.res.peak_reserved, 24 * MiB);
+  /* The same plan on caching counts bytes: fewer swaps. */
+  {
+    int n_va = f.plan.n_swaps;
+    fx_budget(&f, 24 * MiB, "caching");
+    fx_run(&f, &ooc_planner_window, o, 2);
+    ck_assert_int_lt(f.plan.n_swaps, n_va);
+  }
+  fx_close(&f);
+}
+END_TEST
+
 /* --- all four ------------------------------------------------------------- */
 
 /* On a residual model at budgets from roomy to tight: every plan lowers,
@@ -578,6 +611,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, capacity_fits);
   tcase_add_test(tc, window_abcd);
   tcase_add_test(tc, window_autotune_allocators);
+  tcase_add_test(tc, window_va_footprint);
   tcase_add_test(tc, all_planners_properties);
   tcase_add_test(tc, options_checked);
   suite_add_tcase(s, tc);

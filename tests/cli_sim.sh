@@ -150,4 +150,69 @@ b1=$(mb=$mb; echo $((mb + 1)))
 [ "$(num feasible "$TMP/at")" = true ] && ! grep -q '"feasible":	true' "$TMP/above" &&
   ok "maxbatch is the edge ($mb fits, $b1 does not)" || not_ok "maxbatch is the edge ($mb fits, $b1 does not)"
 
+# budget semantics (docs/lower-bound.md, "Budget"): the profile's own memory
+# below the largest working set is an INFEASIBLE result naming the step and
+# the shortfall; a --budget the user chose below it is bad input.
+expect_ok "default budget below the working set" \
+  "$OOCSIM" simulate -m resnet50 -b 4096 --hw v100-pcie3 -p vdnn --json
+[ "$(num feasible "$TMP/out")" = false ] && ok "b4096: infeasible" || not_ok "b4096: infeasible"
+[ "$(num op "$TMP/out")" = '"fwd res2_0_add"' ] && ok "b4096: oom names the step" || not_ok "b4096: oom names the step"
+# step 3 x 4096x256x56x56x4 B = 36.75 GiB; persistent 2772935136 B;
+# budget 15.50 GiB leaves 13870063136 B: 23.83 GiB short
+[ "$(num requested_bytes "$TMP/out")" = 39460016128 ] && [ "$(num live_bytes "$TMP/out")" = 2772935136 ] &&
+  [ "$(num largest_free_bytes "$TMP/out")" = 13870063136 ] &&
+  ok "b4096: oom figures" || not_ok "b4096: oom figures"
+grep -q '"reason":[[:space:]]*"working set 39.33 GiB (persistent 2.58 GiB + step 36.75 GiB) exceeds the budget by 23.83 GiB: no plan can fit"' "$TMP/out" &&
+  ok "b4096: oom reason" || not_ok "b4096: oom reason"
+expect_ok "compare: default budget below the working set" \
+  "$OOCSIM" compare -m resnet50 -b 4096 --hw v100-pcie3 -p incore,window --format csv
+[ "$(grep -c ',false,' "$TMP/out")" = 2 ] && ok "compare: both infeasible" || not_ok "compare: both infeasible"
+expect_fail "plan: nothing to write" "no plan to write: step 'fwd res2_0_add': working set 39.33 GiB" \
+  "$OOCSIM" plan -m resnet50 -b 4096 --hw v100-pcie3 -p incore -o "$TMP/none.json"
+[ ! -e "$TMP/none.json" ] && ok "plan: no file written" || not_ok "plan: no file written"
+expect_fail "--budget below the working set" \
+  "--budget: budget 4.00 GiB is below the working set of step 'fwd res2_0_add' (persistent 2.58 GiB + 36.75 GiB)" \
+  "$OOCSIM" simulate -m resnet50 -b 4096 --hw v100-pcie3 -p incore --budget 4GiB
+expect_fail "compare --budget below the working set" "budget 1.00 MiB is below the working set" \
+  "$OOCSIM" compare -m resnet50 -b 64 --hw v100-pcie3 --budget 1MiB
+expect_fail "plan.json --budget below the working set" "mlp.json: budget 1.00 KiB is below the working set" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --budget 1KiB
+expect_ok "maxbatch --budget below batch 1" "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore --budget 1MiB --json
+[ "$(num max_batch "$TMP/out")" = 0 ] && [ "$(num at_max "$TMP/out")" = null ] &&
+  ok "maxbatch: 0 when batch 1 does not fit" || not_ok "maxbatch: 0 when batch 1 does not fit"
+
+# more bad input: plan files and profiles
+"$OOCSIM" plan -m resnet50 -b 8 --hw v100-pcie3 -p incore -o "$TMP/r8.json" >/dev/null 2>&1
+sed 's/"model":[[:space:]]*"resnet50"/"model": "vgg16"/' "$TMP/r8.json" >"$TMP/vgg.json"
+expect_fail "plan for another zoo model" "different model" "$OOCSIM" simulate "$TMP/vgg.json"
+sed 's/^"version":[[:space:]]*1,/"version": 99,/' "$TMP/r8.json" >"$TMP/v99.json"
+expect_fail "plan.json of an unknown format version" "v99.json" "$OOCSIM" simulate "$TMP/v99.json"
+: >"$TMP/empty.json"
+expect_fail "empty plan.json" "empty.json" "$OOCSIM" simulate "$TMP/empty.json"
+expect_fail "unknown allocator on a plan.json" "--allocator: unknown allocator 'buddy'" \
+  "$OOCSIM" simulate "$TMP/r8.json" --allocator buddy
+expect_fail "unknown planner (one line, the valid names)" "unknown planner 'magic' (valid: incore, naive" \
+  "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 -p magic
+sed 's/"h2d_GBps":[[:space:]]*[0-9.]*/"h2d_GBps": 0/' "$top_srcdir/hwprofiles/v100-pcie3.json" >"$TMP/zero.json"
+expect_fail "profile with zero bandwidth" "link.h2d_GBps: must be > 0" \
+  "$OOCSIM" simulate -m "$MLP" -b 4 --hw "$TMP/zero.json" -p incore
+sed 's/"d2h_GBps":[[:space:]]*[0-9.]*/"d2h_GBps": -12/' "$top_srcdir/hwprofiles/v100-pcie3.json" >"$TMP/neg.json"
+expect_fail "profile with negative bandwidth" "link.d2h_GBps: must be > 0" \
+  "$OOCSIM" simulate -m "$MLP" -b 4 --hw "$TMP/neg.json" -p incore
+expect_fail "--hw-set zero bandwidth" "link.h2d_GBps: must be > 0" \
+  "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 --hw-set link.h2d_GBps=0 -p incore
+
+# determinism beyond incore: a swapping planner, every allocator, the trace
+for al in ideal caching pool va; do
+  S="-m resnet50 -b 384 --hw v100-pcie3 -p vdnn --allocator $al --json --no-timing"
+  "$OOCSIM" simulate $S --trace "$TMP/ta.json" >"$TMP/a.json" 2>&1
+  "$OOCSIM" simulate $S --trace "$TMP/tb.json" >"$TMP/b.json" 2>&1
+  cmp -s "$TMP/a.json" "$TMP/b.json" && cmp -s "$TMP/ta.json" "$TMP/tb.json" &&
+    ok "deterministic JSON and trace (vdnn, $al)" || not_ok "deterministic JSON and trace (vdnn, $al)"
+done
+
+# memory CSV: time ascending, integer byte columns
+awk -F, 'NR > 1 && ($1 + 0 < last || $2 !~ /^[0-9]+$/ || $3 !~ /^[0-9]+$/) { bad = 1 } NR > 1 { last = $1 + 0 }
+         END { exit bad }' "$TMP/mem.csv" && ok "mem csv times ascend" || not_ok "mem csv times ascend"
+
 finish

@@ -1,0 +1,275 @@
+/* tests/check_zoo_planners.c — the four swap planners of the seeds (vdnn,
+ * lms, capacity, window) on every model of the zoo, beyond in-core.
+ *
+ * For each model in models/, the largest batch that trains in core on a
+ * 16 GB V100 (v100-nvlink2, caching allocator, the profile's usable
+ * memory) is found with ooc_scenario_maxbatch() and the incore planner,
+ * exactly as `oocsim maxbatch -p incore` does. At 2x and 4x that batch:
+ *   - each planner plans, or, when the budget is below the largest step's
+ *     working set so that no plan can fit, it reports so: either an
+ *     infeasible result with an OOM report, or OOC_EOOM (formerly
+ *     OOC_EINVAL) from ooc_planner_run with ooc_plan_check_budget's "is
+ *     below the working set of step ..." message;
+ *   - the program validates and the simulator finds no semantic violation
+ *     (nothing used while absent, in flight or freed);
+ *   - a feasible result never exceeds the budget (allocated or reserved);
+ *     an infeasible one carries a reason, the op and the bytes it asked for;
+ *   - the same input gives the same program;
+ *   - capacity issues no swap-in during forward (OOC-Paleo §3.5: "during
+ *     forward propagation, only swap-out would happen");
+ *   - the autotuned planners (lms, window) find a feasible plan wherever
+ *     any of the four does (schedule-window seed §2-§3);
+ * all of it on the caching allocator and on va (window "works with every
+ * allocator").
+ * OOC_ZOO_VERBOSE=1 prints one line per model, batch and planner.
+ *
+ * Cost: about 30 simulations per model for the in-core batch, then two
+ * plans (up to 175 simulations for window's autotune) per planner,
+ * batch and allocator; the suite takes about 5 s.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/scenario.h"
+#include "sim/planner.h"
+
+extern const ooc_planner_type ooc_planner_vdnn, ooc_planner_lms,
+    ooc_planner_capacity, ooc_planner_window;
+
+#define HW "v100-nvlink2"
+
+static const ooc_planner_type *const swap_planners[] = {
+  &ooc_planner_vdnn, &ooc_planner_lms, &ooc_planner_capacity,
+  &ooc_planner_window,
+};
+#define N_PLANNERS 4
+
+/* The best-fit baseline and virtual addressing (schedule-window seed §4),
+ * with the profile's 40 MiB chunk. */
+static const ooc_allocator_type *const allocators[] = {
+  &ooc_alloc_caching, &ooc_alloc_va,
+};
+
+/* The largest in-core batch of model on HW (caching, usable memory). */
+static int64_t
+incore_max_batch(const char *model)
+{
+  ooc_scenario_spec spec = { .model = model, .hw = HW, .planner = "incore",
+                             .allocator = "caching" };
+  ooc_summary at = { 0 };
+  ooc_err err = { 0 };
+  int64_t best = 0;
+
+  ck_assert_msg(ooc_scenario_maxbatch(&spec, &best, &at, &err) == OOC_OK,
+                "%s: maxbatch incore: %s", model, err.msg);
+  ck_assert_msg(best >= 1, "%s: not even batch 1 trains in core", model);
+  ooc_summary_fini(&at);
+  return best;
+}
+
+typedef struct outcome {
+  int planned;            /* 0: refused (budget below a step) */
+  int feasible;
+} outcome;
+
+/* Plan model m with t on allocator a and check every property; returns
+ * what happened. */
+static outcome
+run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
+        const ooc_costs *costs, const ooc_liveness *lv,
+        const ooc_allocator_type *a, const ooc_planner_type *t)
+{
+  ooc_sim_config cfg = { .model = m, .hw = hw, .costs = costs,
+                         .allocator = a, .budget = hw->mem_usable,
+                         .iterations = 2 };
+  ooc_sim *sim = NULL;
+  ooc_program scratch, prog, prog2;
+  ooc_plan pl, pl2;
+  ooc_sim_result r;
+  ooc_err err = { 0 };
+  outcome o = { 0, 0 };
+  int rc, below;
+
+  ck_assert_msg(ooc_sim_alloc(&cfg, &sim, &err) == OOC_OK, "%s", err.msg);
+  ooc_program_init(&scratch);
+  ooc_program_init(&prog);
+  ooc_program_init(&prog2);
+  ck_assert_int_eq(ooc_plan_init(&pl, lv, &err), OOC_OK);
+  ck_assert_int_eq(ooc_plan_init(&pl2, lv, &err), OOC_OK);
+  {
+    ooc_planner_ctx ctx = { .model = m, .hw = hw, .costs = costs,
+                            .live = lv, .allocator = a,
+                            .budget = hw->mem_usable, .sim = sim,
+                            .scratch = &scratch };
+    below = ooc_plan_check_budget(lv, hw->mem_usable, NULL) != OOC_OK;
+    rc = ooc_planner_run(t, &ctx, &pl, &prog, &err);
+    if (rc != OOC_OK) {
+      /* Only "no plan can fit" may be refused, and with that message. */
+      ck_assert_msg(below && (rc == OOC_EOOM || rc == OOC_EINVAL) &&
+                    strstr(err.msg, "is below the working set of step"),
+                    "%s: %s (%s) failed: %s", what, t->name, a->name,
+                    err.msg);
+      goto done;
+    }
+    o.planned = 1;
+    ck_assert_msg(ooc_program_validate(&prog, &err) == OOC_OK, "%s: %s: %s",
+                  what, t->name, err.msg);
+    memset(&r, 0, sizeof r);
+    rc = ooc_sim_run(sim, &prog, &r, NULL, &err);
+    ck_assert_msg(rc == OOC_OK, "%s: %s (%s): simulator rejects the "
+                  "program: %s", what, t->name, a->name, err.msg);
+    o.feasible = r.feasible;
+    if (getenv("OOC_ZOO_VERBOSE"))
+      fprintf(stderr, "%s %s/%s: %s %.3f s, peak %.2f GiB, h2d %.2f GiB; "
+              "%s%s\n", what, t->name, a->name,
+              r.feasible ? "feasible" : "OOM", 1e-9 * (double)r.iteration_ns,
+              (double)r.peak_reserved / 1073741824.0,
+              (double)r.h2d_bytes / 1073741824.0, pl.note,
+              r.feasible ? "" : r.oom.reason);
+    if (r.feasible) {
+      ck_assert_msg(r.peak_reserved <= hw->mem_usable &&
+                    r.peak_allocated <= hw->mem_usable,
+                    "%s: %s (%s): feasible but peak %llu > budget %llu",
+                    what, t->name, a->name,
+                    (unsigned long long)r.peak_reserved,
+                    (unsigned long long)hw->mem_usable);
+      ck_assert_msg(r.iteration_ns > 0, "%s: %s: zero time", what, t->name);
+    } else {
+      ck_assert_msg(r.oom.reason[0] != '\0' && r.oom.requested_bytes > 0 &&
+                    r.oom.instr >= 0, "%s: %s (%s): infeasible without an "
+                    "OOM report", what, t->name, a->name);
+    }
+    if (below)
+      ck_assert_msg(!r.feasible, "%s: %s: feasible below the working set "
+                    "of a step", what, t->name);
+    if (t == &ooc_planner_capacity)
+      for (int32_t i = 0; i < pl.n_swaps; i++)
+        ck_assert_msg(pl.swaps[i].in_after >= lv->n_layers - 2,
+                      "%s: capacity swaps act %d in during forward (after "
+                      "step %d)", what, (int)pl.swaps[i].act,
+                      (int)pl.swaps[i].in_after);
+    ck_assert_int_eq(ooc_planner_run(t, &ctx, &pl2, &prog2, &err), OOC_OK);
+    ck_assert_msg(ooc_program_equal(&prog, &prog2), "%s: %s: two runs give "
+                  "different programs", what, t->name);
+  }
+done:
+  ooc_plan_fini(&pl);
+  ooc_plan_fini(&pl2);
+  ooc_program_fini(&prog);
+  ooc_program_fini(&prog2);
+  ooc_program_fini(&scratch);
+  ooc_sim_free(sim);
+  return o;
+}
+
+static void
+zoo(const char *name)
+{
+  ooc_hw *hw = NULL;
+  ooc_err err = { 0 };
+  int64_t b0 = incore_max_batch(name);
+
+  ck_assert_msg(ooc_hw_load(HW, NULL, 0, &hw, &err) == OOC_OK, "%s",
+                err.msg);
+  for (int k = 2; k <= 4; k *= 2) {
+    ooc_model_opts mo = { .batch = b0 * k };
+    ooc_model *m = NULL;
+    ooc_costs *costs = NULL;
+    ooc_liveness *lv = NULL;
+    outcome o[N_PLANNERS];
+    char what[96];
+
+    snprintf(what, sizeof what, "%s b=%lld (%dx in-core %lld)", name,
+             (long long)mo.batch, k, (long long)b0);
+    ck_assert_msg(ooc_model_load(name, &mo, &m, &err) == OOC_OK, "%s",
+                  err.msg);
+    ck_assert_msg(ooc_costs_alloc(m, hw, &costs, &err) == OOC_OK, "%s",
+                  err.msg);
+    ck_assert_msg(ooc_liveness_alloc(m, &lv, &err) == OOC_OK, "%s",
+                  err.msg);
+    for (int j = 0; j < 2; j++) {
+      const ooc_allocator_type *a = allocators[j];
+      int any = 0;
+      for (int i = 0; i < N_PLANNERS; i++) {
+        o[i] = run_one(what, m, hw, costs, lv, a, swap_planners[i]);
+        any |= o[i].feasible;
+      }
+      if (any) {
+        ck_assert_msg(o[1].feasible, "%s: lms (%s) autotune found no "
+                      "feasible plan where another planner did", what,
+                      a->name);
+        ck_assert_msg(o[3].feasible, "%s: window (%s) autotune found no "
+                      "feasible plan where another planner did", what,
+                      a->name);
+      }
+    }
+    ooc_liveness_free(lv);
+    ooc_costs_free(costs);
+    ooc_model_free(m);
+  }
+  ooc_hw_free(hw);
+}
+
+START_TEST(zoo_alexnet) { zoo("alexnet"); }
+END_TEST
+START_TEST(zoo_vgg16) { zoo("vgg16"); }
+END_TEST
+START_TEST(zoo_resnet50) { zoo("resnet50"); }
+END_TEST
+START_TEST(zoo_resnet101) { zoo("resnet101"); }
+END_TEST
+START_TEST(zoo_resnet152) { zoo("resnet152"); }
+END_TEST
+START_TEST(zoo_resnet) { zoo("resnet"); }
+END_TEST
+START_TEST(zoo_densenet121) { zoo("densenet121"); }
+END_TEST
+START_TEST(zoo_inception_v4) { zoo("inception_v4"); }
+END_TEST
+START_TEST(zoo_unet) { zoo("unet"); }
+END_TEST
+START_TEST(zoo_deeplabv3plus) { zoo("deeplabv3plus"); }
+END_TEST
+START_TEST(zoo_resnext101_3d) { zoo("resnext101_3d"); }
+END_TEST
+START_TEST(zoo_gpt2) { zoo("gpt2"); }
+END_TEST
+
+static Suite *
+zoo_planners_suite(void)
+{
+  Suite *s = suite_create("zoo_planners");
+  TCase *tc = tcase_create("beyond_incore");
+
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, zoo_alexnet);
+  tcase_add_test(tc, zoo_vgg16);
+  tcase_add_test(tc, zoo_resnet50);
+  tcase_add_test(tc, zoo_resnet101);
+  tcase_add_test(tc, zoo_resnet152);
+  tcase_add_test(tc, zoo_resnet);
+  tcase_add_test(tc, zoo_densenet121);
+  tcase_add_test(tc, zoo_inception_v4);
+  tcase_add_test(tc, zoo_unet);
+  tcase_add_test(tc, zoo_deeplabv3plus);
+  tcase_add_test(tc, zoo_resnext101_3d);
+  tcase_add_test(tc, zoo_gpt2);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  SRunner *sr = srunner_create(zoo_planners_suite());
+  int failed;
+
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
