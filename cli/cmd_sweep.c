@@ -19,6 +19,9 @@
 #include "commands.h"
 #include "sweep.h"
 
+/* Where a sweep writes when no -o is given. */
+#define DEFAULT_DIR "sweep"
+
 static void
 usage(FILE *f)
 {
@@ -26,7 +29,7 @@ usage(FILE *f)
 "Usage: oocsim sweep -m MODEL -b BATCHES --hw HW[,HW...] -p PLANNERS|all\n"
 "                    [--allocator A[,A...]] [--budget SIZE[,SIZE...]]\n"
 "                    [--hw-set KEY=V1,V2,...]... [--set K=V]... [--maxbatch]\n"
-"                    [-j N] [--shard K/N] [--fresh] -o DIR\n"
+"                    [-j N] [--shard K/N] [--fresh] [-o DIR]\n"
 "       oocsim sweep --merge DIR... -o DIR\n"
 "\n"
 "Run every point of a grid and write DIR/results.csv (one row per point:\n"
@@ -47,7 +50,8 @@ usage(FILE *f)
 "      --shard K/N       run only points with index %% N == K-1 (1 <= K <= N)\n"
 "      --merge DIR...    join shard directories into -o DIR, in grid order\n"
 "      --fresh           ignore rows already in DIR/results.csv\n"
-"  -o, --output DIR      output directory (created if missing)\n"
+"  -o, --output DIR      output directory (created if missing; default\n"
+"                        ./" DEFAULT_DIR ", required with --merge)\n"
 "\n"
 "Grid order (the last varies fastest): hw, each --hw-set axis, allocator,\n"
 "budget, planner, batch. Points already in DIR/results.csv (same grid\n"
@@ -177,11 +181,12 @@ ooc_cmd_sweep(int argc, char **argv)
       goto out;
     }
   }
-  if (!o.dir) {
-    ooc_cli_fail("sweep: missing -o DIR");
-    goto out;
-  }
   if (merge) {
+    if (!o.dir) {
+      ooc_cli_fail("sweep --merge: missing -o DIR (where the merged results "
+                   "go)");
+      goto out;
+    }
     if (optind >= argc) {
       ooc_cli_fail("sweep --merge: name the shard directories");
       goto out;
@@ -204,6 +209,8 @@ ooc_cmd_sweep(int argc, char **argv)
     ooc_cli_fail("sweep: --maxbatch searches the batch; drop -b");
     goto out;
   }
+  if (!o.dir)
+    o.dir = DEFAULT_DIR;
   if (ooc_sweep_grid_check(&g, &err)) {
     ooc_cli_fail("%s", err.msg);
     goto out;
@@ -216,9 +223,10 @@ ooc_cmd_sweep(int argc, char **argv)
     ooc_cli_fail("%s", err.msg);
     goto out;
   }
-  printf("sweep: %" PRId64 " points (%" PRId64 " already done, %" PRId64
-         " run) in %.1f s -> %s/results.csv\n", st.points, st.skipped, st.ran,
-         st.wall_s, o.dir);
+  printf("sweep: %" PRId64 " point%s (%" PRId64 " already done, %" PRId64
+         " run) in %.1f s -> %s/results.csv, %s/results.json\n", st.points,
+         st.points == 1 ? "" : "s", st.skipped, st.ran, st.wall_s, o.dir,
+         o.dir);
   if (st.failed) {
     ooc_cli_fail("sweep: %" PRId64 " of %" PRId64 " points failed (left out; "
                  "a rerun retries them); first: %s", st.failed, st.points,

@@ -394,8 +394,9 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                 ooc_err *err)
 {
   ooc_table t;
-  groups g = { 0 }, ic = { 0 };
+  groups g = { 0 }, ic = { 0 }, ln = { 0 };
   int bc, sc, fc, ic_col, pc, ac, uc, rc;
+  int *skip3 = NULL, ns3 = 0;
   int64_t *idx = NULL;
   char ctx[512], title[700];
 
@@ -414,10 +415,23 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     goto out;
   }
   {
+    /* g: one line per group of every varying coordinate but the batch;
+     * ic: one panel (with its in-core line) per profile and --hw-set
+     * value; ln: the line's identity within a panel (planner, allocator,
+     * budget), which picks its colour and key title. */
     int skip1[1] = { bc }, skip2[4] = { bc, pc, ac, uc };
     idx = malloc((size_t)t.nrows * sizeof *idx);
-    if (!idx || make_groups(&t, skip1, 1, 1, &g) ||
-        make_groups(&t, skip2, 4, 0, &ic)) {
+    skip3 = malloc((size_t)(t.ncols + 1) * sizeof *skip3);
+    if (!idx || !skip3) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (int c = 0; c < n_coords(&t); c++)
+      if (c != pc && c != ac && c != uc)
+        skip3[ns3++] = c;
+    if (make_groups(&t, skip1, 1, 1, &g) ||
+        make_groups(&t, skip2, 4, 0, &ic) ||
+        make_groups(&t, skip3, ns3, 1, &ln)) {
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
       goto out;
     }
@@ -456,8 +470,50 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     }
     block_end(f, any);
   }
-  titles_var(v, "titles", &g);
+  {
+    /* One x tic per batch size when there are few of them. */
+    char xt[400] = "";
+    size_t kx = 0;
+    int nb = 0;
+    double last = NAN;
+    for (int64_t k = 0; k < t.nrows; k++) {
+      double b = cell_d(t.rows[idx[k]][bc]);
+      if (b == last)
+        continue;
+      last = b;
+      nb++;
+      kx += (size_t)snprintf(xt + kx, kx < sizeof xt ? sizeof xt - kx : 0,
+                             "%s%s", kx ? " " : "", t.rows[idx[k]][bc]);
+    }
+    var_s(v, "xt", nb <= 12 && kx < sizeof xt ? xt : "");
+  }
+  {
+    /* Per group: its key title, colour and panel (from any of its rows). */
+    char ti[4000] = "", co[1200] = "", pa[1200] = "";
+    size_t kt = 0, kc = 0, kp = 0;
+    for (int gi = 0; gi < g.n; gi++) {
+      int64_t r = 0;
+      while (r < t.nrows && g.of_row[r] != gi)
+        r++;
+      kt += (size_t)snprintf(ti + kt, kt < sizeof ti ? sizeof ti - kt : 0,
+                             "%s%s", gi ? " " : "", ln.label[ln.of_row[r]]);
+      kc += (size_t)snprintf(co + kc, kc < sizeof co ? sizeof co - kc : 0,
+                             "%s%d", gi ? " " : "", ln.of_row[r] + 1);
+      kp += (size_t)snprintf(pa + kp, kp < sizeof pa ? sizeof pa - kp : 0,
+                             "%s%d", gi ? " " : "", ic.of_row[r] + 1);
+    }
+    if (kt >= sizeof ti || kc >= sizeof co || kp >= sizeof pa) {
+      rc = ooc_err_set(err, OOC_EINVAL, "%s: too many lines to plot (%d)",
+                       in, g.n);
+      goto out;
+    }
+    var_s(v, "titles", ti);
+    var_s(v, "gcolor", co);
+    var_s(v, "gpanel", pa);
+  }
   var_d(v, "ngroups", g.n);
+  var_d(v, "nlines", ln.n);
+  titles_var(v, "ltitles", &ln);
   var_d(v, "nincore", ic.n);
   titles_var(v, "incore_titles", &ic);
   context(&t, ctx, sizeof ctx);
@@ -465,8 +521,10 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   var_s(v, "plottitle", o->title ? o->title : title);
 out:
   free(idx);
+  free(skip3);
   groups_free(&g);
   groups_free(&ic);
+  groups_free(&ln);
   ooc_table_fini(&t);
   return rc;
 }
@@ -486,8 +544,8 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   groups g = { 0 };
   int xc = -1, yc, fc, rc;
   int64_t *idx = NULL;
-  char ctx[512], title[700], mx[512] = "", ml[512] = "";
-  size_t kx = 0, kl = 0;
+  char ctx[512], title[700], mx[512] = "", ml[512] = "", empty[600] = "";
+  size_t kx = 0, kl = 0, ke = 0;
   double xmin = INFINITY, xmax = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
@@ -536,7 +594,11 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
       any = 1;
     }
     block_end(f, any);
+    ke += (size_t)snprintf(empty + ke, ke < sizeof empty ? sizeof empty - ke
+                                                         : 0,
+                           "%s%d", gi ? " " : "", !any);
   }
+  var_s(v, "empty", empty);
   for (int64_t r = 0; r < t.nrows; r++) {
     double x = cell_d(t.rows[r][xc]);
     if (x > 0 && x < xmin)
@@ -576,11 +638,12 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     for (const char *q = plus; q; q = strchr(q + 1, '+'))
       more++;
     if (plus)
-      snprintf(xl, sizeof xl, "%.*s (and %d more key%s set alike)",
-               (int)(plus - (t.cols[xc] + 7)), t.cols[xc] + 7, more,
-               more > 1 ? "s" : "");
+      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%.*s; "
+               "%d more key%s set alike)", (int)(plus - (t.cols[xc] + 7)),
+               t.cols[xc] + 7, more, more > 1 ? "s" : "");
     else
-      snprintf(xl, sizeof xl, "%s", t.cols[xc] + 7);
+      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%s)",
+               t.cols[xc] + 7);
     var_s(v, "xlabel", xl);
   }
   context(&t, ctx, sizeof ctx);
@@ -728,24 +791,44 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     goto out;
   }
   /* One block per phase present; "free" spans join "alloc". y: compute 3,
-   * h2d 2, d2h 1. Each line: centre_ms y half_width_ms. */
+   * h2d 2, d2h 1. Each line: centre_ms y half_width_ms. Spans of the phase
+   * that touch on one lane (the timeline is ordered by lane then start)
+   * are joined into one box: drawn apart, anti-aliasing leaves a white
+   * seam between them that reads as a gap. */
   for (int ph = 0, blk = 0; gantt_phases[ph]; ph++) {
-    int any = 0;
-    for (int64_t r = 0; r < t.nrows; r++) {
-      char **row = t.rows[r];
-      const char *p = row[pc];
-      double s = cell_d(row[sc]) * 1e3, e = cell_d(row[ec]) * 1e3;
-      int y = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2
-                                                                        : 1;
-      if (strcmp(p, gantt_phases[ph]) != 0 &&
-          !(ph == 6 && strcmp(p, "free") == 0))
-        continue;
-      if (!(e > s))
-        continue;
-      if (!any)
-        fprintf(f, "# %s\n", gantt_phases[ph]);
-      any = 1;
-      fprintf(f, "%.9g %d %.9g\n", (s + e) / 2, y, (e - s) / 2);
+    int any = 0, open_y = 0;
+    double open_s = 0, open_e = 0;
+    for (int64_t r = 0; r <= t.nrows; r++) {
+      char **row = r < t.nrows ? t.rows[r] : NULL;
+      double s = 0, e = 0;
+      int y = 0;
+      if (row) {
+        const char *p = row[pc];
+        if (strcmp(p, gantt_phases[ph]) != 0 &&
+            !(ph == 6 && strcmp(p, "free") == 0))
+          continue;
+        s = cell_d(row[sc]) * 1e3;
+        e = cell_d(row[ec]) * 1e3;
+        y = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2 : 1;
+        if (!(e > s))
+          continue;
+        /* Touching (within 1 ns) on the same lane: extend the open box. */
+        if (open_y == y && s <= open_e + 1e-6) {
+          if (e > open_e)
+            open_e = e;
+          continue;
+        }
+      }
+      if (open_y) {
+        if (!any)
+          fprintf(f, "# %s\n", gantt_phases[ph]);
+        any = 1;
+        fprintf(f, "%.9g %d %.9g\n", (open_s + open_e) / 2, open_y,
+                (open_e - open_s) / 2);
+      }
+      open_y = y;
+      open_s = s;
+      open_e = e;
     }
     if (any) {
       fprintf(f, "\n\n");

@@ -5,7 +5,8 @@
  * plots/KIND.gp on it, writing PNG (pngcairo) or SVG by OUT's extension:
  *
  *   throughput  sweep results.csv       samples/s vs batch, a line per
- *                                       planner, in-core line, OOM marked
+ *                                       planner, in-core line, OOM marked;
+ *                                       a panel per profile / --hw-set value
  *   bandwidth   sweep results.csv with  slowdown vs link bandwidth, a line
  *               a --hw-set *GBps axis   per planner; PCIe 3/4/5, NVLink 2
  *                                       and C2C marked (from their profiles)
@@ -14,7 +15,8 @@
  *   memory      mem CSV "time_s,allocated_bytes,reserved_bytes"
  *                                       allocated, reserved, budget
  *   gantt       timeline CSV "lane,start_s,end_s,phase,layer"
- *                                       compute / H2D / D2H lanes, stalls
+ *                                       compute / H2D / D2H lanes, stalls;
+ *                                       touching spans of a phase joined
  *
  * gnuplot is OOC_GNUPLOT from config.h unless $OOCSIM_GNUPLOT names
  * another program. Without a runnable gnuplot the data file is still

@@ -188,7 +188,8 @@ static const char html_head[] =
 "max-width:1000px;margin:2em auto;padding:0 1em;color:#222;line-height:1.5}\n"
 "h1{border-bottom:2px solid #1f77b4;padding-bottom:.2em}\n"
 "h2{margin-top:1.8em;border-bottom:1px solid #ddd}\n"
-"table{border-collapse:collapse;margin:1em 0;font-size:.92em}\n"
+"table{border-collapse:collapse;margin:1em 0;font-size:.85em;"
+"display:block;overflow-x:auto;max-width:100%%}\n"
 "th,td{border:1px solid #ccc;padding:.3em .6em}\n"
 "th{background:#f0f4f8;text-align:left}\n"
 "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
@@ -335,6 +336,18 @@ draw(struct plots *pl, ooc_plot_kind k, const char *in, const char *dir,
   int rc;
   snprintf(out, sizeof out, "%s/%s", dir, png);
   rc = ooc_plot_draw(k, in, out, po, &e);
+  {
+    /* The gnuplot data (OUT.dat) goes to data/ with the other data, so the
+     * report directory holds the report and its images only. */
+    char dat[4096], to[4096];
+    const char *ext = strrchr(png, '.');
+    int n = ext ? (int)(ext - png) : (int)strlen(png);
+    snprintf(dat, sizeof dat, "%s/%.*s.dat", dir, n, png);
+    snprintf(to, sizeof to, "%s/data/%.*s.dat", dir, n, png);
+    if (access(dat, F_OK) == 0 && rename(dat, to) != 0 && rc == OOC_OK)
+      rc = ooc_err_set(&e, OOC_EIO, "cannot move '%s' to '%s': %s", dat, to,
+                       strerror(errno));
+  }
   if (rc == OOC_OK) {
     pl->drawn++;
     return;
@@ -351,8 +364,9 @@ draw(struct plots *pl, ooc_plot_kind k, const char *in, const char *dir,
 
 /* ---- the report ---------------------------------------------------------------------- */
 
+/* The what-if links, slowest first (the table reads top to bottom). */
 static const char *const link_profiles[] = {
-  "v100-pcie3", "v100-nvlink2", "a100-pcie4", "h100-pcie5", "gh200-c2c", NULL
+  "v100-pcie3", "a100-pcie4", "h100-pcie5", "v100-nvlink2", "gh200-c2c", NULL
 };
 
 /* Overheads of row r, in seconds, in a fixed order. */
@@ -386,6 +400,28 @@ largest(const double *ov)
     if (ov[i] > ov[m])
       m = i;
   return m;
+}
+
+/* "stalls waiting for swap-out 252.6 ms, stalls waiting for swap-in
+ * 248.2 ms": the overheads of at least 0.5 ms, largest first (at most
+ * three); "" when there is none. */
+static void
+ov_text(const double *ov, char *buf, size_t n)
+{
+  int used[OV_COUNT] = { 0 };
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int shown = 0; shown < 3; shown++) {
+    int m = -1;
+    for (int i = 0; i < OV_COUNT; i++)
+      if (!used[i] && ov[i] >= 0.5e-3 && (m < 0 || ov[i] > ov[m]))
+        m = i;
+    if (m < 0)
+      break;
+    used[m] = 1;
+    k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s %.1f ms",
+                          k ? ", " : "", ov_names[m], ov[m] * 1e3);
+  }
 }
 
 /* Default throughput batches: B/4, B/2, B, 3B/2, 2B (distinct, >= 1). */
@@ -423,6 +459,7 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   double t0 = ooc_wall_s();
   const char *planners = o->planners ? o->planners : "all";
   const char *gp;
+  double win_stall_s = 0;
 
   *info = (ooc_report_info){ .wall_s = 0 };
   ooc_table_init(&thr);
@@ -593,8 +630,11 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
                  sum.planner);
         draw(&pl, OOC_PLOT_MEMORY, mem, o->dir, "memory.png",
              &(ooc_plot_opts){ .title = ttl, .budget = sum.budget_bytes });
-        snprintf(ttl, sizeof ttl, "Timeline of one iteration: %s (red: "
-                 "compute stalls)", sum.planner);
+        for (int st = 0; st < OOC_STALL_COUNT; st++)
+          win_stall_s += sum.stall_s[st];
+        snprintf(ttl, sizeof ttl, "Timeline of one iteration: %s%s",
+                 sum.planner, win_stall_s > 0 ? " (red: compute stalls)"
+                                              : " (no compute stalls)");
         draw(&pl, OOC_PLOT_GANTT, tl, o->dir, "gantt.png",
              &(ooc_plot_opts){ .title = ttl });
       }
@@ -633,9 +673,14 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
     double incore = tv(&thr, r0, "incore_iteration_s");
     doc_h(&d, 2, "Scenario");
     doc_ul(&d, 1);
-    doc_li(&d, "Model: %s (%s), batch %" PRId64 ", %s; %.1f M parameters; "
+    doc_li(&d, "Model: %s%s%s%s, batch %" PRId64 ", %s; %.1f M parameters; "
            "weights + gradients + optimizer state %s GiB; activations kept "
-           "for backward %s GiB", model->name, model->path,
+           "for backward %s GiB", model->name,
+           /* the file only when the user named one: a zoo name reads the
+            * same on every machine, its install path does not */
+           strchr(o->model, '/') ? " (" : "",
+           strchr(o->model, '/') ? o->model : "",
+           strchr(o->model, '/') ? ")" : "",
            o->batch, ooc_dtype_name(model->dtype),
            (double)model->total_params / 1e6,
            (fmt_gib(b1, sizeof b1, (double)(model->weight_bytes +
@@ -663,7 +708,8 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
     static const char *const head[] = {
       "planner", "feasible", "iteration (ms)", "samples/s", "slowdown",
       "x lower bound", "peak allocated (GiB)", "peak reserved (GiB)",
-      "H2D (GiB)", "D2H (GiB)", "recompute (GFLOP)", "keep/swap/recompute"
+      "H2D (GiB)", "D2H (GiB)", "recompute (GFLOP)",
+      "tensors kept / swapped / recomputed"
     };
     doc_h(&d, 2, "Planners compared");
     doc_p(&d, "Every planner on the scenario above (batch %" PRId64 "). "
@@ -729,24 +775,43 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
         doc_p(&d, "Within 0.5%% of it, a tie at this precision: %s.",
               ties);
     }
-    if (ov[m] > 0.02 * it)
-      doc_p(&d, "Its compute stream is busy %.0f%% of the iteration; its "
-            "largest overhead is %s: %.1f ms (%.0f%% of the iteration). It "
-            "moves %.2f GiB to the host and %.2f GiB back per iteration.",
-            100 * busy / it, ov_names[m], ov[m] * 1e3, 100 * ov[m] / it,
-            tv(&thr, win, "d2h_bytes") / 1073741824.0,
-            tv(&thr, win, "h2d_bytes") / 1073741824.0);
-    else
-      doc_p(&d, "It hides its transfers behind compute: the compute stream "
-            "is busy %.0f%% of the iteration and no overhead exceeds 2%% of "
-            "it, while it moves %.2f GiB to the host and %.2f GiB back.",
-            100 * busy / it, tv(&thr, win, "d2h_bytes") / 1073741824.0,
-            tv(&thr, win, "h2d_bytes") / 1073741824.0);
+    {
+      char ovs[512];
+      double rf = tv(&thr, win, "recompute_flops");
+      ov_text(ov, ovs, sizeof ovs);
+      int moves = tv(&thr, win, "swap") > 0 || tv(&thr, win, "recompute") > 0;
+      if (moves)
+        doc_p(&d, "How: it keeps %s tensors resident, swaps %s (%.2f GiB out "
+              "to the host and %.2f GiB back per iteration) and recomputes "
+              "%s%s.", ts(&thr, win, "keep"), ts(&thr, win, "swap"),
+              tv(&thr, win, "d2h_bytes") / 1073741824.0,
+              tv(&thr, win, "h2d_bytes") / 1073741824.0,
+              ts(&thr, win, "recompute"),
+              rf > 0 ? "" : " (no extra compute)");
+      else
+        doc_p(&d, "How: this batch fits the budget as it is; it keeps all "
+              "%s tensors resident and moves nothing over the link.",
+              ts(&thr, win, "keep"));
+      if (ov[m] > 0.02 * it)
+        doc_p(&d, "Where its time goes: the compute stream is busy %.0f%% of "
+              "the iteration; the rest is overhead: %s. That overhead is "
+              "what separates it from the lower bound.", 100 * busy / it,
+              ovs);
+      else
+        doc_p(&d, "Where its time goes: %sthe compute stream is busy %.0f%% "
+              "of the iteration and no overhead (stalls, recompute, "
+              "allocator) reaches 2%% of it%s%s.", moves ? "its transfers "
+              "hide behind compute; " : "", 100 * busy / it,
+              ovs[0] ? "; the largest: " : "", ovs);
+    }
   }
+  if (thr.nrows > 1)
+    doc_p(&d, "%s", win >= 0 ? "The other planners at this batch:"
+                             : "Why each planner fails:");
   doc_ul(&d, 1);
   for (int64_t r = 0; r < thr.nrows; r++) {
-    double ov[OV_COUNT];
-    int m;
+    double ov[OV_COUNT], itr, itw;
+    char ovs[512];
     if ((int64_t)tv(&thr, r, "batch") != o->batch || r == win)
       continue;
     if (!feasible(&thr, r)) {
@@ -757,22 +822,14 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
       continue;
     }
     overheads(&thr, r, ov);
-    m = largest(ov);
-    if (ov[m] >= 0.5e-3)
-      doc_li(&d, "%s: %.1f ms (%.2fx the lower bound), %.1f ms slower than "
-             "the winner; its largest overhead is %s, %.1f ms",
-             ts(&thr, r, "planner"), tv(&thr, r, "iteration_s") * 1e3,
-             tv(&thr, r, "iteration_s") / tv(&thr, r, "lower_bound_s"),
-             (tv(&thr, r, "iteration_s") - tv(&thr, win, "iteration_s")) *
-                 1e3, ov_names[m], ov[m] * 1e3);
-    else
-      doc_li(&d, "%s: %.1f ms (%.2fx the lower bound), %.1f ms slower than "
-             "the winner; it too hides its transfers (every overhead under "
-             "0.5 ms)", ts(&thr, r, "planner"),
-             tv(&thr, r, "iteration_s") * 1e3,
-             tv(&thr, r, "iteration_s") / tv(&thr, r, "lower_bound_s"),
-             (tv(&thr, r, "iteration_s") - tv(&thr, win, "iteration_s")) *
-                 1e3);
+    ov_text(ov, ovs, sizeof ovs);
+    itr = tv(&thr, r, "iteration_s");
+    itw = tv(&thr, win, "iteration_s");
+    doc_li(&d, "%s: %.1f ms, %.2fx the lower bound, %.1f ms (%.1f%%) slower "
+           "than the winner; %s%s", ts(&thr, r, "planner"), itr * 1e3,
+           itr / tv(&thr, r, "lower_bound_s"), (itr - itw) * 1e3,
+           100 * (itr - itw) / itw,
+           ovs[0] ? "overheads: " : "no overhead reaches 0.5 ms", ovs);
   }
   doc_ul(&d, 0);
 
@@ -818,13 +875,17 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   {
     const char *why = pl.missing ? "gnuplot is missing" : pl.first_msg;
     doc_h(&d, 2, "Plots");
-    doc_p(&d, "Throughput over batch sizes %s (crosses on the axis: out of "
-          "memory; dashed: in-core, unlimited memory).", batches);
+    doc_p(&d, "Throughput over batch sizes %s, one line per planner. "
+          "Crosses along the bottom, one row per planner in its colour, "
+          "mark the batches it cannot fit; the dashed black line is in-core "
+          "speed with unlimited memory.", batches);
     doc_img(&d, o->dir, "throughput.png", "samples/s vs batch", why);
     if (win >= 0) {
       doc_p(&d, "The winner (%s) over one iteration: device memory against "
-            "the budget, and its timeline (compute, H2D and D2H lanes; red "
-            "boxes are compute stalls).", info->winner);
+            "the budget, and its timeline (compute, H2D and D2H lanes). %s",
+            info->winner, win_stall_s > 0 ? "Red boxes on the compute lane "
+            "are stalls: the GPU idle, waiting for a copy or for memory."
+            : "Its compute lane never stalls.");
       doc_img(&d, o->dir, "memory.png", "memory over one iteration", why);
       doc_img(&d, o->dir, "gantt.png", "timeline of one iteration", why);
     }
@@ -843,15 +904,22 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
 
   /* What-if over the link profiles. */
   {
-    static const char *const head[] = {
+    const char *head[] = {
       "link of", "H2D (GB/s)", "best planner", "iteration (ms)", "slowdown",
       "winner here (ms)"
     };
+    char whead[96];
+    int lo = -1, fast = -1;     /* slowest link; slowest that hides all */
+    double lo_bw = INFINITY, fast_bw = INFINITY;
     doc_h(&d, 2, "What if: other host links");
     doc_p(&d, "The same GPU, model and budget with the host link (pinned "
           "and pageable rates, duplex rates, latency, copy engines) of each "
           "link profile; every planner re-run at batch %" PRId64 ".",
           o->batch);
+    if (win >= 0) {
+      snprintf(whead, sizeof whead, "%s here (ms)", info->winner);
+      head[5] = whead;
+    }
     doc_table_head(&d, 6, head);
     for (int i = 0; i < n_wi; i++) {
       char c[6][96];
@@ -871,8 +939,55 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
       fmt_ms(c[5], 96, w >= 0 && feasible(&wi[i], w)
                            ? tv(&wi[i], w, "iteration_s") : NAN);
       doc_table_row(&d, 6, c, 0);
+      {
+        double bwv = hc >= 0 && wi[i].nrows ? strtod(wi[i].rows[0][hc], NULL)
+                                            : NAN;
+        if (bwv < lo_bw) {
+          lo_bw = bwv;
+          lo = i;
+        }
+        if (b >= 0 && tv(&wi[i], b, "slowdown") <= 1.01 && bwv < fast_bw) {
+          fast_bw = bwv;
+          fast = i;
+        }
+      }
     }
     doc_table_end(&d);
+    /* One sentence a reader can act on: from which link on the transfers
+     * stop costing time, and what the slowest link costs. */
+    if (lo >= 0) {
+      int64_t b = best_row(&wi[lo], o->batch);
+      int all_fast = fast >= 0;
+      for (int i = 0; i < n_wi && all_fast; i++) {
+        int64_t bi = best_row(&wi[i], o->batch);
+        double bwv = NAN;
+        for (int k = 0; k < wi[i].ncols; k++)
+          if (strcmp(wi[i].cols[k], "hw_set:link.h2d_GBps") == 0 &&
+              wi[i].nrows)
+            bwv = strtod(wi[i].rows[0][k], NULL);
+        if (bwv >= fast_bw && (bi < 0 || tv(&wi[i], bi, "slowdown") > 1.01))
+          all_fast = 0;
+      }
+      if (fast == lo)
+        doc_p(&d, "Every one of these links is fast enough: the best plan "
+              "runs within 1%% of in-core speed even on the slowest, %s "
+              "(%.4g GB/s).", wi_name[lo], lo_bw);
+      else if (b < 0)
+        doc_p(&d, "On the slowest link, %s (%.4g GB/s), no planner fits "
+              "batch %" PRId64 ".", wi_name[lo], lo_bw, o->batch);
+      else if (all_fast)
+        doc_p(&d, "From the link of %s (%.4g GB/s) up, the best plan runs "
+              "within 1%% of in-core speed: the transfers hide behind "
+              "compute. Below that the link is the bottleneck: on %s "
+              "(%.4g GB/s) the best plan, %s, takes %.2fx the in-core time.",
+              wi_name[fast], fast_bw, wi_name[lo], lo_bw,
+              ts(&wi[lo], b, "planner"), tv(&wi[lo], b, "slowdown"));
+      else
+        doc_p(&d, "The link matters on every profile here: on the slowest, "
+              "%s (%.4g GB/s), the best plan (%s) takes %.2fx the in-core "
+              "time.", wi_name[lo], lo_bw, ts(&wi[lo], b, "planner"),
+              tv(&wi[lo], b, "slowdown"));
+    }
   }
 
   doc_h(&d, 2, "Data");
@@ -883,6 +998,8 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   if (have_mb)
     doc_li(&d, "data/maxbatch/results.csv: largest batch per planner");
   doc_li(&d, "data/whatif-*/results.csv: the what-if runs");
+  doc_li(&d, "data/*.dat: the gnuplot data of each plot (plots/README.md "
+         "says how to restyle a plot)");
   if (win >= 0)
     doc_li(&d, "data/memory.csv, data/timeline.csv: the winner's iteration");
   if (failed)

@@ -1314,39 +1314,6 @@ unit_of(const ooc_sweep_grid *g, int64_t i)
   return (i / inner) * nb + (i % nb);
 }
 
-/* A point whose budget is below its largest working set: infeasible, with
- * the reason, rather than an error (a sweep walks into such points). */
-static int
-too_small(ooc_scenario *sc, const ooc_scenario_spec *spec, const char *why,
-          ooc_summary *sum, ooc_err *err)
-{
-  const ooc_model *m = ooc_scenario_model(sc);
-  const ooc_hw *hw = ooc_scenario_hw(sc);
-  double incore = 0, compute = 0;
-  int rc;
-
-  *sum = (ooc_summary){ .feasible = 0 };
-  if ((rc = ooc_scenario_baseline(sc, &incore, &compute, err)))
-    return rc;
-  sum->model = xstrdup(m->name);
-  sum->hw = xstrdup(hw->name);
-  sum->planner = xstrdup(spec->planner);
-  sum->allocator = xstrdup(spec->allocator);
-  sum->oom_op = xstrdup("");
-  sum->plan_note = xstrdup("");
-  if (!sum->model || !sum->hw || !sum->planner || !sum->allocator ||
-      !sum->oom_op || !sum->plan_note)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  sum->batch = m->batch;
-  sum->dtype = m->dtype;
-  sum->budget_bytes = spec->budget ? spec->budget : hw->mem_usable;
-  sum->incore_iteration_s = incore;
-  sum->compute_s = compute;
-  sum->oom.instr = -1;
-  snprintf(sum->oom.reason, sizeof sum->oom.reason, "%.150s", why);
-  return OOC_OK;
-}
-
 static int
 run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
           ooc_err *err)
@@ -1392,9 +1359,11 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
         return rc;
       cache->unit = unit;
     }
-    ooc_err why = { 0 };
-    if (ooc_scenario_check_budget(cache->sc, spec.budget, &why))
-      rc = too_small(cache->sc, &spec, why.msg, &sum, err);
+    /* A budget below the largest working set is a point of the grid, not
+     * bad input: the same infeasible summary (step and shortfall) as
+     * simulate gives for a profile that is too small. */
+    if (ooc_scenario_check_budget(cache->sc, spec.budget, NULL))
+      rc = ooc_scenario_no_fit(cache->sc, &spec, &sum, err);
     else
       rc = ooc_scenario_run_in(cache->sc, &spec, &sum, NULL, err);
   }
@@ -1542,7 +1511,7 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
   int64_t np = ooc_sweep_npoints(g);
   pthread_t *th = NULL;
   int nth = 0, mu_ok = 0;
-  double t0 = ooc_wall_s(), last_flush;
+  double t0 = ooc_wall_s(), last_flush, last_draw = 0;
 
   *st = (ooc_sweep_stats){ .points = 0 };
   ooc_table_init(&hdr);
@@ -1636,8 +1605,11 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
     pthread_cond_timedwait(&R.cv, &R.mu, &ts);
     d = R.done;
     pthread_mutex_unlock(&R.mu);
-    if (o->progress)
+    /* At most five redraws a second; the last one comes after the loop. */
+    if (o->progress && d < R.n_todo && ooc_wall_s() - last_draw >= 0.2) {
       o->progress(o->progress_ctx, d, R.n_todo, ooc_wall_s() - t0);
+      last_draw = ooc_wall_s();
+    }
     if (ooc_wall_s() - last_flush > 5.0) {
       if ((rc = flush(g, &hdr, &old, &km, &R, o->dir, NULL, NULL, err))) {
         /* Let the workers finish their points; report the error after. */
@@ -1654,7 +1626,7 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
     pthread_join(th[i], NULL);
   if (rc)
     goto out;
-  if (o->progress)
+  if (o->progress && R.n_todo > 0)
     o->progress(o->progress_ctx, R.n_todo, R.n_todo, ooc_wall_s() - t0);
   if ((rc = flush(g, &hdr, &old, &km, &R, o->dir, NULL, table, err)))
     goto out;

@@ -122,7 +122,9 @@ int ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err);
 /* Number of leading coordinate columns in that header. */
 int ooc_sweep_ncoords(const ooc_sweep_grid *g);
 
-/* Progress callback, called on the caller's thread. */
+/* Progress callback, called on the caller's thread at most five times a
+ * second while points run, then once with done == total (not at all when
+ * every point was already done). */
 typedef void (*ooc_sweep_progress_fn)(void *ctx, int64_t done, int64_t total,
                                       double elapsed_s);
 

@@ -2,10 +2,13 @@
 # Loaded by the other scripts; oocsim passes fmt ('png' or 'svg'), outfile,
 # datafile and plotdir with -e. PNG uses pngcairo, SVG the svg terminal;
 # text is not "enhanced" so names like res2a_branch2a print as they are.
+# A script may set width and height (pixels) before loading this file.
+if (!exists('width')) width = 960
+if (!exists('height')) height = 560
 if (fmt eq 'svg') {
-  set terminal svg size 960,560 dynamic noenhanced font 'Sans,12' background '#ffffff'
+  set terminal svg size width,height dynamic noenhanced font 'Sans,12' background '#ffffff'
 } else {
-  set terminal pngcairo size 960,560 noenhanced font 'Sans,10' background '#ffffff'
+  set terminal pngcairo size width,height noenhanced font 'Sans,10' background '#ffffff'
 }
 set output outfile
 set grid lc rgb '#dddddd'

@@ -6,6 +6,8 @@
 load plotdir.'/common.gp'
 set xlabel 'time in the iteration (ms)'
 set ylabel 'device memory (GiB)'
+set xrange [0:*]
+set autoscale xfixmax
 set yrange [0:*]
 set offsets 0, 0, graph 0.08, 0
 if (budget_gib > 0) {

@@ -5,8 +5,14 @@
 # both still write their data and exit 1 saying gnuplot is missing.
 . "${top_srcdir:-.}/tests/lib.sh"
 
-is_png() { [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }
-is_svg() { [ -s "$1" ] && grep -q '<svg' "$1"; }
+# A whole PNG: the signature, an IHDR chunk first and the IEND chunk last
+# (a file cut short by a failing gnuplot has no IEND). A whole SVG: opens
+# an <svg> element and closes it.
+is_png() {
+  [ -s "$1" ] && [ "$(head -c 16 "$1" | od -An -c | tr -d ' \n')" = "211PNG\r\n032\n\0\0\0\rIHDR" ] \
+    && [ "$(tail -c 8 "$1" | head -c 4)" = "IEND" ]
+}
+is_svg() { [ -s "$1" ] && grep -q '<svg' "$1" && tail -n 3 "$1" | grep -q '</svg>'; }
 
 # Inputs: a batch sweep, a bandwidth sweep, a maxbatch sweep.
 $OOCSIM sweep -m alexnet -b 64,128,256 --hw v100-pcie3 -p incore,vdnn,window -o "$TMP/thr" >/dev/null 2>&1 \
@@ -45,6 +51,22 @@ head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer$' \
   && grep -q '^compute,.*,fwd,' "$R/data/timeline.csv" && grep -q '^compute,.*,bwd,' "$R/data/timeline.csv" \
   && ok "timeline CSV" || not_ok "timeline CSV"
 head -n 1 "$R/data/memory.csv" | grep -q '^time_s,allocated_bytes,reserved_bytes$' && ok "memory CSV" || not_ok "memory CSV"
+# The winner's "why": how it places tensors and where its time goes; every
+# other feasible planner gets its distance to the bound and its overheads.
+set -- $(awk -F, -v p="$want" 'NR>1 && $6==p && $7==128 {print $32, $33, $34}' "$R/data/throughput/results.csv")
+if [ "$2$3" = "00" ]; then how="How: this batch fits the budget as it is; it keeps all $1 tensors resident"
+else how="How: it keeps $1 tensors resident, swaps $2 "; fi
+grep -qF "$how" "$R/report.md" \
+  && grep -q "^Where its time goes: " "$R/report.md" && ok "report explains the winner" || not_ok "winner explanation"
+for p in incore vdnn window; do
+  [ "$p" = "$want" ] && continue
+  grep -q "^- $p: [0-9.]* ms, [0-9.]*x the lower bound, .* slower than the winner" "$R/report.md" \
+    || grep -q "^- $p does not fit: " "$R/report.md" || not_ok "no line for $p under the winner"
+done
+# What-if rows go from the slowest link to the fastest, then one summary.
+order=$(awk -F'|' '/^## What if/ {w=1} w && /^\| [a-z0-9]+-/ {gsub(/ /, "", $3); printf "%s ", $3}' "$R/report.md")
+[ "$order" = "12.2 25.5 55.9 68 360 " ] && ok "what-if links slowest first" || not_ok "what-if order: $order"
+ls "$R"/*.dat >/dev/null 2>&1 && not_ok "gnuplot data left beside the report" || ok "report directory holds the report and images only"
 
 if [ $have_gnuplot -eq 1 ]; then
   for img in throughput memory gantt maxbatch bandwidth; do
@@ -62,6 +84,38 @@ if [ $have_gnuplot -eq 1 ]; then
     $OOCSIM plot gantt --in "$R/data/timeline.csv" -o "$TMP/p-gantt.$f" 2>"$TMP/perr"
     is_$f "$TMP/p-gantt.$f" && ok "plot gantt .$f" || not_ok "plot gantt .$f: $(cat "$TMP/perr")"
   done
+  # What a reader looks for on each plot (SVG text): the link marks on the
+  # bandwidth plot, the in-core line and OOM key on the throughput plot, the
+  # budget on the memory plot, every planner on the bars, the phases on the
+  # timeline.
+  for m in PCIe3 PCIe4 PCIe5 NVLink2 C2C; do
+    grep -q ">$m " "$TMP/p-bandwidth.svg" || not_ok "bandwidth plot: no $m mark"
+  done
+  grep -q '>PCIe3 ' "$TMP/p-bandwidth.svg" && grep -q '>C2C ' "$TMP/p-bandwidth.svg" \
+    && ok "bandwidth plot marks the link profiles" || not_ok "bandwidth marks"
+  grep -q 'in-core (unlimited memory)' "$TMP/p-throughput.svg" && grep -q 'out of memory' "$TMP/p-throughput.svg" \
+    && ok "throughput plot keys the in-core line and OOM points" || not_ok "throughput key"
+  grep -q 'budget 15.50 GiB' "$TMP/p-memory.svg" && ok "memory plot shows the budget (15.50 GiB)" || not_ok "memory budget"
+  grep -q '>vdnn<' "$TMP/p-maxbatch.svg" && grep -q '>window<' "$TMP/p-maxbatch.svg" \
+    && ok "maxbatch bars name the planners" || not_ok "maxbatch key"
+  grep -q '>forward<' "$TMP/p-gantt.svg" && grep -q '>backward<' "$TMP/p-gantt.svg" \
+    && ok "timeline key names the phases" || not_ok "gantt key"
+  # Recompute, copies and stalls get their own colours: a timeline with all.
+  printf 'lane,start_s,end_s,phase,layer\ncompute,0,0.001,fwd,a\ncompute,0.001,0.002,stall,\ncompute,0.002,0.003,recompute,a\ncompute,0.003,0.004,bwd,a\nh2d,0.0005,0.002,swapin,a\nd2h,0,0.0005,swapout,a\n' >"$TMP/tl.csv"
+  $OOCSIM plot gantt --in "$TMP/tl.csv" -o "$TMP/tl.svg" 2>"$TMP/perr"
+  grep -q '>recompute<' "$TMP/tl.svg" && grep -q '>stall<' "$TMP/tl.svg" \
+    && grep -q '>swap-in<' "$TMP/tl.svg" && grep -q '>swap-out<' "$TMP/tl.svg" \
+    && ok "timeline shows recompute, copies and stalls" || not_ok "gantt recompute/stall: $(cat "$TMP/perr")"
+  # Back-to-back spans of a phase on a lane are one box (no seams that
+  # read as stalls): no two boxes of a block touch on the same lane.
+  seams=$(awk '/^#/ {blk++; n=0; next} NF==3 { s=$1-$3; e=$1+$3; if (($2 SUBSEP blk) in last && s <= last[$2 SUBSEP blk] + 1e-6) c++; last[$2 SUBSEP blk]=e } END {print c+0}' "$TMP/p-gantt.dat")
+  [ "$seams" -eq 0 ] && ok "timeline boxes merged ($(grep -c '^[0-9]' "$TMP/p-gantt.dat") boxes)" || not_ok "timeline: $seams touching boxes"
+  # A sweep over two profiles: one panel per profile, a planner keyed once.
+  $OOCSIM sweep -m alexnet -b 64,128 --hw v100-pcie3,a100-pcie4 -p vdnn,window -o "$TMP/thr2" >/dev/null 2>&1
+  $OOCSIM plot throughput --in "$TMP/thr2/results.csv" -o "$TMP/thr2.svg" 2>"$TMP/perr"
+  is_svg "$TMP/thr2.svg" && grep -q '>v100-pcie3<' "$TMP/thr2.svg" && grep -q '>a100-pcie4<' "$TMP/thr2.svg" \
+    && [ "$(grep -c '>vdnn<' "$TMP/thr2.svg")" -eq 1 ] \
+    && ok "throughput over two profiles: a panel each, one key" || not_ok "throughput panels: $(cat "$TMP/perr")"
   # The bandwidth data holds one block per planner, sorted by bandwidth.
   x=$(awk '/^# vdnn/ {b=1; next} b && NF==2 {printf "%s ", $1} b && NF==0 {exit}' "$TMP/p-bandwidth.dat")
   [ "$x" = "8 32 128 " ] && ok "bandwidth data per planner in order" || not_ok "bandwidth data: $x"
@@ -82,6 +136,10 @@ expect_fail "bandwidth plot needs a --hw-set sweep" "--hw-set link.h2d_GBps" $OO
 expect_fail "maxbatch plot needs a maxbatch sweep" "max_batch" $OOCSIM plot maxbatch --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "plot output extension" ".png or .svg" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/x.jpg"
 expect_fail "plot missing input" "nosuch.csv" $OOCSIM plot throughput --in "$TMP/nosuch.csv" -o "$TMP/x.png"
+expect_fail "throughput plot of a memory CSV" "no column 'batch'" $OOCSIM plot throughput --in "$R/data/memory.csv" -o "$TMP/x.png"
+expect_fail "gantt plot of a sweep" "expected a timeline CSV" $OOCSIM plot gantt --in "$TMP/thr/results.csv" -o "$TMP/x.png"
+expect_fail "plot into a missing directory" "$TMP/nodir/x.dat" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/nodir/x.png"
+expect_fail "plot without KIND" "missing KIND" $OOCSIM plot --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "report missing -b" "missing -b" $OOCSIM report -m alexnet --hw v100-pcie3 -o "$TMP/r3"
 expect_fail "report unknown planner" "nosuch" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p nosuch -o "$TMP/r3"
 touch "$TMP/afile"

@@ -29,6 +29,31 @@ grep -q '"planner": "window"' "$S/results.json" && grep -q '"feasible": true' "$
   && ok "results.json has the rows" || not_ok "results.json"
 [ -s "$S/grid.json" ] && ok "grid.json written" || not_ok "grid.json missing"
 
+# Without -o the results go to ./sweep, and stdout says so in one line.
+mkdir "$TMP/cwd"
+if (cd "$TMP/cwd" && $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn >"$TMP/out" 2>"$TMP/err") \
+   && [ -s "$TMP/cwd/sweep/results.csv" ] && [ -s "$TMP/cwd/sweep/results.json" ] \
+   && [ "$(wc -l <"$TMP/out")" -eq 1 ] && grep -q -- "-> sweep/results.csv, sweep/results.json" "$TMP/out"; then
+  ok "default output directory ./sweep, named on stdout"
+else
+  not_ok "default output directory: $(cat "$TMP/out" "$TMP/err")"
+fi
+
+# On a terminal: a progress bar with ETA on stderr, its final state drawn
+# once (script(1) gives the command a terminal; skipped without it).
+if command -v script >/dev/null 2>&1 && script -qc true /dev/null >/dev/null 2>&1; then
+  script -qc "$OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o $TMP/tty" /dev/null >"$TMP/tty.out" 2>&1
+  tr '\r' '\n' <"$TMP/tty.out" >"$TMP/tty.lines"
+  if grep -q 'ETA' "$TMP/tty.lines" && grep -q '^\[#*\] 6/6 points' "$TMP/tty.lines" \
+     && [ "$(grep -c '6/6 points' "$TMP/tty.lines")" -eq 1 ]; then
+    ok "progress bar with ETA on a terminal"
+  else
+    not_ok "progress bar: $(cat -v "$TMP/tty.out" | head -c 400)"
+  fi
+else
+  echo "# script(1) not found: progress bar on a terminal not checked"
+fi
+
 # -j 2 gives the same rows in the same order.
 expect_ok "sweep -j 2" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -j 2 -o "$TMP/j2"
 nowall "$S/results.csv" >"$TMP/a"; nowall "$TMP/j2/results.csv" >"$TMP/b"
@@ -91,7 +116,17 @@ expect_fail "unknown profile" "nosuchgpu" $OOCSIM sweep -m alexnet -b 32 --hw no
 touch "$TMP/afile"
 expect_fail "unwritable output directory" "afile/out" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/afile/out"
 expect_fail "bad shard" "--shard '3/2'" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --shard 3/2 -o "$TMP/e"
-expect_fail "missing -o" "missing -o DIR" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn
+expect_fail "merge without -o" "sweep --merge: missing -o DIR" $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2"
+expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $OOCSIM sweep --merge "$TMP/nosuchdir" -o "$TMP/e3"
+expect_fail "zero budget" "--budget '0': must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 0 -o "$TMP/e"
+expect_fail "bad budget" "--budget" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 12XB -o "$TMP/e"
+expect_fail "unknown allocator" "nosuchalloc" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator nosuchalloc -o "$TMP/e"
+expect_fail "bad -j" "-j 0: must be 1..1024" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -j 0 -o "$TMP/e"
+expect_fail "range missing its end" "a range is A:B:STEP" $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "--hw-set axis given twice" "given twice" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 --hw-set link.h2d_GBps=16 -o "$TMP/e"
+expect_fail "--maxbatch with -b" "drop -b" $OOCSIM sweep --maxbatch -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/e"
+# A results.csv from another grid is not resumed into.
+expect_fail "resume into another grid's directory" "another grid wrote it" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 -o "$S"
 expect_fail "merge of different grids" "same sweep" $OOCSIM sweep --merge "$TMP/sh1" "$S" -o "$TMP/e2"
 expect_fail "unknown option" "--frob" $OOCSIM sweep --frob
 expect_ok "sweep --help" $OOCSIM sweep --help
