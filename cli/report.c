@@ -226,6 +226,16 @@ feasible(const ooc_table *t, int64_t r)
   return strcmp(ts(t, r, "feasible"), "1") == 0;
 }
 
+/* Row a sorts before row b: feasible before infeasible, then faster. */
+static int
+row_before(const ooc_table *t, int64_t a, int64_t b)
+{
+  int fa = feasible(t, a), fb = feasible(t, b);
+  if (fa != fb)
+    return fa > fb;
+  return fa && tv(t, a, "iteration_s") < tv(t, b, "iteration_s");
+}
+
 /* Row of planner p (and batch b when b > 0), or -1. */
 static int64_t
 find_row(const ooc_table *t, const char *p, int64_t b)
@@ -718,11 +728,28 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
           "beat under this budget (compute, or the bytes that must cross the "
           "link).", o->batch);
     doc_table_head(&d, 12, head);
-    for (int64_t r = 0; r < thr.nrows; r++) {
+    /* Rows in the order of `oocsim compare`: fastest first, infeasible
+     * last, ties in registry order. */
+    int64_t *order = malloc(sizeof *order * (size_t)(thr.nrows ? thr.nrows : 1));
+    int64_t n_order = 0;
+    if (order == NULL) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (int64_t r = 0; r < thr.nrows; r++)
+      if ((int64_t)tv(&thr, r, "batch") == o->batch)
+        order[n_order++] = r;
+    for (int64_t a = 1; a < n_order; a++) /* insertion sort: stable */
+      for (int64_t b = a; b > 0 && row_before(&thr, order[b], order[b - 1]);
+           b--) {
+        int64_t tmp = order[b];
+        order[b] = order[b - 1];
+        order[b - 1] = tmp;
+      }
+    for (int64_t k = 0; k < n_order; k++) {
+      int64_t r = order[k];
       char c[12][96];
       int f;
-      if ((int64_t)tv(&thr, r, "batch") != o->batch)
-        continue;
       f = feasible(&thr, r);
       snprintf(c[0], 96, "%s", ts(&thr, r, "planner"));
       snprintf(c[1], 96, "%s", f ? "yes" : "OOM");
@@ -740,6 +767,7 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
                ts(&thr, r, "recompute"));
       doc_table_row(&d, 12, c, r == win);
     }
+    free(order);
     doc_table_end(&d);
   }
 
