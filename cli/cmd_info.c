@@ -26,10 +26,14 @@ usage(FILE *f)
         "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n\n"
         "Per-layer table of a model: name, op, output shape (per sample),\n"
         "output bytes, parameters, forward and backward FLOPs and what the\n"
-        "backward needs from forward; then the totals: parameters, activation\n"
-        "MiB per sample, forward GFLOPs per sample and the naive in-core peak\n"
-        "(every forward output kept, plus weights, gradients, optimizer state\n"
-        "and the largest workspace). Bytes and FLOPs are for the whole batch.\n\n"
+        "backward needs from forward (input, output, both or none; \"+saved\"\n"
+        "when it also reads state saved by the forward, such as batch-norm\n"
+        "statistics or a dropout mask); an output that aliases its input\n"
+        "(flatten, reshape, in-place ops) has 0 bytes of its own. Then the\n"
+        "totals: parameters, activation MiB per sample, forward GFLOPs per\n"
+        "sample and the naive in-core peak (every forward output kept, plus\n"
+        "weights, gradients, optimizer state and the largest workspace).\n"
+        "Bytes and FLOPs in the table are for the whole batch.\n\n"
         "Options:\n"
         "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
         "  -b, --batch BATCH     batch size (default 1)\n"
@@ -52,6 +56,23 @@ shape_str(const ooc_shape *s, char *buf, size_t n)
                             (long long)s->d[i]);
 }
 
+/* What backward reads from forward: "input", "output", "input+output" or
+ * "none", with "+saved" when it also reads saved state (batch-norm
+ * statistics, dropout mask, attention softmax, loss probabilities). */
+static const char *
+needs_str(const ooc_layer *l, char *buf, size_t n)
+{
+  const char *base = ooc_needs_name(l->needs);
+
+  if (!(l->has_bwd && l->saved_bytes > 0))
+    return base;
+  if (l->needs == OOC_NEED_NONE)
+    snprintf(buf, n, "saved");
+  else
+    snprintf(buf, n, "%s+saved", base);
+  return buf;
+}
+
 static double
 mib_per_sample(const ooc_model *m)
 {
@@ -67,7 +88,7 @@ gflops_per_sample(const ooc_model *m)
 static int
 print_text(const ooc_model *m)
 {
-  char shape[96], b1[32];
+  char shape[96], b1[32], nd[32];
   int i, w = 8;
 
   for (i = 0; i < m->n_layers; i++) {
@@ -90,7 +111,7 @@ print_text(const ooc_model *m)
            ooc_fmt_bytes(l->out_bytes, b1, sizeof b1),
            (unsigned long long)l->params, l->fwd_flops * 1e-9,
            (l->bwd_data_flops + l->bwd_weight_flops) * 1e-9,
-           ooc_needs_name(l->needs));
+           needs_str(l, nd, sizeof nd));
   }
   printf("\ntotals\n");
   printf("  parameters                 %llu\n",

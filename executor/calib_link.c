@@ -236,10 +236,18 @@ main(int argc, char **argv)
       usage(stdout);
       return 0;
     } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-      dev = atoi(argv[++i]);
+      char *end;
+      long d = strtol(argv[++i], &end, 10);
+      if (end == argv[i] || *end != '\0' || d < 0 || d > 1024) {
+        fprintf(stderr, "oocsim-calib-link: --device: '%s' is not a device "
+                        "number\n", argv[i]);
+        return 1;
+      }
+      dev = (int)d;
     } else if (strcmp(argv[i], "--max-MiB") == 0 && i + 1 < argc) {
-      long m = atol(argv[++i]);
-      if (m < 1 || m > 65536) {
+      char *end;
+      long m = strtol(argv[++i], &end, 10);
+      if (end == argv[i] || *end != '\0' || m < 1 || m > 65536) {
         fprintf(stderr, "oocsim-calib-link: --max-MiB: must be 1..65536\n");
         return 1;
       }
@@ -249,9 +257,14 @@ main(int argc, char **argv)
       return 1;
     }
   }
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    fprintf(stderr, "oocsim-calib-link: no CUDA device: skipping\n");
-    return 77;
+  {
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+      fprintf(stderr, "oocsim-calib-link: no CUDA device: skipping (%s)\n",
+              e != cudaSuccess ? cudaGetErrorString(e)
+                               : "cudaGetDeviceCount found 0 devices");
+      return 77;
+    }
   }
   if (dev < 0 || dev >= ndev) {
     fprintf(stderr, "oocsim-calib-link: --device %d: only %d device(s)\n",

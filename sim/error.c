@@ -6,6 +6,17 @@
 
 #include "error.h"
 
+/* One line, always: a control character that came from user input (a
+ * layer name or key with a newline, say) becomes '?', so the CLI's
+ * message stays a single line. */
+static void
+one_line(char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = '?';
+}
+
 const char *
 ooc_strerror(int code)
 {
@@ -34,6 +45,7 @@ ooc_err_set(ooc_err *err, int code, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   va_end(ap);
+  one_line(err->msg);
   return code;
 }
 
@@ -59,6 +71,7 @@ ooc_err_prefix(ooc_err *err, int code, const char *fmt, ...)
     memcpy(err->msg + h, old, o);
     err->msg[h + o] = '\0';
   }
+  one_line(err->msg);
   if (err->code == 0)
     err->code = code;
   return err->code;

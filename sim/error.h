@@ -3,7 +3,8 @@
  * Every library function returns an int status: OOC_OK (0) or a negative
  * OOC_E* code. When it fails it also fills an ooc_err, if the caller passed
  * one, with a single human-readable line naming the file, layer, field or
- * option at fault. The CLI prints that line prefixed with "oocsim: " and
+ * option at fault (control characters from user input become '?', so the
+ * message is always one line). The CLI prints that line prefixed with "oocsim: " and
  * exits 1. Library code never prints and never exits.
  *
  * The ooc_err is caller-owned (usually on the stack); it holds no heap

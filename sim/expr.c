@@ -59,7 +59,11 @@ fail(struct parser *ps, int code, const char *what)
 {
   if (ps->rc == 0) {
     ps->rc = code;
-    ooc_err_set(ps->err, code, "expression '%s': %s", ps->src, what);
+    /* A long expression is cut so that the reason still fits. */
+    if (strlen(ps->src) > 80)
+      ooc_err_set(ps->err, code, "expression '%.60s...': %s", ps->src, what);
+    else
+      ooc_err_set(ps->err, code, "expression '%s': %s", ps->src, what);
   }
   return code;
 }

@@ -61,7 +61,8 @@ typedef struct ooc_hw {
   int64_t malloc_ns;      /* cudaMalloc of a new segment */
   double malloc_ns_per_GiB; /* size-dependent part of cudaMalloc */
   int64_t free_ns;        /* cudaFree (synchronising) */
-  uint64_t va_chunk_bytes;/* VA physical chunk size (default 2 MiB) */
+  uint64_t va_chunk_bytes;/* VA physical chunk size (the zoo profiles use
+                            40 MiB, the schedule-window seed §4 choice) */
   uint64_t va_granularity;/* device minimum (2 MiB) */
   int64_t va_map_ns;      /* map cost per chunk */
   int64_t host_alloc_ns;  /* cudaHostAlloc per buffer */

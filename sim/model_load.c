@@ -87,15 +87,15 @@ ctx_fmt(const struct ld *ld, char *buf, size_t n)
 {
   switch (ld->ctx) {
   case CTX_INDEX: snprintf(buf, n, "layer #%d: ", ld->ctx_i); break;
-  case CTX_NAME: snprintf(buf, n, "layer '%.250s': ", ld->ctx_s); break;
+  case CTX_NAME: snprintf(buf, n, "layer '%.120s': ", ld->ctx_s); break;
   case CTX_LAYER:
-    snprintf(buf, n, "layer '%.250s': ", ld->pool + ld->ctx_off);
+    snprintf(buf, n, "layer '%.120s': ", ld->pool + ld->ctx_off);
     break;
   case CTX_REPEAT:
-    snprintf(buf, n, "repeat after layer '%.250s': ", ld->pool + ld->ctx_off);
+    snprintf(buf, n, "repeat after layer '%.120s': ", ld->pool + ld->ctx_off);
     break;
   case CTX_IF:
-    snprintf(buf, n, "if after layer '%.250s': ", ld->pool + ld->ctx_off);
+    snprintf(buf, n, "if after layer '%.120s': ", ld->pool + ld->ctx_off);
     break;
   case CTX_NONE:
   default: buf[0] = '\0'; break;
@@ -366,7 +366,9 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
     }
   }
   if (o + 1 >= n)
-    return ferr(ld, OOC_EINVAL, field, "'%s' is too long", src);
+    return ferr(ld, OOC_EINVAL, field,
+                "'%.40s...' is too long (at most %zu characters)", src,
+                n - 1);
   out[o] = '\0';
   if (o == 0)
     return ferr(ld, OOC_EINVAL, field, "empty name");
@@ -446,7 +448,9 @@ str_item(struct ld *ld, const cJSON *it, const char *field, char *out,
   if (!cJSON_IsString(it))
     return ferr(ld, OOC_EINVAL, field, "expected a string");
   if (strlen(it->valuestring) >= n)
-    return ferr(ld, OOC_EINVAL, field, "'%s' is too long", it->valuestring);
+    return ferr(ld, OOC_EINVAL, field,
+                "'%.40s...' is too long (at most %zu characters)",
+                it->valuestring, n - 1);
   strcpy(out, it->valuestring);
   return OOC_OK;
 }
@@ -969,7 +973,7 @@ load_input(struct ld *ld, const cJSON *root)
 static int
 check_top_fields(struct ld *ld, const cJSON *root)
 {
-  static const char *known = "format name description dtype params let check "
+  const char *const known = "format name description dtype params let check "
                              "input layers";
   const cJSON *it;
   cJSON_ArrayForEach(it, root)
@@ -987,6 +991,11 @@ resolve_infer(struct ld *ld, int *inputs)
 {
   const ooc_shape **shp = NULL;
   uint8_t *rg = NULL;
+  /* Per layer: the root of its storage (alias chains followed), and per
+   * storage root the first layer whose backward reads that memory as its
+   * input (need_in) or as its own output (need_out); -1 for none. An
+   * in-place op may overwrite a storage only when neither is set. */
+  int *root = NULL, *need_in = NULL, *need_out = NULL;
   int i, j, rc = OOC_OK, max_in = 1;
 
   for (i = 0; i < ld->n; i++)
@@ -994,10 +1003,16 @@ resolve_infer(struct ld *ld, int *inputs)
       max_in = ld->L[i].n_in;
   shp = malloc((size_t)max_in * sizeof *shp);
   rg = calloc((size_t)ld->n, 1);
-  if (shp == NULL || rg == NULL) {
+  root = malloc((size_t)ld->n * sizeof *root);
+  need_in = malloc((size_t)ld->n * sizeof *need_in);
+  need_out = malloc((size_t)ld->n * sizeof *need_out);
+  if (shp == NULL || rg == NULL || root == NULL || need_in == NULL ||
+      need_out == NULL) {
     rc = nomem(ld);
     goto out;
   }
+  for (i = 0; i < ld->n; i++)
+    need_in[i] = need_out[i] = -1;
   for (i = 0; i < ld->n; i++) {
     ooc_layer *l = &ld->L[i];
     const ooc_op_type *op = ooc_op_get(l->op);
@@ -1062,11 +1077,35 @@ resolve_infer(struct ld *ld, int *inputs)
         }
       l->alias_of = src;
     }
+    root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
+    if (l->alias_of >= 0 && l->a.in_place) {
+      /* ... and every other reader whose backward needs that memory. */
+      int who = need_out[root[i]] >= 0 ? need_out[root[i]]
+                                       : need_in[root[i]];
+      if (who >= 0) {
+        rc = ferr(ld, OOC_EINVAL, "in_place",
+                  "overwrites the %s of '%s', which its backward needs",
+                  need_out[root[i]] >= 0 ? "output" : "input",
+                  lname(ld, who));
+        goto out;
+      }
+    }
+    if (l->needs & OOC_NEED_INPUT)
+      for (j = 0; j < l->n_in; j++) {
+        int r = root[inputs[l->in_first + j]];
+        if (need_in[r] < 0)
+          need_in[r] = i;
+      }
+    if ((l->needs & OOC_NEED_OUTPUT) && need_out[root[i]] < 0)
+      need_out[root[i]] = i;
     rg[i] = l->grad_in || l->params > 0;
   }
 out:
   free(shp);
   free(rg);
+  free(root);
+  free(need_in);
+  free(need_out);
   return rc;
 }
 
@@ -1129,18 +1168,24 @@ ooc_model_load_string(const char *json, const char *origin,
 
   root = cJSON_ParseWithOpts(json, &end, 1);
   if (root == NULL) {
-    int line = 1, at_end;
+    int line = 1, col = 1, at_end;
     const char *p;
     if (end == NULL || end < json)
       end = json;
-    for (p = json; p < end && *p; p++)
-      if (*p == '\n')
+    for (p = json; p < end && *p; p++) {
+      if (*p == '\n') {
         line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
     for (p = end; *p && isspace((unsigned char)*p); p++)
       ;
     at_end = *p == '\0' || (p[0] != '\0' && p[1] == '\0');
-    rc = ooc_err_set(err, OOC_EPARSE, "%s: malformed JSON near line %d%s",
-                     ld.origin, line,
+    rc = ooc_err_set(err, OOC_EPARSE,
+                     "%s: malformed JSON near line %d, column %d%s",
+                     ld.origin, line, col,
                      at_end ? " (unexpected end: truncated?)" : "");
     goto fail;
   }

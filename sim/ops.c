@@ -748,7 +748,9 @@ softmax_ce_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
                                         "overflows");
   l->fwd_flops = 5.0 * (double)e;
   l->bwd_data_flops = 2.0 * (double)e;
-  l->needs = OOC_NEED_OUTPUT;
+  /* The gradient (p - y) / B needs the saved probabilities and the labels,
+   * not the loss value this layer outputs. */
+  l->needs = OOC_NEED_NONE;
   return finish(l, in, n_in, batch, dt, opt, err);
 }
 

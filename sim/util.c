@@ -96,7 +96,7 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
 const char *
 ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
 {
-  static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
   double v = (double)b;
   int i = 0;
 

@@ -8,7 +8,7 @@ CALIB="$top_builddir/oocsim-calib-link"
 
 "$CALIB" --max-MiB 64 >"$TMP/link.json" 2>"$TMP/err"; rc=$?
 if [ $rc -eq 77 ]; then
-  grep -q "no CUDA device: skipping" "$TMP/err" && echo "skip: no CUDA device"
+  grep -q "no CUDA device: skipping" "$TMP/err" && echo "skip: $(cat "$TMP/err")"
   exit 77
 fi
 [ $rc -eq 0 ] && ok "oocsim-calib-link runs" || not_ok "oocsim-calib-link rc=$rc: $(cat "$TMP/err")"

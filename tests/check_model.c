@@ -101,6 +101,7 @@ bad_str(const char *json, int code, const char *msg)
   ck_assert_msg(strstr(e.msg, msg) != NULL, "'%s' lacks '%s'", e.msg, msg);
   ck_assert_msg(strncmp(e.msg, "t.json: ", 8) == 0, "'%s' lacks the file",
                 e.msg);
+  ck_assert_ptr_null(strchr(e.msg, '\n'));
 }
 
 /* ---- hand-checked models ------------------------------------------------- */
@@ -422,6 +423,70 @@ START_TEST(test_spatial_ops)
 }
 END_TEST
 
+/* Costs of the strided ops at batch 2, fp32, by hand:
+ *   c  conv 8->16, k3 s2 p2 d2 g4 on [8,10,10]: (10+4-5)/2+1 = 5 -> [16,5,5]
+ *      params 16*(8/4)*9 = 288; fwd 2*16*25*2*9 = 14400 /sample -> 28800;
+ *      first layer: no data gradient; im2col 8*9*25*4 = 7200 B
+ *   p  maxpool k3 s2 p1 ceil on 5x5: ceil((5+2-3)/2)+1 = 3 -> [16,3,3];
+ *      fwd 9*144*2 = 2592, backward the same
+ *   a  avgpool k2 s1 on 3x3 -> [16,2,2]; fwd 4*64*2 = 512
+ *   d  deconv 16->4, k3 s2 p1 out_pad 1 on 2x2: (2-1)*2-2+3+1 = 4 ->
+ *      [4,4,4]; params 16*4*9 = 576; fwd 2*16*4*4*9 = 4608 /sample ->
+ *      9216; col2im 4*9*4*4 = 576 B
+ *   fc 64->3 + bias: params 195; fwd (2*192+3)*2 = 774; data 768
+ *   loss: saved probabilities 3*2*4 = 24 B; fwd 5*3*2 = 30; data 12
+ * activations 6400+3200+1152+512+512+24+8+24 = 11832 B; weights = grads
+ * = momentum = 1059*4 = 4236 B; naive peak 11832 + 3*4236 + 7200 =
+ * 31740 B. */
+START_TEST(test_strided_costs)
+{
+  ooc_model *m = load_str(
+      "{\"name\":\"spot\",\"input\":[8,10,10],\"layers\":["
+      "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":16,\"kernel\":3,"
+      "\"stride\":2,\"pad\":2,\"dilation\":2,\"groups\":4},"
+      "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":3,\"stride\":2,"
+      "\"pad\":1,\"ceil_mode\":true},"
+      "{\"name\":\"a\",\"op\":\"avgpool\",\"kernel\":2,\"stride\":1},"
+      "{\"name\":\"d\",\"op\":\"deconv2d\",\"out\":4,\"kernel\":3,"
+      "\"stride\":2,\"pad\":1,\"out_pad\":1},"
+      "{\"name\":\"f\",\"op\":\"flatten\"},"
+      "{\"name\":\"fc\",\"op\":\"linear\",\"out\":3},"
+      "{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}", 2);
+  const ooc_layer *c = layer(m, "c"), *p = layer(m, "p"), *d = layer(m, "d");
+  const ooc_layer *fc = layer(m, "fc"), *loss = layer(m, "loss");
+
+  shape_is(c, 3, 16, 5, 5);
+  ck_assert_uint_eq(c->params, 288);
+  ck_assert_double_eq(c->fwd_flops, 28800);
+  ck_assert_double_eq(c->bwd_data_flops, 0);
+  ck_assert_double_eq(c->bwd_weight_flops, 28800);
+  ck_assert_uint_eq(c->workspace_bytes, 7200);
+  shape_is(p, 3, 16, 3, 3);
+  ck_assert_double_eq(p->fwd_flops, 2592);
+  ck_assert_double_eq(p->bwd_data_flops, 2592);
+  ck_assert_uint_eq(p->needs, OOC_NEED_INPUT | OOC_NEED_OUTPUT);
+  shape_is(layer(m, "a"), 3, 16, 2, 2);
+  ck_assert_double_eq(layer(m, "a")->fwd_flops, 512);
+  shape_is(d, 3, 4, 4, 4);
+  ck_assert_uint_eq(d->params, 576);
+  ck_assert_double_eq(d->fwd_flops, 9216);
+  ck_assert_double_eq(d->bwd_data_flops, 9216);
+  ck_assert_double_eq(d->bwd_weight_flops, 9216);
+  ck_assert_uint_eq(d->workspace_bytes, 576);
+  ck_assert_uint_eq(fc->params, 195);
+  ck_assert_double_eq(fc->fwd_flops, 774);
+  ck_assert_double_eq(fc->bwd_data_flops, 768);
+  ck_assert_uint_eq(loss->saved_bytes, 24);
+  ck_assert_double_eq(loss->fwd_flops, 30);
+  ck_assert_double_eq(loss->bwd_data_flops, 12);
+  ck_assert_uint_eq(loss->needs, OOC_NEED_NONE);
+  ck_assert_uint_eq(m->total_params, 1059);
+  ck_assert_uint_eq(m->activation_bytes, 11832);
+  ck_assert_uint_eq(m->naive_peak_bytes, 31740);
+  ooc_model_free(m);
+}
+END_TEST
+
 /* The backward-needs table of models/README.md, for every op. */
 START_TEST(test_needs)
 {
@@ -435,7 +500,7 @@ START_TEST(test_needs)
     { "cat", OOC_NEED_NONE }, { "lrn", OOC_NEED_INPUT | OOC_NEED_OUTPUT },
     { "drop", OOC_NEED_NONE }, { "flat", OOC_NEED_NONE },
     { "resh", OOC_NEED_NONE }, { "fc", OOC_NEED_INPUT },
-    { "loss", OOC_NEED_OUTPUT }, { "input", OOC_NEED_NONE },
+    { "loss", OOC_NEED_NONE }, { "input", OOC_NEED_NONE },
     { "c3", OOC_NEED_INPUT }, { "emb", OOC_NEED_INPUT },
     { "ln", OOC_NEED_INPUT }, { "qkv", OOC_NEED_INPUT },
     { "att", OOC_NEED_INPUT }, { "mm", OOC_NEED_INPUT },
@@ -693,10 +758,11 @@ START_TEST(test_bad_files)
            DATA "bad_concat.json: layer 'cat': in: shape [4,4,4] does not "
                 "match [4,8,8] except on axis 0", 1);
   bad_file(DATA "bad_malformed.json", 2, OOC_EPARSE,
-           DATA "bad_malformed.json: malformed JSON near line 4", 1);
+           DATA "bad_malformed.json: malformed JSON near line 4, column 3",
+           1);
   bad_file(DATA "bad_truncated.json", 2, OOC_EPARSE,
-           DATA "bad_truncated.json: malformed JSON near line 5 (unexpected "
-                "end: truncated?)", 1);
+           DATA "bad_truncated.json: malformed JSON near line 5, column 45 "
+                "(unexpected end: truncated?)", 1);
   bad_file(DATA "bad_binary.json", 2, OOC_EPARSE,
            DATA "bad_binary.json: binary data (NUL byte), not a JSON text", 1);
   bad_file(DATA "bad_op.json", 2, OOC_EINVAL,
@@ -768,8 +834,9 @@ END_TEST
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
-          "t.json: malformed JSON near line 1");
-  bad_str("", OOC_EPARSE, "malformed JSON near line 1");
+          "t.json: malformed JSON near line 1, column 1");
+  bad_str("", OOC_EPARSE, "malformed JSON near line 1, column 1 (unexpected "
+                          "end: truncated?)");
   {
     ooc_model *m = (ooc_model *)1;
     ooc_model_opts o = { .batch = 1 };
@@ -895,6 +962,47 @@ START_TEST(test_bad_strings)
           "\"layers\":[]}", OOC_EINVAL, "t.json: params: a: defined twice");
   bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[\"relu\"]}",
           OOC_EINVAL, "t.json: layer #1: expected an object");
+  /* An in-place relu on c, which c2 (a conv, needs its input) also reads:
+   * c2's backward would see relu(c) instead of c. Through a flatten too. */
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3},"
+          "{\"name\":\"c2\",\"op\":\"conv2d\",\"out\":4,\"kernel\":1},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in\":\"c\",\"in_place\":true}]}",
+          OOC_EINVAL, "t.json: layer 'r': in_place: overwrites the input of "
+                      "'c2', which its backward needs");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3},"
+          "{\"name\":\"f\",\"op\":\"flatten\"},"
+          "{\"name\":\"fc\",\"op\":\"linear\",\"out\":3},"
+          "{\"name\":\"d\",\"op\":\"dropout\",\"in\":\"c\","
+          "\"in_place\":true}]}",
+          OOC_EINVAL, "t.json: layer 'd': in_place: overwrites the input of "
+                      "'fc', which its backward needs");
+  /* ... and the output of a sibling in-place relu on the same memory. */
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3},"
+          "{\"name\":\"b\",\"op\":\"batchnorm\"},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true},"
+          "{\"name\":\"d\",\"op\":\"dropout\",\"in\":\"b\","
+          "\"in_place\":true}]}",
+          OOC_EINVAL, "t.json: layer 'd': in_place: overwrites the output of "
+                      "'r', which its backward needs");
+  /* A control character in a name cannot split the message in two. */
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"a\\nb\",\"op\":\"conv2d\",\"out\":4}]}",
+          OOC_EINVAL, "t.json: layer 'a?b': kernel: missing");
+  /* A long expression is cut so that the reason still fits the line. */
+  {
+    char json[4096], ex[1100];
+    memset(ex, '(', 500);
+    ex[500] = '1';
+    memset(ex + 501, ')', 500);
+    ex[1001] = '\0';
+    snprintf(json, sizeof json, "{\"name\":\"x\",\"input\":[\"%s\"],"
+             "\"layers\":[{\"op\":\"relu\"}]}", ex);
+    bad_str(json, OOC_EINVAL, "t.json: input: expression '((((((((((");
+    bad_str(json, OOC_EINVAL, "(((...': nested too deeply");
+  }
 }
 END_TEST
 
@@ -930,6 +1038,7 @@ model_suite(void)
   tcase_add_test(t, test_nested_if);
   tcase_add_test(t, test_transformer);
   tcase_add_test(t, test_spatial_ops);
+  tcase_add_test(t, test_strided_costs);
   tcase_add_test(t, test_needs);
   tcase_add_test(t, test_aliases);
   tcase_add_test(t, test_signature);
