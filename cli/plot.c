@@ -942,22 +942,6 @@ span_phase(const ooc_instr *in)
   }
 }
 
-static void
-csv_text(FILE *f, const char *s)
-{
-  if (strpbrk(s, ",\"\n")) {
-    fputc('"', f);
-    for (; *s; s++) {
-      if (*s == '"')
-        fputc('"', f);
-      fputc(*s, f);
-    }
-    fputc('"', f);
-  } else {
-    fputs(s, f);
-  }
-}
-
 int
 ooc_plot_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
                         const ooc_trace *t)
@@ -994,7 +978,7 @@ ooc_plot_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
       prev_end = sp[i].e;
     fprintf(f, "%s,%.9g,%.9g,%s,", lanes[lane], (double)(sp[i].s - t0) / 1e9,
             (double)(sp[i].e - t0) / 1e9, span_phase(in));
-    csv_text(f, layer ? layer : "");
+    ooc_csv_cell(f, layer ? layer : "");
     fputc('\n', f);
   }
   free(sp);

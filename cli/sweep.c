@@ -830,8 +830,8 @@ fail:
   return rc;
 }
 
-static void
-csv_cell(FILE *f, const char *s)
+void
+ooc_csv_cell(FILE *f, const char *s)
 {
   if (strpbrk(s, ",\"\n\r")) {
     fputc('"', f);
@@ -852,14 +852,14 @@ ooc_table_write_csv(FILE *f, const ooc_table *t)
   for (int i = 0; i < t->ncols; i++) {
     if (i)
       fputc(',', f);
-    csv_cell(f, t->cols[i]);
+    ooc_csv_cell(f, t->cols[i]);
   }
   fputc('\n', f);
   for (int64_t r = 0; r < t->nrows; r++) {
     for (int i = 0; i < t->ncols; i++) {
       if (i)
         fputc(',', f);
-      csv_cell(f, t->rows[r][i]);
+      ooc_csv_cell(f, t->rows[r][i]);
     }
     fputc('\n', f);
   }

@@ -163,4 +163,8 @@ int ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
 /* Create dir if missing and check that a file can be written in it. */
 int ooc_sweep_mkdir(const char *dir, ooc_err *err);
 
+/* Write one CSV cell, quoted (RFC 4180) when it holds a comma, a quote or a
+ * line break. */
+void ooc_csv_cell(FILE *f, const char *s);
+
 #endif
