@@ -18,9 +18,11 @@
  *    issued at the earliest step, not before backward starts, from which
  *    it fits in the timeline until its use, and freed right after its last
  *    use (liveness).
- * The timeline counts what the allocator takes: the bytes, or under `va`
- * whole chunks per tensor (its fragmentation is known in advance,
- * schedule-window seed §4), a better "estimation of the memory
+ * The timeline counts what the allocator takes, each tensor's footprint
+ * (ooc_alloc_footprint, alloc.h): the bytes rounded to 512 B, or under
+ * `va` whole chunks for a request of at least half a chunk (its
+ * fragmentation is known in advance, schedule-window seed §4; smaller
+ * requests share chunk segments), a better "estimation of the memory
  * consumption" than the bytes when chunks are large.
  * Departure: a tensor that several backward steps read stays resident
  * between them (the paper's layers have one backward use each; a second
@@ -52,14 +54,15 @@ struct cap_state {
   int64_t *occ;       /* per step: modelled resident bytes */
   int32_t n_kept, n_swapped;
   uint64_t kept_bytes;
-  uint64_t chunk;     /* va chunk (footprints round up to it), else 0 */
+  const ooc_allocator_type *alloc;  /* footprints under this allocator */
+  ooc_alloc_config acfg;
 };
 
-/* The device bytes a request of b takes: b, or under va whole chunks
- * (schedule-window seed §4, eq. 1). */
+/* The device bytes a request of b takes under the allocator (alloc.h;
+ * va: schedule-window seed §4, eq. 1). */
 static uint64_t foot(const struct cap_state *st, uint64_t b)
 {
-  return st->chunk == 0 ? b : (b + st->chunk - 1) / st->chunk * st->chunk;
+  return ooc_alloc_footprint(st->alloc, &st->acfg, b);
 }
 
 /* qsort order of the packed (first backward use, act) keys. */
@@ -222,12 +225,10 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     goto done;
   }
   n_cand = cap_candidates(lv, st);
-  st->chunk = 0;
-  if (ctx->allocator == &ooc_alloc_va) {
-    st->chunk = ctx->hw != NULL ? ctx->hw->va_chunk_bytes : 0;
-    if (st->chunk == 0)
-      st->chunk = (uint64_t)2 << 20;   /* alloc_va.c's default */
-  }
+  /* The chunk is the profile's, as the CLI configures the simulator. */
+  st->alloc = ctx->allocator;
+  st->acfg = (ooc_alloc_config){ .budget = ctx->budget, .chunk_bytes = 0,
+                                 .hw = ctx->hw };
 
   if (have_fixed) {
     sched = fixed;

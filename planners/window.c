@@ -45,14 +45,15 @@
  * oldest swap-outs as in (b).
  *
  * Allocators: the bookkeeping counts what the allocator takes for each
- * tensor. That is its size, except under `va`, whose fragmentation is
- * known in advance (seed §4, eq. 1: a request of m_r takes
- * ceil(m_r / m_c) chunks of m_c): every activation, gradient, workspace
- * and persistent tensor is counted at its chunk-rounded footprint, and
- * `window` is then in footprint bytes. With the profile's 40 MiB chunk the
- * rounding of small parameter tensors alone can take GiBs, which no
- * fraction of the scheduling budget absorbs; counting it makes the
- * schedule fit from the first level.
+ * tensor, its footprint (ooc_alloc_footprint, alloc.h): the size rounded
+ * to 512 B, except under `va` for a request of at least half a chunk,
+ * whose fragmentation is known in advance (seed §4, eq. 1: m_r takes
+ * ceil(m_r / m_c) chunks of m_c; smaller requests share chunk segments,
+ * alloc_va.c). Every activation, gradient, workspace and persistent
+ * tensor is counted at its footprint, and `window` is then in footprint
+ * bytes. With the profile's 40 MiB chunk the rounding of activations of
+ * 20-40 MiB can double them, which no fraction of the scheduling budget
+ * absorbs; counting it makes the schedule fit from the first level.
  *
  * Cost: O(occurrences + steps) per schedule (monotone deque for the window
  * minimum of the limits); autotune runs 50 simulations when the full
@@ -75,9 +76,11 @@ struct win_state {
   uint8_t *occ_create;      /* the act's producing step */
   int32_t *step_end;        /* per step: first occurrence after it */
   int64_t *lim;             /* per step: bytes left for activations */
-  /* Footprints: what the allocator takes for a request (va: whole chunks,
-   * seed §4 eq. 1; others: the bytes). */
-  uint64_t chunk;           /* va chunk, 0 for the other allocators */
+  /* Footprints: what the allocator takes for a request
+   * (ooc_alloc_footprint: va whole chunks for large requests, seed §4
+   * eq. 1). */
+  const ooc_allocator_type *alloc;
+  ooc_alloc_config acfg;
   uint64_t persistent;      /* footprint of the persistent tensors */
   int64_t *ab;              /* per act: its footprint */
   /* Per act. */
@@ -101,11 +104,10 @@ struct win_state {
       return OOC_ENOMEM;                                                     \
   } while (0)
 
-/* The device bytes a request of b takes: b, or under va whole chunks
- * (m_a = ceil(m_r / m_c) m_c, schedule-window seed §4). */
+/* The device bytes a request of b takes under the allocator (alloc.h). */
 static uint64_t foot(const struct win_state *w, uint64_t b)
 {
-  return w->chunk == 0 ? b : (b + w->chunk - 1) / w->chunk * w->chunk;
+  return ooc_alloc_footprint(w->alloc, &w->acfg, b);
 }
 
 /* Build the variable-sequence and the per-step limits; size the scratch
@@ -359,13 +361,11 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        "(0, budget]");
 
   /* Under va the fragmentation is known in advance (seed §4): schedule
-   * against the chunk-rounded footprints. */
-  w->chunk = 0;
-  if (ctx->allocator == &ooc_alloc_va) {
-    w->chunk = ctx->hw != NULL ? ctx->hw->va_chunk_bytes : 0;
-    if (w->chunk == 0)
-      w->chunk = (uint64_t)2 << 20;   /* alloc_va.c's default */
-  }
+   * against the allocator's footprints (chunk-rounded for large requests).
+   * The chunk is the profile's, as the CLI configures the simulator. */
+  w->alloc = ctx->allocator;
+  w->acfg = (ooc_alloc_config){ .budget = ctx->budget, .chunk_bytes = 0,
+                                .hw = ctx->hw };
   rc = win_setup(w, lv);
   if (rc != OOC_OK) {
     rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");

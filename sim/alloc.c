@@ -2,7 +2,8 @@
  *
  * One idea: the four models are GSL-style descriptors, each in its own file
  * (alloc_ideal.c, alloc_caching.c, alloc_pool.c, alloc_va.c); this file only
- * lists them. Lookup is O(number of allocators).
+ * lists them, and answers footprint queries through each descriptor's
+ * optional footprint slot. Lookup is O(number of allocators).
  */
 #include "config.h"
 
@@ -44,4 +45,13 @@ ooc_allocator_find(const char *name, ooc_err *err)
   ooc_err_set(err, OOC_ENOTFOUND,
               "unknown allocator '%s' (valid: %s)", name ? name : "", names);
   return NULL;
+}
+
+uint64_t
+ooc_alloc_footprint(const ooc_allocator_type *t, const ooc_alloc_config *cfg,
+                    uint64_t bytes)
+{
+  if (t == NULL || t->footprint == NULL)
+    return bytes;
+  return t->footprint(cfg, bytes);
 }

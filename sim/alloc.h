@@ -11,7 +11,10 @@
  *            high-water mark, the pool size this program needs
  *   va       virtual addressing (schedule-window seed §4): physical chunks of
  *            chunk_bytes mapped to contiguous virtual ranges at a map cost per
- *            chunk; only internal fragmentation (< one chunk per tensor)
+ *            chunk; a request of >= chunk/2 takes ceil(bytes/chunk) chunks
+ *            (only internal fragmentation, < one chunk per tensor), a smaller
+ *            one is rounded to 512 B and placed best-fit in a "small
+ *            segment" (one chunk, mapped once, unmapped when wholly free)
  *
  * An allocator works on handles that are program tensor ids, so its state is
  * flat arrays sized once by init() for n_handles: alloc and free do not touch
@@ -69,6 +72,11 @@ typedef struct ooc_allocator_type {
    * report, e.g. "caching: no free block of 1.50 GiB; 2.10 GiB free but
    * fragmented (largest 800 MiB)". Writes at most n bytes. */
   void (*explain)(const void *state, uint64_t bytes, char *buf, size_t n);
+  /* Optional: the device bytes a request of `bytes` occupies under cfg
+   * (only budget, chunk_bytes and hw are read), before any fragmentation
+   * between requests. NULL: the bytes themselves. Use
+   * ooc_alloc_footprint(). */
+  uint64_t (*footprint)(const ooc_alloc_config *cfg, uint64_t bytes);
 } ooc_allocator_type;
 
 extern const ooc_allocator_type ooc_alloc_ideal;
@@ -78,6 +86,18 @@ extern const ooc_allocator_type ooc_alloc_va;
 
 /* Lookup by name; on failure err lists the valid names. */
 const ooc_allocator_type *ooc_allocator_find(const char *name, ooc_err *err);
+/* The device bytes one request of `bytes` occupies under allocator t with
+ * configuration cfg (budget, chunk_bytes, hw; n_handles is not read): what
+ * planners count for a tensor so their bookkeeping matches the allocator.
+ *   ideal    bytes
+ *   caching  bytes rounded up to 512 B (the block; segment rounding is
+ *            shared by later requests, so it is not counted)
+ *   pool     bytes rounded up to 512 B
+ *   va       bytes rounded up to 512 B when 0 < bytes < chunk/2 (small
+ *            path), else ceil(bytes/chunk) x chunk
+ * A request of 0 bytes occupies 0. Pure, O(1). */
+uint64_t ooc_alloc_footprint(const ooc_allocator_type *t,
+                             const ooc_alloc_config *cfg, uint64_t bytes);
 /* NULL-terminated registry. */
 extern const ooc_allocator_type *const ooc_allocator_types[];
 

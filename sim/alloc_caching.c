@@ -492,6 +492,16 @@ caching_explain(const void *vs, uint64_t bytes, char *buf, size_t n)
              ooc_fmt_bytes(lc > fresh ? lc : fresh, b3, sizeof b3));
 }
 
+/* A request's footprint: its block, rounded up to 512 B (0 takes none). */
+static uint64_t
+caching_footprint(const ooc_alloc_config *cfg, uint64_t bytes)
+{
+  (void)cfg;
+  if (bytes > UINT64_MAX - MIN_BLOCK)
+    return UINT64_MAX;
+  return bytes == 0 ? 0 : round_size(bytes);
+}
+
 const ooc_allocator_type ooc_alloc_caching = {
   .name = "caching",
   .summary = "best-fit caching allocator like PyTorch's (segments, "
@@ -505,4 +515,5 @@ const ooc_allocator_type ooc_alloc_caching = {
   .stats = caching_stats,
   .usage = caching_usage,
   .explain = caching_explain,
+  .footprint = caching_footprint,
 };

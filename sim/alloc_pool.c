@@ -234,6 +234,14 @@ pool_explain(const void *vs, uint64_t bytes, char *buf, size_t n)
              ooc_fmt_bytes(largest(s), b3, sizeof b3));
 }
 
+/* A request's footprint: its range, rounded up to 512 B. */
+static uint64_t
+pool_footprint(const ooc_alloc_config *cfg, uint64_t bytes)
+{
+  (void)cfg;
+  return bytes > UINT64_MAX - POOL_ALIGN ? UINT64_MAX : round_up(bytes);
+}
+
 const ooc_allocator_type ooc_alloc_pool = {
   .name = "pool",
   .summary = "one arena of the whole budget, first-fit with coalescing "
@@ -247,4 +255,5 @@ const ooc_allocator_type ooc_alloc_pool = {
   .stats = pool_stats,
   .usage = pool_usage,
   .explain = pool_explain,
+  .footprint = pool_footprint,
 };

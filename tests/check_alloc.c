@@ -157,8 +157,9 @@ START_TEST(test_ideal_no_fragments)
 END_TEST
 
 /* va internal fragmentation: 3 MiB takes 2 chunks (1 MiB lost), 1 byte
- * takes 1 chunk, 4 MiB takes exactly 2: reserved 10 MiB for 7 MiB + 1 B;
- * the waste 3 MiB - 1 B is under one chunk per live tensor (3 x 2 MiB). */
+ * (small path, < 1 MiB) opens a small segment of 1 chunk, 4 MiB takes
+ * exactly 2: reserved 10 MiB for 7 MiB + 1 B; the waste 3 MiB - 1 B is
+ * under one chunk per live tensor (3 x 2 MiB). 5 chunks mapped: 50 ns. */
 START_TEST(test_va_internal)
 {
   ooc_alloc_stats st;
@@ -175,6 +176,161 @@ START_TEST(test_va_internal)
   /* 100 MiB = 50 chunks; 45 left: 90 MiB fits, 90 MiB + 1 B does not. */
   ck_assert_int_eq(A(3, 90 * MIB + 1), OOC_EOOM);
   ck_assert_int_eq(A(3, 90 * MIB), OOC_OK);
+}
+END_TEST
+
+/* va small path, 2 MiB chunks (small: under 1 MiB), budget 4 MiB = 2
+ * chunks:
+ *   h0..h5 = 100,000 B each: 100,352 B rounded (196 x 512), best fit one
+ *            after another in one small segment at [0, 602,112); one chunk
+ *            mapped (10 ns); 1,495,040 B left in the segment
+ *   h6 = 3 MiB: large, 2 chunks, only 1 free -> OOM
+ *   h6 = 1 MiB: not under half a chunk: large, takes the other chunk
+ *   h7 = 1 MiB - 1 B: small, 1 MiB rounded, fits the segment's free block
+ *            at [602,112, 1,650,688); 446,464 B (436 KiB) left
+ *   h8 = 500,000 B: 500,224 rounded; no block that large and no chunk for
+ *            a new segment -> OOM
+ * Freeing h0..h5 coalesces them into one 602,112 B block; freeing h7 then
+ * leaves the segment wholly free: it is unmapped, its chunk cached. h8 now
+ * maps it again (10 ns) without creating a chunk. Reserved stays 4 MiB
+ * (2 chunks created); costs 4 maps = 40 ns. */
+START_TEST(test_va_small)
+{
+  ooc_alloc_stats st;
+  char why[200];
+  int h;
+
+  open_alloc("va", 4 * MIB, 12);
+  for (h = 0; h < 6; h++)
+    ck_assert_int_eq(A(h, 100000), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.allocated, 600000);
+  ck_assert_uint_eq(st.reserved, 2 * MIB);
+  ck_assert_uint_eq(st.n_mallocs, 1);
+  ck_assert_uint_eq(st.largest_free, 2 * MIB);  /* the chunk never made */
+  ck_assert_int_eq(cost, 10);
+  ck_assert_int_eq(A(6, 3 * MIB), OOC_EOOM);
+  cur->explain(state, 3 * MIB, why, sizeof why);
+  ck_assert_str_eq(why, "va: 3.00 MiB needs 2 chunks of 2.00 MiB; only 1 "
+                   "of 2 are free");
+  ck_assert_int_eq(A(6, MIB), OOC_OK);
+  ck_assert_uint_eq(S().reserved, 4 * MIB);
+  ck_assert_uint_eq(S().largest_free, 1495040);
+  ck_assert_int_eq(A(7, MIB - 1), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.largest_free, 446464);
+  ck_assert_uint_eq(st.allocated, 600000 + 2 * MIB - 1);
+  ck_assert_int_eq(cost, 20);
+  ck_assert_int_eq(A(8, 500000), OOC_EOOM);
+  cur->explain(state, 500000, why, sizeof why);
+  ck_assert_str_eq(why, "va: no free block of 488.28 KiB in the 1 small "
+                   "segments (largest 436.00 KiB); 0 of 2 chunks of "
+                   "2.00 MiB are free");
+  for (h = 0; h < 6; h++)
+    F(h);
+  st = S();
+  ck_assert_uint_eq(st.largest_free, 602112);
+  ck_assert_uint_eq(st.allocated, 2 * MIB - 1);
+  F(7);
+  st = S();
+  ck_assert_uint_eq(st.largest_free, 2 * MIB);   /* the cached chunk */
+  ck_assert_uint_eq(st.reserved, 4 * MIB);
+  ck_assert_uint_eq(st.allocated, MIB);
+  ck_assert_int_eq(A(8, 500000), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.reserved, 4 * MIB);
+  ck_assert_uint_eq(st.n_mallocs, 2);
+  ck_assert_uint_eq(st.largest_free, 2 * MIB - 500224);
+  ck_assert_int_eq(cost, 30);
+  F(8);
+  F(6);
+  st = S();
+  ck_assert_uint_eq(st.allocated, 0);
+  ck_assert_uint_eq(st.largest_free, 4 * MIB);
+}
+END_TEST
+
+/* The ResNet-50 case of the issue in miniature, 40 MiB chunks: 107 small
+ * tensors of 4 KiB share one small segment (reserved 1 chunk, not 107),
+ * and a 100 MiB tensor beside them takes ceil(100 / 40) = 3 chunks. Freeing
+ * the small ones returns their segment to the chunk cache, so a later
+ * 160 MiB tensor (4 chunks) is built from it and the 3 freed chunks,
+ * budget 4 chunks. */
+START_TEST(test_va_many_small)
+{
+  ooc_alloc_stats st;
+  int h;
+
+  hw.va_chunk_bytes = 40 * MIB;
+  open_alloc("va", 160 * MIB, 110);
+  for (h = 0; h < 107; h++)
+    ck_assert_int_eq(A(h, 4096), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.reserved, 40 * MIB);
+  ck_assert_uint_eq(st.allocated, 107 * 4096);
+  ck_assert_int_eq(cost, 10);
+  ck_assert_int_eq(A(107, 100 * MIB), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.reserved, 160 * MIB);
+  ck_assert_uint_eq(st.n_mallocs, 4);
+  ck_assert_int_eq(cost, 40);
+  ck_assert_int_eq(A(108, 4096), OOC_OK);       /* the segment has room */
+  ck_assert_int_eq(cost, 40);
+  ck_assert_int_eq(A(109, 160 * MIB), OOC_EOOM);
+  F(107);
+  for (h = 0; h < 107; h++)
+    F(h);
+  ck_assert_int_eq(A(109, 160 * MIB), OOC_EOOM);  /* h108 holds it */
+  F(108);
+  ck_assert_uint_eq(S().largest_free, 160 * MIB);
+  ck_assert_int_eq(A(109, 160 * MIB), OOC_OK);
+  st = S();
+  ck_assert_uint_eq(st.reserved, 160 * MIB);
+  ck_assert_uint_eq(st.n_mallocs, 4);
+  ck_assert_int_eq(cost, 80);
+}
+END_TEST
+
+/* ooc_alloc_footprint: what one request occupies under each model, 2 MiB
+ * chunks from the profile unless the configuration sets its own. */
+START_TEST(test_footprint)
+{
+  ooc_alloc_config cfg = { .budget = 100 * MIB, .hw = &hw };
+  ooc_alloc_config own = { .budget = 100 * MIB, .chunk_bytes = 40 * MIB,
+                           .hw = &hw };
+  ooc_alloc_config none = { .budget = 100 * MIB };
+
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_ideal, &cfg, 1000), 1000);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_caching, &cfg, 1000),
+                    1024);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_caching, &cfg, 0), 0);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_caching, &cfg,
+                                        3 * MIB + 1), 3 * MIB + 512);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_pool, &cfg, 1000), 1024);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_pool, &cfg, 0), 0);
+  /* va: small below 1 MiB (half the chunk), chunk-rounded from there. */
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, 0), 0);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, 1), 512);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, MIB - 1), MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, MIB), 2 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, 3 * MIB),
+                    4 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &cfg, 4 * MIB),
+                    4 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &own, 4096), 4096);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &own, 20 * MIB - 1),
+                    20 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &own, 20 * MIB),
+                    40 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &own, 41 * MIB),
+                    80 * MIB);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &none, 3 * MIB),
+                    4 * MIB);   /* the 2 MiB default */
+  /* A large request's footprint is what the model reserves for it. */
+  open_alloc("va", 100 * MIB, 2);
+  ck_assert_int_eq(A(0, 5 * MIB + 1), OOC_OK);
+  ck_assert_uint_eq(S().reserved,
+                    ooc_alloc_footprint(&ooc_alloc_va, &cfg, 5 * MIB + 1));
 }
 END_TEST
 
@@ -329,7 +485,10 @@ START_TEST(test_conformance)
           sum -= live[h];
           live[h] = 0;
         } else {
-          uint64_t b = 1 + (rng >> 8) % (24 * MIB);
+          /* Half up to 24 MiB, half under 512 KiB (va's small path,
+           * caching's small pool). */
+          uint64_t b = (rng >> 4) & 1 ? 1 + (rng >> 8) % (24 * MIB)
+                                      : 1 + (rng >> 8) % (512 * 1024);
           if (A(h, b) == OOC_OK) {
             live[h] = b;
             sum += b;
@@ -372,6 +531,9 @@ alloc_suite(void)
   tcase_add_test(tc, test_va_no_fragments);
   tcase_add_test(tc, test_ideal_no_fragments);
   tcase_add_test(tc, test_va_internal);
+  tcase_add_test(tc, test_va_small);
+  tcase_add_test(tc, test_va_many_small);
+  tcase_add_test(tc, test_footprint);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("models");

@@ -492,34 +492,61 @@ START_TEST(window_autotune_allocators)
 }
 END_TEST
 
-/* Under va the window schedules against chunk-rounded footprints (seed §4:
- * the internal fragmentation m_a - m_r is known in advance). The round
- * profile's chunk is 2 MiB: each 1 MiB act and gradient takes 2 MiB, each
- * 789,504 B parameter tensor 2 MiB, the 1 MiB input 2 MiB: persistent
- * footprint 14 MiB (not 5.5). Budget 14 + 10 MiB: in core needs 14 MiB at
- * step 6 (acts 1..5, gradients 5, 6), so it fails; the widest step needs 6.
+/* Under va the window schedules against the allocator's footprints (seed
+ * §4: the internal fragmentation m_a - m_r of a large request is known in
+ * advance; ooc_alloc_footprint). The round profile's chunk is 2 MiB, so
+ * requests under 1 MiB take the small path: each 1 MiB act, gradient and
+ * the input take a whole 2 MiB chunk, each 789,504 B parameter tensor is
+ * sub-allocated (two share a 2 MiB small segment, a third does not fit the
+ * 518,144 B left). Physically the persistent state takes 3 segments + the
+ * input's chunk = 8 MiB; the planner counts 6 x 789,504 + 2 MiB =
+ * 6,834,176 B. In core, step 6 holds acts 1..5 and gradients 5, 6: 7
+ * chunks, peak reserved 8 + 14 = 22 MiB. Budget 20 MiB: in core fails.
  * With the scheduling budget fixed at the physical one, a planner that
- * counted bytes would believe it had 18.5 MiB for activations and run out;
- * counting footprints it keeps within 10 MiB and fits. */
+ * counted bytes would believe it had 20 MiB - 5,785,600 B = 14.5 MiB for
+ * 1 MiB activations and gradients, where only 6 chunks (12 MiB) exist;
+ * counting footprints it keeps within 20 MiB - 6,834,176 B (6 x 2 MiB) and
+ * fits. */
 START_TEST(window_va_footprint)
 {
   fixture f;
-  ooc_kv o[] = { { "window", "4MiB" }, { "sched_budget", "24MiB" } };
+  ooc_kv o[] = { { "window", "4MiB" }, { "sched_budget", "20MiB" } };
+  ooc_alloc_config ac = { .budget = 20 * MiB, .hw = NULL };
 
   fx_open(&f, chain6, 1024);
-  fx_budget(&f, 24 * MiB, "va");
+  ac.hw = f.hw;
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &ac, 789504), 789504);
+  ck_assert_uint_eq(ooc_alloc_footprint(&ooc_alloc_va, &ac, MiB), 2 * MiB);
+  fx_budget(&f, 64 * MiB, "va");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  ck_assert(f.res.feasible);
+  ck_assert_uint_eq(f.res.peak_reserved, 22 * MiB);
+  fx_budget(&f, 20 * MiB, "va");
   fx_run(&f, &ooc_planner_incore, NULL, 0);
   ck_assert(!f.res.feasible);
   fx_run(&f, &ooc_planner_window, o, 2);
   ck_assert_msg(f.res.feasible, "%s / %s", f.plan.note, f.res.oom.reason);
   ck_assert_int_gt(f.plan.n_swaps, 0);
-  ck_assert_uint_le(f.res.peak_reserved, 24 * MiB);
-  /* The same plan on caching counts bytes: fewer swaps. */
+  ck_assert_uint_le(f.res.peak_reserved, 20 * MiB);
+  /* The same plan on caching counts bytes: fewer swaps, and that program
+   * run on va runs out of chunks. */
   {
     int n_va = f.plan.n_swaps;
-    fx_budget(&f, 24 * MiB, "caching");
+    ooc_sim_config cfg = { .model = f.m, .hw = f.hw, .costs = f.costs,
+                           .allocator = &ooc_alloc_va, .budget = 20 * MiB,
+                           .iterations = 2 };
+    ooc_sim *va = NULL;
+    ooc_err err = { 0 };
+
+    fx_budget(&f, 20 * MiB, "caching");
     fx_run(&f, &ooc_planner_window, o, 2);
     ck_assert_int_lt(f.plan.n_swaps, n_va);
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &va, &err), OOC_OK);
+    ck_assert_int_eq(ooc_sim_run(va, &f.prog, &f.res, NULL, &err), OOC_OK);
+    ck_assert(!f.res.feasible);
+    ck_assert_msg(strncmp(f.res.oom.reason, "va: ", 4) == 0, "%s",
+                  f.res.oom.reason);
+    ooc_sim_free(va);
   }
   fx_close(&f);
 }
