@@ -7,10 +7,12 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
+#include "commands.h"
 #include "../sim/util.h"
 
 enum {
@@ -46,6 +48,18 @@ static const struct shared_opt shared[] = {
 };
 #define N_SHARED ((int)(sizeof shared / sizeof shared[0]))
 #define MAX_EXTRA 32
+
+int
+ooc_cli_fail(const char *fmt, ...)
+{
+  va_list ap;
+  fputs("oocsim: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return 1;
+}
 
 void
 ooc_cli_args_init(ooc_cli_args *a)
@@ -94,6 +108,31 @@ ooc_cli_parse_optimizer(const char *s, ooc_optimizer *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL,
                        "--optimizer: unknown optimizer '%s' (sgd, momentum, "
                        "adam)", s);
+  return OOC_OK;
+}
+
+int
+ooc_cli_getopt_error(int c, char *const *argv, const char *cmd,
+                     ooc_err *err)
+{
+  if (c == ':')
+    return ooc_err_set(err, OOC_EINVAL, "option '%s' needs a value",
+                       argv[optind - 1]);
+  return ooc_err_set(err, OOC_EINVAL, "%s: unknown option '%s' (see oocsim "
+                     "%s --help)", cmd, argv[optind - 1], cmd);
+}
+
+int
+ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err)
+{
+  int64_t v;
+  int rc;
+
+  if ((rc = ooc_parse_int(s, "-j", &v, err)) < 0)
+    return rc;
+  if (v < 1 || v > 1024)
+    return ooc_err_set(err, OOC_EINVAL, "-j %s: must be 1..1024", s);
+  *jobs = (int)v;
   return OOC_OK;
 }
 
@@ -314,6 +353,26 @@ ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv, unsigned accept,
     a->pos[a->n_pos++] = argv[i];
   }
   return OOC_OK;
+}
+
+int
+ooc_cli_args_start(ooc_cli_args *a, int argc, char **argv, unsigned accept,
+                   unsigned require, void (*usage)(FILE *), int *status)
+{
+  ooc_err err = { 0 };
+
+  ooc_cli_args_init(a);
+  if (ooc_cli_args_parse(a, argc, argv, accept, NULL, &err) < 0 ||
+      (!a->help && ooc_cli_args_require(a, require, &err) < 0)) {
+    *status = ooc_cli_fail("%s", err.msg);
+    return 1;
+  }
+  if (a->help) {
+    usage(stdout);
+    *status = 0;
+    return 1;
+  }
+  return 0;
 }
 
 int

@@ -94,6 +94,17 @@ int ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv,
                        unsigned accept, const ooc_cli_extra *extra,
                        ooc_err *err);
 
+/* How every command that takes the shared options starts: initialise a,
+ * parse argv with the options in accept (ooc_cli_args_parse) and, unless
+ * --help was given, check that those in require were given
+ * (ooc_cli_args_require). Returns 0 when the command goes on; otherwise 1,
+ * with *status the command's exit status: 0 after printing usage on stdout
+ * for --help, 1 after printing the error line on stderr (ooc_cli_fail).
+ * a needs ooc_cli_args_fini either way. */
+int ooc_cli_args_start(ooc_cli_args *a, int argc, char **argv,
+                       unsigned accept, unsigned require,
+                       void (*usage)(FILE *), int *status);
+
 /* Check that the options in `mask` were given (e.g. OOC_CLI_MODEL |
  * OOC_CLI_HW); err names the first missing one ("missing -m MODEL"). */
 int ooc_cli_args_require(const ooc_cli_args *a, unsigned mask, ooc_err *err);
@@ -106,6 +117,17 @@ void ooc_cli_args_spec(const ooc_cli_args *a, ooc_scenario_spec *spec);
  * or the key is empty. s is modified in place ('=' becomes NUL). */
 int ooc_cli_split_kv(char *s, const char *opt, const char **key,
                      const char **value, ooc_err *err);
+
+/* For the commands with their own getopt_long loop (sweep, plot, report;
+ * opterr = 0, shortopts starting with ':'): the error for a return value c
+ * they do not handle, argv and optind as getopt_long left them. c == ':'
+ * gives "option '--x' needs a value", anything else "CMD: unknown option
+ * '--x' (see oocsim CMD --help)". Returns OOC_EINVAL. */
+int ooc_cli_getopt_error(int c, char *const *argv, const char *cmd,
+                         ooc_err *err);
+
+/* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
+int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);
 
 /* Parse a --optimizer value: "sgd", "momentum" (SGD with momentum, the
  * default) or "adam". */

@@ -324,16 +324,10 @@ ooc_cmd_compare(int argc, char **argv)
   const char *fmt;
   int n = 0, nrows = 0, i, j, rc = 1;
 
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, ACCEPT, NULL, &err) < 0 ||
-      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH |
-                                       OOC_CLI_HW, &err) < 0))
-    goto fail;
-  if (a.help) {
-    usage(stdout);
-    rc = 0;
+  if (ooc_cli_args_start(&a, argc, argv, ACCEPT,
+                         OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW, usage,
+                         &rc))
     goto done;
-  }
   fmt = a.json ? "json" : a.format != NULL ? a.format : "table";
   if (parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n, &err) < 0)
     goto fail;

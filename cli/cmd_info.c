@@ -220,17 +220,8 @@ ooc_cmd_info(int argc, char **argv)
   ooc_model_opts mo;
   int rc;
 
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, ACCEPT, NULL, &err) < 0 ||
-      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL, &err) < 0)) {
-    rc = ooc_cli_fail("%s", err.msg);
+  if (ooc_cli_args_start(&a, argc, argv, ACCEPT, OOC_CLI_MODEL, usage, &rc))
     goto done;
-  }
-  if (a.help) {
-    usage(stdout);
-    rc = 0;
-    goto done;
-  }
   mo = (ooc_model_opts){
     .batch = a.batch_set ? a.batch : 1,
     .dtype_set = a.dtype_set, .dtype = a.dtype, .optimizer = a.optimizer,

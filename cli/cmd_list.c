@@ -108,19 +108,10 @@ int
 ooc_cmd_list(int argc, char **argv)
 {
   ooc_cli_args a;
-  ooc_err err = { 0 };
   int rc;
 
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, OOC_CLI_POSITIONAL, NULL, &err) < 0) {
-    rc = ooc_cli_fail("%s", err.msg);
+  if (ooc_cli_args_start(&a, argc, argv, OOC_CLI_POSITIONAL, 0, usage, &rc))
     goto done;
-  }
-  if (a.help) {
-    usage(stdout);
-    rc = 0;
-    goto done;
-  }
   if (a.n_pos != 1) {
     rc = ooc_cli_fail("list: expected one of models, hw, planners, "
                       "allocators");

@@ -13,6 +13,7 @@
 
 #include "../sim/hw.h"
 #include "../sim/util.h"
+#include "args.h"
 #include "commands.h"
 #include "plot.h"
 
@@ -83,11 +84,9 @@ ooc_cmd_plot(int argc, char **argv)
     case OPT_HELP:
       usage(stdout);
       return 0;
-    case ':':
-      return ooc_cli_fail("option '%s' needs a value", argv[optind - 1]);
     default:
-      return ooc_cli_fail("plot: unknown option '%s' (see oocsim plot "
-                          "--help)", argv[optind - 1]);
+      ooc_cli_getopt_error(c, argv, "plot", &err);
+      return ooc_cli_fail("%s", err.msg);
     }
   }
   if (optind >= argc)

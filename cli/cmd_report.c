@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../sim/util.h"
+#include "args.h"
 #include "commands.h"
 #include "report.h"
 
@@ -107,21 +108,16 @@ ooc_cmd_report(int argc, char **argv)
     case OPT_BATCHES: o.batches = optarg; break;
     case OPT_NOMAX: o.maxbatch = 0; break;
     case 'j':
-      if (ooc_parse_int(optarg, "-j", &v, &err))
+      if (ooc_cli_parse_jobs(optarg, &o.jobs, &err))
         return ooc_cli_fail("%s", err.msg);
-      if (v < 1 || v > 1024)
-        return ooc_cli_fail("-j %s: must be 1..1024", optarg);
-      o.jobs = (int)v;
       break;
     case 'o': o.dir = optarg; break;
     case OPT_HELP:
       usage(stdout);
       return 0;
-    case ':':
-      return ooc_cli_fail("option '%s' needs a value", argv[optind - 1]);
     default:
-      return ooc_cli_fail("report: unknown option '%s' (see oocsim report "
-                          "--help)", argv[optind - 1]);
+      ooc_cli_getopt_error(c, argv, "report", &err);
+      return ooc_cli_fail("%s", err.msg);
     }
   }
   if (optind < argc)

@@ -136,18 +136,11 @@ ooc_cmd_plan(int argc, char **argv)
   int rc = 1;
 
   ooc_program_init(&prog);
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_OUTPUT |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING, NULL, &err) < 0 ||
-      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH |
-                                       OOC_CLI_HW | OOC_CLI_PLANNER |
-                                       OOC_CLI_OUTPUT, &err) < 0))
-    goto fail;
-  if (a.help) {
-    plan_usage(stdout);
-    rc = 0;
+  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_OUTPUT |
+                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
+                         OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
+                         OOC_CLI_PLANNER | OOC_CLI_OUTPUT, plan_usage, &rc))
     goto done;
-  }
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
     goto fail;
@@ -252,16 +245,10 @@ ooc_cmd_simulate(int argc, char **argv)
 
   ooc_program_init(&prog);
   ooc_trace_init(&tr);
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
+  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
                          OOC_CLI_TRACE | OOC_CLI_MEMCSV | OOC_CLI_NOTIMING |
-                         OOC_CLI_POSITIONAL, NULL, &err) < 0)
-    goto fail;
-  if (a.help) {
-    simulate_usage(stdout);
-    rc = 0;
+                         OOC_CLI_POSITIONAL, 0, simulate_usage, &rc))
     goto done;
-  }
   if (a.trace != NULL || a.mem_csv != NULL)
     out.trace = &tr;
   if (a.n_pos > 1) {
@@ -361,17 +348,11 @@ ooc_cmd_maxbatch(int argc, char **argv)
   int64_t best = 0;
   int rc = 1;
 
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, (SCENARIO_OPTS & ~OOC_CLI_BATCH) |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING, NULL, &err) < 0 ||
-      (!a.help && ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_HW |
-                                       OOC_CLI_PLANNER, &err) < 0))
-    goto fail;
-  if (a.help) {
-    maxbatch_usage(stdout);
-    rc = 0;
+  if (ooc_cli_args_start(&a, argc, argv, (SCENARIO_OPTS & ~OOC_CLI_BATCH) |
+                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
+                         OOC_CLI_MODEL | OOC_CLI_HW | OOC_CLI_PLANNER,
+                         maxbatch_usage, &rc))
     goto done;
-  }
   ooc_cli_args_spec(&a, &spec);
   /* Check the model and profile once at batch 1 (clear errors up front)
    * and take their names and the default budget from them. */

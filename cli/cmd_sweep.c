@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../sim/util.h"
+#include "args.h"
 #include "commands.h"
 #include "sweep.h"
 
@@ -136,12 +137,7 @@ ooc_cmd_sweep(int argc, char **argv)
     case OPT_BUDGET: r = ooc_sweep_parse_budgets(&g, optarg, &err); break;
     case OPT_HWSET: r = ooc_sweep_add_hwset(&g, optarg, &err); break;
     case OPT_SET: r = ooc_sweep_add_set(&g, optarg, &err); break;
-    case 'j':
-      r = ooc_parse_int(optarg, "-j", &v, &err);
-      if (!r && (v < 1 || v > 1024))
-        r = ooc_err_set(&err, OOC_EINVAL, "-j %s: must be 1..1024", optarg);
-      o.jobs = (int)v;
-      break;
+    case 'j': r = ooc_cli_parse_jobs(optarg, &o.jobs, &err); break;
     case OPT_SHARD: {
       int k, n, used = 0;
       if (sscanf(optarg, "%d/%d%n", &k, &n, &used) != 2 ||
@@ -167,14 +163,7 @@ ooc_cmd_sweep(int argc, char **argv)
       usage(stdout);
       rc = 0;
       goto out;
-    case ':':
-      r = ooc_err_set(&err, OOC_EINVAL, "option '%s' needs a value",
-                      argv[optind - 1]);
-      break;
-    default:
-      r = ooc_err_set(&err, OOC_EINVAL, "sweep: unknown option '%s' (see "
-                      "oocsim sweep --help)", argv[optind - 1]);
-      break;
+    default: r = ooc_cli_getopt_error(c, argv, "sweep", &err); break;
     }
     if (r) {
       ooc_cli_fail("%s", err.msg);

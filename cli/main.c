@@ -1,7 +1,6 @@
 /* cli/main.c — `oocsim COMMAND ...`: dispatch to the subcommands. */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,18 +23,6 @@ static const struct command commands[] = {
   { "plot", ooc_cmd_plot, "draw plots from sweep or simulate outputs" },
   { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
 };
-
-int
-ooc_cli_fail(const char *fmt, ...)
-{
-  va_list ap;
-  fputs("oocsim: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return 1;
-}
 
 static void
 usage(FILE *f)

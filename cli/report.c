@@ -58,13 +58,26 @@ md_cell(FILE *f, const char *s)
     fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
 }
 
+/* text as a Markdown line (md_pre text md_post) and as an HTML element
+ * <tag>text</tag>. */
+static void
+doc_text(doc *d, const char *md_pre, const char *md_post, const char *tag,
+         const char *text)
+{
+  fprintf(d->md, "%s%s%s", md_pre, text, md_post);
+  fprintf(d->html, "<%s>", tag);
+  html_esc(d->html, text);
+  fprintf(d->html, "</%s>\n", tag);
+}
+
 static void
 doc_h(doc *d, int level, const char *text)
 {
-  fprintf(d->md, "\n%.*s %s\n\n", level, "######", text);
-  fprintf(d->html, "<h%d>", level);
-  html_esc(d->html, text);
-  fprintf(d->html, "</h%d>\n", level);
+  char pre[16], tag[8];
+
+  snprintf(pre, sizeof pre, "\n%.*s ", level, "######");
+  snprintf(tag, sizeof tag, "h%d", level);
+  doc_text(d, pre, "\n\n", tag, text);
 }
 
 static void
@@ -77,10 +90,7 @@ doc_p(doc *d, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  fprintf(d->md, "%s\n\n", buf);
-  fputs("<p>", d->html);
-  html_esc(d->html, buf);
-  fputs("</p>\n", d->html);
+  doc_text(d, "", "\n\n", "p", buf);
 }
 
 static void
@@ -104,10 +114,7 @@ doc_li(doc *d, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  fprintf(d->md, "- %s\n", buf);
-  fputs("<li>", d->html);
-  html_esc(d->html, buf);
-  fputs("</li>\n", d->html);
+  doc_text(d, "- ", "\n", "li", buf);
 }
 
 static void

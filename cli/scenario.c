@@ -158,8 +158,8 @@ plan_and_simulate(ooc_scenario *sc, const ooc_planner_type *t,
   plan_inited = 1;
   ctx = (ooc_planner_ctx){
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .live = sc->lv,
-    .allocator = a, .budget = budget, .opts = opts, .n_opts = n_opts,
-    .sim = sim, .scratch = &scratch,
+    .allocator = a, .budget = budget, .chunk_bytes = cfg.chunk_bytes,
+    .opts = opts, .n_opts = n_opts, .sim = sim, .scratch = &scratch,
   };
   t0 = ooc_wall_s();
   if ((rc = ooc_planner_run(t, &ctx, &pl, prog, err)) < 0)

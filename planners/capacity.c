@@ -225,9 +225,10 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     goto done;
   }
   n_cand = cap_candidates(lv, st);
-  /* The chunk is the profile's, as the CLI configures the simulator. */
+  /* Footprints with the chunk the simulator uses. */
   st->alloc = ctx->allocator;
-  st->acfg = (ooc_alloc_config){ .budget = ctx->budget, .chunk_bytes = 0,
+  st->acfg = (ooc_alloc_config){ .budget = ctx->budget,
+                                 .chunk_bytes = ctx->chunk_bytes,
                                  .hw = ctx->hw };
 
   if (have_fixed) {

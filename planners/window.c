@@ -361,10 +361,11 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        "(0, budget]");
 
   /* Under va the fragmentation is known in advance (seed §4): schedule
-   * against the allocator's footprints (chunk-rounded for large requests).
-   * The chunk is the profile's, as the CLI configures the simulator. */
+   * against the allocator's footprints (chunk-rounded for large requests),
+   * with the chunk the simulator uses. */
   w->alloc = ctx->allocator;
-  w->acfg = (ooc_alloc_config){ .budget = ctx->budget, .chunk_bytes = 0,
+  w->acfg = (ooc_alloc_config){ .budget = ctx->budget,
+                                .chunk_bytes = ctx->chunk_bytes,
                                 .hw = ctx->hw };
   rc = win_setup(w, lv);
   if (rc != OOC_OK) {

@@ -18,11 +18,11 @@
  * A new segment costs hw->malloc_ns + size x hw->malloc_ns_per_GiB / GiB
  * (rounded to the nearest ns); reusing a cached block costs nothing.
  *
- * State: a block table (address, size, in-segment neighbours), with a
- * free-slot stack, and per pool a treap of its free blocks ordered by
- * (size, address) whose nodes are the table's blocks (priorities are a
- * hash of the block id, so the shape is deterministic). The table starts at
- * 2 x n_handles + 64 blocks and doubles when a pattern needs more (live
+ * State: a block table of fittree nodes (address, size, in-segment
+ * neighbours) and pools, a free-slot stack, and per pool an ooc_fittree of
+ * its free blocks ordered by (size, address) over those nodes
+ * (sim/fittree.h: deterministic shape, no allocation). The table starts
+ * at 2 x n_handles + 64 blocks and doubles when a pattern needs more (live
  * blocks <= n_handles; free blocks <= live blocks + segments). Cost: alloc
  * and free O(log f) expected in the free blocks f; a release walks them.
  */
@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "fittree.h"
 #include "util.h"
 
 #define MIB (1024ull * 1024ull)
@@ -44,22 +45,6 @@
 #define LARGE_BUFFER (20 * MIB)  /* segment for requests under 10 MiB */
 #define ROUND_LARGE (2 * MIB)
 
-struct block {
-  uint64_t addr, size;
-  int32_t prev, next;   /* neighbours in the segment, -1 at its ends */
-  int32_t left, right;  /* free-set treap children, -1 when none */
-  uint32_t prio;        /* treap priority: a hash of the block id */
-  uint8_t is_free, pool;
-};
-
-/* Free blocks of one pool: a treap ordered by (size, address), so best fit
- * is the leftmost block of size >= the request. Nodes are the blocks
- * themselves, so the set never allocates. */
-struct freeset {
-  int32_t n;
-  int32_t root;
-};
-
 struct caching_state {
   uint64_t budget;
   int64_t malloc_ns, free_ns;
@@ -68,11 +53,12 @@ struct caching_state {
   int32_t *hblk;        /* block per handle, -1 when none */
   uint64_t *req;        /* bytes requested per handle */
   int32_t cap;          /* block table capacity */
-  struct block *blk;
+  ooc_fit_node *node;   /* the blocks: address, size, links */
+  uint8_t *bpool;       /* pool of each block: 0 small, 1 large */
   int32_t n_slots;      /* free slots on the stack */
   int32_t *slots;
   int32_t *scratch;     /* cap entries, for release_cached */
-  struct freeset pool[2];  /* 0 small, 1 large */
+  ooc_fittree pool[2];  /* free blocks by (size, addr): 0 small, 1 large */
   uint64_t allocated, in_use, reserved, next_addr;
   uint64_t n_mallocs, n_releases;
 };
@@ -88,7 +74,8 @@ clear(struct caching_state *s)
   s->n_slots = s->cap;
   for (i = 0; i < s->cap; i++)
     s->slots[i] = s->cap - 1 - i;
-  s->pool[0] = s->pool[1] = (struct freeset){ .n = 0, .root = -1 };
+  ooc_fittree_clear(&s->pool[0]);
+  ooc_fittree_clear(&s->pool[1]);
   s->allocated = s->in_use = s->reserved = 0;
   s->next_addr = 0;
   s->n_mallocs = s->n_releases = 0;
@@ -101,7 +88,8 @@ caching_fini(void *vs)
 
   free(s->hblk);
   free(s->req);
-  free(s->blk);
+  free(s->node);
+  free(s->bpool);
   free(s->slots);
   free(s->scratch);
   memset(s, 0, sizeof *s);
@@ -112,13 +100,18 @@ caching_fini(void *vs)
 static int
 resize(struct caching_state *s, int32_t cap)
 {
-  struct block *blk;
+  ooc_fit_node *node;
+  uint8_t *bpool;
   int32_t *slots, *scratch, i;
 
-  blk = realloc(s->blk, (size_t)cap * sizeof *blk);
-  if (blk == NULL)
+  node = realloc(s->node, (size_t)cap * sizeof *node);
+  if (node == NULL)
     return OOC_ENOMEM;
-  s->blk = blk;
+  s->node = node;
+  bpool = realloc(s->bpool, (size_t)cap * sizeof *bpool);
+  if (bpool == NULL)
+    return OOC_ENOMEM;
+  s->bpool = bpool;
   slots = realloc(s->slots, (size_t)cap * sizeof *slots);
   if (slots == NULL)
     return OOC_ENOMEM;
@@ -165,99 +158,16 @@ caching_reset(void *vs)
   clear(vs);
 }
 
-/* Order of free blocks: size, then address. */
-static int
-before(const struct block *a, uint64_t size, uint64_t addr)
-{
-  return a->size < size || (a->size == size && a->addr < addr);
-}
-
-/* Split treap t into blocks before (size, addr) (*l) and the rest (*r).
- * Recursion depth is the treap's height, O(log n) expected. */
-static void
-split(struct caching_state *s, int32_t t, uint64_t size, uint64_t addr,
-      int32_t *l, int32_t *r)
-{
-  if (t < 0) {
-    *l = *r = -1;
-  } else if (before(&s->blk[t], size, addr)) {
-    split(s, s->blk[t].right, size, addr, &s->blk[t].right, r);
-    *l = t;
-  } else {
-    split(s, s->blk[t].left, size, addr, l, &s->blk[t].left);
-    *r = t;
-  }
-}
-
-/* Join treaps a and b, every key of a before every key of b. */
-static int32_t
-join(struct caching_state *s, int32_t a, int32_t b)
-{
-  if (a < 0)
-    return b;
-  if (b < 0)
-    return a;
-  if (s->blk[a].prio > s->blk[b].prio) {
-    s->blk[a].right = join(s, s->blk[a].right, b);
-    return a;
-  }
-  s->blk[b].left = join(s, a, s->blk[b].left);
-  return b;
-}
-
 static void
 set_insert(struct caching_state *s, int32_t id)
 {
-  struct freeset *f = &s->pool[s->blk[id].pool];
-  struct block *b = &s->blk[id];
-  int32_t *link = &f->root;
-
-  b->prio = (uint32_t)id * 2654435761u ^ 0x9e3779b9u;
-  while (*link >= 0 && s->blk[*link].prio >= b->prio)
-    link = before(&s->blk[*link], b->size, b->addr) ? &s->blk[*link].right
-                                                   : &s->blk[*link].left;
-  split(s, *link, b->size, b->addr, &b->left, &b->right);
-  *link = id;
-  f->n++;
+  ooc_fittree_insert(&s->pool[s->bpool[id]], s->node, id);
 }
 
 static void
 set_remove(struct caching_state *s, int32_t id)
 {
-  struct freeset *f = &s->pool[s->blk[id].pool];
-  const struct block *b = &s->blk[id];
-  int32_t *link = &f->root;
-
-  while (*link != id)
-    link = before(&s->blk[*link], b->size, b->addr) ? &s->blk[*link].right
-                                                   : &s->blk[*link].left;
-  *link = join(s, b->left, b->right);
-  f->n--;
-}
-
-/* Best fit: take the first free block of size >= size out of f and return
- * it, or -1 when there is none. One descent, O(log n) expected. */
-static int32_t
-take_best_fit(struct caching_state *s, struct freeset *f, uint64_t size)
-{
-  int32_t *link = &f->root, *best = NULL;
-
-  while (*link >= 0) {
-    if (s->blk[*link].size >= size) {
-      best = link;
-      link = &s->blk[*link].left;
-    } else {
-      link = &s->blk[*link].right;
-    }
-  }
-  if (best == NULL)
-    return -1;
-  {
-    int32_t id = *best;
-    *best = join(s, s->blk[id].left, s->blk[id].right);
-    f->n--;
-    return id;
-  }
+  ooc_fittree_remove(&s->pool[s->bpool[id]], s->node, id);
 }
 
 static int32_t
@@ -299,10 +209,10 @@ static void
 collect_whole(struct caching_state *s, int32_t t, int32_t *n)
 {
   while (t >= 0) {
-    collect_whole(s, s->blk[t].left, n);
-    if (s->blk[t].prev == -1 && s->blk[t].next == -1)
+    collect_whole(s, s->node[t].left, n);
+    if (s->node[t].prev == -1 && s->node[t].next == -1)
       s->scratch[(*n)++] = t;
-    t = s->blk[t].right;
+    t = s->node[t].right;
   }
 }
 
@@ -318,7 +228,7 @@ release_cached(struct caching_state *s, int64_t *cost_ns)
   for (i = 0; i < n; i++) {
     int32_t id = s->scratch[i];
     set_remove(s, id);
-    s->reserved -= s->blk[id].size;
+    s->reserved -= s->node[id].size;
     s->n_releases++;
     *cost_ns += s->free_ns;
     drop_block(s, id);
@@ -342,7 +252,7 @@ caching_alloc(void *vs, int32_t h, uint64_t bytes, int64_t *cost_ns)
     return OOC_EOOM;
   size = round_size(bytes);
   pool = size > SMALL_SIZE;
-  id = take_best_fit(s, &s->pool[pool], size);
+  id = ooc_fittree_take_best_fit(&s->pool[pool], s->node, size);
   if (id < 0) {
     uint64_t seg = segment_size(size);
 
@@ -354,10 +264,11 @@ caching_alloc(void *vs, int32_t h, uint64_t bytes, int64_t *cost_ns)
     id = new_block(s);
     if (id < 0)
       return OOC_ENOMEM;
-    s->blk[id] = (struct block){
+    s->node[id] = (ooc_fit_node){
       .addr = s->next_addr, .size = seg, .prev = -1, .next = -1,
-      .is_free = 1, .pool = (uint8_t)pool,
+      .is_free = 1,
     };
+    s->bpool[id] = (uint8_t)pool;
     s->next_addr += seg;
     s->reserved += seg;
     s->n_mallocs++;
@@ -365,72 +276,43 @@ caching_alloc(void *vs, int32_t h, uint64_t bytes, int64_t *cost_ns)
                 (int64_t)((double)seg * s->malloc_ns_per_GiB / (double)GIB +
                           0.5);
   }
-  remaining = s->blk[id].size - size;
+  remaining = s->node[id].size - size;
   if (pool == 0 ? remaining >= MIN_BLOCK : remaining > SMALL_SIZE) {
     int32_t r = new_block(s);
-    struct block *b;
 
     if (r < 0) {
       set_insert(s, id);
       return OOC_ENOMEM;
     }
-    b = &s->blk[id];
-    s->blk[r] = (struct block){
-      .addr = b->addr + size, .size = remaining, .prev = id, .next = b->next,
-      .is_free = 1, .pool = b->pool,
-    };
-    if (b->next >= 0)
-      s->blk[b->next].prev = r;
-    b->next = r;
-    b->size = size;
+    ooc_fittree_carve(s->node, id, size, r);
+    s->bpool[r] = s->bpool[id];
     set_insert(s, r);
   }
-  s->blk[id].is_free = 0;
+  s->node[id].is_free = 0;
   s->hblk[h] = id;
   s->req[h] = bytes;
   s->allocated += bytes;
-  s->in_use += s->blk[id].size;
+  s->in_use += s->node[id].size;
   return OOC_OK;
-}
-
-/* Absorb block n, which directly follows block a in its segment, into a.
- * Neither may be in a free set while their sizes change. */
-static void
-absorb(struct caching_state *s, int32_t a, int32_t n)
-{
-  struct block *b = &s->blk[a], *nb = &s->blk[n];
-
-  b->size += nb->size;
-  b->next = nb->next;
-  if (nb->next >= 0)
-    s->blk[nb->next].prev = a;
-  drop_block(s, n);
 }
 
 static void
 caching_free(void *vs, int32_t h, int64_t *cost_ns)
 {
   struct caching_state *s = vs;
-  int32_t id = s->hblk[h], p, n;
+  int32_t id = s->hblk[h], gone[2];
+  int i, n_gone;
 
   s->allocated -= s->req[h];
   s->req[h] = 0;
   s->hblk[h] = -1;
   if (id < 0)
     return;
-  s->in_use -= s->blk[id].size;
-  s->blk[id].is_free = 1;
-  n = s->blk[id].next;
-  if (n >= 0 && s->blk[n].is_free) {
-    set_remove(s, n);
-    absorb(s, id, n);
-  }
-  p = s->blk[id].prev;
-  if (p >= 0 && s->blk[p].is_free) {
-    set_remove(s, p);
-    absorb(s, p, id);
-    id = p;
-  }
+  s->in_use -= s->node[id].size;
+  id = ooc_fittree_coalesce(&s->pool[s->bpool[id]], s->node, id, gone,
+                            &n_gone);
+  for (i = 0; i < n_gone; i++)
+    drop_block(s, gone[i]);
   set_insert(s, id);
 }
 
@@ -441,11 +323,9 @@ largest_cached(const struct caching_state *s)
   int p;
 
   for (p = 0; p < 2; p++) {
-    int32_t t = s->pool[p].root;
-    while (t >= 0 && s->blk[t].right >= 0)
-      t = s->blk[t].right;
-    if (t >= 0 && s->blk[t].size > m)
-      m = s->blk[t].size;
+    uint64_t l = ooc_fittree_largest(&s->pool[p], s->node);
+    if (l > m)
+      m = l;
   }
   return m;
 }

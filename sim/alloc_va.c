@@ -34,14 +34,15 @@
  * them for a large request, one when a small request opens a segment,
  * nothing when it fits a mapped segment. Frees (unmap, return to the cache)
  * are free. Large path O(1); small path O(log f) expected in the free small
- * blocks f (a treap whose priorities hash the block id, so its shape is
- * deterministic).
+ * blocks f (an ooc_fittree, sim/fittree.h: a treap whose priorities hash
+ * the block id, so its shape is deterministic).
  * State, sized once by init for n_handles: bytes, chunks and small block
- * per handle, and a block table of 3 x n_handles + 3 entries with a
- * free-slot stack. Bound: free blocks of a segment are never adjacent, so a
- * segment with k live blocks has at most 2k + 1 blocks, and every mapped
- * segment holds a live block; hence blocks <= 3 x live small requests, and
- * small segments <= min(live small requests, budget / m_c).
+ * per handle, and a block table of 3 x n_handles + 3 fittree nodes
+ * (address, size, in-segment neighbours) with a free-slot stack. Bound:
+ * free blocks of a segment are never adjacent, so a segment with k live
+ * blocks has at most 2k + 1 blocks, and every mapped segment holds a live
+ * block; hence blocks <= 3 x live small requests, and small segments <=
+ * min(live small requests, budget / m_c).
  */
 #include "config.h"
 
@@ -50,19 +51,11 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "fittree.h"
 #include "util.h"
 
 #define VA_DEFAULT_CHUNK (2ull << 20)
 #define VA_ALIGN 512ull
-
-/* A block of a small segment: live (a handle's) or free (in the treap). */
-struct vblock {
-  uint64_t addr, size;
-  int32_t prev, next;   /* neighbours in the segment, -1 at its ends */
-  int32_t left, right;  /* free-set treap children, -1 when none */
-  uint32_t prio;        /* treap priority: a hash of the block id */
-  uint8_t is_free;
-};
 
 struct va_state {
   uint64_t chunk;
@@ -76,10 +69,11 @@ struct va_state {
   int32_t *hblk;         /* small: block per handle, -1 when none */
   uint64_t *bytes;       /* bytes requested per handle */
   int32_t cap;           /* block table entries */
-  struct vblock *blk;
+  ooc_fit_node *node;    /* blocks of the small segments: live (a
+                          * handle's) or free (in free_set) */
   int32_t n_slots;       /* free slots on the stack */
   int32_t *slots;
-  int32_t root;          /* treap of free small blocks by (size, addr) */
+  ooc_fittree free_set;  /* free small blocks by (size, addr) */
   uint64_t next_addr;    /* next virtual address of a small segment */
   uint64_t allocated;
 };
@@ -127,7 +121,7 @@ clear(struct va_state *s)
   s->n_slots = s->cap;
   for (i = 0; i < s->cap; i++)
     s->slots[i] = s->cap - 1 - i;
-  s->root = -1;
+  ooc_fittree_clear(&s->free_set);
   s->next_addr = 0;
   s->created = 0;
   s->cached = 0;
@@ -143,7 +137,7 @@ va_fini(void *vs)
   free(s->chunks);
   free(s->hblk);
   free(s->bytes);
-  free(s->blk);
+  free(s->node);
   free(s->slots);
   memset(s, 0, sizeof *s);
 }
@@ -166,10 +160,10 @@ va_init(void *vs, const ooc_alloc_config *cfg, ooc_err *err)
   s->chunks = calloc(n, sizeof *s->chunks);
   s->hblk = calloc(n, sizeof *s->hblk);
   s->bytes = calloc(n, sizeof *s->bytes);
-  s->blk = calloc((size_t)s->cap, sizeof *s->blk);
+  s->node = calloc((size_t)s->cap, sizeof *s->node);
   s->slots = calloc((size_t)s->cap, sizeof *s->slots);
   if (s->chunks == NULL || s->hblk == NULL || s->bytes == NULL ||
-      s->blk == NULL || s->slots == NULL)
+      s->node == NULL || s->slots == NULL)
     goto fail;
   clear(s);
   return OOC_OK;
@@ -184,104 +178,19 @@ va_reset(void *vs)
   clear(vs);
 }
 
-/* --- free small blocks: a treap ordered by (size, address) --------------- */
-
-static int
-before(const struct vblock *a, uint64_t size, uint64_t addr)
-{
-  return a->size < size || (a->size == size && a->addr < addr);
-}
-
-/* Split treap t into the blocks before (size, addr) (*l) and the rest
- * (*r). Recursion depth is the treap's height, O(log n) expected. */
-static void
-split(struct va_state *s, int32_t t, uint64_t size, uint64_t addr,
-      int32_t *l, int32_t *r)
-{
-  if (t < 0) {
-    *l = *r = -1;
-  } else if (before(&s->blk[t], size, addr)) {
-    split(s, s->blk[t].right, size, addr, &s->blk[t].right, r);
-    *l = t;
-  } else {
-    split(s, s->blk[t].left, size, addr, l, &s->blk[t].left);
-    *r = t;
-  }
-}
-
-/* Join treaps a and b, every key of a before every key of b. */
-static int32_t
-join(struct va_state *s, int32_t a, int32_t b)
-{
-  if (a < 0)
-    return b;
-  if (b < 0)
-    return a;
-  if (s->blk[a].prio > s->blk[b].prio) {
-    s->blk[a].right = join(s, s->blk[a].right, b);
-    return a;
-  }
-  s->blk[b].left = join(s, a, s->blk[b].left);
-  return b;
-}
+/* --- free small blocks: an ooc_fittree by (size, address) --------------- */
 
 static void
 set_insert(struct va_state *s, int32_t id)
 {
-  struct vblock *b = &s->blk[id];
-  int32_t *link = &s->root;
-
-  b->prio = (uint32_t)id * 2654435761u ^ 0x9e3779b9u;
-  while (*link >= 0 && s->blk[*link].prio >= b->prio)
-    link = before(&s->blk[*link], b->size, b->addr) ? &s->blk[*link].right
-                                                   : &s->blk[*link].left;
-  split(s, *link, b->size, b->addr, &b->left, &b->right);
-  *link = id;
-}
-
-static void
-set_remove(struct va_state *s, int32_t id)
-{
-  const struct vblock *b = &s->blk[id];
-  int32_t *link = &s->root;
-
-  while (*link != id)
-    link = before(&s->blk[*link], b->size, b->addr) ? &s->blk[*link].right
-                                                   : &s->blk[*link].left;
-  *link = join(s, b->left, b->right);
-}
-
-/* Best fit: take the first free block of size >= size out of the set and
- * return it, or -1 when there is none. One descent, O(log n) expected. */
-static int32_t
-take_best_fit(struct va_state *s, uint64_t size)
-{
-  int32_t *link = &s->root, *best = NULL, id;
-
-  while (*link >= 0) {
-    if (s->blk[*link].size >= size) {
-      best = link;
-      link = &s->blk[*link].left;
-    } else {
-      link = &s->blk[*link].right;
-    }
-  }
-  if (best == NULL)
-    return -1;
-  id = *best;
-  *best = join(s, s->blk[id].left, s->blk[id].right);
-  return id;
+  ooc_fittree_insert(&s->free_set, s->node, id);
 }
 
 /* The largest free small block, 0 when there is none. O(log n). */
 static uint64_t
 largest_small(const struct va_state *s)
 {
-  int32_t t = s->root;
-
-  while (t >= 0 && s->blk[t].right >= 0)
-    t = s->blk[t].right;
-  return t >= 0 ? s->blk[t].size : 0;
+  return ooc_fittree_largest(&s->free_set, s->node);
 }
 
 /* --- the two paths ------------------------------------------------------- */
@@ -309,7 +218,7 @@ static int
 alloc_small(struct va_state *s, int32_t h, uint64_t bytes, int64_t *cost_ns)
 {
   uint64_t size = round_small(bytes), remaining;
-  int32_t id = take_best_fit(s, size);
+  int32_t id = ooc_fittree_take_best_fit(&s->free_set, s->node, size);
 
   if (id < 0) {
     /* Open a segment: one chunk mapped into a fresh virtual range. The
@@ -317,66 +226,36 @@ alloc_small(struct va_state *s, int32_t h, uint64_t bytes, int64_t *cost_ns)
     if (s->n_slots == 0 || !take_chunk(s))
       return OOC_EOOM;
     id = s->slots[--s->n_slots];
-    s->blk[id] = (struct vblock){
+    s->node[id] = (ooc_fit_node){
       .addr = s->next_addr, .size = s->chunk, .prev = -1, .next = -1,
-      .left = -1, .right = -1, .is_free = 1,
+      .is_free = 1,
     };
     s->next_addr += s->chunk;
     s->segments++;
     *cost_ns += s->map_ns;
   }
-  remaining = s->blk[id].size - size;
+  remaining = s->node[id].size - size;
   if (remaining >= VA_ALIGN && s->n_slots > 0) {
     int32_t r = s->slots[--s->n_slots];
-    struct vblock *b = &s->blk[id];
 
-    s->blk[r] = (struct vblock){
-      .addr = b->addr + size, .size = remaining, .prev = id,
-      .next = b->next, .is_free = 1,
-    };
-    if (b->next >= 0)
-      s->blk[b->next].prev = r;
-    b->next = r;
-    b->size = size;
+    ooc_fittree_carve(s->node, id, size, r);
     set_insert(s, r);
   }
-  s->blk[id].is_free = 0;
+  s->node[id].is_free = 0;
   s->hblk[h] = id;
   return OOC_OK;
-}
-
-/* Absorb block n, which directly follows block a in its segment, into a.
- * Neither may be in the free set while their sizes change. */
-static void
-absorb(struct va_state *s, int32_t a, int32_t n)
-{
-  struct vblock *b = &s->blk[a], *nb = &s->blk[n];
-
-  b->size += nb->size;
-  b->next = nb->next;
-  if (nb->next >= 0)
-    s->blk[nb->next].prev = a;
-  s->slots[s->n_slots++] = n;
 }
 
 static void
 free_small(struct va_state *s, int32_t id)
 {
-  int32_t p, n;
+  int32_t gone[2];
+  int i, n_gone;
 
-  s->blk[id].is_free = 1;
-  n = s->blk[id].next;
-  if (n >= 0 && s->blk[n].is_free) {
-    set_remove(s, n);
-    absorb(s, id, n);
-  }
-  p = s->blk[id].prev;
-  if (p >= 0 && s->blk[p].is_free) {
-    set_remove(s, p);
-    absorb(s, p, id);
-    id = p;
-  }
-  if (s->blk[id].prev < 0 && s->blk[id].next < 0) {
+  id = ooc_fittree_coalesce(&s->free_set, s->node, id, gone, &n_gone);
+  for (i = 0; i < n_gone; i++)
+    s->slots[s->n_slots++] = gone[i];
+  if (s->node[id].prev < 0 && s->node[id].next < 0) {
     /* Wholly free: unmap the segment, its chunk goes back to the cache. */
     s->slots[s->n_slots++] = id;
     s->segments--;

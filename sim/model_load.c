@@ -828,21 +828,23 @@ emit_list(struct ld *ld, const cJSON *arr, int block_in)
 
 /* ---- top level ----------------------------------------------------------- */
 
+/* Define the variables of object obj, the top-level field what ("params"
+ * or "let"), in order, each evaluated with those before it in scope; keys
+ * starting with '_' are comments. */
 static int
-load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
+load_vars(struct ld *ld, const cJSON *obj, const char *what)
 {
-  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
   const cJSON *it;
-  int i, k, rc;
+  int i, rc;
 
-  if (ps != NULL && !cJSON_IsObject(ps))
-    return ferr(ld, OOC_EINVAL, "params", "expected an object");
-  cJSON_ArrayForEach(it, ps) {
+  if (obj != NULL && !cJSON_IsObject(obj))
+    return ferr(ld, OOC_EINVAL, what, "expected an object");
+  cJSON_ArrayForEach(it, obj) {
     ooc_value v;
     char field[160];
     if (it->string[0] == '_')
       continue; /* a comment */
-    snprintf(field, sizeof field, "params: %.100s", it->string);
+    snprintf(field, sizeof field, "%s: %.100s", what, it->string);
     if (!valid_ident(it->string))
       return ferr(ld, OOC_EINVAL, field, "not a valid name");
     for (i = 0; i < ld->n_vars; i++)
@@ -852,6 +854,17 @@ load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
         (rc = push_var(ld, it->string, v)))
       return rc;
   }
+  return OOC_OK;
+}
+
+static int
+load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
+{
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
+  int i, k, rc;
+
+  if ((rc = load_vars(ld, ps, "params")))
+    return rc;
   ld->n_params = ld->n_vars;
   ld->param_set = calloc((size_t)ld->n_params + 1, 1);
   if (ld->param_set == NULL)
@@ -893,25 +906,10 @@ load_lets_checks(struct ld *ld, const cJSON *root)
   const cJSON *lets = cJSON_GetObjectItemCaseSensitive(root, "let");
   const cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "check");
   const cJSON *it;
-  int i, rc;
+  int rc;
 
-  if (lets != NULL && !cJSON_IsObject(lets))
-    return ferr(ld, OOC_EINVAL, "let", "expected an object");
-  cJSON_ArrayForEach(it, lets) {
-    ooc_value v;
-    char field[160];
-    if (it->string[0] == '_')
-      continue; /* a comment */
-    snprintf(field, sizeof field, "let: %.100s", it->string);
-    if (!valid_ident(it->string))
-      return ferr(ld, OOC_EINVAL, field, "not a valid name");
-    for (i = 0; i < ld->n_vars; i++)
-      if (strcmp(ld->vars[i].name, it->string) == 0)
-        return ferr(ld, OOC_EINVAL, field, "defined twice");
-    if ((rc = eval_item(ld, it, field, &v)) ||
-        (rc = push_var(ld, it->string, v)))
-      return rc;
-  }
+  if ((rc = load_vars(ld, lets, "let")))
+    return rc;
   if (checks != NULL && !cJSON_IsArray(checks))
     return ferr(ld, OOC_EINVAL, "check", "expected a list of "
                                          "[expression, message]");

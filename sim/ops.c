@@ -81,6 +81,40 @@ want_rank(const ooc_layer *l, const ooc_shape *in, int lo, int hi,
                      ooc_op_name(l->op), what, s);
 }
 
+/* "in: shape A does not match B" (with " except on axis N" when axis >= 0)
+ * for an input a that should have b's shape. */
+static int
+shape_mismatch(const ooc_shape *a, const ooc_shape *b, int axis,
+               ooc_err *err)
+{
+  char sa[128], sb[128];
+
+  shape_fmt(a, sa, sizeof sa);
+  shape_fmt(b, sb, sizeof sb);
+  if (axis >= 0)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "in: shape %s does not match %s except on axis %d",
+                       sa, sb, axis);
+  return ooc_err_set(err, OOC_EINVAL, "in: shape %s does not match %s", sa,
+                     sb);
+}
+
+/* FLOPs of a weighted layer from its multiply-adds per sample (2 FLOPs
+ * each, forward and both backward passes alike), plus, with a bias, its
+ * out values added at each of the positions (and their gradient). */
+static void
+weighted_flops(ooc_layer *l, double macs, int64_t out, double positions)
+{
+  l->fwd_flops = 2 * macs;
+  l->bwd_data_flops = 2 * macs;
+  l->bwd_weight_flops = 2 * macs;
+  if (l->a.bias) {
+    l->params += (uint64_t)out;
+    l->fwd_flops += (double)out * positions;
+    l->bwd_weight_flops += (double)out * positions;
+  }
+}
+
 static const char *const spatial_names[5] = { "kernel", "stride", "pad",
                                               "dilation", "out_pad" };
 
@@ -274,14 +308,7 @@ conv_like(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   }
   if (ovf)
     return ooc_err_set(err, OOC_ERANGE, "out: the weights' size overflows");
-  l->fwd_flops = 2 * macs;
-  l->bwd_data_flops = 2 * macs;
-  l->bwd_weight_flops = 2 * macs;
-  if (l->a.bias) {
-    l->params += (uint64_t)cout;
-    l->fwd_flops += (double)cout * (double)osp;
-    l->bwd_weight_flops += (double)cout * (double)osp;
-  }
+  weighted_flops(l, macs, cout, (double)osp);
   l->needs = OOC_NEED_INPUT;
   return finish(l, in, n_in, batch, dt, opt, err);
 }
@@ -348,14 +375,7 @@ linear_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->params = l->a.tied ? 0 : (uint64_t)m64(fin, l->a.out, &ovf);
   if (ovf)
     return ooc_err_set(err, OOC_ERANGE, "out: the weights' size overflows");
-  l->fwd_flops = 2 * macs;
-  l->bwd_data_flops = 2 * macs;
-  l->bwd_weight_flops = 2 * macs;
-  if (l->a.bias) {
-    l->params += (uint64_t)l->a.out;
-    l->fwd_flops += (double)rows * (double)l->a.out;
-    l->bwd_weight_flops += (double)rows * (double)l->a.out;
-  }
+  weighted_flops(l, macs, l->a.out, (double)rows);
   l->needs = OOC_NEED_INPUT;
   return finish(l, in, n_in, batch, dt, opt, err);
 }
@@ -409,7 +429,7 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   const ooc_shape *q = in[0];
   int64_t s, h, heads = l->a.heads;
   int i, ovf = 0;
-  char s0[128], s1[128];
+  char s0[128];
 
   shape_fmt(q, s0, sizeof s0);
   if (q->ndim != 2)
@@ -430,11 +450,8 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   } else {
     h = q->d[1];
     for (i = 1; i < 3; i++)
-      if (!same_shape(in[i], q)) {
-        shape_fmt(in[i], s1, sizeof s1);
-        return ooc_err_set(err, OOC_EINVAL,
-                           "in: shape %s does not match %s", s1, s0);
-      }
+      if (!same_shape(in[i], q))
+        return shape_mismatch(in[i], q, -1, err);
   }
   if (h % heads != 0)
     return ooc_err_set(err, OOC_EINVAL,
@@ -622,13 +639,8 @@ add_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
 {
   int i, ovf = 0;
   for (i = 1; i < n_in; i++)
-    if (!same_shape(in[i], in[0])) {
-      char a[128], b[128];
-      shape_fmt(in[i], a, sizeof a);
-      shape_fmt(in[0], b, sizeof b);
-      return ooc_err_set(err, OOC_EINVAL, "in: shape %s does not match %s",
-                         a, b);
-    }
+    if (!same_shape(in[i], in[0]))
+      return shape_mismatch(in[i], in[0], -1, err);
   l->out = *in[0];
   l->fwd_flops = (double)(n_in - 1) * (double)elems(in[0], &ovf);
   l->needs = OOC_NEED_NONE;
@@ -652,14 +664,8 @@ concat_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
     for (j = 0; j < nd && !bad; j++)
       if (j != axis && in[i]->d[j] != in[0]->d[j])
         bad = 1;
-    if (bad) {
-      char a[128], b[128];
-      shape_fmt(in[i], a, sizeof a);
-      shape_fmt(in[0], b, sizeof b);
-      return ooc_err_set(err, OOC_EINVAL,
-                         "in: shape %s does not match %s except on axis %d",
-                         a, b, axis);
-    }
+    if (bad)
+      return shape_mismatch(in[i], in[0], axis, err);
     if (__builtin_add_overflow(sum, in[i]->d[axis], &sum))
       return ooc_err_set(err, OOC_ERANGE, "in: the joined size overflows");
   }
@@ -817,82 +823,46 @@ input_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
 #define CONV_ATTRS "out kernel stride pad dilation groups bias"
 #define POOL_ATTRS "kernel stride pad ceil_mode"
 
+/* One row of the table: the kind (index and .kind alike), its name, cost
+ * class, input count range (-1: any number), attributes, required
+ * attributes and infer(). */
+#define OP(K, NAME, CLS, MIN_IN, MAX_IN, ATTRS, REQUIRED, INFER)            \
+  [OOC_OPK_##K] = { .name = NAME, .kind = OOC_OPK_##K,                      \
+                    .cls = OOC_CLASS_##CLS, .min_inputs = MIN_IN,           \
+                    .max_inputs = MAX_IN, .attrs = ATTRS,                   \
+                    .required = REQUIRED, .infer = INFER }
+
 static const ooc_op_type op_table[OOC_OPK_COUNT] = {
-  [OOC_OPK_INPUT] = { .name = "input", .kind = OOC_OPK_INPUT,
-    .cls = OOC_CLASS_OTHER, .min_inputs = 0, .max_inputs = 0, .attrs = "",
-    .required = "", .infer = input_infer },
-  [OOC_OPK_CONV2D] = { .name = "conv2d", .kind = OOC_OPK_CONV2D,
-    .cls = OOC_CLASS_CONV, .min_inputs = 1, .max_inputs = 1,
-    .attrs = CONV_ATTRS, .required = "out kernel", .infer = conv2d_infer },
-  [OOC_OPK_CONV3D] = { .name = "conv3d", .kind = OOC_OPK_CONV3D,
-    .cls = OOC_CLASS_CONV, .min_inputs = 1, .max_inputs = 1,
-    .attrs = CONV_ATTRS, .required = "out kernel", .infer = conv3d_infer },
-  [OOC_OPK_DECONV2D] = { .name = "deconv2d", .kind = OOC_OPK_DECONV2D,
-    .cls = OOC_CLASS_CONV, .min_inputs = 1, .max_inputs = 1,
-    .attrs = CONV_ATTRS " out_pad", .required = "out kernel",
-    .infer = deconv2d_infer },
-  [OOC_OPK_UPSAMPLE] = { .name = "upsample", .kind = OOC_OPK_UPSAMPLE,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "scale mode", .required = "", .infer = upsample_infer },
-  [OOC_OPK_LINEAR] = { .name = "linear", .kind = OOC_OPK_LINEAR,
-    .cls = OOC_CLASS_GEMM, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "out bias tied", .required = "out", .infer = linear_infer },
-  [OOC_OPK_BATCHNORM] = { .name = "batchnorm", .kind = OOC_OPK_BATCHNORM,
-    .cls = OOC_CLASS_NORM, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = batchnorm_infer },
-  [OOC_OPK_RELU] = { .name = "relu", .kind = OOC_OPK_RELU,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "in_place", .required = "", .infer = relu_infer },
-  [OOC_OPK_ACT] = { .name = "act", .kind = OOC_OPK_ACT,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "act in_place", .required = "act", .infer = act_infer },
-  [OOC_OPK_MAXPOOL] = { .name = "maxpool", .kind = OOC_OPK_MAXPOOL,
-    .cls = OOC_CLASS_POOL, .min_inputs = 1, .max_inputs = 1,
-    .attrs = POOL_ATTRS, .required = "kernel", .infer = pool_infer },
-  [OOC_OPK_AVGPOOL] = { .name = "avgpool", .kind = OOC_OPK_AVGPOOL,
-    .cls = OOC_CLASS_POOL, .min_inputs = 1, .max_inputs = 1,
-    .attrs = POOL_ATTRS, .required = "kernel", .infer = pool_infer },
-  [OOC_OPK_GLOBALPOOL] = { .name = "globalpool", .kind = OOC_OPK_GLOBALPOOL,
-    .cls = OOC_CLASS_POOL, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = globalpool_infer },
-  [OOC_OPK_ADD] = { .name = "add", .kind = OOC_OPK_ADD,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 2, .max_inputs = -1, .attrs = "",
-    .required = "", .infer = add_infer },
-  [OOC_OPK_CONCAT] = { .name = "concat", .kind = OOC_OPK_CONCAT,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = -1,
-    .attrs = "axis", .required = "", .infer = concat_infer },
-  [OOC_OPK_LRN] = { .name = "lrn", .kind = OOC_OPK_LRN,
-    .cls = OOC_CLASS_NORM, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "size", .required = "", .infer = lrn_infer },
-  [OOC_OPK_DROPOUT] = { .name = "dropout", .kind = OOC_OPK_DROPOUT,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "p in_place", .required = "", .infer = dropout_infer },
-  [OOC_OPK_SOFTMAX_CE] = { .name = "softmax_ce", .kind = OOC_OPK_SOFTMAX_CE,
-    .cls = OOC_CLASS_OTHER, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = softmax_ce_infer },
-  [OOC_OPK_FLATTEN] = { .name = "flatten", .kind = OOC_OPK_FLATTEN,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = flatten_infer },
-  [OOC_OPK_RESHAPE] = { .name = "reshape", .kind = OOC_OPK_RESHAPE,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "shape", .required = "shape", .infer = reshape_infer },
-  [OOC_OPK_EMBEDDING] = { .name = "embedding", .kind = OOC_OPK_EMBEDDING,
-    .cls = OOC_CLASS_OTHER, .min_inputs = 1, .max_inputs = 1,
-    .attrs = "vocab out positions", .required = "vocab out",
-    .infer = embedding_infer },
-  [OOC_OPK_MATMUL] = { .name = "matmul", .kind = OOC_OPK_MATMUL,
-    .cls = OOC_CLASS_GEMM, .min_inputs = 2, .max_inputs = 2,
-    .attrs = "transpose_b", .required = "", .infer = matmul_infer },
-  [OOC_OPK_ATTENTION] = { .name = "attention", .kind = OOC_OPK_ATTENTION,
-    .cls = OOC_CLASS_GEMM, .min_inputs = 1, .max_inputs = 3,
-    .attrs = "heads causal", .required = "heads", .infer = attention_infer },
-  [OOC_OPK_LAYERNORM] = { .name = "layernorm", .kind = OOC_OPK_LAYERNORM,
-    .cls = OOC_CLASS_NORM, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = layernorm_infer },
-  [OOC_OPK_GELU] = { .name = "gelu", .kind = OOC_OPK_GELU,
-    .cls = OOC_CLASS_ELTWISE, .min_inputs = 1, .max_inputs = 1, .attrs = "",
-    .required = "", .infer = gelu_infer },
+  OP(INPUT, "input", OTHER, 0, 0, "", "", input_infer),
+  OP(CONV2D, "conv2d", CONV, 1, 1, CONV_ATTRS, "out kernel", conv2d_infer),
+  OP(CONV3D, "conv3d", CONV, 1, 1, CONV_ATTRS, "out kernel", conv3d_infer),
+  OP(DECONV2D, "deconv2d", CONV, 1, 1,
+      CONV_ATTRS " out_pad", "out kernel", deconv2d_infer),
+  OP(UPSAMPLE, "upsample", ELTWISE, 1, 1, "scale mode", "", upsample_infer),
+  OP(LINEAR, "linear", GEMM, 1, 1, "out bias tied", "out", linear_infer),
+  OP(BATCHNORM, "batchnorm", NORM, 1, 1, "", "", batchnorm_infer),
+  OP(RELU, "relu", ELTWISE, 1, 1, "in_place", "", relu_infer),
+  OP(ACT, "act", ELTWISE, 1, 1, "act in_place", "act", act_infer),
+  OP(MAXPOOL, "maxpool", POOL, 1, 1, POOL_ATTRS, "kernel", pool_infer),
+  OP(AVGPOOL, "avgpool", POOL, 1, 1, POOL_ATTRS, "kernel", pool_infer),
+  OP(GLOBALPOOL, "globalpool", POOL, 1, 1, "", "", globalpool_infer),
+  OP(ADD, "add", ELTWISE, 2, -1, "", "", add_infer),
+  OP(CONCAT, "concat", ELTWISE, 1, -1, "axis", "", concat_infer),
+  OP(LRN, "lrn", NORM, 1, 1, "size", "", lrn_infer),
+  OP(DROPOUT, "dropout", ELTWISE, 1, 1, "p in_place", "", dropout_infer),
+  OP(SOFTMAX_CE, "softmax_ce", OTHER, 1, 1, "", "", softmax_ce_infer),
+  OP(FLATTEN, "flatten", ELTWISE, 1, 1, "", "", flatten_infer),
+  OP(RESHAPE, "reshape", ELTWISE, 1, 1, "shape", "shape", reshape_infer),
+  OP(EMBEDDING, "embedding", OTHER, 1, 1,
+      "vocab out positions", "vocab out", embedding_infer),
+  OP(MATMUL, "matmul", GEMM, 2, 2, "transpose_b", "", matmul_infer),
+  OP(ATTENTION, "attention", GEMM, 1, 3,
+      "heads causal", "heads", attention_infer),
+  OP(LAYERNORM, "layernorm", NORM, 1, 1, "", "", layernorm_infer),
+  OP(GELU, "gelu", ELTWISE, 1, 1, "", "", gelu_infer),
 };
+
+#undef OP
 
 const ooc_op_type *
 ooc_op_find(const char *name)

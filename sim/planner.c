@@ -153,12 +153,15 @@ ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return ooc_sim_run(ctx->sim, ctx->scratch, r, NULL, err);
 }
 
-/* The value of key, or NULL. */
+/* The value of key, or NULL. When what is not NULL it receives "--opt
+ * KEY", the option's name in messages. */
 static const char *
-opt_find(const ooc_planner_ctx *ctx, const char *key)
+opt_find(const ooc_planner_ctx *ctx, const char *key, char *what, size_t n)
 {
   int i;
 
+  if (what != NULL)
+    snprintf(what, n, "--opt %s", key);
   for (i = 0; i < ctx->n_opts; i++)
     if (ctx->opts[i].key != NULL && strcmp(ctx->opts[i].key, key) == 0)
       return ctx->opts[i].value;
@@ -169,13 +172,12 @@ int
 ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key, int64_t *v,
                     ooc_err *err)
 {
-  const char *s = opt_find(ctx, key);
   char what[96];
+  const char *s = opt_find(ctx, key, what, sizeof what);
   int rc;
 
   if (s == NULL)
     return 0;
-  snprintf(what, sizeof what, "--opt %s", key);
   rc = ooc_parse_int(s, what, v, err);
   return rc == OOC_OK ? 1 : rc;
 }
@@ -184,13 +186,12 @@ int
 ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
                      uint64_t *v, ooc_err *err)
 {
-  const char *s = opt_find(ctx, key);
   char what[96];
+  const char *s = opt_find(ctx, key, what, sizeof what);
   int rc;
 
   if (s == NULL)
     return 0;
-  snprintf(what, sizeof what, "--opt %s", key);
   rc = ooc_parse_size(s, what, v, err);
   return rc == OOC_OK ? 1 : rc;
 }
@@ -199,7 +200,7 @@ int
 ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
                     const char **v)
 {
-  const char *s = opt_find(ctx, key);
+  const char *s = opt_find(ctx, key, NULL, 0);
 
   if (s == NULL)
     return 0;

@@ -33,6 +33,7 @@ typedef struct ooc_planner_ctx {
   const ooc_liveness *live;
   const ooc_allocator_type *allocator;
   uint64_t budget;            /* device bytes (allocator's budget) */
+  uint64_t chunk_bytes;       /* va chunk the oracle uses (0: the profile's) */
   const ooc_kv *opts;         /* --opt K=V, already checked against names */
   int n_opts;
   ooc_sim *sim;               /* oracle (configured for this scenario) */

@@ -137,8 +137,10 @@ static void fx_open(fixture *f, const char *json, int64_t batch)
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
 }
 
-/* Configure the oracle for budget (bytes) and allocator a. */
-static void fx_budget(fixture *f, uint64_t budget, const char *alloc)
+/* Configure the oracle for budget (bytes), allocator a and va chunk (0:
+ * the profile's). */
+static void fx_budget_chunk(fixture *f, uint64_t budget, const char *alloc,
+                            uint64_t chunk)
 {
   ooc_err err = { 0 };
   const ooc_allocator_type *a = ooc_allocator_find(alloc, &err);
@@ -150,15 +152,22 @@ static void fx_budget(fixture *f, uint64_t budget, const char *alloc)
   f->sim = NULL;
   cfg = (ooc_sim_config){ .model = f->m, .hw = f->hw, .costs = f->costs,
                           .allocator = a, .budget = budget,
-                          .chunk_bytes = 0, .iterations = 2 };
+                          .chunk_bytes = chunk, .iterations = 2 };
   rc = ooc_sim_alloc(&cfg, &f->sim, &err);
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
   f->budget = budget;
   f->ctx = (ooc_planner_ctx){ .model = f->m, .hw = f->hw,
                               .costs = f->costs, .live = f->lv,
                               .allocator = a, .budget = budget,
+                              .chunk_bytes = cfg.chunk_bytes,
                               .opts = NULL, .n_opts = 0, .sim = f->sim,
                               .scratch = &f->scratch };
+}
+
+/* Configure the oracle for budget (bytes) and allocator a. */
+static void fx_budget(fixture *f, uint64_t budget, const char *alloc)
+{
+  fx_budget_chunk(f, budget, alloc, 0);
 }
 
 /* Plan with t and options, then simulate the lowered program. */
@@ -552,6 +561,34 @@ START_TEST(window_va_footprint)
 }
 END_TEST
 
+/* The chunk is the simulator's (ooc_sim_config.chunk_bytes, passed on in
+ * ooc_planner_ctx.chunk_bytes), not the profile's: the same scenario as
+ * window_va_footprint, but the profile says 512 KiB chunks, under which the
+ * 1 MiB tensors would take exactly their bytes, while the simulator uses
+ * 2 MiB chunks. Planning with the profile's chunk would count bytes, as
+ * caching does there, and run out of chunks; with the simulator's, window
+ * and capacity (scheduling budget fixed at 20 MiB) fit as before. */
+START_TEST(va_chunk_of_the_simulator)
+{
+  fixture f;
+  ooc_kv o[] = { { "window", "4MiB" }, { "sched_budget", "20MiB" } };
+
+  fx_open(&f, chain6, 1024);
+  f.hw->va_chunk_bytes = 512 * 1024;
+  fx_budget_chunk(&f, 20 * MiB, "va", 2 * MiB);
+  ck_assert_uint_eq(f.ctx.chunk_bytes, 2 * MiB);
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  ck_assert(!f.res.feasible);
+  fx_run(&f, &ooc_planner_window, o, 2);
+  ck_assert_msg(f.res.feasible, "%s / %s", f.plan.note, f.res.oom.reason);
+  ck_assert_uint_le(f.res.peak_reserved, 20 * MiB);
+  fx_run(&f, &ooc_planner_capacity, o + 1, 1);
+  ck_assert_msg(f.res.feasible, "%s / %s", f.plan.note, f.res.oom.reason);
+  ck_assert_uint_le(f.res.peak_reserved, 20 * MiB);
+  fx_close(&f);
+}
+END_TEST
+
 /* --- all four ------------------------------------------------------------- */
 
 /* On a residual model at budgets from roomy to tight: every plan lowers,
@@ -639,6 +676,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, window_abcd);
   tcase_add_test(tc, window_autotune_allocators);
   tcase_add_test(tc, window_va_footprint);
+  tcase_add_test(tc, va_chunk_of_the_simulator);
   tcase_add_test(tc, all_planners_properties);
   tcase_add_test(tc, options_checked);
   suite_add_tcase(s, tc);
