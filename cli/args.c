@@ -118,8 +118,8 @@ ooc_cli_getopt_error(int c, char *const *argv, const char *cmd,
   if (c == ':')
     return ooc_err_set(err, OOC_EINVAL, "option '%s' needs a value",
                        argv[optind - 1]);
-  return ooc_err_set(err, OOC_EINVAL, "%s: unknown option '%s' (see oocsim "
-                     "%s --help)", cmd, argv[optind - 1], cmd);
+  return ooc_err_set(err, OOC_EINVAL, "%s: unknown option '%s' (see 'oocsim "
+                     "%s --help')", cmd, argv[optind - 1], cmd);
 }
 
 int
