@@ -29,16 +29,6 @@
 
 /* ---- small string helpers ------------------------------------------------ */
 
-static char *
-xstrdup(const char *s)
-{
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
 static void
 strv_free(char **v, int n)
 {
@@ -150,7 +140,7 @@ ooc_sweep_grid_fini(ooc_sweep_grid *g)
 int
 ooc_sweep_set_model(ooc_sweep_grid *g, const char *model, ooc_err *err)
 {
-  char *m = xstrdup(model);
+  char *m = strdup(model);
   if (!m)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   free(g->model);
@@ -268,7 +258,7 @@ ooc_sweep_parse_planners(ooc_sweep_grid *g, const char *spec, ooc_err *err)
     if (!v)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++)
-      if (!(v[i] = xstrdup(ooc_planner_types[i]->name))) {
+      if (!(v[i] = strdup(ooc_planner_types[i]->name))) {
         strv_free(v, n);
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
@@ -359,13 +349,14 @@ ooc_sweep_add_set(ooc_sweep_grid *g, const char *kv, ooc_err *err)
   size_t ll;
 
   if (!eq || eq == kv || !eq[1])
-    return ooc_err_set(err, OOC_EINVAL, "--set '%s': expected K=V", kv);
+    return ooc_err_set(err, OOC_EINVAL, "--set '%s': expected KEY=VALUE",
+                       kv);
   nv = realloc(g->sets, (size_t)(g->n_sets + 1) * sizeof *nv);
   if (!nv)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   g->sets = nv;
   k = malloc((size_t)(eq - kv) + 1);
-  v = xstrdup(eq + 1);
+  v = strdup(eq + 1);
   ll = (g->set_label ? strlen(g->set_label) + 1 : 0) + strlen(kv) + 1;
   label = malloc(ll);
   if (!k || !v || !label) {
@@ -408,7 +399,7 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "--hw-set: at most 32 axes and 64 "
                          "keys in all");
   }
-  if (!g->set_label && !(g->set_label = xstrdup("")))
+  if (!g->set_label && !(g->set_label = strdup("")))
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   if (g->n_allocators == 0 &&
       (rc = ooc_sweep_parse_allocators(g, "caching", err)))
@@ -529,22 +520,22 @@ ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
 
   if (!c)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  c[k++] = xstrdup("model");
-  c[k++] = xstrdup("set");
-  c[k++] = xstrdup("hw");
+  c[k++] = strdup("model");
+  c[k++] = strdup("set");
+  c[k++] = strdup("hw");
   for (i = 0; i < g->n_hwsets; i++) {
     snprintf(buf, sizeof buf, "hw_set:%s", g->hwsets[i].name);
-    c[k++] = xstrdup(buf);
+    c[k++] = strdup(buf);
   }
-  c[k++] = xstrdup("allocator");
-  c[k++] = xstrdup("budget");
-  c[k++] = xstrdup("planner");
+  c[k++] = strdup("allocator");
+  c[k++] = strdup("budget");
+  c[k++] = strdup("planner");
   if (!g->maxbatch)
-    c[k++] = xstrdup("batch");
+    c[k++] = strdup("batch");
   else
-    c[k++] = xstrdup("max_batch");
+    c[k++] = strdup("max_batch");
   for (i = 0; summary_cols[i]; i++)
-    c[k++] = xstrdup(summary_cols[i]);
+    c[k++] = strdup(summary_cols[i]);
   for (i = 0; i < n; i++)
     if (!c[i]) {
       strv_free(c, n);
@@ -562,17 +553,17 @@ point_coords(const ooc_sweep_grid *g, int64_t i, char **cells)
   char buf[32];
 
   point_decode(g, i, &p);
-  cells[k++] = xstrdup(g->model);
-  cells[k++] = xstrdup(g->set_label ? g->set_label : "");
-  cells[k++] = xstrdup(g->hw[p.hw]);
+  cells[k++] = strdup(g->model);
+  cells[k++] = strdup(g->set_label ? g->set_label : "");
+  cells[k++] = strdup(g->hw[p.hw]);
   for (int j = 0; j < g->n_hwsets; j++)
-    cells[k++] = xstrdup(g->hwsets[j].values[p.hwset[j]]);
-  cells[k++] = xstrdup(g->allocators[p.alloc]);
-  cells[k++] = xstrdup(g->budgets[p.budget]);
-  cells[k++] = xstrdup(g->planners[p.planner]);
+    cells[k++] = strdup(g->hwsets[j].values[p.hwset[j]]);
+  cells[k++] = strdup(g->allocators[p.alloc]);
+  cells[k++] = strdup(g->budgets[p.budget]);
+  cells[k++] = strdup(g->planners[p.planner]);
   if (!g->maxbatch) {
     snprintf(buf, sizeof buf, "%" PRId64, g->batches[p.batch]);
-    cells[k++] = xstrdup(buf);
+    cells[k++] = strdup(buf);
   }
   for (int j = 0; j < k; j++)
     if (!cells[j])
@@ -585,7 +576,7 @@ fmt_d(double v)
 {
   char b[48];
   snprintf(b, sizeof b, "%.9g", v);
-  return xstrdup(b);
+  return strdup(b);
 }
 
 static char *
@@ -593,7 +584,7 @@ fmt_u(uint64_t v)
 {
   char b[32];
   snprintf(b, sizeof b, "%" PRIu64, v);
-  return xstrdup(b);
+  return strdup(b);
 }
 
 /* Summary cells in summary_cols order. */
@@ -602,9 +593,9 @@ summary_cells(const ooc_summary *s, char **c)
 {
   int k = 0, oom = !s->feasible;
 
-  c[k++] = xstrdup(ooc_dtype_name(s->dtype));
+  c[k++] = strdup(ooc_dtype_name(s->dtype));
   c[k++] = fmt_u(s->budget_bytes);
-  c[k++] = xstrdup(s->feasible ? "1" : "0");
+  c[k++] = strdup(s->feasible ? "1" : "0");
   c[k++] = fmt_d(s->iteration_s);
   c[k++] = fmt_d(s->samples_per_s);
   c[k++] = fmt_d(s->incore_iteration_s);
@@ -628,14 +619,14 @@ summary_cells(const ooc_summary *s, char **c)
   c[k++] = fmt_u((uint64_t)s->counts[1]);
   c[k++] = fmt_u((uint64_t)s->counts[2]);
   c[k++] = fmt_u(s->events);
-  c[k++] = xstrdup(oom && s->oom_op ? s->oom_op : "");
-  c[k++] = oom ? fmt_d((double)s->oom.time_ns / 1e9) : xstrdup("");
-  c[k++] = oom ? fmt_u(s->oom.requested_bytes) : xstrdup("");
-  c[k++] = oom ? fmt_u(s->oom.live_bytes) : xstrdup("");
-  c[k++] = oom ? fmt_u(s->oom.reserved_bytes) : xstrdup("");
-  c[k++] = oom ? fmt_u(s->oom.largest_free_bytes) : xstrdup("");
-  c[k++] = xstrdup(oom ? s->oom.reason : "");
-  c[k++] = xstrdup(s->plan_note ? s->plan_note : "");
+  c[k++] = strdup(oom && s->oom_op ? s->oom_op : "");
+  c[k++] = oom ? fmt_d((double)s->oom.time_ns / 1e9) : strdup("");
+  c[k++] = oom ? fmt_u(s->oom.requested_bytes) : strdup("");
+  c[k++] = oom ? fmt_u(s->oom.live_bytes) : strdup("");
+  c[k++] = oom ? fmt_u(s->oom.reserved_bytes) : strdup("");
+  c[k++] = oom ? fmt_u(s->oom.largest_free_bytes) : strdup("");
+  c[k++] = strdup(oom ? s->oom.reason : "");
+  c[k++] = strdup(s->plan_note ? s->plan_note : "");
   c[k++] = fmt_d(s->plan_wall_s);
   c[k++] = fmt_d(s->sim_wall_s);
   for (int j = 0; j < k; j++)
@@ -702,7 +693,7 @@ row_dup(char *const *r, int n)
   if (!d)
     return NULL;
   for (int i = 0; i < n; i++)
-    if (!(d[i] = xstrdup(r[i]))) {
+    if (!(d[i] = strdup(r[i]))) {
       row_free(d, n);
       return NULL;
     }
@@ -1132,7 +1123,7 @@ json_strv(const cJSON *o, const char *key, char ***v, int *n)
   if (!*v)
     return OOC_ENOMEM;
   cJSON_ArrayForEach(it, a) {
-    if (!cJSON_IsString(it) || !((*v)[k++] = xstrdup(it->valuestring)))
+    if (!cJSON_IsString(it) || !((*v)[k++] = strdup(it->valuestring)))
       return OOC_EPARSE;
   }
   return OOC_OK;
@@ -1158,8 +1149,8 @@ grid_from_json(const char *text, const char *path, ooc_sweep_grid *g,
   if (!cJSON_IsString(m) || !cJSON_IsString(s) || !cJSON_IsBool(mb) ||
       !cJSON_IsArray(b) || !cJSON_IsArray(hs))
     goto fail;
-  g->model = xstrdup(m->valuestring);
-  g->set_label = xstrdup(s->valuestring);
+  g->model = strdup(m->valuestring);
+  g->set_label = strdup(s->valuestring);
   g->maxbatch = cJSON_IsTrue(mb);
   if (json_strv(o, "hw", &g->hw, &g->n_hw) ||
       json_strv(o, "allocator", &g->allocators, &g->n_allocators) ||
@@ -1185,7 +1176,7 @@ grid_from_json(const char *text, const char *path, ooc_sweep_grid *g,
     if (!cJSON_IsString(k))
       goto fail;
     g->n_hwsets++;
-    h->name = xstrdup(k->valuestring);
+    h->name = strdup(k->valuestring);
     if (json_strv(it, "values", &h->values, &h->n_values) || !h->name)
       goto fail;
   }
@@ -1284,8 +1275,8 @@ write_results(const char *dir, const ooc_table *t, const char *grid,
 struct runner {
   const ooc_sweep_grid *g;
   int ncols;
-  int64_t *todo;              /* point indices to run, grid order */
-  int64_t n_todo;
+  int64_t *todo;              /* point indices to run, unit by unit */
+  int64_t n_todo;             /* lowered to next to stop claiming */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int64_t next;               /* next todo slot to claim */
@@ -1312,6 +1303,17 @@ unit_of(const ooc_sweep_grid *g, int64_t i)
                   (g->maxbatch ? 1 : g->n_batches);
   int64_t nb = g->maxbatch ? 1 : g->n_batches;
   return (i / inner) * nb + (i % nb);
+}
+
+/* The k-th point claimed: unit by unit (ascending unit_of), each unit's
+ * points in grid order, so a worker reuses its opened scenario. */
+static int64_t
+unit_order(const ooc_sweep_grid *g, int64_t k)
+{
+  int64_t nb = g->maxbatch ? 1 : g->n_batches;
+  int64_t nmid = (int64_t)g->n_allocators * g->n_budgets * g->n_planners;
+  int64_t unit = k / nmid;
+  return (unit / nb) * nmid * nb + (k % nmid) * nb + unit % nb;
 }
 
 static int
@@ -1432,35 +1434,6 @@ worker(void *arg)
   return NULL;
 }
 
-struct upt {
-  int64_t unit, i;
-};
-
-static int
-upt_cmp(const void *a, const void *b)
-{
-  const struct upt *x = a, *y = b;
-  if (x->unit != y->unit)
-    return x->unit < y->unit ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Order the todo list unit by unit (then by grid index). */
-static int
-sort_todo(struct runner *R)
-{
-  struct upt *u = malloc((size_t)(R->n_todo + 1) * sizeof *u);
-  if (!u)
-    return OOC_ENOMEM;
-  for (int64_t k = 0; k < R->n_todo; k++)
-    u[k] = (struct upt){ .unit = unit_of(R->g, R->todo[k]), .i = R->todo[k] };
-  qsort(u, (size_t)R->n_todo, sizeof *u, upt_cmp);
-  for (int64_t k = 0; k < R->n_todo; k++)
-    R->todo[k] = u[k].i;
-  free(u);
-  return OOC_OK;
-}
-
 static int
 same_header(const ooc_table *a, const ooc_table *b)
 {
@@ -1545,9 +1518,9 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
-  for (int64_t i = 0; i < np; i++) {
+  for (int64_t k = 0; k < np; k++) {
     char *coords[64] = { 0 };
-    int64_t found;
+    int64_t found, i = unit_order(g, k);
     if (o->shard_n > 0 && i % o->shard_n != o->shard_k - 1)
       continue;
     st->points++;
@@ -1567,11 +1540,6 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
       }
     }
     R.todo[R.n_todo++] = i;
-  }
-  /* Claim points unit by unit, so a worker reuses its opened scenario. */
-  if (sort_todo(&R)) {
-    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    goto out;
   }
   pthread_mutex_init(&R.mu, NULL);
   pthread_cond_init(&R.cv, NULL);
@@ -1610,11 +1578,12 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
       o->progress(o->progress_ctx, d, R.n_todo, ooc_wall_s() - t0);
       last_draw = ooc_wall_s();
     }
-    if (ooc_wall_s() - last_flush > 5.0) {
+    if (!rc && ooc_wall_s() - last_flush > 5.0) {
       if ((rc = flush(g, &hdr, &old, &km, &R, o->dir, NULL, NULL, err))) {
-        /* Let the workers finish their points; report the error after. */
+        /* Stop claiming; wait for the points already claimed, then report
+         * the error. */
         pthread_mutex_lock(&R.mu);
-        R.next = R.n_todo;
+        R.n_todo = R.next;
         pthread_mutex_unlock(&R.mu);
       }
       last_flush = ooc_wall_s();
