@@ -95,16 +95,14 @@ ooc_cmd_report(int argc, char **argv)
     case 'p': o.planners = optarg; break;
     case OPT_ALLOC: o.allocator = optarg; break;
     case OPT_BUDGET: o.budget = optarg; break;
-    case OPT_SET: {
-      char *eq = strchr(optarg, '=');
-      if (!eq || eq == optarg || !eq[1])
-        return ooc_cli_fail("--set '%s': expected K=V", optarg);
+    case OPT_SET:
       if (o.n_sets == 64)
         return ooc_cli_fail("--set: at most 64");
-      *eq = '\0';
-      sets[o.n_sets++] = (ooc_kv){ .key = optarg, .value = eq + 1 };
+      if (ooc_cli_split_kv(optarg, "--set", &sets[o.n_sets].key,
+                           &sets[o.n_sets].value, &err))
+        return ooc_cli_fail("%s", err.msg);
+      o.n_sets++;
       break;
-    }
     case OPT_BATCHES: o.batches = optarg; break;
     case OPT_NOMAX: o.maxbatch = 0; break;
     case 'j':

@@ -35,12 +35,6 @@ static const char *const kind_names[OOC_PLOT_COUNT] = {
   "throughput", "bandwidth", "maxbatch", "memory", "gantt"
 };
 
-const char *
-ooc_plot_kind_name(ooc_plot_kind k)
-{
-  return k >= 0 && k < OOC_PLOT_COUNT ? kind_names[k] : "?";
-}
-
 int
 ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err)
 {

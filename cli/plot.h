@@ -44,7 +44,6 @@ typedef enum {
   OOC_PLOT_COUNT
 } ooc_plot_kind;
 
-const char *ooc_plot_kind_name(ooc_plot_kind k);
 /* Returns OOC_OK, or OOC_ENOTFOUND listing the kinds. */
 int ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err);
 

@@ -1059,7 +1059,6 @@ out:
   ooc_model_free(model);
   ooc_hw_free(hw);
   info->plots_drawn = pl.drawn;
-  info->plots_missing = pl.missing;
   if (!rc && pl.first_rc) {
     if (pl.missing && !ooc_plot_gnuplot(&gp))
       rc = ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "

@@ -40,7 +40,6 @@ typedef struct ooc_report_opts {
 typedef struct ooc_report_info {
   char winner[64];            /* "" when no planner is feasible */
   int plots_drawn;            /* plots written */
-  int plots_missing;          /* plots not drawn because gnuplot is missing */
   double wall_s;
 } ooc_report_info;
 

@@ -141,6 +141,7 @@ expect_fail "gantt plot of a sweep" "expected a timeline CSV" $OOCSIM plot gantt
 expect_fail "plot into a missing directory" "$TMP/nodir/x.dat" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/nodir/x.png"
 expect_fail "plot without KIND" "missing KIND" $OOCSIM plot --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "report missing -b" "missing -b" $OOCSIM report -m alexnet --hw v100-pcie3 -o "$TMP/r3"
+expect_fail "report --set without =" "oocsim: --set 'depth': expected KEY=VALUE" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --set depth -o "$TMP/r3"
 expect_fail "report unknown planner" "nosuch" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p nosuch -o "$TMP/r3"
 touch "$TMP/afile"
 expect_fail "report unwritable directory" "afile/r" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -o "$TMP/afile/r"
