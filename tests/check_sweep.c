@@ -1,6 +1,7 @@
 /* tests/check_sweep.c — unit tests of cli/sweep.c: axis parsing, grid size
  * and header, the CSV reader/writer (quoting round trip), JSON typing, and a
- * small real sweep run twice (the second run resumes and runs nothing).
+ * small real sweep run twice (the second run resumes and runs nothing), and
+ * a parallel run whose rows come out in grid order.
  */
 #include "config.h"
 
@@ -219,6 +220,78 @@ START_TEST(test_run_resume)
 }
 END_TEST
 
+/* Remove a run's files and its directory. */
+static void
+rm_run_dir(const char *dir)
+{
+  static const char *const f[] = { "results.csv", "results.json",
+                                   "grid.json" };
+  char path[300];
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, f[i]);
+    remove(path);
+  }
+  rmdir(dir);
+}
+
+/* Workers claim points unit by unit (hw, batch), not in grid order; the
+ * rows still come out in grid order (hw, allocator, planner, batch, the
+ * last fastest) and equal those of a one-thread run, wall times aside. */
+START_TEST(test_run_parallel_order)
+{
+  static const char *const hws[] = { "v100-pcie3", "a100-pcie4" };
+  static const char *const allocs[] = { "caching", "va" };
+  static const char *const pls[] = { "vdnn", "window" };
+  static const char *const bs[] = { "32", "64", "128" };
+  ooc_sweep_grid g;
+  ooc_sweep_opts o4 = { .jobs = 4, .resume = 0 };
+  ooc_sweep_opts o1 = { .jobs = 1, .resume = 0 };
+  ooc_sweep_stats st;
+  ooc_table t4, t1;
+  ooc_err err = { 0 };
+  char d4[] = "/tmp/check_sweep_par_XXXXXX";
+  char d1[] = "/tmp/check_sweep_one_XXXXXX";
+  int hc, ac, pc, bc;
+
+  ck_assert_ptr_nonnull(mkdtemp(d4));
+  ck_assert_ptr_nonnull(mkdtemp(d1));
+  o4.dir = d4;
+  o1.dir = d1;
+  ooc_sweep_grid_init(&g);
+  ooc_sweep_set_model(&g, "alexnet", &err);
+  ooc_sweep_parse_batches(&g, "32,64,128", &err);
+  ooc_sweep_parse_hw(&g, "v100-pcie3,a100-pcie4", &err);
+  ooc_sweep_parse_allocators(&g, "caching,va", &err);
+  ooc_sweep_parse_planners(&g, "vdnn,window", &err);
+  ck_assert_int_eq(ooc_sweep_grid_check(&g, &err), OOC_OK);
+  ooc_table_init(&t4);
+  ooc_table_init(&t1);
+  ck_assert_int_eq(ooc_sweep_run(&g, &o4, &st, &t4, &err), OOC_OK);
+  ck_assert_int_eq(st.ran, 24);
+  ck_assert_int_eq(ooc_sweep_run(&g, &o1, &st, &t1, &err), OOC_OK);
+  ck_assert_int_eq(t4.nrows, 24);
+  ck_assert_int_eq(t1.nrows, 24);
+  hc = ooc_table_col(&t4, "hw");
+  ac = ooc_table_col(&t4, "allocator");
+  pc = ooc_table_col(&t4, "planner");
+  bc = ooc_table_col(&t4, "batch");
+  ck_assert_str_eq(t4.cols[t4.ncols - 2], "plan_wall_s");
+  for (int i = 0; i < 24; i++) {
+    ck_assert_str_eq(t4.rows[i][hc], hws[i / 12]);
+    ck_assert_str_eq(t4.rows[i][ac], allocs[i / 6 % 2]);
+    ck_assert_str_eq(t4.rows[i][pc], pls[i / 3 % 2]);
+    ck_assert_str_eq(t4.rows[i][bc], bs[i % 3]);
+    for (int c = 0; c < t4.ncols - 2; c++)
+      ck_assert_str_eq(t4.rows[i][c], t1.rows[i][c]);
+  }
+  ooc_table_fini(&t4);
+  ooc_table_fini(&t1);
+  ooc_sweep_grid_fini(&g);
+  rm_run_dir(d4);
+  rm_run_dir(d1);
+}
+END_TEST
+
 static Suite *
 sweep_suite(void)
 {
@@ -234,6 +307,7 @@ sweep_suite(void)
   tc = tcase_create("run");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_run_resume);
+  tcase_add_test(tc, test_run_parallel_order);
   suite_add_tcase(s, tc);
   return s;
 }

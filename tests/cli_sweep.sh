@@ -98,6 +98,17 @@ fast=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==32 && $7=="vdnn" && $8
 awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s > f && f > 0) }' \
   && ok "8 GB/s link slower than 32 GB/s ($slow s > $fast s)" || not_ok "hw-set not applied ($slow vs $fast)"
 
+# No feasible plan beats the lower bound (docs/lower-bound.md): every
+# planner on scenarios that must swap (resnet50 over PCIe 3 and NVLink 2).
+expect_ok "lower-bound sweep" $OOCSIM sweep -m resnet50 -b 256,512 --hw v100-pcie3,v100-nvlink2 -p all -j 2 -o "$TMP/lb"
+lbchk=$(awk -F, 'NR==1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  $c["feasible"] == 1 { n++; if ($c["swap"] > 0) sw++
+    if ($c["iteration_s"] < $c["lower_bound_s"]) bad = bad " " $c["planner"] ":" $c["hw"] ":" $c["batch"] }
+  END { printf "%d %d%s", n, sw, bad }' "$TMP/lb/results.csv")
+set -- $lbchk
+[ "$#" -eq 2 ] && [ "$1" -ge 8 ] && [ "$2" -ge 4 ] \
+  && ok "iteration_s >= lower_bound_s on all $1 feasible rows ($2 swap)" || not_ok "lower bound beaten or too few rows: $lbchk"
+
 # --maxbatch: a max_batch column, at least 1 for a swapping planner.
 expect_ok "sweep --maxbatch" $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn -o "$TMP/mb"
 head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,max_batch,dtype,' && ok "max_batch column" || not_ok "max_batch column"
