@@ -270,6 +270,18 @@ prepare(ooc_sim *s, const ooc_program *p)
   return OOC_OK;
 }
 
+/* Nanoseconds to move `bytes` at `rate` bytes/s (see the header comment). */
+static int64_t
+xfer_ns(double bytes, double rate)
+{
+  double x = bytes * 1e9 / rate;
+  double rx = nearbyint(x);
+
+  if (x <= 0)
+    return 0;
+  return (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
+}
+
 int64_t
 ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
 {
@@ -284,28 +296,13 @@ ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
     return in->phase == OOC_PH_BWD ? s->costs->bwd_ns[in->layer]
                                    : s->costs->fwd_ns[in->layer];
   case OOC_I_H2D:
-  case OOC_I_D2H: {
-    int d = in->kind == OOC_I_D2H;
-    double x = (double)p->tensors[in->tensor].bytes * 1e9 / s->alone[d];
-    double rx = nearbyint(x);
+  case OOC_I_D2H:
     return s->hw->copy_latency_ns +
-           (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
-  }
+           xfer_ns((double)p->tensors[in->tensor].bytes,
+                   s->alone[in->kind == OOC_I_D2H]);
   default:
     return 0;
   }
-}
-
-/* Nanoseconds to move `bytes` at `rate` bytes/s (see the header comment). */
-static int64_t
-xfer_ns(double bytes, double rate)
-{
-  double x = bytes * 1e9 / rate;
-  double rx = nearbyint(x);
-
-  if (x <= 0)
-    return 0;
-  return (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
 }
 
 static void
