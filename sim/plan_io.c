@@ -231,8 +231,9 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
     return bad(R, OOC_EPARSE, field, "missing");
   if (!cJSON_IsNumber(it))
     return bad(R, OOC_EPARSE, field, "must be an integer");
-  if (it->valuedouble != (double)(int64_t)it->valuedouble ||
-      it->valuedouble < -MAX_EXACT || it->valuedouble > MAX_EXACT)
+  /* Range first: converting a double outside int64_t is undefined. */
+  if (it->valuedouble < -MAX_EXACT || it->valuedouble > MAX_EXACT ||
+      it->valuedouble != (double)(int64_t)it->valuedouble)
     return bad(R, OOC_EPARSE, field, "must be an integer");
   if (it->valuedouble < lo || it->valuedouble > hi) {
     snprintf(msg, sizeof msg, "%.0f is out of range [%.0f, %.0f]",

@@ -665,6 +665,10 @@ START_TEST(test_plan_file_errors)
   t = edit(text, "\"batch\":1", "\"batch\":\"1\"");
   expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
   free(t);
+  /* Beyond 2^53 (and int64_t): rejected before any conversion. */
+  t = edit(text, "\"batch\":1", "\"batch\":1e300");
+  expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
+  free(t);
   t = edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"");
   expect_bad(t, OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
              "(valid: fp32, fp16, bf16)");
