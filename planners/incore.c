@@ -15,9 +15,8 @@ incore_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,
             ooc_err *err)
 {
   (void)state;
+  (void)ctx;
   (void)err;
-  plan->flags = 0;
-  plan->sched_budget = ctx->budget;
   snprintf(plan->note, sizeof plan->note,
            "liveness only: every tensor resident, freed after its last use");
   return OOC_OK;

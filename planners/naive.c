@@ -16,9 +16,9 @@ naive_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,
            ooc_err *err)
 {
   (void)state;
+  (void)ctx;
   (void)err;
   plan->flags = OOC_PLAN_NO_FREE;
-  plan->sched_budget = ctx->budget;
   snprintf(plan->note, sizeof plan->note,
            "nothing freed until the optimizer step");
   return OOC_OK;

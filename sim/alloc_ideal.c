@@ -21,7 +21,6 @@ struct ideal_state {
   int32_t n_handles;
   uint64_t *size;      /* live bytes per handle */
   uint64_t allocated;
-  uint64_t n_allocs;
 };
 
 static int
@@ -53,7 +52,6 @@ ideal_reset(void *vs)
 
   memset(s->size, 0, (size_t)s->n_handles * sizeof *s->size);
   s->allocated = 0;
-  s->n_allocs = 0;
 }
 
 static int
@@ -65,7 +63,6 @@ ideal_alloc(void *vs, int32_t h, uint64_t bytes, int64_t *cost_ns)
     return OOC_EOOM;
   s->size[h] = bytes;
   s->allocated += bytes;
-  s->n_allocs++;
   return OOC_OK;
 }
 

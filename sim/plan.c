@@ -178,7 +178,7 @@ bucket_build(bucket *b, int32_t nkeys, const int32_t *key, int32_t n,
 int
 ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err)
 {
-  *pl = (ooc_plan){ .model = lv->model, .live = lv, .n_acts = lv->n_acts };
+  *pl = (ooc_plan){ .live = lv, .n_acts = lv->n_acts };
   pl->action = calloc((size_t)lv->n_acts + 1, 1);
   pl->scratch = scratch_alloc(lv->n_steps, lv->n_acts);
   if (pl->action == NULL || pl->scratch == NULL) {
@@ -929,8 +929,6 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
     sc->stamp[a] = -1;
   for (i = 0; i < n_items; i++)
     sc->h2d_instr[i] = sc->free_instr[i] = -1;
-  L.last_copy[0] = L.last_copy[1] = L.last_copy[2] = -1;
-  L.synced[1] = L.synced[2] = -1;
 
   return lower_steps(&L);
 }

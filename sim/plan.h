@@ -153,7 +153,6 @@ enum {
 };
 
 typedef struct ooc_plan {
-  const ooc_model *model;
   unsigned flags;
   uint8_t *action;         /* per act: ooc_action */
   int32_t n_swaps, cap_swaps;

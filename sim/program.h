@@ -41,8 +41,6 @@
 #include "error.h"
 #include "model.h"
 
-#define OOC_PROGRAM_FORMAT 1
-
 enum { OOC_STREAM_COMPUTE = 0, OOC_STREAM_H2D = 1, OOC_STREAM_D2H = 2,
        OOC_NSTREAMS = 3 };
 
