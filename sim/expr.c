@@ -85,29 +85,17 @@ ws(struct parser *ps)
     ps->p++;
 }
 
-/* Consume the operator tok (1 or 2 characters) if it comes next. A
- * one-character "<", ">" or "!" does not match the start of "<=", ">=",
- * "!="; a lone "&" or "|" never matches. */
+/* Consume the punctuation character c if it comes next ("!" does not
+ * match the start of "!="). Binary operators go through peek_op(). */
 static int
-eat_n(struct parser *ps, const char *tok, size_t n)
+eat(struct parser *ps, char c)
 {
-  const char *p;
   ws(ps);
-  p = ps->p;
-  if (p[0] != tok[0])
+  if (ps->p[0] != c || (c == '!' && ps->p[1] == '='))
     return 0;
-  if (n == 2) {
-    if (p[1] != tok[1])
-      return 0;
-  } else if (((tok[0] == '<' || tok[0] == '>' || tok[0] == '!') &&
-              p[1] == '=') || tok[0] == '&' || tok[0] == '|') {
-    return 0;
-  }
-  ps->p = p + n;
+  ps->p++;
   return 1;
 }
-
-#define eat(ps, tok) eat_n((ps), (tok), sizeof(tok) - 1)
 
 static int
 truth(ooc_value v)
@@ -117,23 +105,27 @@ truth(ooc_value v)
 
 static ooc_value expr(struct parser *ps);
 
+/* Binary operators, in the order of peek_op()'s table. */
+enum { OP_NONE, OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+       OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD };
+
 static ooc_value
-arith(struct parser *ps, char op, ooc_value a, ooc_value b)
+arith(struct parser *ps, int op, ooc_value a, ooc_value b)
 {
   if (a.is_int && b.is_int) {
     int64_t r = 0;
     int ovf = 0;
     switch (op) {
-    case '+': ovf = __builtin_add_overflow(a.i, b.i, &r); break;
-    case '-': ovf = __builtin_sub_overflow(a.i, b.i, &r); break;
-    case '*': ovf = __builtin_mul_overflow(a.i, b.i, &r); break;
-    case '/':
-    case '%':
+    case OP_ADD: ovf = __builtin_add_overflow(a.i, b.i, &r); break;
+    case OP_SUB: ovf = __builtin_sub_overflow(a.i, b.i, &r); break;
+    case OP_MUL: ovf = __builtin_mul_overflow(a.i, b.i, &r); break;
+    case OP_DIV:
+    case OP_MOD:
       if (b.i == 0)
         return fault(ps, OOC_EINVAL, "division by zero");
       if (a.i == INT64_MIN && b.i == -1)
         return fault(ps, OOC_ERANGE, "integer overflow");
-      r = op == '/' ? a.i / b.i : a.i % b.i;
+      r = op == OP_DIV ? a.i / b.i : a.i % b.i;
       break;
     default: break;
     }
@@ -144,15 +136,15 @@ arith(struct parser *ps, char op, ooc_value a, ooc_value b)
   {
     double x = a.d, y = b.d, r = 0;
     switch (op) {
-    case '+': r = x + y; break;
-    case '-': r = x - y; break;
-    case '*': r = x * y; break;
-    case '/':
+    case OP_ADD: r = x + y; break;
+    case OP_SUB: r = x - y; break;
+    case OP_MUL: r = x * y; break;
+    case OP_DIV:
       if (y == 0.0)
         return fault(ps, OOC_EINVAL, "division by zero");
       r = x / y;
       break;
-    case '%':
+    case OP_MOD:
       if (y == 0.0)
         return fault(ps, OOC_EINVAL, "division by zero");
       r = fmod(x, y);
@@ -166,19 +158,21 @@ arith(struct parser *ps, char op, ooc_value a, ooc_value b)
 }
 
 static int
-compare(const char *op, ooc_value a, ooc_value b)
+compare(int op, ooc_value a, ooc_value b)
 {
   int c;
   if (a.is_int && b.is_int)
     c = a.i < b.i ? -1 : a.i > b.i;
   else
     c = a.d < b.d ? -1 : a.d > b.d;
-  if (strcmp(op, "==") == 0) return c == 0;
-  if (strcmp(op, "!=") == 0) return c != 0;
-  if (strcmp(op, "<") == 0) return c < 0;
-  if (strcmp(op, "<=") == 0) return c <= 0;
-  if (strcmp(op, ">") == 0) return c > 0;
-  return c >= 0;
+  switch (op) {
+  case OP_EQ: return c == 0;
+  case OP_NE: return c != 0;
+  case OP_LT: return c < 0;
+  case OP_LE: return c <= 0;
+  case OP_GT: return c > 0;
+  default: return c >= 0;
+  }
 }
 
 static ooc_value
@@ -216,11 +210,11 @@ call(struct parser *ps, const char *name, size_t len)
       if (n < 2)
         args[n] = v;
       n++;
-      if (!eat(ps, ","))
+      if (!eat(ps, ','))
         break;
     }
   }
-  if (!eat(ps, ")")) {
+  if (!eat(ps, ')')) {
     fail(ps, OOC_EINVAL, "expected ')' after function arguments");
     return ooc_value_int(0);
   }
@@ -232,7 +226,7 @@ call(struct parser *ps, const char *name, size_t len)
   if (want == 1)
     return rounding(ps, args[0], name[0] == 'c');
   {
-    int lt = compare("<", args[0], args[1]);
+    int lt = compare(OP_LT, args[0], args[1]);
     int take0 = name[1] == 'i' ? lt : !lt;
     ooc_value a = args[0], b = args[1];
     if (!(a.is_int && b.is_int)) {
@@ -256,7 +250,7 @@ primary(struct parser *ps)
     v = expr(ps);
     if (ps->rc)
       return v;
-    if (!eat(ps, ")"))
+    if (!eat(ps, ')'))
       fail(ps, OOC_EINVAL, "expected ')'");
     return v;
   }
@@ -335,13 +329,13 @@ unary(struct parser *ps)
     fail(ps, OOC_EINVAL, "nested too deeply");
     return ooc_value_int(0);
   }
-  if (eat(ps, "-")) {
+  if (eat(ps, '-')) {
     v = unary(ps);
     if (!ps->rc)
-      v = arith(ps, '-', ooc_value_int(0), v);
-  } else if (eat(ps, "+")) {
+      v = arith(ps, OP_SUB, ooc_value_int(0), v);
+  } else if (eat(ps, '+')) {
     v = unary(ps);
-  } else if (eat(ps, "!")) {
+  } else if (eat(ps, '!')) {
     v = unary(ps);
     v = ooc_value_int(!truth(v));
   } else {
@@ -353,9 +347,6 @@ unary(struct parser *ps)
 
 /* Binary operators: precedence climbing over one table, so a token costs
  * one look-up instead of a descent through every precedence level. */
-enum { OP_NONE, OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-       OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD };
-
 static int
 peek_op(struct parser *ps, int *prec, int *len)
 {
@@ -392,14 +383,6 @@ peek_op(struct parser *ps, int *prec, int *len)
 static ooc_value
 binary(struct parser *ps, int min_prec)
 {
-  static const char *const cmp_names[] = {
-    [OP_EQ] = "==", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=",
-    [OP_GT] = ">", [OP_GE] = ">=",
-  };
-  static const char arith_ch[] = {
-    [OP_ADD] = '+', [OP_SUB] = '-', [OP_MUL] = '*', [OP_DIV] = '/',
-    [OP_MOD] = '%',
-  };
   ooc_value a = unary(ps), b;
   while (!ps->rc) {
     int prec = 0, len = 0, op = peek_op(ps, &prec, &len);
@@ -420,9 +403,9 @@ binary(struct parser *ps, int min_prec)
     if (ps->rc)
       break;
     if (op <= OP_GE)
-      a = ooc_value_int(compare(cmp_names[op], a, b));
+      a = ooc_value_int(compare(op, a, b));
     else
-      a = arith(ps, arith_ch[op], a, b);
+      a = arith(ps, op, a, b);
   }
   return a;
 }
@@ -432,7 +415,7 @@ expr(struct parser *ps)
 {
   ooc_value c = binary(ps, 1), a, b;
   int t;
-  if (ps->rc || !eat(ps, "?"))
+  if (ps->rc || !eat(ps, '?'))
     return c;
   if (++ps->depth > MAX_DEPTH) {
     fail(ps, OOC_EINVAL, "nested too deeply");
@@ -446,7 +429,7 @@ expr(struct parser *ps)
     ps->skip--;
   if (ps->rc)
     return a;
-  if (!eat(ps, ":")) {
+  if (!eat(ps, ':')) {
     fail(ps, OOC_EINVAL, "expected ':' in '? :'");
     return a;
   }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "error.h"
 #include "model.h"
+#include "util.h"   /* ooc_hash64 */
 
 typedef struct ooc_calib_entry {
   uint64_t hash;          /* FNV-1a 64 of the signature */
@@ -88,9 +89,5 @@ void ooc_hw_free(ooc_hw *hw);
 
 /* Calibrated time for a signature, or NULL. O(log n). */
 const ooc_calib_entry *ooc_hw_calib_find(const ooc_hw *hw, const char *sig);
-
-/* FNV-1a 64-bit hash (used for signatures and fingerprints). */
-uint64_t ooc_hash64(const void *data, size_t n, uint64_t seed);
-#define OOC_HASH_SEED 0xcbf29ce484222325ULL
 
 #endif

@@ -35,20 +35,6 @@
 #define GiB 1073741824.0
 #define MiB 1048576.0
 
-uint64_t
-ooc_hash64(const void *data, size_t n, uint64_t seed)
-{
-  const unsigned char *p = data;
-  uint64_t h = seed;
-  size_t i;
-
-  for (i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 /* --- the schema ------------------------------------------------------- */
 
 typedef enum { T_NUM, T_INT, T_BOOL, T_STR } ftype;
@@ -378,13 +364,13 @@ get_object(const cJSON *root, const char *obj, const cJSON **out,
 {
   char buf[200];
   const cJSON *node = root;
-  int o = find_object(obj);
+  int o = find_object(obj), rc;
 
   *out = NULL;
   if (o > 0) {
     const cJSON *parent;
-    if (get_object(root, objects[o].parent, &parent, origin, err) < 0)
-      return err ? err->code : OOC_EINVAL;
+    if ((rc = get_object(root, objects[o].parent, &parent, origin, err)) < 0)
+      return rc;
     if (parent == NULL)
       return OOC_OK;
     node = cJSON_GetObjectItemCaseSensitive(parent, objects[o].key);
@@ -398,6 +384,19 @@ get_object(const cJSON *root, const char *obj, const cJSON **out,
   }
   *out = node;
   return OOC_OK;
+}
+
+/* "ORIGIN: NAME: must be WHAT (got VALUE[, set by --hw-set])"; the value
+ * is printed only here, on the error path. */
+static int
+type_error(ooc_err *err, const char *origin, const char *name,
+           const char *what, const cJSON *it, const char *from)
+{
+  char got[64];
+
+  show(got, sizeof got, it);
+  return ooc_err_set(err, OOC_EINVAL, "%s: %s: must be %s (got %s%s)", origin,
+                     name, what, got, from);
 }
 
 static int
@@ -420,29 +419,23 @@ convert_field(const cJSON *root, const field *fd, int was_overridden,
   if (it == NULL)
     return ooc_err_set(err, OOC_EINVAL, "%s: %s: missing (required)", origin,
                        name);
-  show(got, sizeof got, it);
   switch (fd->type) {
   case T_STR:
     if (!cJSON_IsString(it) || it->valuestring[0] == '\0')
-      return ooc_err_set(err, OOC_EINVAL,
-                         "%s: %s: must be a non-empty string (got %s%s)",
-                         origin, name, got, from);
+      return type_error(err, origin, name, "a non-empty string", it, from);
     *(char **)base = strdup(it->valuestring);
     if (*(char **)base == NULL)
       return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
     return OOC_OK;
   case T_BOOL:
     if (!cJSON_IsBool(it))
-      return ooc_err_set(err, OOC_EINVAL,
-                         "%s: %s: must be true or false (got %s%s)", origin,
-                         name, got, from);
+      return type_error(err, origin, name, "true or false", it, from);
     *(int *)base = cJSON_IsTrue(it) ? 1 : 0;
     return OOC_OK;
   case T_NUM:
   case T_INT:
     if (!cJSON_IsNumber(it))
-      return ooc_err_set(err, OOC_EINVAL, "%s: %s: must be a number (got %s%s)",
-                         origin, name, got, from);
+      return type_error(err, origin, name, "a number", it, from);
     v = it->valuedouble;
     snprintf(got, sizeof got, "%g", v);
     if (!isfinite(v))
@@ -584,11 +577,12 @@ calib_time(const cJSON *ent, const char *key, int i, int64_t *out,
   *out = -1;
   if (it == NULL)
     return OOC_OK;
-  show(got, sizeof got, it);
-  if (!cJSON_IsNumber(it))
+  if (!cJSON_IsNumber(it)) {
+    show(got, sizeof got, it);
     return ooc_err_set(err, OOC_EINVAL,
                        "%s: calibration.layers[%d].%s: must be a number "
                        "(got %s)", origin, i, key, got);
+  }
   if (!(it->valuedouble >= 0) || it->valuedouble > 4.6e15)
     return ooc_err_set(err, OOC_ERANGE,
                        "%s: calibration.layers[%d].%s: must be >= 0 (got %g)",
@@ -723,18 +717,11 @@ static int
 parse_error(const char *json, const char *end, const char *origin,
             ooc_err *err)
 {
-  int line = 1, col = 1;
-  const char *p;
+  int line, col;
 
   if (end == NULL)
     return ooc_err_set(err, OOC_EPARSE, "%s: malformed JSON", origin);
-  for (p = json; p < end && *p; p++) {
-    if (*p == '\n') {
-      line++;
-      col = 1;
-    } else
-      col++;
-  }
+  ooc_text_pos(json, end, &line, &col);
   if (*end == '\0')
     return ooc_err_set(err, OOC_EPARSE,
                        "%s: malformed JSON: unexpected end of file at line "

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "util.h"
 
 int
 ooc_dtype_parse(const char *s, ooc_dtype *out)
@@ -118,20 +119,7 @@ ooc_model_storage(const ooc_model *m, int i)
   return i;
 }
 
-/* FNV-1a 64, byte by byte for strings and short data. */
-static uint64_t
-fnv(uint64_t h, const void *data, size_t n)
-{
-  const unsigned char *p = data;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-/* The same step on 8-byte words for bulk data (the attribute block). */
+/* The FNV step on 8-byte words for bulk data (the attribute block). */
 static uint64_t
 fnv_words(uint64_t h, const void *data, size_t n)
 {
@@ -144,30 +132,30 @@ fnv_words(uint64_t h, const void *data, size_t n)
     h *= 0x100000001b3ULL;
     h ^= h >> 29;
   }
-  return fnv(h, p + i, n - i);
+  return ooc_hash64(p + i, n - i, h);
 }
 
 uint64_t
 ooc_model_fingerprint(const ooc_model *m)
 {
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = OOC_HASH_SEED;
   int64_t b = m->batch;
   int32_t v[3] = { (int32_t)m->dtype, (int32_t)m->optimizer, m->n_layers };
   int i, j;
 
-  h = fnv(h, &b, sizeof b);
-  h = fnv(h, v, sizeof v);
+  h = ooc_hash64(&b, sizeof b, h);
+  h = ooc_hash64(v, sizeof v, h);
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
     int32_t w[3] = { (int32_t)l->op, l->n_in, l->out.ndim };
-    h = fnv(h, l->name, strlen(l->name) + 1);
-    h = fnv(h, w, sizeof w);
-    h = fnv(h, l->out.d, (size_t)l->out.ndim * sizeof l->out.d[0]);
+    h = ooc_hash64(l->name, strlen(l->name) + 1, h);
+    h = ooc_hash64(w, sizeof w, h);
+    h = ooc_hash64(l->out.d, (size_t)l->out.ndim * sizeof l->out.d[0], h);
     /* attrs are zero-initialised by the loader, padding included */
     h = fnv_words(h, &l->a, sizeof l->a);
     for (j = 0; j < l->n_in; j++) {
       int32_t in = ooc_layer_input(m, l, j);
-      h = fnv(h, &in, sizeof in);
+      h = ooc_hash64(&in, sizeof in, h);
     }
   }
   return h;

@@ -232,10 +232,11 @@ uint64_t ooc_model_fingerprint(const ooc_model *m);
 
 /* Per-op descriptor: name, class and inference. infer() gets the layer with
  * attrs and grad_in filled, alias_of = -1, and its input shapes, and fills
- * out, bytes, params, flops, needs, has_bwd, alias_of (as a position among
- * inputs, translated by the loader). It returns OOC_EINVAL with err naming
- * the attribute when the inputs do not fit, OOC_ERANGE when a size
- * overflows (the loader prefixes file and layer). */
+ * the op's own figures: out, params, saved and workspace bytes, per-sample
+ * flops, needs and alias_of (as a position among inputs, translated by the
+ * loader). It returns OOC_EINVAL with err naming the attribute when the
+ * inputs do not fit, OOC_ERANGE when a size overflows (the loader prefixes
+ * file and layer). Callers go through ooc_op_infer(). */
 typedef struct ooc_op_type {
   const char *name;         /* JSON "op" value, e.g. "conv2d" */
   ooc_op_kind kind;
@@ -244,8 +245,16 @@ typedef struct ooc_op_type {
   const char *attrs;        /* space-separated JSON attributes it accepts */
   const char *required;     /* the ones that must be present */
   int (*infer)(ooc_layer *l, const ooc_shape *const *in, int n_in,
-               int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err);
+               int64_t batch, ooc_dtype dt, ooc_err *err);
 } ooc_op_type;
+
+/* Infer layer l (l->op set) from its n_in input shapes: the op's infer(),
+ * then the common part every op shares: batch totals, dtype bytes,
+ * optimizer state, has_bwd and the bytes read and written. Returns OOC_OK
+ * or infer()'s error. O(inputs). */
+int ooc_op_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+                 int64_t batch, ooc_dtype dt, ooc_optimizer opt,
+                 ooc_err *err);
 
 const ooc_op_type *ooc_op_find(const char *name);
 const ooc_op_type *ooc_op_get(ooc_op_kind k);

@@ -179,12 +179,7 @@ pool_add(struct ld *ld, const char *s, size_t len, size_t *off)
 static uint64_t
 name_hash(const char *s)
 {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  while (*s) {
-    h ^= (unsigned char)*s++;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+  return ooc_hash64(s, strlen(s), OOC_HASH_SEED);
 }
 
 static const char *
@@ -735,7 +730,7 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
 }
 
 static int
-emit_repeat(struct ld *ld, const cJSON *obj, int block_in)
+emit_repeat(struct ld *ld, const cJSON *obj)
 {
   const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(obj, "repeat");
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(obj, "var");
@@ -744,7 +739,6 @@ emit_repeat(struct ld *ld, const cJSON *obj, int block_in)
   int64_t n, i;
   int rc;
 
-  (void)block_in;
   ld->ctx = CTX_REPEAT;
   ld->ctx_off = ld->name_off[ld->n - 1];
   cJSON_ArrayForEach(it, obj)
@@ -775,7 +769,7 @@ emit_repeat(struct ld *ld, const cJSON *obj, int block_in)
 }
 
 static int
-emit_if(struct ld *ld, const cJSON *obj, int block_in)
+emit_if(struct ld *ld, const cJSON *obj)
 {
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, "if");
   const cJSON *yes = cJSON_GetObjectItemCaseSensitive(obj, "layers");
@@ -784,7 +778,6 @@ emit_if(struct ld *ld, const cJSON *obj, int block_in)
   ooc_value v;
   int rc;
 
-  (void)block_in;
   ld->ctx = CTX_IF;
   ld->ctx_off = ld->name_off[ld->n - 1];
   cJSON_ArrayForEach(it, obj)
@@ -815,9 +808,9 @@ emit_list(struct ld *ld, const cJSON *arr, int block_in)
       return ferr(ld, OOC_EINVAL, NULL, "expected an object");
     }
     if (cJSON_GetObjectItemCaseSensitive(it, "repeat") != NULL)
-      rc = emit_repeat(ld, it, block_in);
+      rc = emit_repeat(ld, it);
     else if (cJSON_GetObjectItemCaseSensitive(it, "if") != NULL)
-      rc = emit_if(ld, it, block_in);
+      rc = emit_if(ld, it);
     else
       rc = emit_layer(ld, it, block_in);
     if (rc)
@@ -828,11 +821,37 @@ emit_list(struct ld *ld, const cJSON *arr, int block_in)
 
 /* ---- top level ----------------------------------------------------------- */
 
+/* The value of `--set name=V` in o, if given (the last one wins): sets
+ * *found and *v, or fails when V is not a number. */
+static int
+set_value(struct ld *ld, const ooc_model_opts *o, const char *name,
+          ooc_value *v, int *found)
+{
+  int k, rc;
+
+  *found = 0;
+  for (k = o != NULL ? o->n_sets - 1 : -1; k >= 0; k--)
+    if (strcmp(o->sets[k].key, name) == 0) {
+      char what[200];
+      double d;
+      snprintf(what, sizeof what, "%s: --set %.60s", ld->origin, name);
+      if ((rc = ooc_parse_double(o->sets[k].value, what, &d, ld->err)))
+        return rc;
+      *v = ooc_value_from_number(d);
+      *found = 1;
+      break;
+    }
+  return OOC_OK;
+}
+
 /* Define the variables of object obj, the top-level field what ("params"
  * or "let"), in order, each evaluated with those before it in scope; keys
- * starting with '_' are comments. */
+ * starting with '_' are comments. With sets (params only), a --set value
+ * replaces the default as the variable is defined, so a later default
+ * that uses it sees the override. */
 static int
-load_vars(struct ld *ld, const cJSON *obj, const char *what)
+load_vars(struct ld *ld, const cJSON *obj, const char *what,
+          const ooc_model_opts *sets)
 {
   const cJSON *it;
   int i, rc;
@@ -842,6 +861,7 @@ load_vars(struct ld *ld, const cJSON *obj, const char *what)
   cJSON_ArrayForEach(it, obj) {
     ooc_value v;
     char field[160];
+    int set;
     if (it->string[0] == '_')
       continue; /* a comment */
     snprintf(field, sizeof field, "%s: %.100s", what, it->string);
@@ -850,7 +870,8 @@ load_vars(struct ld *ld, const cJSON *obj, const char *what)
     for (i = 0; i < ld->n_vars; i++)
       if (strcmp(ld->vars[i].name, it->string) == 0)
         return ferr(ld, OOC_EINVAL, field, "defined twice");
-    if ((rc = eval_item(ld, it, field, &v)) ||
+    if ((rc = set_value(ld, sets, it->string, &v, &set)) ||
+        (!set && (rc = eval_item(ld, it, field, &v))) ||
         (rc = push_var(ld, it->string, v)))
       return rc;
   }
@@ -863,16 +884,15 @@ load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
   const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
   int i, k, rc;
 
-  if ((rc = load_vars(ld, ps, "params")))
+  if ((rc = load_vars(ld, ps, "params", o)))
     return rc;
   ld->n_params = ld->n_vars;
   ld->param_set = calloc((size_t)ld->n_params + 1, 1);
   if (ld->param_set == NULL)
     return nomem(ld);
+  /* Values were applied by load_vars(); here every key must be a param. */
   for (k = 0; o != NULL && k < o->n_sets; k++) {
-    const char *key = o->sets[k].key, *val = o->sets[k].value;
-    char what[200];
-    double d;
+    const char *key = o->sets[k].key;
     for (i = 0; i < ld->n_params; i++)
       if (strcmp(ld->vars[i].name, key) == 0)
         break;
@@ -891,10 +911,6 @@ load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
                          ld->n_params ? "valid: " : "the model has none",
                          list);
     }
-    snprintf(what, sizeof what, "%s: --set %.60s", ld->origin, key);
-    if ((rc = ooc_parse_double(val, what, &d, ld->err)))
-      return rc;
-    ld->vars[i].v = ooc_value_from_number(d);
     ld->param_set[i] = 1;
   }
   return OOC_OK;
@@ -908,7 +924,7 @@ load_lets_checks(struct ld *ld, const cJSON *root)
   const cJSON *it;
   int rc;
 
-  if ((rc = load_vars(ld, lets, "let")))
+  if ((rc = load_vars(ld, lets, "let", NULL)))
     return rc;
   if (checks != NULL && !cJSON_IsArray(checks))
     return ferr(ld, OOC_EINVAL, "check", "expected a list of "
@@ -1058,7 +1074,7 @@ resolve_infer(struct ld *ld, int *inputs)
       goto out;
     }
     l->alias_of = -1;
-    rc = op->infer(l, shp, l->n_in, ld->batch, ld->dt, ld->opt, ld->err);
+    rc = ooc_op_infer(l, shp, l->n_in, ld->batch, ld->dt, ld->opt, ld->err);
     if (rc) {
       rc = fprefix(ld, rc, NULL);
       goto out;
@@ -1166,18 +1182,11 @@ ooc_model_load_string(const char *json, const char *origin,
 
   root = cJSON_ParseWithOpts(json, &end, 1);
   if (root == NULL) {
-    int line = 1, col = 1, at_end;
+    int line, col, at_end;
     const char *p;
     if (end == NULL || end < json)
       end = json;
-    for (p = json; p < end && *p; p++) {
-      if (*p == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
+    ooc_text_pos(json, end, &line, &col);
     for (p = end; *p && isspace((unsigned char)*p); p++)
       ;
     at_end = *p == '\0' || (p[0] != '\0' && p[1] == '\0');
@@ -1310,9 +1319,6 @@ ooc_model_load(const char *name_or_path, const ooc_model_opts *opts,
   int rc;
 
   *out = NULL;
-  if (opts != NULL && opts->batch < 1)
-    return ooc_err_set(err, OOC_EINVAL, "batch must be >= 1 (got %lld)",
-                       (long long)opts->batch);
   if ((rc = ooc_data_find("models", name_or_path, &path, err)))
     return rc;
   if ((rc = ooc_read_file(path, &text, NULL, err)) == OOC_OK)

@@ -3,11 +3,12 @@
  * parameters, FLOPs, workspace and backward needs (model.h).
  *
  * Every infer() computes the op-specific figures per sample (FLOPs) or for
- * the batch (saved bytes, workspace) and ends in finish(), the one place
- * that turns them into batch totals, dtype bytes, optimizer state and the
- * bytes read and written that the memory-bound roofline uses. The counting
- * rules (multiply-add = 2 FLOPs, per-element costs of the cheap ops, the
- * im2col workspace bound) are listed in models/README.md, "Costs"; the
+ * the batch (saved bytes, workspace); the front end ooc_op_infer() then
+ * calls finish(), the one place that turns them into batch totals, dtype
+ * bytes, optimizer state and the bytes read and written that the
+ * memory-bound roofline uses. The counting rules (multiply-add = 2 FLOPs,
+ * per-element costs of the cheap ops, the im2col workspace bound) are
+ * listed in models/README.md, "Costs"; the
  * layer-wise cost model follows OOC-Paleo §3.6 (PALEO-style FLOP counts),
  * the backward needs follow SuperNeurons §3.2 (which tensors each layer's
  * backward reads).
@@ -131,14 +132,6 @@ check_spatial(const ooc_layer *l, int nsp, ooc_err *err)
   return OOC_OK;
 }
 
-/* Spatial attribute v (one of kernel..out_pad arrays) for spatial dim i of
- * nsp: for 2D ops index 0 is H; a 3-list on a 3D op is (D,H,W). */
-static int
-sp(const int v[3], int i)
-{
-  return v[i];
-}
-
 /* Bytes of the optimizer state per parameter byte. */
 static unsigned
 opt_mult(ooc_optimizer o)
@@ -152,8 +145,9 @@ opt_mult(ooc_optimizer o)
 }
 
 /* Turn the per-sample FLOPs and the op's figures into batch totals and
- * bytes. Expects l->out, params, saved_bytes, workspace_bytes, per-sample
- * flops, needs and alias_of (position) to be set. */
+ * bytes. Runs after a successful infer(), which has set l->out, params,
+ * saved_bytes, workspace_bytes, per-sample flops, needs and alias_of
+ * (position). */
 static int
 finish(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
        ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
@@ -234,9 +228,8 @@ finish(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
 /* ---- convolutions -------------------------------------------------------- */
 
 static int
-conv_like(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-          ooc_dtype dt, ooc_optimizer opt, ooc_err *err, int nsp,
-          int transposed)
+conv_like(ooc_layer *l, const ooc_shape *const *in, ooc_dtype dt,
+          ooc_err *err, int nsp, int transposed)
 {
   const ooc_shape *x = in[0];
   int64_t cin = x->d[0], cout = l->a.out, g = l->a.groups;
@@ -262,9 +255,9 @@ conv_like(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->out.ndim = nsp + 1;
   l->out.d[0] = cout;
   for (i = 0; i < nsp; i++) {
-    int64_t h = x->d[i + 1], k = sp(l->a.kernel, i), s = sp(l->a.stride, i),
-            p = sp(l->a.pad, i), d = sp(l->a.dilation, i),
-            op = sp(l->a.out_pad, i), ek = d * (k - 1) + 1, o;
+    int64_t h = x->d[i + 1], k = l->a.kernel[i], s = l->a.stride[i],
+            p = l->a.pad[i], d = l->a.dilation[i],
+            op = l->a.out_pad[i], ek = d * (k - 1) + 1, o;
     if (!transposed) {
       if (h + 2 * p < ek)
         return ooc_err_set(err, OOC_EINVAL,
@@ -310,33 +303,33 @@ conv_like(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
     return ooc_err_set(err, OOC_ERANGE, "out: the weights' size overflows");
   weighted_flops(l, macs, cout, (double)osp);
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 conv2d_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+             int64_t batch, ooc_dtype dt, ooc_err *err)
 {
-  return conv_like(l, in, n_in, batch, dt, opt, err, 2, 0);
+  return conv_like(l, in, dt, err, 2, 0);
 }
 
 static int
 conv3d_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+             int64_t batch, ooc_dtype dt, ooc_err *err)
 {
-  return conv_like(l, in, n_in, batch, dt, opt, err, 3, 0);
+  return conv_like(l, in, dt, err, 3, 0);
 }
 
 static int
 deconv2d_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-               int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+               int64_t batch, ooc_dtype dt, ooc_err *err)
 {
-  return conv_like(l, in, n_in, batch, dt, opt, err, 2, 1);
+  return conv_like(l, in, dt, err, 2, 1);
 }
 
 static int
 upsample_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-               int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+               int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0, i, rc;
   int64_t oe;
@@ -356,14 +349,14 @@ upsample_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
     l->bwd_data_flops = (double)oe; /* sum the scale^n output gradients */
   }
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- dense layers -------------------------------------------------------- */
 
 static int
 linear_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+             int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *x = in[0];
   int ovf = 0;
@@ -377,12 +370,12 @@ linear_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
     return ooc_err_set(err, OOC_ERANGE, "out: the weights' size overflows");
   weighted_flops(l, macs, l->a.out, (double)rows);
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 matmul_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+             int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *a = in[0], *b = in[1];
   int64_t m, k, kb, n, lead = 1;
@@ -419,23 +412,24 @@ matmul_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->fwd_flops = 2.0 * (double)lead * (double)m * (double)k * (double)n;
   l->bwd_data_flops = 2 * l->fwd_flops; /* gradients of both operands */
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+                int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *q = in[0];
   int64_t s, h, heads = l->a.heads;
   int i, ovf = 0;
   char s0[128];
 
-  shape_fmt(q, s0, sizeof s0);
-  if (q->ndim != 2)
+  if (q->ndim != 2) {
+    shape_fmt(q, s0, sizeof s0);
     return ooc_err_set(err, OOC_EINVAL,
                        "in: attention needs [S,3H] or three [S,H] inputs, "
                        "got %s", s0);
+  }
   if (n_in == 2)
     return ooc_err_set(err, OOC_EINVAL,
                        "in: attention takes one packed [S,3H] input or three "
@@ -475,12 +469,12 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
                        "overflows", (long long)heads, (long long)s,
                        (long long)s);
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 embedding_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+                int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *x = in[0];
   int64_t s, rows;
@@ -507,14 +501,14 @@ embedding_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->bwd_weight_flops = (l->a.positions > 0 ? 2.0 : 1.0) * (double)s *
                         (double)l->a.out;
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- normalisation ------------------------------------------------------- */
 
 static int
 batchnorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+                int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   int64_t c = in[0]->d[0], e = elems(in[0], &ovf);
@@ -527,12 +521,12 @@ batchnorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->bwd_data_flops = 9.0 * (double)e;
   l->bwd_weight_flops = 3.0 * (double)e;
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 layernorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+                int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   const ooc_shape *x = in[0];
@@ -546,12 +540,12 @@ layernorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->bwd_data_flops = 9.0 * (double)e;
   l->bwd_weight_flops = 3.0 * (double)e;
   l->needs = OOC_NEED_INPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 lrn_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-          ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+          ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   int64_t e = elems(in[0], &ovf);
@@ -559,14 +553,13 @@ lrn_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->fwd_flops = (2.0 * l->a.lrn_size + 4) * (double)e;
   l->bwd_data_flops = (2.0 * l->a.lrn_size + 6) * (double)e;
   l->needs = OOC_NEED_INPUT | OOC_NEED_OUTPUT;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- element-wise -------------------------------------------------------- */
 
 static int
-unary_eltwise(ooc_layer *l, const ooc_shape *const *in, int n_in,
-              int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err,
+unary_eltwise(ooc_layer *l, const ooc_shape *const *in, ooc_err *err,
               double fwd, double bwd, unsigned needs)
 {
   int ovf = 0;
@@ -583,20 +576,19 @@ unary_eltwise(ooc_layer *l, const ooc_shape *const *in, int n_in,
                          l->op == OOC_OPK_ACT ? l->a.act : ooc_op_name(l->op));
     l->alias_of = 0;
   }
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 relu_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-           ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+           ooc_dtype dt, ooc_err *err)
 {
-  return unary_eltwise(l, in, n_in, batch, dt, opt, err, 1, 1,
-                       OOC_NEED_OUTPUT);
+  return unary_eltwise(l, in, err, 1, 1, OOC_NEED_OUTPUT);
 }
 
 static int
 act_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-          ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+          ooc_dtype dt, ooc_err *err)
 {
   static const struct { const char *name; unsigned needs; } acts[] = {
     { "sigmoid", OOC_NEED_OUTPUT }, { "tanh", OOC_NEED_OUTPUT },
@@ -606,8 +598,7 @@ act_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   size_t i;
   for (i = 0; i < sizeof acts / sizeof acts[0]; i++)
     if (strcmp(l->a.act, acts[i].name) == 0)
-      return unary_eltwise(l, in, n_in, batch, dt, opt, err, 4, 3,
-                           acts[i].needs);
+      return unary_eltwise(l, in, err, 4, 3, acts[i].needs);
   return ooc_err_set(err, OOC_EINVAL,
                      "act: unknown activation '%s' (known: sigmoid, tanh, "
                      "silu, elu, leaky_relu, hardswish)", l->a.act);
@@ -615,27 +606,25 @@ act_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
 
 static int
 gelu_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-           ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+           ooc_dtype dt, ooc_err *err)
 {
-  return unary_eltwise(l, in, n_in, batch, dt, opt, err, 8, 12,
-                       OOC_NEED_INPUT);
+  return unary_eltwise(l, in, err, 8, 12, OOC_NEED_INPUT);
 }
 
 static int
 dropout_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-              int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+              int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   l->saved_bytes = (uint64_t)m64(elems(in[0], &ovf), batch, &ovf); /* mask */
   if (ovf)
     return ooc_err_set(err, OOC_ERANGE, "p: the mask's size overflows");
-  return unary_eltwise(l, in, n_in, batch, dt, opt, err, 2, 2,
-                       OOC_NEED_NONE);
+  return unary_eltwise(l, in, err, 2, 2, OOC_NEED_NONE);
 }
 
 static int
 add_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-          ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+          ooc_dtype dt, ooc_err *err)
 {
   int i, ovf = 0;
   for (i = 1; i < n_in; i++)
@@ -644,12 +633,12 @@ add_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->out = *in[0];
   l->fwd_flops = (double)(n_in - 1) * (double)elems(in[0], &ovf);
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 concat_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+             int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int i, j, axis = l->a.axis, nd = in[0]->ndim;
   int64_t sum = 0;
@@ -672,14 +661,14 @@ concat_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->out = *in[0];
   l->out.d[axis] = sum;
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- pooling ------------------------------------------------------------- */
 
 static int
 pool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-           ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+           ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *x = in[0];
   int nsp = x->ndim - 1, i, rc, ovf = 0;
@@ -692,8 +681,8 @@ pool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->out = *x;
   for (i = 0; i < nsp; i++) {
     /* A scalar applies to every dim; a 2-list on a 2D input is (H,W). */
-    int64_t h = x->d[i + 1], k = sp(l->a.kernel, i), s = sp(l->a.stride, i),
-            p = sp(l->a.pad, i), o;
+    int64_t h = x->d[i + 1], k = l->a.kernel[i], s = l->a.stride[i],
+            p = l->a.pad[i], o;
     if (2 * p > k)
       return ooc_err_set(err, OOC_EINVAL,
                          "pad: %lld is more than half the kernel %lld",
@@ -717,13 +706,12 @@ pool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->bwd_data_flops = l->fwd_flops;
   l->needs = l->op == OOC_OPK_MAXPOOL ? OOC_NEED_INPUT | OOC_NEED_OUTPUT
                                       : OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 globalpool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                 int64_t batch, ooc_dtype dt, ooc_optimizer opt,
-                 ooc_err *err)
+                 int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int i, rc, ovf = 0;
   if ((rc = want_rank(l, in[0], 2, 4, "a [C,H,W] or [C,D,H,W] input", err)))
@@ -734,14 +722,14 @@ globalpool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->fwd_flops = (double)elems(in[0], &ovf);
   l->bwd_data_flops = l->fwd_flops;
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- loss, shape ops ----------------------------------------------------- */
 
 static int
 softmax_ce_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-                 int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+                 int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   int64_t e = elems(in[0], &ovf);
@@ -757,24 +745,24 @@ softmax_ce_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   /* The gradient (p - y) / B needs the saved probabilities and the labels,
    * not the loss value this layer outputs. */
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 flatten_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-              int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+              int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0;
   l->out.ndim = 1;
   l->out.d[0] = elems(in[0], &ovf);
   l->alias_of = 0;
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 static int
 reshape_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
-              int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+              int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   int ovf = 0, i, wild = -1;
   int64_t e = elems(in[0], &ovf), known = 1;
@@ -797,7 +785,7 @@ reshape_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
     goto mismatch;
   l->alias_of = 0;
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 mismatch:
   shape_fmt(in[0], a, sizeof a);
   {
@@ -812,10 +800,10 @@ mismatch:
 
 static int
 input_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
-            ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+            ooc_dtype dt, ooc_err *err)
 {
   l->needs = OOC_NEED_NONE;
-  return finish(l, in, n_in, batch, dt, opt, err);
+  return OOC_OK;
 }
 
 /* ---- the table ----------------------------------------------------------- */
@@ -887,4 +875,17 @@ ooc_op_name(ooc_op_kind k)
 {
   const ooc_op_type *t = ooc_op_get(k);
   return t ? t->name : "?";
+}
+
+int
+ooc_op_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+             int64_t batch, ooc_dtype dt, ooc_optimizer opt, ooc_err *err)
+{
+  const ooc_op_type *t = ooc_op_get(l->op);
+  int rc;
+
+  if (t == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "op: unknown op kind %d", (int)l->op);
+  rc = t->infer(l, in, n_in, batch, dt, err);
+  return rc ? rc : finish(l, in, n_in, batch, dt, opt, err);
 }

@@ -1,4 +1,4 @@
-/* sim/util.c — sizes, strict number parsing, files and data lookup. */
+/* sim/util.c — sizes, strict number parsing, files, data lookup, hashing. */
 #include "config.h"
 
 #include <ctype.h>
@@ -109,6 +109,23 @@ ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
   else
     snprintf(buf, n, "%.2f %s", v, u[i]);
   return buf;
+}
+
+void
+ooc_text_pos(const char *text, const char *at, int *line, int *col)
+{
+  const char *p;
+
+  *line = 1;
+  *col = 1;
+  for (p = text; p < at && *p; p++) {
+    if (*p == '\n') {
+      ++*line;
+      *col = 1;
+    } else {
+      ++*col;
+    }
+  }
 }
 
 int
@@ -319,4 +336,18 @@ ooc_wall_s(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+uint64_t
+ooc_hash64(const void *data, size_t n, uint64_t seed)
+{
+  const unsigned char *p = data;
+  uint64_t h = seed;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
 }

@@ -1,4 +1,4 @@
-/* sim/util.h — small shared helpers: sizes, data-file lookup, files.
+/* sim/util.h — small shared helpers: sizes, data-file lookup, files, hashing.
  *
  * Data lookup: models and profiles are found by name in the data
  * directories: the installed $(pkgdatadir) when the running binary is the
@@ -25,6 +25,10 @@ int ooc_parse_double(const char *s, const char *what, double *out,
 /* Human-readable bytes ("1.50 GiB") into buf. */
 const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
 
+/* Line and column (both from 1) of position `at` in text, for messages
+ * about where a parser stopped. O(at - text). */
+void ooc_text_pos(const char *text, const char *at, int *line, int *col);
+
 /* Read a whole file into a NUL-terminated heap buffer (caller frees).
  * Refuses files over 256 MiB and files containing NUL bytes. */
 int ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err);
@@ -45,5 +49,11 @@ const char *ooc_data_dir(void);
 
 /* Monotonic wall clock in seconds (sim_wall_s, benchmarks). */
 double ooc_wall_s(void);
+
+/* FNV-1a 64-bit hash of n bytes, continuing from seed (OOC_HASH_SEED, the
+ * FNV offset basis, to start): calibration signatures, layer names, model
+ * fingerprints, sweep rows. */
+uint64_t ooc_hash64(const void *data, size_t n, uint64_t seed);
+#define OOC_HASH_SEED 0xcbf29ce484222325ULL
 
 #endif

@@ -249,6 +249,32 @@ START_TEST(test_set)
 }
 END_TEST
 
+/* A param whose default uses an earlier param follows that param's --set
+ * value: a = 3 makes b = a * 2 = 6, so the input is [6]. */
+START_TEST(test_set_dependent_param)
+{
+  static const char *json =
+      "{\"name\":\"p\",\"params\":{\"a\":2,\"b\":\"a * 2\"},"
+      "\"input\":[\"b\"],\"layers\":[{\"name\":\"r\",\"op\":\"relu\"}]}";
+  ooc_kv kv = { "a", "3" };
+  ooc_model_opts o = { .batch = 1, .sets = &kv, .n_sets = 1 };
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+
+  ck_assert_int_eq(ooc_model_load_string(json, "t.json", &o, &m, &e), OOC_OK);
+  shape_is(layer(m, "r"), 1, 6, 0, 0);
+  ck_assert_int_eq(m->params[0].set, 1);
+  ck_assert_double_eq(m->params[0].value, 3);
+  ck_assert_int_eq(m->params[1].set, 0);
+  ck_assert_double_eq(m->params[1].value, 6);
+  ooc_model_free(m);
+  /* Without the override the defaults hold: [4]. */
+  m = load_str(json, 1);
+  shape_is(layer(m, "r"), 1, 4, 0, 0);
+  ooc_model_free(m);
+}
+END_TEST
+
 /* Two residual blocks through a repeat with @in: b1_add adds b1_relu and
  * b0_add. conv 4->4 3x3: params 144; b0_conv is the first layer (no data
  * gradient), b1_conv has one (2*4*64*4*9 = 18432 /sample, x2). */
@@ -1033,6 +1059,7 @@ model_suite(void)
   tcase_add_test(t, test_tiny_cnn);
   tcase_add_test(t, test_optimizer_dtype);
   tcase_add_test(t, test_set);
+  tcase_add_test(t, test_set_dependent_param);
   tcase_add_test(t, test_residual);
   tcase_add_test(t, test_concat);
   tcase_add_test(t, test_nested_if);
