@@ -1,7 +1,7 @@
 /* sim/cost.c — per-layer compute times and copy times (cost.h).
  *
- * One idea: every time the simulator charges is computed here, once per
- * (model, profile), in integer nanoseconds. A kernel costs
+ * One idea: every compute time the simulator charges is computed here, once
+ * per (model, profile), in integer nanoseconds. A kernel costs
  *
  *   t = round(max(FLOPs / (peak x eff[class]), bytes / (HBM x mem_eff)))
  *       + launches x launch_ns
@@ -29,7 +29,9 @@
  *   Adam (two moments), P = parameter bytes; time = bytes / (HBM x mem_eff)
  *   plus one launch per layer that has parameters (a per-tensor update, as
  *   in Caffe, Chainer and PyTorch's non-fused optimizers).
- * - Copy: latency + bytes / pinned bandwidth of the direction.
+ * - Copy alone on the link: latency + bytes / pinned bandwidth of the
+ *   direction, rounded up as the engine does (sim/engine.c, which also
+ *   models two copies sharing the link).
  *
  * Cost: O(layers) per ooc_costs_alloc(), plus one signature and an
  * O(log n) lookup per layer when the profile has a calibration table.
@@ -86,9 +88,12 @@ ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
 int64_t
 ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes)
 {
-  double bw = dir == 0 ? hw->h2d_Bps : hw->d2h_Bps;
+  double x = (double)bytes * 1e9 / (dir == 0 ? hw->h2d_Bps : hw->d2h_Bps);
+  double rx = nearbyint(x);
 
-  return hw->copy_latency_ns + (int64_t)llround((double)bytes * 1e9 / bw);
+  /* Up to the next nanosecond, except that float noise within 0.001 ns of
+   * an integer is not rounded up (the engine's rule, sim/engine.c). */
+  return hw->copy_latency_ns + (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
 }
 
 /* Times above this (about 146 years) are treated as overflow. */
@@ -150,9 +155,6 @@ apply_calibration(const ooc_model *m, int i, const ooc_hw *hw, ooc_costs *c,
   int len;
 
   len = ooc_layer_signature(m, i, buf, sizeof buf);
-  if (len < 0)
-    return ooc_err_set(err, OOC_EINVAL, "layer %s: no signature",
-                       m->layers[i].name);
   if ((size_t)len >= sizeof buf) {
     heap = malloc((size_t)len + 1);
     if (heap == NULL)

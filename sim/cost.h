@@ -38,8 +38,9 @@ void ooc_costs_free(ooc_costs *c);
 int64_t ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
                              double flops, double bytes);
 
-/* Time of a host<->device copy of `bytes` alone on the link:
- * latency + bytes / bandwidth. dir: 0 = H2D, 1 = D2H. */
+/* Time of a host<->device copy of `bytes` alone on the link, as the
+ * simulator charges it: latency + ceil(bytes / pinned bandwidth) ns.
+ * dir: 0 = H2D, 1 = D2H. */
 int64_t ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes);
 
 #endif

@@ -91,7 +91,7 @@ START_TEST(v100_nvlink2_figures)
   ck_assert(hw->malloc_ns_per_GiB == 150000.0);
   ck_assert_int_eq(hw->free_ns, 14000);
   ck_assert_uint_eq(hw->va_chunk_bytes, 40u * 1048576u); /* seed §4: 40 MiB */
-  /* 1 GiB H2D: 4 us + 2^30 / 68e9 s = 4000 + 15790321.0 -> 15794321 ns. */
+  /* 1 GiB H2D: 4 us + 2^30 / 68e9 s = 4000 + 15790320.94 -> 15794321 ns. */
   ck_assert_int_eq(ooc_cost_copy_ns(hw, 0, GIB), 15794321);
   ooc_hw_free(hw);
 }
@@ -105,10 +105,10 @@ START_TEST(pcie3_copy_times)
   ck_assert_int_eq(ooc_hw_load("v100-pcie3", NULL, 0, &hw, &err), 0);
   ck_assert(hw->h2d_Bps == 12.2e9);
   /* H2D 1 GiB: 5 us + 2^30 / 12.2e9 s = 5000 + 88011624.918 ns
-   * -> 88016625 ns (rounded to nearest). */
+   * -> 88016625 ns (rounded up, as the engine charges it). */
   ck_assert_int_eq(ooc_cost_copy_ns(hw, 0, GIB), 88016625);
-  /* D2H 1 GiB: 5000 + 2^30 / 12.9e9 s = 5000 + 83235800.310 -> 83240800. */
-  ck_assert_int_eq(ooc_cost_copy_ns(hw, 1, GIB), 83240800);
+  /* D2H 1 GiB: 5000 + 2^30 / 12.9e9 s = 5000 + 83235800.310 -> 83240801. */
+  ck_assert_int_eq(ooc_cost_copy_ns(hw, 1, GIB), 83240801);
   /* 0 bytes costs the latency alone; 61 bytes: 5000 + 5.0 ns. */
   ck_assert_int_eq(ooc_cost_copy_ns(hw, 0, 0), 5000);
   ck_assert_int_eq(ooc_cost_copy_ns(hw, 0, 61), 5005);
@@ -333,40 +333,37 @@ START_TEST(fnv1a)
 }
 END_TEST
 
-/* A small profile with round numbers for hand computation. The calibration
- * table is appended by the tests that need one. */
-static const char *round_profile_head =
-  "{ \"name\": \"round\", \"gpu\": \"hand-checked\","
-  "  \"memory\": { \"total_GiB\": 16, \"usable_GiB\": 15 },"
-  "  \"host\": { \"memory_GiB\": 64 },"
-  "  \"compute\": { \"fp32_TFLOPS\": 10, \"fp16_TFLOPS\": 20,"
-  "    \"bf16_TFLOPS\": 10, \"tensor_fp16_TFLOPS\": 100,"
-  "    \"tensor_bf16_TFLOPS\": 0, \"tensor_tf32_TFLOPS\": 40,"
-  "    \"fp32_uses_tf32\": false, \"hbm_GBps\": 1000, \"mem_eff\": 0.5,"
-  "    \"launch_us\": 5,"
-  "    \"efficiency\": { \"conv\": 0.5, \"gemm\": 0.8, \"norm\": 0.5,"
-  "      \"eltwise\": 0.25, \"pool\": 0.5, \"other\": 0.5 } },"
-  "  \"link\": { \"h2d_GBps\": 10, \"d2h_GBps\": 10,"
-  "    \"h2d_pageable_GBps\": 5, \"d2h_pageable_GBps\": 5,"
-  "    \"duplex_h2d_GBps\": 8, \"duplex_d2h_GBps\": 8, \"latency_us\": 2,"
-  "    \"copy_engines\": 2 },"
-  "  \"allocator\": { \"malloc_us\": 20, \"malloc_us_per_GiB\": 100,"
-  "    \"free_us\": 10, \"va_chunk_MiB\": 2, \"va_granularity_MiB\": 2,"
-  "    \"va_map_us\": 3, \"host_alloc_us\": 50 }";
+/* A small profile with round numbers for hand computation
+ * (tests/data/hw/round.json, shared with check_planners). The tests that
+ * need a calibration table append one before the closing brace. */
+#define ROUND_PROFILE OOC_SRCDIR "/tests/data/hw/round.json"
 
 static ooc_hw *
 round_profile(const char *calib_json, const ooc_hw_override *ov, int n_ov)
 {
-  char buf[8192];
+  char *text = NULL, *buf;
+  size_t len = 0, n;
   ooc_hw *hw = NULL;
   ooc_err err = { 0 };
   int rc;
 
-  snprintf(buf, sizeof buf, "%s%s%s }", round_profile_head,
-           calib_json ? ", \"calibration\": " : "",
-           calib_json ? calib_json : "");
+  rc = ooc_read_file(ROUND_PROFILE, &text, &len, &err);
+  ck_assert_msg(rc == 0, "%s", err.msg);
+  n = len + (calib_json ? strlen(calib_json) : 0) + 32;
+  buf = malloc(n);
+  ck_assert_ptr_nonnull(buf);
+  if (calib_json) {
+    char *close = strrchr(text, '}');
+    ck_assert_ptr_nonnull(close);
+    snprintf(buf, n, "%.*s, \"calibration\": %s }", (int)(close - text),
+             text, calib_json);
+  } else {
+    snprintf(buf, n, "%s", text);
+  }
   rc = ooc_hw_load_string(buf, "round.json", ov, n_ov, &hw, &err);
   ck_assert_msg(rc == 0, "%s", err.msg);
+  free(buf);
+  free(text);
   return hw;
 }
 
