@@ -481,24 +481,6 @@ read_program(reader *R, const cJSON *root)
   return OOC_OK;
 }
 
-/* Line and column of byte offset off. */
-static void
-line_col(const char *text, size_t off, int *line, int *col)
-{
-  size_t i;
-
-  *line = 1;
-  *col = 1;
-  for (i = 0; i < off; i++) {
-    if (text[i] == '\n') {
-      (*line)++;
-      *col = 1;
-    } else {
-      (*col)++;
-    }
-  }
-}
-
 /* 1 when the text ends inside a string or with brackets still open (or
  * is empty): the signature of a truncated file. */
 static int
@@ -549,9 +531,9 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
   if (root == NULL) {
     size_t off = end && end >= text ? (size_t)(end - text) : 0;
     int line, col;
-    line_col(text, off, &line, &col);
+    ooc_text_pos(text, text + off, &line, &col);
     if (ends_open(text, len)) {
-      line_col(text, len, &line, &col);
+      ooc_text_pos(text, text + len, &line, &col);
       rc = ooc_err_set(err, OOC_EPARSE, "%s: not a complete JSON text: it "
                        "ends early at line %d (truncated file?)", origin,
                        line);
