@@ -61,7 +61,7 @@ plan_usage(FILE *f)
              "H2D and D2H streams, with their waits) together with the\n"
              "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
              "PLAN.json' replays it and prints what the one-shot simulate\n"
-             "prints; the executor replays it on a GPU.\n\n"
+             "prints; it is also what a GPU executor will replay.\n\n"
              "Options:\n%s"
              "  -o, --output FILE     the plan file to write\n"
              "      --json            print the plan's summary object\n"
