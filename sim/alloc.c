@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "util.h"
 
 const ooc_allocator_type *const ooc_allocator_types[] = {
   &ooc_alloc_ideal,
@@ -22,26 +23,17 @@ const ooc_allocator_type *const ooc_allocator_types[] = {
 const ooc_allocator_type *
 ooc_allocator_find(const char *name, ooc_err *err)
 {
+  const char *list[16];
   char names[128];
-  size_t used = 0;
   int i;
 
   for (i = 0; ooc_allocator_types[i] != NULL; i++)
     if (name != NULL && strcmp(ooc_allocator_types[i]->name, name) == 0)
       return ooc_allocator_types[i];
-  names[0] = '\0';
-  for (i = 0; ooc_allocator_types[i] != NULL; i++) {
-    size_t len = strlen(ooc_allocator_types[i]->name);
-    if (used + len + 3 >= sizeof names)
-      break;
-    if (i > 0) {
-      memcpy(names + used, ", ", 2);
-      used += 2;
-    }
-    memcpy(names + used, ooc_allocator_types[i]->name, len);
-    used += len;
-    names[used] = '\0';
-  }
+  for (i = 0; ooc_allocator_types[i] != NULL && i < 15; i++)
+    list[i] = ooc_allocator_types[i]->name;
+  list[i] = NULL;
+  ooc_join_names(list, names, sizeof names);
   ooc_err_set(err, OOC_ENOTFOUND,
               "unknown allocator '%s' (valid: %s)", name ? name : "", names);
   return NULL;

@@ -19,23 +19,6 @@
 #include "planner.h"
 #include "util.h"
 
-/* "a, b, c" of a NULL-terminated list into buf. */
-static const char *
-join(const char *const *names, char *buf, size_t n)
-{
-  size_t off = 0;
-  int i;
-
-  buf[0] = '\0';
-  for (i = 0; names != NULL && names[i] != NULL; i++) {
-    int k = snprintf(buf + off, n - off, "%s%s", i ? ", " : "", names[i]);
-    if (k < 0 || (size_t)k >= n - off)
-      break;
-    off += (size_t)k;
-  }
-  return buf;
-}
-
 const ooc_planner_type *
 ooc_planner_find(const char *name, ooc_err *err)
 {
@@ -50,7 +33,7 @@ ooc_planner_find(const char *name, ooc_err *err)
     names[i] = ooc_planner_types[i]->name;
   names[i] = NULL;
   ooc_err_set(err, OOC_ENOTFOUND, "unknown planner '%s' (valid: %s)",
-              name ? name : "", join(names, list, sizeof list));
+              name ? name : "", ooc_join_names(names, list, sizeof list));
   return NULL;
 }
 
@@ -77,7 +60,7 @@ check_opts(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
                            "'%s' (it takes no options)", t->name, key);
       return ooc_err_set(err, OOC_EINVAL, "planner '%s': unknown option "
                          "'%s' (valid: %s)", t->name, key,
-                         join(t->options, list, sizeof list));
+                         ooc_join_names(t->options, list, sizeof list));
     }
     for (j = 0; j < i; j++)
       if (strcmp(ctx->opts[j].key, key) == 0)

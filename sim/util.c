@@ -351,3 +351,19 @@ ooc_hash64(const void *data, size_t n, uint64_t seed)
   }
   return h;
 }
+
+const char *
+ooc_join_names(const char *const *names, char *buf, size_t n)
+{
+  size_t off = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; names != NULL && names[i] != NULL; i++) {
+    int k = snprintf(buf + off, n - off, "%s%s", i ? ", " : "", names[i]);
+    if (k < 0 || (size_t)k >= n - off)
+      break;
+    off += (size_t)k;
+  }
+  return buf;
+}

@@ -29,6 +29,10 @@ const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
  * about where a parser stopped. O(at - text). */
 void ooc_text_pos(const char *text, const char *at, int *line, int *col);
 
+/* "a, b, c" of a NULL-terminated list of names into buf (n bytes; names
+ * that do not fit are left out). Returns buf. */
+const char *ooc_join_names(const char *const *names, char *buf, size_t n);
+
 /* Read a whole file into a NUL-terminated heap buffer (caller frees).
  * Refuses files over 256 MiB and files containing NUL bytes. */
 int ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err);
