@@ -4,10 +4,12 @@
  * Follows the schedule-window seed, §2 (LMS [Le et al. 2019] as it
  * describes it): a variable used at function f_i is swapped out when the
  * graph distance d(f_i, f_j) to f_j, the closest later function using it,
- * exceeds `swapout_threshold`; it is swapped in again before f_k with
- * d(f_k, f_j) = `swapin_ahead`. Swap-out may happen anywhere in forward or
- * backward, so a tensor used again later in forward (a skip connection)
- * gets one swap record per gap that exceeds the threshold. TFLMS v2's other
+ * exceeds `swapout_threshold` (the seed prints "<=", but a threshold
+ * that swaps the short edges would keep the long-lived tensors LMS exists
+ * to move); it is swapped in again before f_k with d(f_k, f_j) =
+ * `swapin_ahead`. Swap-out may happen anywhere in forward or backward, so
+ * a tensor used again later in forward (a skip connection) gets one swap
+ * record per gap that exceeds the threshold. TFLMS v2's other
  * two options:
  *   swapin_groupby  uses served by a swap-in whose distance to the previous
  *                   use is within groupby share that swap-in (no new
@@ -22,13 +24,15 @@
  * Autotune (-1 = auto), as TFLMS' _search_params does with its simulator,
  * here with ooc_planner_evaluate() as the oracle and "feasible under the
  * budget" as the pass test: (1) when all three are auto, a plan with
- * threshold = #ops (no swapping) is tried first; (2) threshold: test 1 with
- * ahead = 1, groupby = 0, escalating sync_mode 0 -> 3 until it passes, then
- * binary search in [1, #ops] for the largest passing threshold; (3) unless
- * swap-ins are synchronous, binary search ahead in [1, #ops]; (4) groupby:
- * #ops if that passes, else TFLMS' early-stopping binary search in
- * [0, #ops]. When nothing passes, the most frugal plan (threshold 1,
- * sync_mode 3) is returned and the simulation reports the OOM.
+ * threshold = #ops (no swapping) is tried first; (2) test threshold 1,
+ * ahead 1, groupby 0 (or the values given), escalating sync_mode from the
+ * one given up to 3 until it passes, then binary search in [1, #ops] for
+ * the largest passing threshold; (3) unless swap-ins are synchronous,
+ * binary search ahead in [1, #ops]; (4) groupby: #ops if that passes,
+ * else TFLMS' early-stopping binary search in [0, #ops]. Each search
+ * starts from a value that passed and does not simulate it again. When
+ * nothing passes, the most frugal plan (sync_mode 3) is returned and the
+ * simulation reports the OOM.
  *
  * Cost: O(uses) to build one plan; autotune runs O(log #ops) simulations.
  * Ownership: no heap state; writes only the caller's plan.
@@ -54,7 +58,6 @@ static int lms_build(const ooc_planner_ctx *ctx, const struct lms_params *p,
   const ooc_liveness *lv = ctx->live;
 
   ooc_plan_reset(pl);
-  pl->flags = 0;
   pl->sched_budget = ctx->budget;
   for (int32_t a = 0; a < lv->n_acts; a++) {
     const int32_t *u = lv->use_steps + lv->act_first[a];
@@ -82,7 +85,6 @@ static int lms_build(const ooc_planner_ctx *ctx, const struct lms_params *p,
       };
       if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
         return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
-      pl->action[a] = OOC_SWAP;
       from_swapin = 1;
     }
   }
@@ -107,19 +109,23 @@ static int lms_play(struct lms_state *st, const ooc_planner_ctx *ctx,
 }
 
 /* TFLMS' binary_search: largest value in [lo, hi] that passes, starting
- * from a known value *v (kept when nothing better passes). With early_stop
- * the first passing midpoint is taken. */
+ * from the current value *field, which passed (kept when nothing better
+ * does, and not simulated again). With early_stop the first passing
+ * midpoint is taken. */
 static int lms_bsearch(struct lms_state *st, const ooc_planner_ctx *ctx,
                        int64_t *field, int64_t lo, int64_t hi, int early_stop,
                        ooc_plan *pl, ooc_err *err)
 {
+  const int64_t start = *field;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2, old = *field;
-    int pass = 0, rc;
+    int pass = 1, rc;
     *field = mid;
-    rc = lms_play(st, ctx, &st->p, pl, &pass, err);
-    if (rc != OOC_OK)
-      return rc;
+    if (mid != start) {
+      rc = lms_play(st, ctx, &st->p, pl, &pass, err);
+      if (rc != OOC_OK)
+        return rc;
+    }
     if (pass) {
       if (early_stop)
         break;
@@ -185,63 +191,34 @@ static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
         goto done;
       }
     }
-    /* (2) threshold, escalating sync_mode until threshold 1 passes. */
-    if (user.threshold < 0) {
-      st->p.threshold = 1;
-      st->p.ahead = user.ahead < 0 ? 1 : user.ahead;
-      st->p.groupby = user.groupby < 0 ? 0 : user.groupby;
-      for (;;) {
-        if ((rc = lms_play(st, ctx, &st->p, pl, &pass, err)))
-          return rc;
-        if (pass)
-          break;
-        if (st->p.sync_mode >= 3) {
-          found = 0;
-          goto done;
-        }
-        st->p.sync_mode++;
-      }
-      if ((rc = lms_bsearch(st, ctx, &st->p.threshold, 1, size, 0, pl, err)))
+    /* (2) threshold 1 (or the fixed one), ahead 1, groupby 0 (or the fixed
+     * ones), escalating sync_mode until that passes; then the largest
+     * passing threshold. */
+    st->p.threshold = user.threshold < 0 ? 1 : user.threshold;
+    st->p.ahead = user.ahead < 0 ? 1 : user.ahead;
+    st->p.groupby = user.groupby < 0 ? 0 : user.groupby;
+    for (;;) {
+      if ((rc = lms_play(st, ctx, &st->p, pl, &pass, err)))
         return rc;
-    } else if (user.sync_mode < 0) {
-      /* Fixed threshold, auto sync_mode: escalate until it passes. */
-      struct lms_params q = st->p;
-      q.ahead = user.ahead < 0 ? 1 : user.ahead;
-      q.groupby = user.groupby < 0 ? 0 : user.groupby;
-      for (;;) {
-        if ((rc = lms_play(st, ctx, &q, pl, &pass, err)))
-          return rc;
-        if (pass || q.sync_mode >= 3)
-          break;
-        q.sync_mode++;
-      }
-      st->p.sync_mode = q.sync_mode;
-      if (!pass) {
+      if (pass)
+        break;
+      if (st->p.sync_mode >= 3) {
+        /* Nothing fits: this most frugal setting is returned, and its
+         * simulation reports the OOM. */
         found = 0;
         goto done;
       }
+      st->p.sync_mode++;
     }
-    if (st->p.ahead < 0)
-      st->p.ahead = 1;
-    if (st->p.groupby < 0)
-      st->p.groupby = 0;
+    if (user.threshold < 0 &&
+        (rc = lms_bsearch(st, ctx, &st->p.threshold, 1, size, 0, pl, err)))
+      return rc;
     /* Synchronous swap-ins ignore ahead and groupby. */
     if (!(st->p.sync_mode & 2)) {
-      /* (3) ahead */
-      if (user.ahead < 0) {
-        st->p.ahead = 1;
-        if (user.threshold >= 0) {
-          if ((rc = lms_play(st, ctx, &st->p, pl, &pass, err)))
-            return rc;
-          if (!pass) {
-            st->p.sync_mode = 3;
-            found = 0;
-            goto done;
-          }
-        }
-        if ((rc = lms_bsearch(st, ctx, &st->p.ahead, 1, size, 0, pl, err)))
-          return rc;
-      }
+      /* (3) ahead, from 1 */
+      if (user.ahead < 0 &&
+          (rc = lms_bsearch(st, ctx, &st->p.ahead, 1, size, 0, pl, err)))
+        return rc;
       /* (4) groupby */
       if (user.groupby < 0) {
         struct lms_params all = st->p;
@@ -259,13 +236,6 @@ static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
 
 done:
-  if (!found) {
-    /* Nothing fits: the most frugal setting, reported OOM by simulation. */
-    st->p.threshold = user.threshold < 0 ? 1 : user.threshold;
-    st->p.ahead = user.ahead < 0 ? 1 : user.ahead;
-    st->p.groupby = user.groupby < 0 ? 0 : user.groupby;
-    st->p.sync_mode = 3;
-  }
   if ((rc = lms_build(ctx, &st->p, pl, err)))
     return rc;
   snprintf(pl->note, sizeof pl->note,

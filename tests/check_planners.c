@@ -399,6 +399,39 @@ START_TEST(lms_autotune)
 }
 END_TEST
 
+/* Fixed threshold, the rest auto. 64 MiB: (2) threshold 4, ahead 1,
+ * groupby 0, sync_mode 0 fits (1 simulation); (3) ahead searched from 1,
+ * which is not simulated again: 7, 10, 12, 13 all fit (4); (4) groupby 13
+ * fits (1): 6 simulations. persistent + 3 MiB, threshold 1, groupby 0:
+ * acts 1..4 are swapped; with ahead 1 act 4's swap-in is issued after
+ * step 5 and takes the MiB bwd fc6 (step 6) needs next to act 5 and two
+ * gradients, and nothing in flight frees any: OOM at sync_mode 0 and 1
+ * (1 only waits for swap-outs). sync_mode 2 issues each swap-in after the
+ * step before its use, when step 6 is done: it fits, 3 simulations. */
+START_TEST(lms_autotune_fixed_threshold)
+{
+  fixture f;
+  ooc_kv t4[] = { { "swapout_threshold", "4" }, { "sync_mode", "-1" } };
+  ooc_kv t1[] = { { "swapout_threshold", "1" }, { "swapin_groupby", "0" } };
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_lms, t4, 2);
+  ck_assert_str_eq(f.plan.note, "lms: threshold=4, ahead=13, groupby=13, "
+                   "sync_mode=0 (6 simulations)");
+  ck_assert_int_eq(f.plan.n_swaps, 3);
+  fx_budget(&f, f.lv->persistent_bytes + 3 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_lms, t1, 2);
+  ck_assert_str_eq(f.plan.note, "lms: threshold=1, ahead=1, groupby=0, "
+                   "sync_mode=2 (3 simulations)");
+  ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);
+  ck_assert_int_eq(f.plan.n_swaps, 4);
+  for (int i = 1; i <= 4; i++)
+    assert_swap(&f.plan, i - 1, i, i, -1, 10 - i, 11 - i);
+  fx_close(&f);
+}
+END_TEST
+
 /* --- capacity ------------------------------------------------------------- */
 
 /* Candidates by first backward use: act 4 (7), 3 (8), 2 (9), 1 (10); act 5
@@ -472,6 +505,25 @@ START_TEST(window_abcd)
   ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);
   ck_assert_uint_le(f.res.peak_allocated, f.budget);
   ck_assert(strstr(f.plan.note, "(1 cancelled)") != NULL);
+  fx_close(&f);
+}
+END_TEST
+
+/* With room for everything no reserved swap-out is ever waited for (each
+ * is cancelled or its act freed), so every one of the 50 candidates (25
+ * windows at 16/16 and at 15/16 of the budget) gives the same empty
+ * schedule: it is simulated once. */
+START_TEST(window_fits_one_simulation)
+{
+  fixture f;
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 64 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_window, NULL, 0);
+  ck_assert_int_eq(f.plan.n_swaps, 0);
+  ck_assert(f.res.feasible);
+  ck_assert_msg(strstr(f.plan.note, " 0 swap-outs (") != NULL &&
+                strstr(f.plan.note, "(1 simulations)") != NULL, "%s",
+                f.plan.note);
   fx_close(&f);
 }
 END_TEST
@@ -671,9 +723,11 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, lms_threshold);
   tcase_add_test(tc, lms_skip_groupby);
   tcase_add_test(tc, lms_autotune);
+  tcase_add_test(tc, lms_autotune_fixed_threshold);
   tcase_add_test(tc, capacity_keeps_tail);
   tcase_add_test(tc, capacity_fits);
   tcase_add_test(tc, window_abcd);
+  tcase_add_test(tc, window_fits_one_simulation);
   tcase_add_test(tc, window_autotune_allocators);
   tcase_add_test(tc, window_va_footprint);
   tcase_add_test(tc, va_chunk_of_the_simulator);
