@@ -36,14 +36,15 @@
  * returned and its simulation reports the OOM. Option sched_budget=SIZE
  * fixes it instead.
  *
- * Cost: O(acts log acts + candidates x steps) per plan, at most 9
- * simulations.
+ * Cost: O(acts log acts + candidates x steps) per plan (the timeline
+ * before any decision is built once), at most 9 simulations.
  * Ownership: scratch arrays live in the state and are freed before return.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "sim/planner.h"
 
 struct cap_state {
@@ -51,6 +52,7 @@ struct cap_state {
   uint64_t *keys;     /* sort keys: first backward use << 32 | act */
   int32_t *last_fwd;  /* per act: last forward use (-1: none) */
   int32_t *first_bwd; /* per act: first backward use (-1: none) */
+  int64_t *base;      /* per step: the timeline before any decision */
   int64_t *occ;       /* per step: modelled resident bytes */
   int32_t n_kept, n_swapped;
   uint64_t kept_bytes;
@@ -105,22 +107,18 @@ static void occ_add(int64_t *occ, int32_t from, int32_t to, uint64_t b)
     occ[s] += (int64_t)b;
 }
 
-/* Build the plan for scheduling budget sched. */
-static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
-                     int32_t n_cand, uint64_t sched, ooc_plan *pl,
-                     ooc_err *err)
+/* The memory timeline before any decision, into st->base: persistent,
+ * workspace, gradients, and activations resident over their lives; every
+ * candidate starts out swapped (absent from the step after the one its
+ * D2H runs in until its backward use). The same for every scheduling
+ * budget, so built once. */
+static void cap_base(const ooc_planner_ctx *ctx, struct cap_state *st,
+                     int32_t n_cand)
 {
   const ooc_liveness *lv = ctx->live;
   const ooc_model *m = ctx->model;
-  uint64_t sum = 0;
-  int32_t n_keep = 0;
+  int64_t *occ = st->base;
 
-  ooc_plan_reset(pl);
-  pl->sched_budget = sched;
-
-  /* Memory timeline: persistent, workspace, gradients, and activations
-   * resident over their lives; every candidate starts out swapped (absent
-   * from the step after the one its D2H runs in until its backward use). */
   uint64_t persistent = foot(st, lv->act_bytes[0]);
   for (int32_t i = 0; i < lv->n_layers; i++) {
     const ooc_layer *ly = &m->layers[i];
@@ -130,24 +128,38 @@ static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
   }
   for (int32_t s = 0; s < lv->n_steps; s++) {
     const ooc_step *sp = &lv->steps[s];
-    st->occ[s] = (int64_t)persistent;
+    occ[s] = (int64_t)persistent;
     if (sp->phase != OOC_PH_UPDATE)
-      st->occ[s] += (int64_t)foot(st, m->layers[sp->layer].workspace_bytes);
+      occ[s] += (int64_t)foot(st, m->layers[sp->layer].workspace_bytes);
   }
   for (int32_t a = 1; a < lv->n_acts; a++) {
     if (lv->grad_first[a] >= 0)
-      occ_add(st->occ, lv->grad_first[a], lv->grad_last[a],
+      occ_add(occ, lv->grad_first[a], lv->grad_last[a],
               foot(st, lv->grad_bytes[a]));
     if (lv->act_nuses[a] == 0)
       continue;
     int32_t first = lv->use_steps[lv->act_first[a]];
-    occ_add(st->occ, first, lv->act_last[a], foot(st, lv->act_bytes[a]));
+    occ_add(occ, first, lv->act_last[a], foot(st, lv->act_bytes[a]));
   }
   for (int32_t k = 0; k < n_cand; k++) {
     int32_t a = st->order[k];
     int32_t from = st->last_fwd[a] + 2, to = st->first_bwd[a] - 1;
-    occ_add(st->occ, from, to, (uint64_t)0 - foot(st, lv->act_bytes[a]));
+    occ_add(occ, from, to, (uint64_t)0 - foot(st, lv->act_bytes[a]));
   }
+}
+
+/* Build the plan for scheduling budget sched, from the base timeline. */
+static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
+                     int32_t n_cand, uint64_t sched, ooc_plan *pl,
+                     ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  uint64_t sum = 0;
+  int32_t n_keep = 0;
+
+  ooc_plan_reset(pl);
+  pl->sched_budget = sched;
+  memcpy(st->occ, st->base, (size_t)lv->n_steps * sizeof *st->occ);
 
   /* Keep the tail (Fig. 4: "we can know when to stop the swap-out"):
    * candidates in backward order stay resident over their gap while the
@@ -219,8 +231,10 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   st->last_fwd = calloc((size_t)lv->n_acts + 1, sizeof *st->last_fwd);
   st->first_bwd = calloc((size_t)lv->n_acts + 1, sizeof *st->first_bwd);
   st->keys = calloc((size_t)lv->n_acts + 1, sizeof *st->keys);
+  st->base = calloc((size_t)lv->n_steps + 1, sizeof *st->base);
   st->occ = calloc((size_t)lv->n_steps + 1, sizeof *st->occ);
-  if (!st->order || !st->keys || !st->last_fwd || !st->first_bwd || !st->occ) {
+  if (!st->order || !st->keys || !st->last_fwd || !st->first_bwd ||
+      !st->base || !st->occ) {
     rc = ooc_err_set(err, OOC_ENOMEM, "planner 'capacity': out of memory");
     goto done;
   }
@@ -230,6 +244,7 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   st->acfg = (ooc_alloc_config){ .budget = ctx->budget,
                                  .chunk_bytes = ctx->chunk_bytes,
                                  .hw = ctx->hw };
+  cap_base(ctx, st, n_cand);
 
   if (have_fixed) {
     sched = fixed;
@@ -256,11 +271,12 @@ done:
   free(st->order);
   free(st->last_fwd);
   free(st->first_bwd);
+  free(st->base);
   free(st->occ);
   free(st->keys);
   st->keys = NULL;
   st->order = st->last_fwd = st->first_bwd = NULL;
-  st->occ = NULL;
+  st->base = st->occ = NULL;
   return rc;
 }
 

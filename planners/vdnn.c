@@ -98,10 +98,6 @@ static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     mark_conv_inputs(m, lv, st->conv_in);
   }
 
-  ooc_plan_reset(pl);
-  pl->flags = 0;
-  pl->sched_budget = ctx->budget;
-
   for (int32_t a = 0; a < lv->n_acts; a++) {
     const int32_t *u = lv->use_steps + lv->act_first[a];
     int32_t n = lv->act_nuses[a];
@@ -133,7 +129,6 @@ static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
       rc = ooc_err_set(err, OOC_ENOMEM, "planner 'vdnn': out of memory");
       goto done;
     }
-    pl->action[a] = OOC_SWAP;
     n_swapped++;
     swapped_bytes += lv->act_bytes[a];
   }

@@ -32,9 +32,10 @@
  *
  * Tuning: `--opt window=SIZE` fixes the window; otherwise 25 window sizes
  * (1/32 and k/16 for k = 1..24 of the activation budget, i.e. up to the
- * 1.5x that nnabla uses by default) are simulated and the fastest feasible
- * one is kept. As in the paper (§4), the scheduling budget may be tuned
- * below the physical one to absorb allocator fragmentation: the budgets
+ * 1.5x that nnabla uses by default) are scheduled and the fastest feasible
+ * one is kept; a schedule whose records equal the previous candidate's is
+ * not simulated again. As in the paper (§4), the scheduling budget may be
+ * tuned below the physical one to absorb allocator fragmentation: the budgets
  * 16/16, 15/16, 14/16, 13/16, 12/16, 10/16, 8/16 of the physical one are
  * tried in turn, down to the first level where some window fits and one
  * level more (`--opt sched_budget=SIZE` fixes it). Nothing found: the
@@ -56,14 +57,16 @@
  * absorbs; counting it makes the schedule fit from the first level.
  *
  * Cost: O(occurrences + steps) per schedule (monotone deque for the window
- * minimum of the limits); autotune runs 50 simulations when the full
- * budget fits, at most 25 x 7. Ownership: scratch arrays in the state,
- * freed before return.
+ * minimum of the limits); autotune schedules 50 candidates when the full
+ * budget fits, at most 25 x 7, and simulates the distinct ones (one when
+ * nothing needs swapping). Ownership: scratch arrays in the state, freed
+ * before return.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "sim/planner.h"
 
 enum { V_CLEARED = 0, V_UNPREF, V_IN, V_OUT, V_WAITED };
@@ -73,7 +76,6 @@ struct win_state {
   int32_t n_occ;
   int32_t *occ_act, *occ_step;
   uint8_t *occ_last;        /* the act's last use */
-  uint8_t *occ_create;      /* the act's producing step */
   int32_t *step_end;        /* per step: first occurrence after it */
   int64_t *lim;             /* per step: bytes left for activations */
   /* Footprints: what the allocator takes for a request
@@ -94,7 +96,11 @@ struct win_state {
   int64_t in, out, win;
   int32_t f_head, f_tail;
   /* Result of the last schedule. */
-  int32_t n_out, n_cancel;
+  int32_t n_cancel;
+  /* The records of the last simulated schedule (at most one per
+   * occurrence), so that an identical one is not simulated again. */
+  ooc_swap *prev;
+  int32_t n_prev;
 };
 
 #define NEW(p, n)                                                            \
@@ -121,7 +127,6 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
   NEW(w->occ_act, total);
   NEW(w->occ_step, total);
   NEW(w->occ_last, total);
-  NEW(w->occ_create, total);
   NEW(w->step_end, lv->n_steps);
   NEW(w->lim, lv->n_steps);
   NEW(w->vst, lv->n_acts);
@@ -132,6 +137,7 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
   NEW(w->fifo, total);
   NEW(w->dq, lv->n_steps);
   NEW(w->ab, lv->n_acts);
+  NEW(w->prev, total);
   for (int32_t a = 0; a < lv->n_acts; a++)
     w->ab[a] = (int64_t)foot(w, lv->act_bytes[a]);
   w->persistent = foot(w, lv->act_bytes[0]);
@@ -149,7 +155,6 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
       w->occ_act[n] = a;
       w->occ_step[n] = s;
       w->occ_last[n] = lv->act_last[a] == s;
-      w->occ_create[n] = lv->use_steps[lv->act_first[a]] == s;
       n++;
     }
     w->step_end[s] = n;
@@ -175,7 +180,6 @@ static void win_teardown(struct win_state *w)
   free(w->occ_act);
   free(w->occ_step);
   free(w->occ_last);
-  free(w->occ_create);
   free(w->step_end);
   free(w->lim);
   free(w->vst);
@@ -186,11 +190,12 @@ static void win_teardown(struct win_state *w)
   free(w->fifo);
   free(w->dq);
   free(w->ab);
+  free(w->prev);
 }
 
 /* (b) Complete the oldest reserved swap-out that is still pending: f_fid
  * waits for it and its bytes are released. Returns 0 when there is none. */
-static int wait_one(struct win_state *w, const ooc_liveness *lv, int32_t fid)
+static int wait_one(struct win_state *w, int32_t fid)
 {
   while (w->f_tail < w->f_head) {
     int32_t pos = w->f_tail++, a = w->fifo[pos];
@@ -214,7 +219,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
 
   ooc_plan_reset(pl);
   pl->sched_budget = sched;
-  w->n_out = w->n_cancel = 0;
+  w->n_cancel = 0;
   w->in = w->out = w->win = 0;
   w->f_head = w->f_tail = 0;
   for (int32_t a = 0; a < lv->n_acts; a++) {
@@ -234,7 +239,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     if (upto < fid - 1)
       upto = fid - 1;
     /* (b) for f_i's gradients and workspace: what stays must fit. */
-    while (w->in + w->out > LIM(fid) && wait_one(w, lv, fid))
+    while (w->in + w->out > LIM(fid) && wait_one(w, fid))
       ;
 
     /* (a) swap in what enters the window. */
@@ -261,7 +266,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
           w->win += b;
           w->n_cancel++;
         } else if (w->vst[a] == V_WAITED) {
-          while (w->in + w->out + b > L && wait_one(w, lv, fid))
+          while (w->in + w->out + b > L && wait_one(w, fid))
             ;
           ooc_swap sw = {
             .act = a,
@@ -293,7 +298,7 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
         w->vst[a] = V_IN;
       }
     }
-    while (w->in + w->out + need > LIM(fid) && wait_one(w, lv, fid))
+    while (w->in + w->out + need > LIM(fid) && wait_one(w, fid))
       ;
     w->in += need;
 
@@ -314,7 +319,6 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
           w->pend[a] = w->f_head;
           w->fifo[w->f_head++] = a;
           w->out += b;
-          w->n_out++;
         }
       }
       w->cnt[a]--;
@@ -322,6 +326,25 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
   }
 #undef LIM
   return OOC_OK;
+}
+
+/* Whether pl's records are those of the last simulated schedule: then it
+ * lowers to the same program (the records alone set the actions, and the
+ * simulation does not read sched_budget). O(records). */
+static int same_as_prev(const struct win_state *w, const ooc_plan *pl)
+{
+  return pl->n_swaps == w->n_prev &&
+         (pl->n_swaps == 0 ||
+          memcmp(pl->swaps, w->prev, (size_t)pl->n_swaps * sizeof *w->prev)
+              == 0);
+}
+
+/* Keep pl's records as the last simulated schedule's. */
+static void remember(struct win_state *w, const ooc_plan *pl)
+{
+  w->n_prev = pl->n_swaps;
+  if (pl->n_swaps > 0)
+    memcpy(w->prev, pl->swaps, (size_t)pl->n_swaps * sizeof *w->prev);
 }
 
 static const uint32_t sched_frac16[] = { 16, 15, 14, 13, 12, 10, 8 };
@@ -387,9 +410,14 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
         rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
         goto done;
       }
-      if ((rc = ooc_planner_evaluate(ctx, pl, &r, err)) != OOC_OK)
-        goto done;
-      n_sims++;
+      /* Neighbouring windows often give the same records (all of them
+       * when everything fits): r still holds that schedule's result. */
+      if (n_sims == 0 || !same_as_prev(w, pl)) {
+        if ((rc = ooc_planner_evaluate(ctx, pl, &r, err)) != OOC_OK)
+          goto done;
+        n_sims++;
+        remember(w, pl);
+      }
       if (r.feasible && r.iteration_ns < best_ns) {
         best_ns = r.iteration_ns;
         best_win = ws;

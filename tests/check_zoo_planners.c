@@ -7,9 +7,9 @@
  * exactly as `oocsim maxbatch -p incore` does. At 2x and 4x that batch:
  *   - each planner plans, or, when the budget is below the largest step's
  *     working set so that no plan can fit, it reports so: either an
- *     infeasible result with an OOM report, or OOC_EOOM (formerly
- *     OOC_EINVAL) from ooc_planner_run with ooc_plan_check_budget's "is
- *     below the working set of step ..." message;
+ *     infeasible result with an OOM report, or OOC_EOOM from
+ *     ooc_planner_run with ooc_plan_check_budget's "is below the working
+ *     set of step ..." message;
  *   - the program validates and the simulator finds no semantic violation
  *     (nothing used while absent, in flight or freed);
  *   - a feasible result never exceeds the budget (allocated or reserved);
@@ -109,7 +109,7 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
     rc = ooc_planner_run(t, &ctx, &pl, &prog, &err);
     if (rc != OOC_OK) {
       /* Only "no plan can fit" may be refused, and with that message. */
-      ck_assert_msg(below && (rc == OOC_EOOM || rc == OOC_EINVAL) &&
+      ck_assert_msg(below && rc == OOC_EOOM &&
                     strstr(err.msg, "is below the working set of step"),
                     "%s: %s (%s) failed: %s", what, t->name, a->name,
                     err.msg);
