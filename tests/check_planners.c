@@ -80,26 +80,6 @@ static const char *resblocks =
   "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 10 },"
   "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
 
-/* Round numbers: 10 GB/s each way, two copy engines. */
-static const char *profile =
-  "{ \"name\": \"round\", \"gpu\": \"hand-checked\","
-  "  \"memory\": { \"total_GiB\": 16, \"usable_GiB\": 15 },"
-  "  \"host\": { \"memory_GiB\": 64 },"
-  "  \"compute\": { \"fp32_TFLOPS\": 10, \"fp16_TFLOPS\": 20,"
-  "    \"bf16_TFLOPS\": 10, \"tensor_fp16_TFLOPS\": 100,"
-  "    \"tensor_bf16_TFLOPS\": 0, \"tensor_tf32_TFLOPS\": 40,"
-  "    \"fp32_uses_tf32\": false, \"hbm_GBps\": 1000, \"mem_eff\": 0.5,"
-  "    \"launch_us\": 5,"
-  "    \"efficiency\": { \"conv\": 0.5, \"gemm\": 0.8, \"norm\": 0.5,"
-  "      \"eltwise\": 0.25, \"pool\": 0.5, \"other\": 0.5 } },"
-  "  \"link\": { \"h2d_GBps\": 10, \"d2h_GBps\": 10,"
-  "    \"h2d_pageable_GBps\": 5, \"d2h_pageable_GBps\": 5,"
-  "    \"duplex_h2d_GBps\": 8, \"duplex_d2h_GBps\": 8, \"latency_us\": 2,"
-  "    \"copy_engines\": 2 },"
-  "  \"allocator\": { \"malloc_us\": 20, \"malloc_us_per_GiB\": 100,"
-  "    \"free_us\": 10, \"va_chunk_MiB\": 2, \"va_granularity_MiB\": 2,"
-  "    \"va_map_us\": 3, \"host_alloc_us\": 50 } }";
-
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
     ooc_planner_lms, ooc_planner_capacity, ooc_planner_window;
 
@@ -125,7 +105,10 @@ static void fx_open(fixture *f, const char *json, int64_t batch)
   memset(f, 0, sizeof *f);
   rc = ooc_model_load_string(json, "test.json", &mo, &f->m, &err);
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
-  rc = ooc_hw_load_string(profile, "round.json", NULL, 0, &f->hw, &err);
+  /* Round numbers: 10 GB/s each way, two copy engines (shared with
+   * check_hw). */
+  rc = ooc_hw_load(OOC_SRCDIR "/tests/data/hw/round.json", NULL, 0, &f->hw,
+                   &err);
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
   rc = ooc_costs_alloc(f->m, f->hw, &f->costs, &err);
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
