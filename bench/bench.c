@@ -29,12 +29,13 @@
 #include <sys/stat.h>
 
 #include "sim/cost.h"
-#include "sim/hw.h"
-#include "sim/model.h"
-#include "sim/plan.h"
-#include "sim/planner.h"
+#include "ir/hw.h"
+#include "ir/model.h"
+#include "plan/plan.h"
+#include "plan/planner.h"
+#include "planners/registry.h"
 #include "sim/sim.h"
-#include "sim/util.h"
+#include "base/util.h"
 
 #define MIN_WALL_S 0.1   /* per repetition */
 #define REPS 5           /* repetitions; the fastest is reported */

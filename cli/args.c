@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "commands.h"
-#include "../sim/util.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "base/util.h"
 
 enum {
   O_SET = 256, O_DTYPE, O_HW, O_HW_SET, O_BUDGET, O_ALLOCATOR, O_OPT, O_JSON,

@@ -19,10 +19,10 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "../sim/error.h"
-#include "../sim/model.h"
-#include "../sim/hw.h"
-#include "scenario.h"
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/hw.h"
+#include "analysis/scenario.h"
 
 /* Shared options, as bits of the `accept` mask. */
 enum {

@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "args.h"
-#include "../sim/util.h"
+#include "cli/commands.h"
+#include "cli/args.h"
+#include "planners/registry.h"
+#include "base/util.h"
 
 #define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
                 OOC_CLI_OPTIMIZER | OOC_CLI_HW | OOC_CLI_HW_SET |            \

@@ -3,7 +3,7 @@
  * bytes, parameters, forward and backward FLOPs, what backward needs) and
  * its totals (parameters, activation MiB per sample, forward GFLOPs per
  * sample, the naive in-core peak). Numbers come from the op table through
- * the loader (sim/model.h); nothing is recomputed here. O(layers).
+ * the loader (ir/model.h); nothing is recomputed here. O(layers).
  */
 #include "config.h"
 
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "args.h"
-#include "../sim/util.h"
+#include "cli/commands.h"
+#include "cli/args.h"
+#include "base/util.h"
 
 #define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
                 OOC_CLI_OPTIMIZER | OOC_CLI_JSON)

@@ -8,11 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
-#include "args.h"
-#include "../sim/alloc.h"
-#include "../sim/planner.h"
-#include "../sim/util.h"
+#include "cli/commands.h"
+#include "cli/args.h"
+#include "planners/registry.h"
+#include "alloc/alloc.h"
+#include "plan/planner.h"
+#include "base/util.h"
 
 static void
 usage(FILE *f)

@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/hw.h"
-#include "../sim/util.h"
-#include "args.h"
-#include "commands.h"
-#include "plot.h"
+#include "ir/hw.h"
+#include "base/util.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "report/plot.h"
 
 static void
 usage(FILE *f)

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/util.h"
-#include "args.h"
-#include "commands.h"
-#include "report.h"
+#include "base/util.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "report/report.h"
 
 static void
 usage(FILE *f)
@@ -42,7 +42,7 @@ usage(FILE *f)
 "      --no-maxbatch    skip the largest-batch search (faster)\n"
 "  -j, --jobs N         threads (default: the number of CPUs)\n"
 "\n"
-"Example: oocsim report -m resnet50 -b 256 --hw v100-nvlink2 -o report\n"
+"Example: oocsim report -m resnet50 -b 256 --hw v100-nvlink2 -o out/report\n"
 "gnuplot is %s unless $OOCSIM_GNUPLOT names another program.\n",
           OOC_GNUPLOT);
 }

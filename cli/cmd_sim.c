@@ -1,7 +1,7 @@
 /* cli/cmd_sim.c — `oocsim plan`, `oocsim simulate` and `oocsim maxbatch`.
  *
  *   plan      run a planner on a scenario and write its lowered program and
- *             the scenario that produced it to PLAN.json (sim/plan_io.h)
+ *             the scenario that produced it to PLAN.json (ir/plan_io.h)
  *   simulate  PLAN.json, or a one-shot -m/-b/--hw/-p scenario: the summary
  *             object (--json) or readable text, a Chrome trace (--trace)
  *             and the memory curve (--mem-csv). Both forms print the same
@@ -20,12 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "args.h"
-#include "scenario.h"
-#include "trace_out.h"
-#include "../sim/plan_io.h"
-#include "../sim/util.h"
+#include "cli/commands.h"
+#include "cli/args.h"
+#include "planners/registry.h"
+#include "analysis/scenario.h"
+#include "report/trace_out.h"
+#include "ir/plan_io.h"
+#include "base/util.h"
 
 #define SCENARIO_OPTS (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET |          \
                        OOC_CLI_DTYPE | OOC_CLI_OPTIMIZER | OOC_CLI_HW |       \

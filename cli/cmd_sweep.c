@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/util.h"
-#include "args.h"
-#include "commands.h"
-#include "sweep.h"
+#include "base/util.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "report/sweep.h"
 
 /* Where a sweep writes when no -o is given. */
 #define DEFAULT_DIR "sweep"

@@ -45,7 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 struct cap_state {
   int32_t *order;     /* candidate acts by first backward use */

@@ -40,7 +40,7 @@
 #include "config.h"
 
 #include <stdio.h>
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 struct lms_params {
   int64_t threshold, ahead, groupby, sync_mode;

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 static int
 naive_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,

@@ -5,7 +5,10 @@
  */
 #include "config.h"
 
-#include "sim/planner.h"
+#include <string.h>
+
+#include "base/util.h"
+#include "planners/registry.h"
 
 extern const ooc_planner_type ooc_planner_incore;
 extern const ooc_planner_type ooc_planner_naive;
@@ -23,3 +26,21 @@ const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_window,
   NULL,
 };
+
+const ooc_planner_type *
+ooc_planner_find(const char *name, ooc_err *err)
+{
+  const char *names[64];
+  char list[512];
+  int i;
+
+  for (i = 0; ooc_planner_types[i] != NULL; i++)
+    if (name != NULL && strcmp(ooc_planner_types[i]->name, name) == 0)
+      return ooc_planner_types[i];
+  for (i = 0; ooc_planner_types[i] != NULL && i < 63; i++)
+    names[i] = ooc_planner_types[i]->name;
+  names[i] = NULL;
+  ooc_err_set(err, OOC_ENOTFOUND, "unknown planner '%s' (valid: %s)",
+              name ? name : "", ooc_join_names(names, list, sizeof list));
+  return NULL;
+}

@@ -8,7 +8,7 @@
  * same time as layer_l starts processing, and layer_l runs right after both
  * swap-in and layer_{l+1} processing finished").
  *
- * Mapping to plan records (sim/plan.h), per activation storage tensor that
+ * Mapping to plan records (plan/plan.h), per activation storage tensor that
  * backward reads again (policy=all), or only those feeding a convolution
  * (policy=conv, vDNN_conv):
  *   out_after  its last forward use: vDNN offloads a feature map once every
@@ -35,7 +35,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 enum { POLICY_ALL = 0, POLICY_CONV = 1 };
 

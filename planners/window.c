@@ -67,7 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 enum { V_CLEARED = 0, V_UNPREF, V_IN, V_OUT, V_WAITED };
 

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "sim/cost.h"
 
 /* The FLOP rate a kernel of class cls achieves for dtype dt: the peak
  * (tensor-core or CUDA-core) times the class's efficiency against it. */

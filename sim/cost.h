@@ -18,8 +18,8 @@
 #define OOC_COST_H
 
 #include <stdint.h>
-#include "model.h"
-#include "hw.h"
+#include "ir/model.h"
+#include "ir/hw.h"
 
 typedef struct ooc_costs {
   int n_layers;

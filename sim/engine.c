@@ -43,9 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
-#include "sim.h"
-#include "util.h"
+#include "sim/heap.h"
+#include "sim/sim.h"
+#include "base/util.h"
 
 enum { EV_DONE = 0, EV_LAT, EV_XFER };                 /* event kinds */
 enum { ST_IDLE = 0, ST_BUSY, ST_BLOCKED };             /* stream states */
@@ -128,22 +128,6 @@ instr_fail(ooc_sim *s, int32_t i, const char *fmt, int32_t t,
   return ooc_err_set(s->err, OOC_EINVAL, "%s: %s tensor %d (layer %d) %s",
                      head, fmt, t, t >= 0 ? s->p->tensors[t].layer : -1,
                      what);
-}
-
-void
-ooc_trace_init(ooc_trace *t)
-{
-  memset(t, 0, sizeof *t);
-}
-
-void
-ooc_trace_fini(ooc_trace *t)
-{
-  if (t == NULL)
-    return;
-  free(t->spans);
-  free(t->mem);
-  memset(t, 0, sizeof *t);
 }
 
 const char *
@@ -993,21 +977,8 @@ ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   for (i = p->prologue_end; i < p->n_instr; i++)
     s->order[s->st[p->instr[i].stream].pos++] = i;
   if (trace != NULL) {
-    trace->n_spans = trace->n_mem = 0;
-    if (trace->cap_spans < n_timed) {
-      ooc_span *sp = realloc(trace->spans, (size_t)n_timed * sizeof *sp);
-      if (sp == NULL)
-        return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
-      trace->spans = sp;
-      trace->cap_spans = n_timed;
-    }
-    if (trace->cap_mem < n_mem) {
-      ooc_mem_sample *m = realloc(trace->mem, (size_t)n_mem * sizeof *m);
-      if (m == NULL)
-        return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
-      trace->mem = m;
-      trace->cap_mem = n_mem;
-    }
+    if (ooc_trace_reserve(trace, n_timed, n_mem) != 0)
+      return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
   }
 
   s->last_iter = 0;

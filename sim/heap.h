@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include "error.h"
+#include "base/error.h"
 
 typedef struct ooc_event {
   int64_t t;        /* ns */

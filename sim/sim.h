@@ -50,12 +50,13 @@
 #define OOC_SIM_H
 
 #include <stdint.h>
-#include "error.h"
-#include "model.h"
-#include "hw.h"
-#include "cost.h"
-#include "alloc.h"
-#include "program.h"
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/hw.h"
+#include "sim/cost.h"
+#include "alloc/alloc.h"
+#include "ir/program.h"
+#include "ir/trace.h"
 
 /* Why the compute stream was idle while it had work left. */
 typedef enum {
@@ -89,28 +90,6 @@ typedef struct ooc_sim_result {
   uint64_t events;             /* events processed, all iterations */
   int iterations;
 } ooc_sim_result;
-
-/* Optional recorder: spans of every timed instruction and memory samples.
- * Used for --trace, --mem-csv, timelines and plots. */
-typedef struct ooc_span {
-  int32_t instr;
-  int64_t start_ns, end_ns;
-} ooc_span;
-
-typedef struct ooc_mem_sample {
-  int64_t t_ns;
-  uint64_t allocated, reserved;
-} ooc_mem_sample;
-
-typedef struct ooc_trace {
-  int32_t n_spans, cap_spans;
-  ooc_span *spans;
-  int32_t n_mem, cap_mem;
-  ooc_mem_sample *mem;
-} ooc_trace;
-
-void ooc_trace_init(ooc_trace *t);
-void ooc_trace_fini(ooc_trace *t);
 
 typedef struct ooc_sim_config {
   const ooc_model *model;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "alloc/alloc.h"
 
 #define MIB (1024ull * 1024ull)
 

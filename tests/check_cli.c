@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "cli/args.h"
-#include "cli/scenario.h"
-#include "cli/trace_out.h"
+#include "analysis/scenario.h"
+#include "report/trace_out.h"
 
 #define MLP OOC_SRCDIR "/tests/data/cli_mlp.json"
 

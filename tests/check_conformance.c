@@ -20,9 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
-#include "sim/planner.h"
-#include "sim/util.h"
+#include "plan/plan.h"
+#include "plan/planner.h"
+#include "planners/registry.h"
+#include "base/util.h"
 
 /* A small CNN with the awkward cases: in-place ops (aliases), a residual
  * add, a concat, dropout with a saved mask, flatten. */

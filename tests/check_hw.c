@@ -1,4 +1,4 @@
-/* tests/check_hw.c — hardware profiles (sim/hw_load.c) and the cost model
+/* tests/check_hw.c — hardware profiles (ir/hw_load.c) and the cost model
  * (sim/cost.c).
  *
  * Suite "hw": every zoo profile loads and its figures convert to SI units;
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "sim/cost.h"
-#include "sim/hw.h"
-#include "sim/util.h"
+#include "ir/hw.h"
+#include "base/util.h"
 
 #define GIB 1073741824ULL
 

@@ -1,5 +1,5 @@
 /* tests/check_model.c — the model loader, the op table and the expression
- * evaluator (sim/model.h, sim/expr.h) on hand-checked small models and on
+ * evaluator (ir/model.h, ir/expr.h) on hand-checked small models and on
  * every kind of bad input of issue 2 item 8.
  *
  * The figures asserted below were computed by hand in the comments; the
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/expr.h"
-#include "sim/model.h"
-#include "sim/util.h"
+#include "ir/expr.h"
+#include "ir/model.h"
+#include "base/util.h"
 
 #define DATA OOC_SRCDIR "/tests/data/models/"
 

@@ -1,5 +1,5 @@
 /* tests/check_plan.c — schedule, liveness, lowering, the planner front end
- * and plan.json (sim/plan.h, sim/planner.h, sim/plan_io.h).
+ * and plan.json (plan/plan.h, plan/planner.h, ir/plan_io.h).
  *
  * The model is built in C so that every figure is round and checked by
  * hand in the comments:
@@ -27,9 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
-#include "sim/planner.h"
-#include "sim/plan_io.h"
+#include "plan/plan.h"
+#include "plan/planner.h"
+#include "planners/registry.h"
+#include "ir/plan_io.h"
 
 static ooc_layer layers[8];
 static int inputs[8] = { 0, 1, 2, 3, 2, 4, 5, 6 };

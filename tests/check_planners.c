@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 #define MiB (1024u * 1024u)
 

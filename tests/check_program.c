@@ -1,5 +1,5 @@
 /* tests/check_program.c — the program IR: builder, validation, equality
- * (program.h, sim/program.c).
+ * (program.h, ir/program.c).
  */
 #include "config.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/program.h"
+#include "ir/program.h"
 
 static ooc_program p;
 static ooc_err err;

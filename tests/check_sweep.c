@@ -1,4 +1,4 @@
-/* tests/check_sweep.c — unit tests of cli/sweep.c: axis parsing, grid size
+/* tests/check_sweep.c — unit tests of report/sweep.c: axis parsing, grid size
  * and header, the CSV reader/writer (quoting round trip), JSON typing, and a
  * small real sweep run twice (the second run resumes and runs nothing), and
  * a parallel run whose rows come out in grid order.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+#include "report/sweep.h"
 
 START_TEST(test_batches)
 {

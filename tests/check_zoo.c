@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/model.h"
-#include "sim/util.h"
+#include "ir/model.h"
+#include "base/util.h"
 
 #define MODELS OOC_SRCDIR "/models/"
 

@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/scenario.h"
-#include "sim/planner.h"
+#include "analysis/scenario.h"
+#include "plan/planner.h"
 
 extern const ooc_planner_type ooc_planner_vdnn, ooc_planner_lms,
     ooc_planner_capacity, ooc_planner_window;

@@ -1,0 +1,168 @@
+/* alloc/fittree.c — the segment blocks and the treap of free blocks by
+ * (size, address) shared by the best-fit allocators (schedule-window seed
+ * §4). See fittree.h: nodes live in a caller-owned array, priorities hash
+ * the node id, every operation is O(log n) expected and allocation-free.
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "alloc/fittree.h"
+
+/* Order of nodes: size, then address. */
+static int
+before(const ooc_fit_node *a, uint64_t size, uint64_t addr)
+{
+  return a->size < size || (a->size == size && a->addr < addr);
+}
+
+/* Split treap t into the nodes before (size, addr) (*l) and the rest (*r).
+ * Recursion depth is the treap's height, O(log n) expected. */
+static void
+split(ooc_fit_node *nodes, int32_t t, uint64_t size, uint64_t addr,
+      int32_t *l, int32_t *r)
+{
+  if (t < 0) {
+    *l = *r = -1;
+  } else if (before(&nodes[t], size, addr)) {
+    split(nodes, nodes[t].right, size, addr, &nodes[t].right, r);
+    *l = t;
+  } else {
+    split(nodes, nodes[t].left, size, addr, l, &nodes[t].left);
+    *r = t;
+  }
+}
+
+/* Join treaps a and b, every key of a before every key of b. */
+static int32_t
+join(ooc_fit_node *nodes, int32_t a, int32_t b)
+{
+  if (a < 0)
+    return b;
+  if (b < 0)
+    return a;
+  if (nodes[a].prio > nodes[b].prio) {
+    nodes[a].right = join(nodes, nodes[a].right, b);
+    return a;
+  }
+  nodes[b].left = join(nodes, a, nodes[b].left);
+  return b;
+}
+
+void
+ooc_fittree_clear(ooc_fittree *t)
+{
+  t->root = -1;
+  t->n = 0;
+}
+
+void
+ooc_fittree_insert(ooc_fittree *t, ooc_fit_node *nodes, int32_t id)
+{
+  ooc_fit_node *b = &nodes[id];
+  int32_t *link = &t->root;
+
+  b->prio = (uint32_t)id * 2654435761u ^ 0x9e3779b9u;
+  while (*link >= 0 && nodes[*link].prio >= b->prio)
+    link = before(&nodes[*link], b->size, b->addr) ? &nodes[*link].right
+                                                   : &nodes[*link].left;
+  split(nodes, *link, b->size, b->addr, &b->left, &b->right);
+  *link = id;
+  t->n++;
+}
+
+void
+ooc_fittree_remove(ooc_fittree *t, ooc_fit_node *nodes, int32_t id)
+{
+  const ooc_fit_node *b = &nodes[id];
+  int32_t *link = &t->root;
+
+  while (*link != id)
+    link = before(&nodes[*link], b->size, b->addr) ? &nodes[*link].right
+                                                   : &nodes[*link].left;
+  *link = join(nodes, b->left, b->right);
+  t->n--;
+}
+
+int32_t
+ooc_fittree_take_best_fit(ooc_fittree *t, ooc_fit_node *nodes, uint64_t size)
+{
+  int32_t *link = &t->root, *best = NULL, id;
+
+  while (*link >= 0) {
+    if (nodes[*link].size >= size) {
+      best = link;
+      link = &nodes[*link].left;
+    } else {
+      link = &nodes[*link].right;
+    }
+  }
+  if (best == NULL)
+    return -1;
+  id = *best;
+  *best = join(nodes, nodes[id].left, nodes[id].right);
+  t->n--;
+  return id;
+}
+
+uint64_t
+ooc_fittree_largest(const ooc_fittree *t, const ooc_fit_node *nodes)
+{
+  int32_t i = t->root;
+
+  while (i >= 0 && nodes[i].right >= 0)
+    i = nodes[i].right;
+  return i >= 0 ? nodes[i].size : 0;
+}
+
+void
+ooc_fittree_carve(ooc_fit_node *nodes, int32_t id, uint64_t size, int32_t r)
+{
+  ooc_fit_node *b = &nodes[id];
+
+  nodes[r] = (ooc_fit_node){
+    .addr = b->addr + size, .size = b->size - size, .prev = id,
+    .next = b->next, .is_free = 1,
+  };
+  if (b->next >= 0)
+    nodes[b->next].prev = r;
+  b->next = r;
+  b->size = size;
+}
+
+/* Absorb block n, which directly follows block a in its segment, into a.
+ * Neither may be in the tree while their sizes change. */
+static void
+absorb(ooc_fit_node *nodes, int32_t a, int32_t n)
+{
+  ooc_fit_node *b = &nodes[a], *nb = &nodes[n];
+
+  b->size += nb->size;
+  b->next = nb->next;
+  if (nb->next >= 0)
+    nodes[nb->next].prev = a;
+}
+
+int32_t
+ooc_fittree_coalesce(ooc_fittree *t, ooc_fit_node *nodes, int32_t id,
+                     int32_t gone[2], int *n_gone)
+{
+  int32_t p, n;
+
+  *n_gone = 0;
+  nodes[id].is_free = 1;
+  n = nodes[id].next;
+  if (n >= 0 && nodes[n].is_free) {
+    ooc_fittree_remove(t, nodes, n);
+    absorb(nodes, id, n);
+    gone[(*n_gone)++] = n;
+  }
+  p = nodes[id].prev;
+  if (p >= 0 && nodes[p].is_free) {
+    ooc_fittree_remove(t, nodes, p);
+    absorb(nodes, p, id);
+    gone[(*n_gone)++] = id;
+    id = p;
+  }
+  return id;
+}

@@ -1,0 +1,369 @@
+/* base/util.c — sizes, strict number parsing, files, data lookup, hashing. */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+
+#define MAX_FILE_BYTES (256u << 20)
+
+int
+ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err)
+{
+  char *end;
+  long long v;
+
+  if (s == NULL || *s == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "%s: empty value", what);
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (errno == ERANGE)
+    return ooc_err_set(err, OOC_ERANGE, "%s: '%s' overflows", what, s);
+  if (*end != '\0' || end == s)
+    return ooc_err_set(err, OOC_EINVAL, "%s: '%s' is not an integer", what, s);
+  *out = v;
+  return OOC_OK;
+}
+
+int
+ooc_parse_double(const char *s, const char *what, double *out, ooc_err *err)
+{
+  char *end;
+  double v;
+
+  if (s == NULL || *s == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "%s: empty value", what);
+  errno = 0;
+  v = strtod(s, &end);
+  if (*end != '\0' || end == s)
+    return ooc_err_set(err, OOC_EINVAL, "%s: '%s' is not a number", what, s);
+  if (errno == ERANGE || !isfinite(v))
+    return ooc_err_set(err, OOC_ERANGE, "%s: '%s' is out of range", what, s);
+  *out = v;
+  return OOC_OK;
+}
+
+int
+ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
+{
+  static const struct { const char *sfx; double mul; } units[] = {
+    { "", 1 }, { "B", 1 },
+    { "K", 1e3 }, { "KB", 1e3 }, { "KiB", 1024.0 },
+    { "M", 1e6 }, { "MB", 1e6 }, { "MiB", 1048576.0 },
+    { "G", 1e9 }, { "GB", 1e9 }, { "GiB", 1073741824.0 },
+    { "T", 1e12 }, { "TB", 1e12 }, { "TiB", 1099511627776.0 },
+  };
+  char *end;
+  double v;
+  size_t i;
+
+  if (s == NULL || *s == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "%s: empty size", what);
+  if (*s == '-')
+    return ooc_err_set(err, OOC_EINVAL, "%s: size '%s' is negative", what, s);
+  errno = 0;
+  v = strtod(s, &end);
+  if (end == s || !isfinite(v) || errno == ERANGE)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: '%s' is not a size (e.g. 16GiB, 8GB, 512MiB)",
+                       what, s);
+  while (*end == ' ')
+    end++;
+  for (i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(end, units[i].sfx) == 0)
+      break;
+  if (i == sizeof units / sizeof units[0])
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: unknown unit in '%s' (use B, KB, KiB, MB, MiB, "
+                       "GB, GiB, TB or TiB)", what, s);
+  v *= units[i].mul;
+  if (v < 0 || v >= 18446744073709551615.0)
+    return ooc_err_set(err, OOC_ERANGE, "%s: size '%s' overflows", what, s);
+  *out = (uint64_t)(v + 0.5);
+  return OOC_OK;
+}
+
+const char *
+ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+  static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  double v = (double)b;
+  int i = 0;
+
+  while (v >= 1024.0 && i < 4) {
+    v /= 1024.0;
+    i++;
+  }
+  if (i == 0)
+    snprintf(buf, n, "%llu B", (unsigned long long)b);
+  else
+    snprintf(buf, n, "%.2f %s", v, u[i]);
+  return buf;
+}
+
+void
+ooc_text_pos(const char *text, const char *at, int *line, int *col)
+{
+  const char *p;
+
+  *line = 1;
+  *col = 1;
+  for (p = text; p < at && *p; p++) {
+    if (*p == '\n') {
+      ++*line;
+      *col = 1;
+    } else {
+      ++*col;
+    }
+  }
+}
+
+int
+ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err)
+{
+  FILE *f;
+  char *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  struct stat st;
+
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return ooc_err_set(err, OOC_EIO, "%s: is a directory", path);
+  f = fopen(path, "rb");
+  if (f == NULL)
+    return ooc_err_set(err, OOC_EIO, "%s: %s", path, strerror(errno));
+  for (;;) {
+    if (n + 65536 + 1 > cap) {
+      size_t ncap = cap ? cap * 2 : 65536 * 2;
+      char *nb;
+      if (ncap > MAX_FILE_BYTES + 65536 * 2) {
+        free(buf);
+        fclose(f);
+        return ooc_err_set(err, OOC_EIO, "%s: file is larger than 256 MiB",
+                           path);
+      }
+      nb = realloc(buf, ncap);
+      if (nb == NULL) {
+        free(buf);
+        fclose(f);
+        return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", path);
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    got = fread(buf + n, 1, 65536, f);
+    n += got;
+    if (got < 65536)
+      break;
+  }
+  if (ferror(f)) {
+    free(buf);
+    fclose(f);
+    return ooc_err_set(err, OOC_EIO, "%s: read error", path);
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (memchr(buf, '\0', n) != NULL) {
+    free(buf);
+    return ooc_err_set(err, OOC_EPARSE,
+                       "%s: binary data (NUL byte), not a JSON text", path);
+  }
+  *out = buf;
+  if (len)
+    *len = n;
+  return OOC_OK;
+}
+
+/* The data directories in search order. */
+static int
+data_dirs(const char *dirs[2])
+{
+  char exe[PATH_MAX], bindir[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  int installed = 0;
+
+  if (k > 0) {
+    char *slash;
+    exe[k] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+      *slash = '\0';
+    if (realpath(OOC_BINDIR, bindir) != NULL && strcmp(bindir, exe) == 0)
+      installed = 1;
+  }
+  dirs[0] = installed ? OOC_PKGDATADIR : OOC_SRCDIR;
+  dirs[1] = installed ? OOC_SRCDIR : OOC_PKGDATADIR;
+  return 2;
+}
+
+static int
+is_dir(const char *p)
+{
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *
+ooc_data_dir(void)
+{
+  const char *dirs[2];
+  char p[PATH_MAX];
+  int i, n = data_dirs(dirs);
+
+  for (i = 0; i < n; i++) {
+    snprintf(p, sizeof p, "%s/models", dirs[i]);
+    if (is_dir(p))
+      return dirs[i];
+  }
+  return "";
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+ooc_data_list(const char *subdir, char ***names, int *count, ooc_err *err)
+{
+  char p[PATH_MAX];
+  const char *dir = ooc_data_dir();
+  DIR *d;
+  struct dirent *e;
+  char **v = NULL;
+  int n = 0, cap = 0;
+
+  *names = NULL;
+  *count = 0;
+  snprintf(p, sizeof p, "%s/%s", dir, subdir);
+  d = opendir(p);
+  if (d == NULL)
+    return ooc_err_set(err, OOC_ENOTFOUND,
+                       "no %s directory found (looked in %s and %s)", subdir,
+                       OOC_SRCDIR, OOC_PKGDATADIR);
+  while ((e = readdir(d)) != NULL) {
+    size_t L = strlen(e->d_name);
+    if (L <= 5 || strcmp(e->d_name + L - 5, ".json") != 0 ||
+        e->d_name[0] == '.')
+      continue;
+    if (n == cap) {
+      char **nv;
+      cap = cap ? 2 * cap : 32;
+      nv = realloc(v, (size_t)cap * sizeof *v);
+      if (nv == NULL)
+        goto fail;
+      v = nv;
+    }
+    v[n] = strndup(e->d_name, L - 5);
+    if (v[n] == NULL)
+      goto fail;
+    n++;
+  }
+  closedir(d);
+  qsort(v, (size_t)n, sizeof *v, cmp_str);
+  *names = v;
+  *count = n;
+  return OOC_OK;
+fail:
+  closedir(d);
+  ooc_data_list_free(v, n);
+  return ooc_err_set(err, OOC_ENOMEM, "out of memory listing %s", subdir);
+}
+
+void
+ooc_data_list_free(char **names, int n)
+{
+  int i;
+  for (i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+int
+ooc_data_find(const char *subdir, const char *name, char **path, ooc_err *err)
+{
+  const char *dirs[2];
+  char p[PATH_MAX], list[256];
+  size_t L = strlen(name);
+  int i, n;
+
+  *path = NULL;
+  if (L == 0)
+    return ooc_err_set(err, OOC_EINVAL, "empty %s name", subdir);
+  if (strchr(name, '/') != NULL || (L > 5 && strcmp(name + L - 5, ".json") == 0)) {
+    *path = strdup(name);
+    return *path ? OOC_OK : ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  n = data_dirs(dirs);
+  for (i = 0; i < n; i++) {
+    snprintf(p, sizeof p, "%s/%s/%s.json", dirs[i], subdir, name);
+    if (access(p, R_OK) == 0) {
+      *path = strdup(p);
+      return *path ? OOC_OK : ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    }
+  }
+  {
+    char **names;
+    int k, cnt;
+    size_t off = 0;
+    list[0] = '\0';
+    if (ooc_data_list(subdir, &names, &cnt, NULL) == OOC_OK) {
+      for (k = 0; k < cnt && off + strlen(names[k]) + 3 < sizeof list; k++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+                                k ? ", " : "", names[k]);
+      ooc_data_list_free(names, cnt);
+    }
+  }
+  return ooc_err_set(err, OOC_ENOTFOUND, "unknown %s '%s' (available: %s)",
+                     strcmp(subdir, "hwprofiles") == 0 ? "hardware profile"
+                                                       : "model",
+                     name, list[0] ? list : "none");
+}
+
+double
+ooc_wall_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+uint64_t
+ooc_hash64(const void *data, size_t n, uint64_t seed)
+{
+  const unsigned char *p = data;
+  uint64_t h = seed;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+const char *
+ooc_join_names(const char *const *names, char *buf, size_t n)
+{
+  size_t off = 0;
+  int i;
+
+  buf[0] = '\0';
+  for (i = 0; names != NULL && names[i] != NULL; i++) {
+    int k = snprintf(buf + off, n - off, "%s%s", i ? ", " : "", names[i]);
+    if (k < 0 || (size_t)k >= n - off)
+      break;
+    off += (size_t)k;
+  }
+  return buf;
+}

@@ -1,0 +1,63 @@
+/* base/util.h — small shared helpers: sizes, data-file lookup, files, hashing.
+ *
+ * Data lookup: models and profiles are found by name in the data
+ * directories: the installed $(pkgdatadir) when the running binary is the
+ * installed one, else the source tree it was built from (so `./oocsim` in a
+ * build tree uses the tree's models/ and hwprofiles/), then the other.
+ */
+#ifndef OOC_UTIL_H
+#define OOC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "base/error.h"
+
+/* Parse "16GiB", "8GB", "512MiB", "1e9", "123" into bytes. Suffixes: B, K,
+ * KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB (KB=1e3, KiB=1024). Rejects
+ * negatives, junk and overflow with err naming `what`. */
+int ooc_parse_size(const char *s, const char *what, uint64_t *out,
+                   ooc_err *err);
+/* Strict integer / double parsing with the same error style. */
+int ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err);
+int ooc_parse_double(const char *s, const char *what, double *out,
+                     ooc_err *err);
+
+/* Human-readable bytes ("1.50 GiB") into buf. */
+const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
+
+/* Line and column (both from 1) of position `at` in text, for messages
+ * about where a parser stopped. O(at - text). */
+void ooc_text_pos(const char *text, const char *at, int *line, int *col);
+
+/* "a, b, c" of a NULL-terminated list of names into buf (n bytes; names
+ * that do not fit are left out). Returns buf. */
+const char *ooc_join_names(const char *const *names, char *buf, size_t n);
+
+/* Read a whole file into a NUL-terminated heap buffer (caller frees).
+ * Refuses files over 256 MiB and files containing NUL bytes. */
+int ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err);
+
+/* Resolve a model/profile name: if it contains '/' or ends in ".json" it is
+ * a path; otherwise "<datadir>/<subdir>/<name>.json". The result is a heap
+ * string (caller frees). OOC_ENOTFOUND lists the available names. */
+int ooc_data_find(const char *subdir, const char *name, char **path,
+                  ooc_err *err);
+
+/* List the names (without .json) in subdir, sorted; caller frees each
+ * string and the array with ooc_data_list_free. */
+int ooc_data_list(const char *subdir, char ***names, int *n, ooc_err *err);
+void ooc_data_list_free(char **names, int n);
+
+/* The data directory actually used ("" if none). */
+const char *ooc_data_dir(void);
+
+/* Monotonic wall clock in seconds (sim_wall_s, benchmarks). */
+double ooc_wall_s(void);
+
+/* FNV-1a 64-bit hash of n bytes, continuing from seed (OOC_HASH_SEED, the
+ * FNV offset basis, to start): calibration signatures, layer names, model
+ * fingerprints, sweep rows. */
+uint64_t ooc_hash64(const void *data, size_t n, uint64_t seed);
+#define OOC_HASH_SEED 0xcbf29ce484222325ULL
+
+#endif

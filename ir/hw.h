@@ -1,0 +1,93 @@
+/* ir/hw.h — a hardware profile: device memory, compute rates, the host
+ * link, allocator costs and optional calibrated per-layer times.
+ *
+ * Profiles are JSON files in hwprofiles/ (documented in hwprofiles/README.md)
+ * loaded by ooc_hw_load(). Overrides "KEY=V" (dotted JSON paths such as
+ * "link.h2d_GBps=32", from `--hw-set`) are applied to the JSON before it is
+ * converted, so an unknown key is an error naming the key. Every value is
+ * checked (no zero or negative bandwidths, usable <= total memory, ...).
+ *
+ * Units inside the struct are SI base units: bytes, bytes/s, FLOP/s,
+ * seconds expressed as integer nanoseconds where the simulator uses them.
+ *
+ * Ownership: ooc_hw_load() returns a heap profile freed by ooc_hw_free()
+ * (accepts NULL); strings and arrays inside belong to it.
+ */
+#ifndef OOC_HW_H
+#define OOC_HW_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "base/util.h"   /* ooc_hash64 */
+
+typedef struct ooc_calib_entry {
+  uint64_t hash;          /* FNV-1a 64 of the signature */
+  const char *sig;        /* layer signature (model.h) */
+  int64_t fwd_ns, bwd_ns; /* measured times; -1 when absent */
+} ooc_calib_entry;
+
+typedef struct ooc_hw {
+  char *name;             /* profile name */
+  char *path;             /* file it came from */
+  char *gpu;              /* GPU model string */
+  char *source;           /* _source, flattened to one string */
+
+  /* Device memory. */
+  uint64_t mem_total;     /* bytes */
+  uint64_t mem_usable;    /* bytes a framework can allocate */
+  uint64_t host_mem;      /* host memory, bytes (pinned swap space bound) */
+
+  /* Compute. Peak FLOP/s per dtype, without and with tensor cores. */
+  double peak_flops[3];   /* indexed by ooc_dtype: CUDA-core rate */
+  double tensor_flops[3]; /* tensor-core rate (0: none) */
+  int fp32_uses_tf32;     /* FP32 conv/gemm run as TF32 on tensor cores */
+  double hbm_Bps;
+  double eff[OOC_CLASS_COUNT];  /* fraction of peak FLOP/s, per op class */
+  double tensor_eff[OOC_CLASS_COUNT]; /* fraction of the tensor-core peak,
+                                         used instead of eff[] when a conv or
+                                         gemm runs on tensor cores; equal to
+                                         eff[] unless the profile says */
+  double mem_eff;         /* fraction of HBM bandwidth achieved */
+  int64_t launch_ns;      /* per kernel launch overhead */
+
+  /* Host link. */
+  double h2d_Bps, d2h_Bps;                   /* pinned, one direction alone */
+  double h2d_pageable_Bps, d2h_pageable_Bps;
+  double duplex_h2d_Bps, duplex_d2h_Bps;     /* each, when both run at once */
+  int64_t copy_latency_ns;                   /* fixed cost per copy */
+  int copy_engines;                          /* 1: H2D and D2H serialise */
+
+  /* Allocator costs. */
+  int64_t malloc_ns;      /* cudaMalloc of a new segment */
+  double malloc_ns_per_GiB; /* size-dependent part of cudaMalloc */
+  int64_t free_ns;        /* cudaFree (synchronising) */
+  uint64_t va_chunk_bytes;/* VA physical chunk size (the zoo profiles use
+                            40 MiB, the schedule-window seed §4 choice) */
+  uint64_t va_granularity;/* device minimum (2 MiB) */
+  int64_t va_map_ns;      /* map cost per chunk */
+  int64_t host_alloc_ns;  /* cudaHostAlloc per buffer */
+
+  /* Calibrated per-layer times, sorted by hash for binary search. */
+  int n_calib;
+  ooc_calib_entry *calib;
+} ooc_hw;
+
+/* A dotted-key override "link.h2d_GBps" = "32". */
+typedef struct ooc_hw_override {
+  const char *key;
+  const char *value;
+} ooc_hw_override;
+
+/* Load a profile by path or name (searched in the data dirs, util.h). */
+int ooc_hw_load(const char *name_or_path, const ooc_hw_override *ov, int n_ov,
+                ooc_hw **out, ooc_err *err);
+int ooc_hw_load_string(const char *json, const char *origin,
+                       const ooc_hw_override *ov, int n_ov, ooc_hw **out,
+                       ooc_err *err);
+void ooc_hw_free(ooc_hw *hw);
+
+/* Calibrated time for a signature, or NULL. O(log n). */
+const ooc_calib_entry *ooc_hw_calib_find(const ooc_hw *hw, const char *sig);
+
+#endif

@@ -1,0 +1,885 @@
+/* ir/hw_load.c — load, override and check a hardware profile (hw.h).
+ *
+ * One idea: a profile is read against a fixed schema table (`fields[]`):
+ * every JSON field has an object path, a type, a range check, a unit scale
+ * (GiB -> bytes, GB/s -> B/s, TFLOP/s -> FLOP/s, us -> ns) and the struct
+ * member it fills. The same table drives the --hw-set overrides (dotted keys
+ * applied to the cJSON tree before conversion), the unknown-key check and
+ * the "valid keys" lists in error messages, so the three cannot disagree.
+ * Keys that start with '_' are comments (sources, notes) anywhere.
+ *
+ * This is the only file of the hardware module that uses cJSON. Calibrated
+ * per-layer times are sorted by (FNV-1a hash, signature) so that
+ * ooc_hw_calib_find() is a binary search, O(log n).
+ *
+ * Ownership: the ooc_hw and every string and array in it belong to the
+ * caller, freed by ooc_hw_free(). Cost: O(fields + calibration entries
+ * x log) per load, done once per run.
+ *
+ * Follows ARCHITECTURE.md (spine: hwprofiles/NAME.json -> hw) and
+ * hwprofiles/README.md (the format).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ir/hw.h"
+#include "base/util.h"
+
+#define GiB 1073741824.0
+#define MiB 1048576.0
+
+/* --- the schema ------------------------------------------------------- */
+
+typedef enum { T_NUM, T_INT, T_BOOL, T_STR } ftype;
+typedef enum { C_ANY, C_POS, C_NONNEG, C_FRAC, C_GE1 } fcheck;
+typedef enum { D_DBL, D_U64, D_NS, D_INT, D_STR } fdest;
+
+typedef struct field {
+  const char *obj;      /* object path: "" is the top level */
+  const char *key;
+  ftype type;
+  fcheck check;
+  int optional;         /* may be absent: the member keeps its default */
+  double scale;         /* JSON unit -> struct unit */
+  fdest dest;
+  size_t off;           /* offsetof(ooc_hw, member) */
+} field;
+
+#define F(o, k, t, c, s, d, m) \
+  { .obj = o, .key = k, .type = t, .check = c, .scale = s, .dest = d, \
+    .off = offsetof(ooc_hw, m) }
+#define OPT(o, k, t, c, s, d, m) \
+  { .obj = o, .key = k, .type = t, .check = c, .optional = 1, .scale = s, \
+    .dest = d, .off = offsetof(ooc_hw, m) }
+
+static const field fields[] = {
+  F("", "name", T_STR, C_ANY, 1, D_STR, name),
+  F("", "gpu", T_STR, C_ANY, 1, D_STR, gpu),
+  F("memory", "total_GiB", T_NUM, C_POS, GiB, D_U64, mem_total),
+  F("memory", "usable_GiB", T_NUM, C_POS, GiB, D_U64, mem_usable),
+  F("host", "memory_GiB", T_NUM, C_POS, GiB, D_U64, host_mem),
+  F("compute", "fp32_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP32]),
+  F("compute", "fp16_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP16]),
+  F("compute", "bf16_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_BF16]),
+  F("compute", "tensor_fp16_TFLOPS", T_NUM, C_NONNEG, 1e12, D_DBL,
+    tensor_flops[OOC_FP16]),
+  F("compute", "tensor_bf16_TFLOPS", T_NUM, C_NONNEG, 1e12, D_DBL,
+    tensor_flops[OOC_BF16]),
+  F("compute", "tensor_tf32_TFLOPS", T_NUM, C_NONNEG, 1e12, D_DBL,
+    tensor_flops[OOC_FP32]),
+  F("compute", "fp32_uses_tf32", T_BOOL, C_ANY, 1, D_INT, fp32_uses_tf32),
+  F("compute", "hbm_GBps", T_NUM, C_POS, 1e9, D_DBL, hbm_Bps),
+  F("compute", "mem_eff", T_NUM, C_FRAC, 1, D_DBL, mem_eff),
+  F("compute", "launch_us", T_NUM, C_NONNEG, 1e3, D_NS, launch_ns),
+  F("compute.efficiency", "conv", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_CONV]),
+  F("compute.efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_GEMM]),
+  F("compute.efficiency", "norm", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_NORM]),
+  F("compute.efficiency", "eltwise", T_NUM, C_FRAC, 1, D_DBL,
+    eff[OOC_CLASS_ELTWISE]),
+  F("compute.efficiency", "pool", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_POOL]),
+  F("compute.efficiency", "other", T_NUM, C_FRAC, 1, D_DBL,
+    eff[OOC_CLASS_OTHER]),
+  OPT("compute.tensor_efficiency", "conv", T_NUM, C_FRAC, 1, D_DBL,
+      tensor_eff[OOC_CLASS_CONV]),
+  OPT("compute.tensor_efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL,
+      tensor_eff[OOC_CLASS_GEMM]),
+  F("link", "h2d_GBps", T_NUM, C_POS, 1e9, D_DBL, h2d_Bps),
+  F("link", "d2h_GBps", T_NUM, C_POS, 1e9, D_DBL, d2h_Bps),
+  F("link", "h2d_pageable_GBps", T_NUM, C_POS, 1e9, D_DBL, h2d_pageable_Bps),
+  F("link", "d2h_pageable_GBps", T_NUM, C_POS, 1e9, D_DBL, d2h_pageable_Bps),
+  F("link", "duplex_h2d_GBps", T_NUM, C_POS, 1e9, D_DBL, duplex_h2d_Bps),
+  F("link", "duplex_d2h_GBps", T_NUM, C_POS, 1e9, D_DBL, duplex_d2h_Bps),
+  F("link", "latency_us", T_NUM, C_NONNEG, 1e3, D_NS, copy_latency_ns),
+  F("link", "copy_engines", T_INT, C_GE1, 1, D_INT, copy_engines),
+  F("allocator", "malloc_us", T_NUM, C_NONNEG, 1e3, D_NS, malloc_ns),
+  F("allocator", "malloc_us_per_GiB", T_NUM, C_NONNEG, 1e3, D_DBL,
+    malloc_ns_per_GiB),
+  F("allocator", "free_us", T_NUM, C_NONNEG, 1e3, D_NS, free_ns),
+  F("allocator", "va_chunk_MiB", T_NUM, C_POS, MiB, D_U64, va_chunk_bytes),
+  F("allocator", "va_granularity_MiB", T_NUM, C_POS, MiB, D_U64,
+    va_granularity),
+  F("allocator", "va_map_us", T_NUM, C_NONNEG, 1e3, D_NS, va_map_ns),
+  F("allocator", "host_alloc_us", T_NUM, C_NONNEG, 1e3, D_NS, host_alloc_ns),
+};
+#define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+/* Objects: path, parent path, key in the parent; "calibration" holds the
+ * optional table. All of them but calibration are required. */
+static const struct { const char *path, *parent, *key; } objects[] = {
+  { "", NULL, NULL },
+  { "memory", "", "memory" },
+  { "host", "", "host" },
+  { "compute", "", "compute" },
+  { "compute.efficiency", "compute", "efficiency" },
+  { "compute.tensor_efficiency", "compute", "tensor_efficiency" },
+  { "link", "", "link" },
+  { "allocator", "", "allocator" },
+  { "calibration", "", "calibration" },
+};
+#define N_OBJECTS ((int)(sizeof objects / sizeof objects[0]))
+
+static int
+find_object(const char *path)
+{
+  int i;
+  for (i = 0; i < N_OBJECTS; i++)
+    if (strcmp(objects[i].path, path) == 0)
+      return i;
+  return -1;
+}
+
+/* The child object `key` of object path `parent`, or -1. */
+static int
+find_child_object(const char *parent, const char *key)
+{
+  int i;
+  for (i = 1; i < N_OBJECTS; i++)
+    if (strcmp(objects[i].parent, parent) == 0 &&
+        strcmp(objects[i].key, key) == 0)
+      return i;
+  return -1;
+}
+
+static int
+find_field(const char *obj, const char *key)
+{
+  int i;
+  for (i = 0; i < N_FIELDS; i++)
+    if (strcmp(fields[i].obj, obj) == 0 && strcmp(fields[i].key, key) == 0)
+      return i;
+  return -1;
+}
+
+/* "link.h2d_GBps" for messages. */
+static void
+dotted(char *buf, size_t n, const char *obj, const char *key)
+{
+  snprintf(buf, n, "%s%s%s", obj, obj[0] ? "." : "", key);
+}
+
+/* "valid keys of link: a, b, c" for object path obj. */
+static void
+valid_keys(char *buf, size_t n, const char *obj)
+{
+  size_t off;
+  int i, first = 1;
+
+  off = (size_t)snprintf(buf, n, "valid keys %s%s: ",
+                         obj[0] ? "of " : "at top level", obj);
+  for (i = 0; i < N_FIELDS && off < n; i++)
+    if (strcmp(fields[i].obj, obj) == 0) {
+      off += (size_t)snprintf(buf + off, n - off, "%s%s", first ? "" : ", ",
+                              fields[i].key);
+      first = 0;
+    }
+  for (i = 1; i < N_OBJECTS && off < n; i++)
+    if (strcmp(objects[i].parent, obj) == 0) {
+      off += (size_t)snprintf(buf + off, n - off, "%s%s", first ? "" : ", ",
+                              objects[i].key);
+      first = 0;
+    }
+  if (strcmp(obj, "calibration") == 0 && off < n)
+    snprintf(buf + off, n - off, "%slayers", first ? "" : ", ");
+}
+
+/* The value of a JSON item for messages, truncated. */
+static void
+show(char *buf, size_t n, const cJSON *it)
+{
+  char *s = cJSON_PrintUnformatted(it);
+
+  if (s == NULL) {
+    snprintf(buf, n, "?");
+    return;
+  }
+  if (strlen(s) > 40)
+    snprintf(buf, n, "%.37s...", s);
+  else
+    snprintf(buf, n, "%s", s);
+  cJSON_free(s);
+}
+
+/* --- overrides -------------------------------------------------------- */
+
+/* Apply one dotted-key override to the tree. `overridden[i]` marks field
+ * i so that range errors can say where the value came from. */
+static int
+apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
+               unsigned char *overridden, ooc_err *err)
+{
+  char path[256], keybuf[256], keys[OOC_ERR_MSG_MAX / 2];
+  char *comp, *dot;
+  cJSON *node = root, *val = NULL, *child;
+  int f;
+
+  if (ov->key == NULL || ov->key[0] == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set: empty key", origin);
+  if (ov->value == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set %s: missing value",
+                       origin, ov->key);
+  if (strlen(ov->key) >= sizeof keybuf)
+    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set: key too long", origin);
+  path[0] = '\0';
+  snprintf(keybuf, sizeof keybuf, "%s", ov->key);
+  comp = keybuf;
+  /* Walk the object components. */
+  while ((dot = strchr(comp, '.')) != NULL) {
+    int o;
+    *dot = '\0';
+    o = find_child_object(path, comp);
+    if (o >= 0 && strcmp(objects[o].path, "calibration") == 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: --hw-set %s: the calibration table cannot be "
+                         "overridden", origin, ov->key);
+    if (o < 0) {
+      valid_keys(keys, sizeof keys, path);
+      return ooc_err_set(err, OOC_ENOTFOUND,
+                         "%s: --hw-set %s: unknown key '%s' (%s)", origin,
+                         ov->key, comp, keys);
+    }
+    child = cJSON_GetObjectItemCaseSensitive(node, comp);
+    if (child == NULL) {
+      child = cJSON_AddObjectToObject(node, comp);
+      if (child == NULL)
+        goto nomem;
+    } else if (!cJSON_IsObject(child)) {
+      cJSON *fresh = cJSON_CreateObject();
+      if (fresh == NULL)
+        goto nomem;
+      cJSON_ReplaceItemInObjectCaseSensitive(node, comp, fresh);
+      child = fresh;
+    }
+    snprintf(path, sizeof path, "%s", objects[o].path);
+    node = child;
+    comp = dot + 1;
+  }
+  f = find_field(path, comp);
+  if (f < 0) {
+    if (path[0] == '\0' && strcmp(comp, "calibration") == 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: --hw-set %s: the calibration table cannot be "
+                         "overridden", origin, ov->key);
+    if (find_child_object(path, comp) >= 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: --hw-set %s: is an object, set one of its keys",
+                         origin, ov->key);
+    valid_keys(keys, sizeof keys, path);
+    return ooc_err_set(err, OOC_ENOTFOUND,
+                       "%s: --hw-set %s: unknown key '%s' (%s)", origin,
+                       ov->key, comp, keys);
+  }
+  switch (fields[f].type) {
+  case T_NUM:
+  case T_INT: {
+    double v;
+    ooc_err e2;
+    if (ooc_parse_double(ov->value, ov->key, &v, &e2) < 0)
+      return ooc_err_set(err, e2.code, "%s: --hw-set %s", origin, e2.msg);
+    val = cJSON_CreateNumber(v);
+    break;
+  }
+  case T_BOOL:
+    if (strcmp(ov->value, "true") == 0 || strcmp(ov->value, "1") == 0)
+      val = cJSON_CreateTrue();
+    else if (strcmp(ov->value, "false") == 0 || strcmp(ov->value, "0") == 0)
+      val = cJSON_CreateFalse();
+    else
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: --hw-set %s: '%s' is not true or false", origin,
+                         ov->key, ov->value);
+    break;
+  case T_STR:
+    val = cJSON_CreateString(ov->value);
+    break;
+  }
+  if (val == NULL)
+    goto nomem;
+  if (cJSON_GetObjectItemCaseSensitive(node, comp) != NULL)
+    cJSON_ReplaceItemInObjectCaseSensitive(node, comp, val);
+  else
+    cJSON_AddItemToObject(node, comp, val);
+  overridden[f] = 1;
+  return OOC_OK;
+nomem:
+  return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+}
+
+/* --- checks and conversion -------------------------------------------- */
+
+/* Every key of every schema object must be known. */
+static int
+check_unknown(const cJSON *root, const char *origin, ooc_err *err)
+{
+  char keys[OOC_ERR_MSG_MAX / 2], name[160];
+  int o;
+
+  for (o = 0; o < N_OBJECTS; o++) {
+    const cJSON *node = root, *it;
+    if (o > 0) {
+      const cJSON *parent = root;
+      if (objects[o].parent[0] != '\0')
+        parent = cJSON_GetObjectItemCaseSensitive(
+            root, objects[find_object(objects[o].parent)].key);
+      node = cJSON_GetObjectItemCaseSensitive(parent, objects[o].key);
+    }
+    if (!cJSON_IsObject(node))
+      continue;
+    cJSON_ArrayForEach(it, node) {
+      const char *k = it->string;
+      const cJSON *prev;
+      for (prev = node->child; prev != it; prev = prev->next)
+        if (strcmp(prev->string, k) == 0) {
+          dotted(name, sizeof name, objects[o].path, k);
+          return ooc_err_set(err, OOC_EINVAL, "%s: %s: duplicate key", origin,
+                             name);
+        }
+      if (k[0] == '_')
+        continue;
+      if (find_field(objects[o].path, k) >= 0 ||
+          find_child_object(objects[o].path, k) >= 0 ||
+          (strcmp(objects[o].path, "calibration") == 0 &&
+           strcmp(k, "layers") == 0))
+        continue;
+      valid_keys(keys, sizeof keys, objects[o].path);
+      dotted(name, sizeof name, objects[o].path, k);
+      return ooc_err_set(err, OOC_ENOTFOUND, "%s: %s: unknown key (%s)",
+                         origin, name, keys);
+    }
+  }
+  return OOC_OK;
+}
+
+/* The JSON node of object path `obj` (NULL if absent), checking that it
+ * and its parents are objects. */
+static int
+get_object(const cJSON *root, const char *obj, const cJSON **out,
+           const char *origin, ooc_err *err)
+{
+  char buf[200];
+  const cJSON *node = root;
+  int o = find_object(obj), rc;
+
+  *out = NULL;
+  if (o > 0) {
+    const cJSON *parent;
+    if ((rc = get_object(root, objects[o].parent, &parent, origin, err)) < 0)
+      return rc;
+    if (parent == NULL)
+      return OOC_OK;
+    node = cJSON_GetObjectItemCaseSensitive(parent, objects[o].key);
+    if (node == NULL)
+      return OOC_OK;
+    if (!cJSON_IsObject(node)) {
+      show(buf, sizeof buf, node);
+      return ooc_err_set(err, OOC_EINVAL, "%s: %s: must be an object (got %s)",
+                         origin, obj, buf);
+    }
+  }
+  *out = node;
+  return OOC_OK;
+}
+
+/* "ORIGIN: NAME: must be WHAT (got VALUE[, set by --hw-set])"; the value
+ * is printed only here, on the error path. */
+static int
+type_error(ooc_err *err, const char *origin, const char *name,
+           const char *what, const cJSON *it, const char *from)
+{
+  char got[64];
+
+  show(got, sizeof got, it);
+  return ooc_err_set(err, OOC_EINVAL, "%s: %s: must be %s (got %s%s)", origin,
+                     name, what, got, from);
+}
+
+static int
+convert_field(const cJSON *root, const field *fd, int was_overridden,
+              ooc_hw *hw, const char *origin, ooc_err *err)
+{
+  char name[160], got[64];
+  const char *from = was_overridden ? ", set by --hw-set" : "";
+  const cJSON *obj, *it;
+  char *base = (char *)hw + fd->off;
+  double v = 0, x;
+  int rc;
+
+  dotted(name, sizeof name, fd->obj, fd->key);
+  if ((rc = get_object(root, fd->obj, &obj, origin, err)) < 0)
+    return rc;
+  it = obj ? cJSON_GetObjectItemCaseSensitive(obj, fd->key) : NULL;
+  if (it == NULL && fd->optional)
+    return OOC_OK;
+  if (it == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "%s: %s: missing (required)", origin,
+                       name);
+  switch (fd->type) {
+  case T_STR:
+    if (!cJSON_IsString(it) || it->valuestring[0] == '\0')
+      return type_error(err, origin, name, "a non-empty string", it, from);
+    *(char **)base = strdup(it->valuestring);
+    if (*(char **)base == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+    return OOC_OK;
+  case T_BOOL:
+    if (!cJSON_IsBool(it))
+      return type_error(err, origin, name, "true or false", it, from);
+    *(int *)base = cJSON_IsTrue(it) ? 1 : 0;
+    return OOC_OK;
+  case T_NUM:
+  case T_INT:
+    if (!cJSON_IsNumber(it))
+      return type_error(err, origin, name, "a number", it, from);
+    v = it->valuedouble;
+    snprintf(got, sizeof got, "%g", v);
+    if (!isfinite(v))
+      return ooc_err_set(err, OOC_ERANGE,
+                         "%s: %s: must be a finite number (got %s%s)", origin,
+                         name, got, from);
+    break;
+  }
+  switch (fd->check) {
+  case C_ANY:
+    break;
+  case C_POS:
+    if (!(v > 0))
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: must be > 0 (got %s%s)",
+                         origin, name, got, from);
+    break;
+  case C_NONNEG:
+    if (!(v >= 0))
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: must be >= 0 (got %s%s)",
+                         origin, name, got, from);
+    break;
+  case C_FRAC:
+    if (!(v > 0 && v <= 1))
+      return ooc_err_set(err, OOC_ERANGE,
+                         "%s: %s: must be in (0, 1] (got %s%s)", origin, name,
+                         got, from);
+    break;
+  case C_GE1:
+    if (!(v >= 1) || v != floor(v) || v > 1e6)
+      return ooc_err_set(err, OOC_ERANGE,
+                         "%s: %s: must be an integer >= 1 (got %s%s)", origin,
+                         name, got, from);
+    break;
+  }
+  x = v * fd->scale;
+  switch (fd->dest) {
+  case D_DBL:
+    *(double *)base = x;
+    break;
+  case D_U64:
+    if (x >= 9.2e18)
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: too large (got %s%s)",
+                         origin, name, got, from);
+    *(uint64_t *)base = (uint64_t)llround(x);
+    break;
+  case D_NS:
+    if (x >= 4.6e18)
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: too large (got %s%s)",
+                         origin, name, got, from);
+    *(int64_t *)base = (int64_t)llround(x);
+    break;
+  case D_INT:
+    *(int *)base = (int)v;
+    break;
+  case D_STR:
+    break;
+  }
+  return OOC_OK;
+}
+
+/* Flatten a _source value (string, number, array or object of them) into
+ * one line: objects as "key: value; ...", arrays as "a, b". */
+static int
+flatten(const cJSON *it, char **buf, size_t *len, size_t *cap)
+{
+  char num[64];
+  const char *s = NULL;
+  const cJSON *c;
+  int first = 1;
+
+#define APPEND(str)                                                       \
+  do {                                                                    \
+    size_t L_ = strlen(str);                                              \
+    if (*len + L_ + 1 > *cap) {                                           \
+      size_t nc_ = (*cap + L_ + 1) * 2;                                   \
+      char *nb_ = realloc(*buf, nc_);                                     \
+      if (nb_ == NULL)                                                    \
+        return OOC_ENOMEM;                                                \
+      *buf = nb_;                                                         \
+      *cap = nc_;                                                         \
+    }                                                                     \
+    memcpy(*buf + *len, str, L_ + 1);                                     \
+    *len += L_;                                                           \
+  } while (0)
+
+  if (cJSON_IsString(it))
+    s = it->valuestring;
+  else if (cJSON_IsNumber(it)) {
+    snprintf(num, sizeof num, "%g", it->valuedouble);
+    s = num;
+  } else if (cJSON_IsBool(it))
+    s = cJSON_IsTrue(it) ? "true" : "false";
+  if (s != NULL) {
+    APPEND(s);
+    return OOC_OK;
+  }
+  cJSON_ArrayForEach(c, it) {
+    if (!first)
+      APPEND(cJSON_IsObject(it) ? "; " : ", ");
+    first = 0;
+    if (cJSON_IsObject(it)) {
+      APPEND(c->string);
+      APPEND(": ");
+    }
+    if (flatten(c, buf, len, cap) < 0)
+      return OOC_ENOMEM;
+  }
+  return OOC_OK;
+#undef APPEND
+}
+
+typedef struct calib_tmp {
+  ooc_calib_entry e;
+  int idx;              /* position in the file, for messages */
+} calib_tmp;
+
+static int
+cmp_calib(const void *a, const void *b)
+{
+  const calib_tmp *x = a, *y = b;
+  int c;
+
+  if (x->e.hash != y->e.hash)
+    return x->e.hash < y->e.hash ? -1 : 1;
+  c = strcmp(x->e.sig, y->e.sig);
+  if (c != 0)
+    return c;
+  return x->idx - y->idx;
+}
+
+/* One calibrated time: absent -> -1; else >= 0 us -> ns. */
+static int
+calib_time(const cJSON *ent, const char *key, int i, int64_t *out,
+           const char *origin, ooc_err *err)
+{
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(ent, key);
+  char got[64];
+
+  *out = -1;
+  if (it == NULL)
+    return OOC_OK;
+  if (!cJSON_IsNumber(it)) {
+    show(got, sizeof got, it);
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].%s: must be a number "
+                       "(got %s)", origin, i, key, got);
+  }
+  if (!(it->valuedouble >= 0) || it->valuedouble > 4.6e15)
+    return ooc_err_set(err, OOC_ERANGE,
+                       "%s: calibration.layers[%d].%s: must be >= 0 (got %g)",
+                       origin, i, key, it->valuedouble);
+  *out = (int64_t)llround(it->valuedouble * 1e3);
+  return OOC_OK;
+}
+
+static int
+load_calibration(const cJSON *root, ooc_hw *hw, const char *origin,
+                 ooc_err *err)
+{
+  const cJSON *cal, *layers, *ent;
+  calib_tmp *tmp = NULL;
+  int n, i, rc;
+
+  if ((rc = get_object(root, "calibration", &cal, origin, err)) < 0)
+    return rc;
+  if (cal == NULL)
+    return OOC_OK;
+  layers = cJSON_GetObjectItemCaseSensitive(cal, "layers");
+  if (layers == NULL)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers: missing (required)", origin);
+  if (!cJSON_IsArray(layers))
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers: must be an array", origin);
+  n = cJSON_GetArraySize(layers);
+  if (n == 0)
+    return OOC_OK;
+  tmp = calloc((size_t)n, sizeof *tmp);
+  hw->calib = calloc((size_t)n, sizeof *hw->calib);
+  if (tmp == NULL || hw->calib == NULL) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+    goto fail;
+  }
+  i = 0;
+  cJSON_ArrayForEach(ent, layers) {
+    const cJSON *sig, *k;
+    if (!cJSON_IsObject(ent)) {
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d]: must be an object",
+                       origin, i);
+      goto fail;
+    }
+    cJSON_ArrayForEach(k, ent) {
+      if (k->string[0] == '_' || strcmp(k->string, "sig") == 0 ||
+          strcmp(k->string, "fwd_us") == 0 || strcmp(k->string, "bwd_us") == 0)
+        continue;
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].%s: unknown key (valid "
+                       "keys: sig, fwd_us, bwd_us)", origin, i, k->string);
+      goto fail;
+    }
+    sig = cJSON_GetObjectItemCaseSensitive(ent, "sig");
+    if (sig == NULL || !cJSON_IsString(sig) || sig->valuestring[0] == '\0') {
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].sig: %s", origin, i,
+                       sig == NULL ? "missing (required)"
+                                   : "must be a non-empty string");
+      goto fail;
+    }
+    tmp[i].idx = i;
+    rc = calib_time(ent, "fwd_us", i, &tmp[i].e.fwd_ns, origin, err);
+    if (rc == 0)
+      rc = calib_time(ent, "bwd_us", i, &tmp[i].e.bwd_ns, origin, err);
+    if (rc < 0)
+      goto fail;
+    if (tmp[i].e.fwd_ns < 0 && tmp[i].e.bwd_ns < 0) {
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d]: needs fwd_us or bwd_us",
+                       origin, i);
+      goto fail;
+    }
+    tmp[i].e.sig = strdup(sig->valuestring);
+    if (tmp[i].e.sig == NULL) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+      goto fail;
+    }
+    tmp[i].e.hash = ooc_hash64(sig->valuestring, strlen(sig->valuestring),
+                               OOC_HASH_SEED);
+    hw->n_calib = ++i;
+  }
+  qsort(tmp, (size_t)n, sizeof *tmp, cmp_calib);
+  for (i = 0; i < n; i++) {
+    hw->calib[i] = tmp[i].e;
+    tmp[i].e.sig = NULL;
+  }
+  for (i = 1; i < n; i++)
+    if (hw->calib[i].hash == hw->calib[i - 1].hash &&
+        strcmp(hw->calib[i].sig, hw->calib[i - 1].sig) == 0) {
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].sig: duplicate signature "
+                       "'%s' (first at [%d])", origin, tmp[i].idx,
+                       hw->calib[i].sig, tmp[i - 1].idx);
+      goto fail;
+    }
+  free(tmp);
+  return OOC_OK;
+fail:
+  if (tmp != NULL)
+    for (i = 0; i < n; i++)
+      free((char *)tmp[i].e.sig);
+  free(tmp);
+  return rc;
+}
+
+/* Cross-field checks after conversion. */
+static int
+check_consistency(const ooc_hw *hw, const char *origin, ooc_err *err)
+{
+  if (hw->mem_usable > hw->mem_total)
+    return ooc_err_set(err, OOC_ERANGE,
+                       "%s: memory.usable_GiB: must be <= memory.total_GiB "
+                       "(got %g > %g)", origin, (double)hw->mem_usable / GiB,
+                       (double)hw->mem_total / GiB);
+  if (hw->fp32_uses_tf32 && !(hw->tensor_flops[OOC_FP32] > 0))
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: compute.fp32_uses_tf32: true needs "
+                       "compute.tensor_tf32_TFLOPS > 0", origin);
+  if (hw->va_chunk_bytes % hw->va_granularity != 0)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: allocator.va_chunk_MiB: must be a multiple of "
+                       "allocator.va_granularity_MiB (got %g and %g)", origin,
+                       (double)hw->va_chunk_bytes / MiB,
+                       (double)hw->va_granularity / MiB);
+  return OOC_OK;
+}
+
+/* "malformed JSON at line L, column C" from the parser's stop position. */
+static int
+parse_error(const char *json, const char *end, const char *origin,
+            ooc_err *err)
+{
+  int line, col;
+
+  if (end == NULL)
+    return ooc_err_set(err, OOC_EPARSE, "%s: malformed JSON", origin);
+  ooc_text_pos(json, end, &line, &col);
+  if (*end == '\0')
+    return ooc_err_set(err, OOC_EPARSE,
+                       "%s: malformed JSON: unexpected end of file at line "
+                       "%d, column %d", origin, line, col);
+  return ooc_err_set(err, OOC_EPARSE,
+                     "%s: malformed JSON near line %d, column %d", origin, line,
+                     col);
+}
+
+static int
+load_tree(const char *json, const char *origin, const char *path,
+          const ooc_hw_override *ov, int n_ov, ooc_hw **out, ooc_err *err)
+{
+  unsigned char overridden[N_FIELDS];
+  const char *end = NULL;
+  const cJSON *src;
+  cJSON *root;
+  ooc_hw *hw = NULL;
+  int i, rc;
+
+  *out = NULL;
+  memset(overridden, 0, sizeof overridden);
+  root = cJSON_ParseWithOpts(json, &end, 1);
+  if (root == NULL)
+    return parse_error(json, end, origin, err);
+  if (!cJSON_IsObject(root)) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: top level must be a JSON object",
+                     origin);
+    goto fail;
+  }
+  for (i = 0; i < n_ov; i++)
+    if ((rc = apply_override(root, &ov[i], origin, overridden, err)) < 0)
+      goto fail;
+  if ((rc = check_unknown(root, origin, err)) < 0)
+    goto fail;
+  hw = calloc(1, sizeof *hw);
+  if (hw == NULL) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+    goto fail;
+  }
+  /* Optional fields: tensor_eff[c] < 0 means "as eff[c]". */
+  for (i = 0; i < OOC_CLASS_COUNT; i++)
+    hw->tensor_eff[i] = -1;
+  for (i = 0; i < N_FIELDS; i++)
+    if ((rc = convert_field(root, &fields[i], overridden[i], hw, origin,
+                            err)) < 0)
+      goto fail;
+  for (i = 0; i < OOC_CLASS_COUNT; i++)
+    if (hw->tensor_eff[i] < 0)
+      hw->tensor_eff[i] = hw->eff[i];
+  if ((rc = check_consistency(hw, origin, err)) < 0)
+    goto fail;
+  if ((rc = load_calibration(root, hw, origin, err)) < 0)
+    goto fail;
+  src = cJSON_GetObjectItemCaseSensitive(root, "_source");
+  {
+    size_t len = 0, cap = 0;
+    hw->source = NULL;
+    if (src != NULL && flatten(src, &hw->source, &len, &cap) < 0) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+      goto fail;
+    }
+    if (hw->source == NULL)
+      hw->source = strdup("");
+  }
+  hw->path = strdup(path);
+  if (hw->source == NULL || hw->path == NULL) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+    goto fail;
+  }
+  cJSON_Delete(root);
+  *out = hw;
+  return OOC_OK;
+fail:
+  cJSON_Delete(root);
+  ooc_hw_free(hw);
+  return rc;
+}
+
+int
+ooc_hw_load_string(const char *json, const char *origin,
+                   const ooc_hw_override *ov, int n_ov, ooc_hw **out,
+                   ooc_err *err)
+{
+  if (out == NULL || json == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "ooc_hw_load_string: NULL argument");
+  if (origin == NULL)
+    origin = "<string>";
+  return load_tree(json, origin, origin, ov, n_ov, out, err);
+}
+
+int
+ooc_hw_load(const char *name_or_path, const ooc_hw_override *ov, int n_ov,
+            ooc_hw **out, ooc_err *err)
+{
+  char origin[256];
+  char *path = NULL, *text = NULL;
+  size_t L;
+  int rc;
+
+  if (out == NULL || name_or_path == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "ooc_hw_load: NULL argument");
+  *out = NULL;
+  if ((rc = ooc_data_find("hwprofiles", name_or_path, &path, err)) < 0)
+    return rc;
+  L = strlen(name_or_path);
+  /* Messages name the file as the user would: a zoo profile by its place in
+   * the data directory, a path as given. */
+  if (strchr(name_or_path, '/') == NULL &&
+      !(L > 5 && strcmp(name_or_path + L - 5, ".json") == 0))
+    snprintf(origin, sizeof origin, "hwprofiles/%s.json", name_or_path);
+  else
+    snprintf(origin, sizeof origin, "%s", name_or_path);
+  if ((rc = ooc_read_file(path, &text, NULL, err)) < 0)
+    goto done;
+  rc = load_tree(text, origin, path, ov, n_ov, out, err);
+done:
+  free(text);
+  free(path);
+  return rc;
+}
+
+void
+ooc_hw_free(ooc_hw *hw)
+{
+  int i;
+
+  if (hw == NULL)
+    return;
+  free(hw->name);
+  free(hw->path);
+  free(hw->gpu);
+  free(hw->source);
+  for (i = 0; i < hw->n_calib; i++)
+    free((char *)hw->calib[i].sig);
+  free(hw->calib);
+  free(hw);
+}
+
+const ooc_calib_entry *
+ooc_hw_calib_find(const ooc_hw *hw, const char *sig)
+{
+  uint64_t h;
+  int lo = 0, hi;
+
+  if (hw == NULL || sig == NULL || hw->n_calib == 0)
+    return NULL;
+  h = ooc_hash64(sig, strlen(sig), OOC_HASH_SEED);
+  hi = hw->n_calib;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (hw->calib[mid].hash < h)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (; lo < hw->n_calib && hw->calib[lo].hash == h; lo++)
+    if (strcmp(hw->calib[lo].sig, sig) == 0)
+      return &hw->calib[lo];
+  return NULL;
+}

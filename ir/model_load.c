@@ -1,0 +1,1329 @@
+/* ir/model_load.c — JSON model files to ooc_model structs (model.h).
+ *
+ * The format is documented in models/README.md. Loading runs in two
+ * passes. Pass 1 walks the JSON: it evaluates params (after --set), `let`
+ * and `check`, then expands `repeat` and `if` blocks, templating names and
+ * evaluating every attribute expression with the repeat variables in
+ * scope; each emitted layer gets its attributes and its input references
+ * (resolved at once for @prev/@in, kept as names otherwise). Pass 2
+ * resolves the names through a hash table (a name defined later than its
+ * user is a cycle, since layers are topological), infers every shape with
+ * the op table (ir/ops.c) and sums the totals.
+ *
+ * Cost: O(layers + JSON size); names are found through an open-addressing
+ * hash table, so a 10^4-layer ResNet loads in a few milliseconds.
+ * Every error is one line "FILE: layer 'NAME': FIELD: what" (or
+ * "FILE: FIELD: what" outside layers); nothing leaks on any path.
+ *
+ * This is the only file of the model module that sees cJSON.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ir/expr.h"
+#include "ir/model.h"
+#include "base/util.h"
+
+#define MAX_LAYERS (1 << 20)
+#define MAX_ITERATIONS ((int64_t)1 << 26) /* all repeat iterations */
+#define MAX_DIM ((int64_t)1 << 40)   /* any one dimension or width */
+#define MAX_SMALL (1 << 24)          /* kernel, stride, heads, ... */
+
+struct ref {
+  int idx;        /* layer index, or -1: resolve name in pass 2 */
+  size_t name;    /* pool offset of the referenced name */
+};
+
+struct ld {
+  const char *origin;
+  ooc_err *err;
+  int64_t batch;
+  ooc_dtype dt;
+  ooc_optimizer opt;
+  /* Where we are, for messages; formatted only when an error occurs. */
+  enum { CTX_NONE, CTX_INDEX, CTX_NAME, CTX_LAYER, CTX_REPEAT, CTX_IF } ctx;
+  int ctx_i;               /* CTX_INDEX: layer index */
+  const char *ctx_s;       /* CTX_NAME: a name that outlives the error */
+  size_t ctx_off;          /* CTX_LAYER, _REPEAT, _IF: pool offset */
+
+  ooc_expr_var *vars;      /* scope stack: params, lets, repeat vars */
+  int n_vars, cap_vars;
+  int n_params;            /* the first n_params vars are the params */
+  uint8_t *param_set;
+
+  char *pool;              /* names, NUL-terminated, by offset */
+  size_t pool_len, pool_cap;
+
+  ooc_layer *L;
+  size_t *name_off;
+  int n, cap, cap_names;
+
+  struct ref *refs;
+  int n_refs, cap_refs;
+
+  int32_t *ht;             /* name -> layer index; -1 empty */
+  size_t ht_cap;
+
+  int64_t iterations;      /* repeat iterations so far (bounded) */
+};
+
+/* ---- errors -------------------------------------------------------------- */
+
+static int
+ferr(struct ld *ld, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+ctx_fmt(const struct ld *ld, char *buf, size_t n)
+{
+  switch (ld->ctx) {
+  case CTX_INDEX: snprintf(buf, n, "layer #%d: ", ld->ctx_i); break;
+  case CTX_NAME: snprintf(buf, n, "layer '%.120s': ", ld->ctx_s); break;
+  case CTX_LAYER:
+    snprintf(buf, n, "layer '%.120s': ", ld->pool + ld->ctx_off);
+    break;
+  case CTX_REPEAT:
+    snprintf(buf, n, "repeat after layer '%.120s': ", ld->pool + ld->ctx_off);
+    break;
+  case CTX_IF:
+    snprintf(buf, n, "if after layer '%.120s': ", ld->pool + ld->ctx_off);
+    break;
+  case CTX_NONE:
+  default: buf[0] = '\0'; break;
+  }
+}
+
+/* "ORIGIN: CTX: FIELD: message" (CTX and FIELD when set). */
+static int
+ferr(struct ld *ld, int code, const char *field, const char *fmt, ...)
+{
+  char msg[OOC_ERR_MSG_MAX], ctx[300];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ctx_fmt(ld, ctx, sizeof ctx);
+  return ooc_err_set(ld->err, code, "%s: %s%s%s%s", ld->origin, ctx,
+                     field ? field : "", field ? ": " : "", msg);
+}
+
+/* Prefix an error already in ld->err (from expr or infer). */
+static int
+fprefix(struct ld *ld, int code, const char *field)
+{
+  char ctx[300];
+  if (ld->err == NULL)
+    return code;
+  ld->err->code = code;
+  ctx_fmt(ld, ctx, sizeof ctx);
+  return ooc_err_prefix(ld->err, code, "%s: %s%s%s", ld->origin, ctx,
+                        field ? field : "", field ? ": " : "");
+}
+
+static int
+nomem(struct ld *ld)
+{
+  return ooc_err_set(ld->err, OOC_ENOMEM, "%s: out of memory", ld->origin);
+}
+
+static int
+grow(struct ld *ld, void **p, int *cap, int need, size_t elsz)
+{
+  int ncap;
+  void *np;
+  if (need <= *cap)
+    return OOC_OK;
+  ncap = *cap ? *cap : 64;
+  while (ncap < need)
+    ncap *= 2;
+  np = realloc(*p, (size_t)ncap * elsz);
+  if (np == NULL)
+    return nomem(ld);
+  *p = np;
+  *cap = ncap;
+  return OOC_OK;
+}
+
+/* ---- string pool and name table ------------------------------------------ */
+
+static int
+pool_add(struct ld *ld, const char *s, size_t len, size_t *off)
+{
+  if (ld->pool_len + len + 1 > ld->pool_cap) {
+    size_t nc = ld->pool_cap ? ld->pool_cap : 4096;
+    char *np;
+    while (nc < ld->pool_len + len + 1)
+      nc *= 2;
+    np = realloc(ld->pool, nc);
+    if (np == NULL)
+      return nomem(ld);
+    ld->pool = np;
+    ld->pool_cap = nc;
+  }
+  memcpy(ld->pool + ld->pool_len, s, len);
+  ld->pool[ld->pool_len + len] = '\0';
+  *off = ld->pool_len;
+  ld->pool_len += len + 1;
+  return OOC_OK;
+}
+
+static uint64_t
+name_hash(const char *s)
+{
+  return ooc_hash64(s, strlen(s), OOC_HASH_SEED);
+}
+
+static const char *
+lname(const struct ld *ld, int i)
+{
+  return ld->pool + ld->name_off[i];
+}
+
+static int
+ht_find(const struct ld *ld, const char *name)
+{
+  size_t mask = ld->ht_cap - 1, h = (size_t)name_hash(name) & mask;
+  while (ld->ht[h] >= 0) {
+    if (strcmp(lname(ld, ld->ht[h]), name) == 0)
+      return ld->ht[h];
+    h = (h + 1) & mask;
+  }
+  return -1;
+}
+
+static void
+ht_put(struct ld *ld, int idx)
+{
+  size_t mask = ld->ht_cap - 1,
+         h = (size_t)name_hash(lname(ld, idx)) & mask;
+  while (ld->ht[h] >= 0)
+    h = (h + 1) & mask;
+  ld->ht[h] = idx;
+}
+
+/* Make room for one more name (load factor <= 1/2). */
+static int
+ht_reserve(struct ld *ld, int n)
+{
+  size_t cap = ld->ht_cap ? ld->ht_cap : 256, i;
+  int32_t *nt;
+  if ((size_t)n * 2 <= ld->ht_cap)
+    return OOC_OK;
+  while ((size_t)n * 2 > cap)
+    cap *= 2;
+  nt = malloc(cap * sizeof *nt);
+  if (nt == NULL)
+    return nomem(ld);
+  for (i = 0; i < cap; i++)
+    nt[i] = -1;
+  free(ld->ht);
+  ld->ht = nt;
+  ld->ht_cap = cap;
+  for (i = 0; i < (size_t)ld->n; i++)
+    ht_put(ld, (int)i);
+  return OOC_OK;
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+static int
+push_var(struct ld *ld, const char *name, ooc_value v)
+{
+  int rc = grow(ld, (void **)&ld->vars, &ld->cap_vars, ld->n_vars + 1,
+                sizeof *ld->vars);
+  if (rc)
+    return rc;
+  ld->vars[ld->n_vars].name = name;
+  ld->vars[ld->n_vars].v = v;
+  ld->n_vars++;
+  return OOC_OK;
+}
+
+static int
+valid_ident(const char *s)
+{
+  if (!isalpha((unsigned char)*s) && *s != '_')
+    return 0;
+  for (s++; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return 0;
+  return 1;
+}
+
+/* A number, an expression string or a boolean. */
+static int
+eval_item(struct ld *ld, const cJSON *it, const char *field, ooc_value *out)
+{
+  int rc;
+  if (cJSON_IsNumber(it)) {
+    if (!isfinite(it->valuedouble))
+      return ferr(ld, OOC_ERANGE, field, "number out of range");
+    *out = ooc_value_from_number(it->valuedouble);
+    return OOC_OK;
+  }
+  if (cJSON_IsBool(it)) {
+    *out = ooc_value_int(cJSON_IsTrue(it) ? 1 : 0);
+    return OOC_OK;
+  }
+  if (cJSON_IsString(it)) {
+    rc = ooc_expr_eval(it->valuestring, ld->vars, ld->n_vars, out, ld->err);
+    return rc ? fprefix(ld, rc, field) : OOC_OK;
+  }
+  return ferr(ld, OOC_EINVAL, field,
+              "expected a number or an expression string");
+}
+
+static void
+value_str(ooc_value v, char *buf, size_t n)
+{
+  if (v.is_int)
+    snprintf(buf, n, "%lld", (long long)v.i);
+  else
+    snprintf(buf, n, "%g", v.d);
+}
+
+/* An integer in [lo, hi]. */
+static int
+int_item(struct ld *ld, const cJSON *it, const char *field, int64_t lo,
+         int64_t hi, int64_t *out)
+{
+  ooc_value v;
+  char s[64];
+  int rc = eval_item(ld, it, field, &v);
+  if (rc)
+    return rc;
+  value_str(v, s, sizeof s);
+  if (!v.is_int) {
+    if (v.d != floor(v.d) || fabs(v.d) > 9e18)
+      return ferr(ld, v.d == floor(v.d) ? OOC_ERANGE : OOC_EINVAL, field,
+                  v.d == floor(v.d) ? "%s is out of range (at most %lld)"
+                                    : "%s is not an integer",
+                  s, (long long)hi);
+    v = ooc_value_int((int64_t)v.d);
+  }
+  if (v.i < lo)
+    return ferr(ld, OOC_EINVAL, field, "%s must be at least %lld", s,
+                (long long)lo);
+  if (v.i > hi)
+    return ferr(ld, OOC_ERANGE, field, "%s is out of range (at most %lld)",
+                s, (long long)hi);
+  *out = v.i;
+  return OOC_OK;
+}
+
+/* Expand "{expr}" templates in a name. */
+static int
+template_name(struct ld *ld, const char *src, const char *field, char *out,
+              size_t n)
+{
+  size_t o = 0;
+  const char *p = src;
+  while (*p) {
+    if (*p == '{') {
+      const char *q = strchr(p, '}');
+      char ex[256], num[32];
+      ooc_value v;
+      int rc;
+      size_t k;
+      if (q == NULL || (size_t)(q - p - 1) >= sizeof ex)
+        return ferr(ld, OOC_EINVAL, field, "'%s': unbalanced '{' in name",
+                    src);
+      memcpy(ex, p + 1, (size_t)(q - p - 1));
+      ex[q - p - 1] = '\0';
+      rc = ooc_expr_eval(ex, ld->vars, ld->n_vars, &v, ld->err);
+      if (rc)
+        return fprefix(ld, rc, field);
+      if (!v.is_int && v.d == floor(v.d) && fabs(v.d) < 9e18)
+        v = ooc_value_int((int64_t)v.d);
+      if (!v.is_int)
+        return ferr(ld, OOC_EINVAL, field,
+                    "'%s': {%s} is not an integer", src, ex);
+      snprintf(num, sizeof num, "%lld", (long long)v.i);
+      for (k = 0; num[k]; k++)
+        if (o + 1 < n)
+          out[o++] = num[k];
+      p = q + 1;
+    } else if (*p == '}') {
+      return ferr(ld, OOC_EINVAL, field, "'%s': unbalanced '}' in name", src);
+    } else {
+      if (o + 1 < n)
+        out[o++] = *p;
+      p++;
+    }
+  }
+  if (o + 1 >= n)
+    return ferr(ld, OOC_EINVAL, field,
+                "'%.40s...' is too long (at most %zu characters)", src,
+                n - 1);
+  out[o] = '\0';
+  if (o == 0)
+    return ferr(ld, OOC_EINVAL, field, "empty name");
+  return OOC_OK;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+enum attr_id {
+  A_OUT, A_KERNEL, A_STRIDE, A_PAD, A_DILATION, A_OUT_PAD, A_GROUPS, A_BIAS,
+  A_IN_PLACE, A_AXIS, A_CEIL, A_SCALE, A_HEADS, A_CAUSAL, A_VOCAB,
+  A_POSITIONS, A_TIED, A_TB, A_SIZE, A_P, A_ACT, A_MODE, A_SHAPE, A_COUNT
+};
+
+static const char *const attr_names[A_COUNT] = {
+  [A_OUT] = "out", [A_KERNEL] = "kernel", [A_STRIDE] = "stride",
+  [A_PAD] = "pad", [A_DILATION] = "dilation", [A_OUT_PAD] = "out_pad",
+  [A_GROUPS] = "groups", [A_BIAS] = "bias", [A_IN_PLACE] = "in_place",
+  [A_AXIS] = "axis", [A_CEIL] = "ceil_mode", [A_SCALE] = "scale",
+  [A_HEADS] = "heads", [A_CAUSAL] = "causal", [A_VOCAB] = "vocab",
+  [A_POSITIONS] = "positions", [A_TIED] = "tied", [A_TB] = "transpose_b",
+  [A_SIZE] = "size", [A_P] = "p", [A_ACT] = "act", [A_MODE] = "mode",
+  [A_SHAPE] = "shape",
+};
+
+/* Is `word` one of the space-separated words in `list`? */
+static int
+in_list(const char *list, const char *word)
+{
+  size_t n = strlen(word);
+  const char *p = list;
+  while (*p) {
+    const char *e = strchr(p, ' ');
+    size_t k = e ? (size_t)(e - p) : strlen(p);
+    if (k == n && strncmp(p, word, n) == 0)
+      return 1;
+    if (e == NULL)
+      break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int
+spatial_item(struct ld *ld, const cJSON *it, const char *field, int64_t lo,
+             int v[3], int *n_given)
+{
+  int64_t x;
+  int rc, k, n;
+  if (cJSON_IsArray(it)) {
+    n = cJSON_GetArraySize(it);
+    if (n != 2 && n != 3)
+      return ferr(ld, OOC_EINVAL, field,
+                  "expected a number or a list of 2 or 3, got %d values", n);
+    for (k = 0; k < n; k++) {
+      if ((rc = int_item(ld, cJSON_GetArrayItem(it, k), field, lo, MAX_SMALL,
+                         &x)))
+        return rc;
+      v[k] = (int)x;
+    }
+    if (n == 2)
+      v[2] = v[1];
+    *n_given = n;
+    return OOC_OK;
+  }
+  if ((rc = int_item(ld, it, field, lo, MAX_SMALL, &x)))
+    return rc;
+  v[0] = v[1] = v[2] = (int)x;
+  *n_given = 0;
+  return OOC_OK;
+}
+
+static int
+str_item(struct ld *ld, const cJSON *it, const char *field, char *out,
+         size_t n)
+{
+  if (!cJSON_IsString(it))
+    return ferr(ld, OOC_EINVAL, field, "expected a string");
+  if (strlen(it->valuestring) >= n)
+    return ferr(ld, OOC_EINVAL, field,
+                "'%.40s...' is too long (at most %zu characters)",
+                it->valuestring, n - 1);
+  strcpy(out, it->valuestring);
+  return OOC_OK;
+}
+
+static int
+parse_attr(struct ld *ld, ooc_attrs *a, enum attr_id id, const cJSON *it)
+{
+  const char *f = attr_names[id];
+  int64_t x;
+  ooc_value v;
+  int rc = OOC_OK, k;
+
+  switch (id) {
+  case A_OUT:
+    rc = int_item(ld, it, f, 1, MAX_DIM, &a->out);
+    break;
+  case A_VOCAB:
+    rc = int_item(ld, it, f, 1, MAX_DIM, &a->vocab);
+    break;
+  case A_POSITIONS:
+    rc = int_item(ld, it, f, 0, MAX_DIM, &a->positions);
+    break;
+  case A_KERNEL:
+    rc = spatial_item(ld, it, f, 1, a->kernel, &a->spatial_n[0]);
+    break;
+  case A_STRIDE:
+    rc = spatial_item(ld, it, f, 1, a->stride, &a->spatial_n[1]);
+    break;
+  case A_PAD:
+    rc = spatial_item(ld, it, f, 0, a->pad, &a->spatial_n[2]);
+    break;
+  case A_DILATION:
+    rc = spatial_item(ld, it, f, 1, a->dilation, &a->spatial_n[3]);
+    break;
+  case A_OUT_PAD:
+    rc = spatial_item(ld, it, f, 0, a->out_pad, &a->spatial_n[4]);
+    break;
+  case A_GROUPS:
+  case A_SCALE:
+  case A_HEADS:
+  case A_SIZE:
+    if ((rc = int_item(ld, it, f, 1, MAX_SMALL, &x)))
+      break;
+    if (id == A_GROUPS) a->groups = (int)x;
+    else if (id == A_SCALE) a->scale = (int)x;
+    else if (id == A_HEADS) a->heads = (int)x;
+    else a->lrn_size = (int)x;
+    break;
+  case A_AXIS:
+    if ((rc = int_item(ld, it, f, -OOC_MAX_DIMS, OOC_MAX_DIMS - 1, &x)))
+      break;
+    a->axis = (int)x;
+    break;
+  case A_BIAS:
+  case A_IN_PLACE:
+  case A_CEIL:
+  case A_CAUSAL:
+  case A_TIED:
+  case A_TB:
+    if ((rc = eval_item(ld, it, f, &v)))
+      break;
+    k = v.is_int ? v.i != 0 : v.d != 0;
+    if (id == A_BIAS) a->bias = k;
+    else if (id == A_IN_PLACE) a->in_place = k;
+    else if (id == A_CEIL) a->ceil_mode = k;
+    else if (id == A_CAUSAL) a->causal = k;
+    else if (id == A_TIED) a->tied = k;
+    else a->transpose_b = k;
+    break;
+  case A_P:
+    if ((rc = eval_item(ld, it, f, &v)))
+      break;
+    if (!(v.d >= 0 && v.d < 1))
+      return ferr(ld, OOC_EINVAL, f, "%g must be in [0, 1)", v.d);
+    a->p = v.d;
+    break;
+  case A_ACT:
+    rc = str_item(ld, it, f, a->act, sizeof a->act);
+    break;
+  case A_MODE:
+    if ((rc = str_item(ld, it, f, a->mode, sizeof a->mode)))
+      break;
+    if (strcmp(a->mode, "nearest") != 0 && strcmp(a->mode, "bilinear") != 0)
+      return ferr(ld, OOC_EINVAL, f,
+                  "unknown mode '%s' (use nearest or bilinear)", a->mode);
+    break;
+  case A_SHAPE: {
+    int n, wild = 0;
+    if (!cJSON_IsArray(it) || (n = cJSON_GetArraySize(it)) < 1 ||
+        n > OOC_MAX_DIMS)
+      return ferr(ld, OOC_EINVAL, f, "expected a list of 1 to %d dims",
+                  OOC_MAX_DIMS);
+    for (k = 0; k < n; k++) {
+      if ((rc = int_item(ld, cJSON_GetArrayItem(it, k), f, -1, MAX_DIM, &x)))
+        return rc;
+      if (x == 0)
+        return ferr(ld, OOC_EINVAL, f, "dim %d is 0", k);
+      if (x == -1 && wild++)
+        return ferr(ld, OOC_EINVAL, f, "more than one -1");
+      a->shape[k] = x;
+    }
+    a->ndim = n;
+    break;
+  }
+  default:
+    break;
+  }
+  return rc;
+}
+
+/* ---- pass 1: emit layers ------------------------------------------------- */
+
+static int emit_list(struct ld *ld, const cJSON *arr, int block_in);
+
+static int
+add_ref(struct ld *ld, int idx, size_t name)
+{
+  int rc = grow(ld, (void **)&ld->refs, &ld->cap_refs, ld->n_refs + 1,
+                sizeof *ld->refs);
+  if (rc)
+    return rc;
+  ld->refs[ld->n_refs].idx = idx;
+  ld->refs[ld->n_refs].name = name;
+  ld->n_refs++;
+  return OOC_OK;
+}
+
+static int
+parse_ref(struct ld *ld, const cJSON *it, int block_in)
+{
+  char name[256];
+  size_t off;
+  int rc;
+  if (!cJSON_IsString(it))
+    return ferr(ld, OOC_EINVAL, "in", "expected a layer name or a list of "
+                                      "names");
+  if (strcmp(it->valuestring, "@prev") == 0)
+    return add_ref(ld, ld->n - 1, 0);
+  if (strcmp(it->valuestring, "@in") == 0) {
+    if (block_in < 0)
+      return ferr(ld, OOC_EINVAL, "in",
+                  "'@in' is only defined inside a repeat or if block");
+    return add_ref(ld, block_in, 0);
+  }
+  if ((rc = template_name(ld, it->valuestring, "in", name, sizeof name)))
+    return rc;
+  if ((rc = pool_add(ld, name, strlen(name), &off)))
+    return rc;
+  return add_ref(ld, -1, off);
+}
+
+static int
+emit_layer(struct ld *ld, const cJSON *obj, int block_in)
+{
+  const cJSON *op_it = cJSON_GetObjectItemCaseSensitive(obj, "op");
+  const cJSON *name_it = cJSON_GetObjectItemCaseSensitive(obj, "name");
+  const cJSON *in_it = cJSON_GetObjectItemCaseSensitive(obj, "in");
+  const cJSON *it;
+  const ooc_op_type *op;
+  ooc_layer *l;
+  char name[256];
+  uint32_t seen = 0;
+  int rc, dup, idx = ld->n;
+
+  ld->ctx = CTX_INDEX;
+  ld->ctx_i = idx;
+  if (name_it != NULL) {
+    if (!cJSON_IsString(name_it))
+      return ferr(ld, OOC_EINVAL, "name", "expected a string");
+    ld->ctx = CTX_NAME;
+    ld->ctx_s = name_it->valuestring;
+    if ((rc = template_name(ld, name_it->valuestring, "name", name,
+                            sizeof name)))
+      return rc;
+  } else {
+    snprintf(name, sizeof name, "%.200s_%d",
+             cJSON_IsString(op_it) ? op_it->valuestring : "layer", idx);
+  }
+  ld->ctx = CTX_NAME;
+  ld->ctx_s = name;
+  if (op_it == NULL)
+    return ferr(ld, OOC_EINVAL, "op", "missing");
+  if (!cJSON_IsString(op_it))
+    return ferr(ld, OOC_EINVAL, "op", "expected a string");
+  op = ooc_op_find(op_it->valuestring);
+  if (op == NULL || op->kind == OOC_OPK_INPUT) {
+    char list[400];
+    size_t o = 0;
+    int k;
+    list[0] = '\0';
+    for (k = 1; k < OOC_OPK_COUNT; k++)
+      o += (size_t)snprintf(list + o, o < sizeof list ? sizeof list - o : 0,
+                            "%s%s", k > 1 ? ", " : "", ooc_op_name(k));
+    return ferr(ld, OOC_EINVAL, "op", "unknown op '%s' (known: %s)",
+                op_it->valuestring, list);
+  }
+  if (ld->n >= MAX_LAYERS)
+    return ferr(ld, OOC_ERANGE, NULL, "more than %d layers", MAX_LAYERS);
+  if ((rc = grow(ld, (void **)&ld->L, &ld->cap, ld->n + 1, sizeof *ld->L)) ||
+      (rc = grow(ld, (void **)&ld->name_off, &ld->cap_names, ld->n + 1,
+                 sizeof *ld->name_off)))
+    return rc;
+  l = &ld->L[idx];
+  memset(l, 0, sizeof *l);
+  l->op = op->kind;
+  l->cls = op->cls;
+  l->alias_of = -1;
+  l->a.stride[0] = l->a.stride[1] = l->a.stride[2] = 1;
+  l->a.dilation[0] = l->a.dilation[1] = l->a.dilation[2] = 1;
+  l->a.groups = 1;
+  l->a.bias = op->kind == OOC_OPK_LINEAR;
+  l->a.scale = 2;
+  l->a.lrn_size = 5;
+  l->a.p = 0.5;
+  if (op->kind == OOC_OPK_UPSAMPLE)
+    strcpy(l->a.mode, "nearest");
+
+  /* inputs */
+  l->in_first = ld->n_refs;
+  if (in_it == NULL) {
+    rc = add_ref(ld, idx - 1, 0);
+  } else if (cJSON_IsArray(in_it)) {
+    rc = OOC_OK;
+    if (cJSON_GetArraySize(in_it) == 0)
+      return ferr(ld, OOC_EINVAL, "in", "empty list");
+    cJSON_ArrayForEach(it, in_it)
+      if ((rc = parse_ref(ld, it, block_in)))
+        break;
+  } else {
+    rc = parse_ref(ld, in_it, block_in);
+  }
+  if (rc)
+    return rc;
+  l->n_in = ld->n_refs - l->in_first;
+
+  /* attributes */
+  cJSON_ArrayForEach(it, obj) {
+    const char *k = it->string;
+    int id;
+    if (strcmp(k, "name") == 0 || strcmp(k, "op") == 0 ||
+        strcmp(k, "in") == 0 || k[0] == '_')
+      continue;
+    for (id = 0; id < A_COUNT; id++)
+      if (strcmp(attr_names[id], k) == 0)
+        break;
+    if (id == A_COUNT || !in_list(op->attrs, k))
+      return ferr(ld, OOC_EINVAL, k, "not an attribute of %s (valid: %s)",
+                  op->name, op->attrs[0] ? op->attrs : "none");
+    if (seen & (1u << id))
+      return ferr(ld, OOC_EINVAL, k, "given twice");
+    seen |= 1u << id;
+    if ((rc = parse_attr(ld, &l->a, (enum attr_id)id, it)))
+      return rc;
+  }
+  {
+    int id;
+    for (id = 0; id < A_COUNT; id++)
+      if (!(seen & (1u << id)) && in_list(op->required, attr_names[id]))
+        return ferr(ld, OOC_EINVAL, attr_names[id], "missing");
+  }
+  if ((op->kind == OOC_OPK_MAXPOOL || op->kind == OOC_OPK_AVGPOOL) &&
+      !(seen & (1u << A_STRIDE))) {
+    memcpy(l->a.stride, l->a.kernel, sizeof l->a.stride);
+    l->a.spatial_n[1] = l->a.spatial_n[0];
+  }
+
+  /* name */
+  if ((rc = pool_add(ld, name, strlen(name), &ld->name_off[idx])))
+    return rc;
+  if ((rc = ht_reserve(ld, ld->n + 1)))
+    return rc;
+  dup = ht_find(ld, name);
+  if (dup == 0)
+    return ferr(ld, OOC_EINVAL, "name", "'input' is reserved for the "
+                                        "implicit input layer");
+  if (dup > 0)
+    return ferr(ld, OOC_EINVAL, "name", "'%s' is not unique (also layer %d)",
+                name, dup);
+  ld->n++;
+  ht_put(ld, idx);
+  return OOC_OK;
+}
+
+static int
+emit_repeat(struct ld *ld, const cJSON *obj)
+{
+  const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(obj, "repeat");
+  const cJSON *var = cJSON_GetObjectItemCaseSensitive(obj, "var");
+  const cJSON *body = cJSON_GetObjectItemCaseSensitive(obj, "layers");
+  const cJSON *it;
+  int64_t n, i;
+  int rc;
+
+  ld->ctx = CTX_REPEAT;
+  ld->ctx_off = ld->name_off[ld->n - 1];
+  cJSON_ArrayForEach(it, obj)
+    if (strcmp(it->string, "repeat") != 0 && strcmp(it->string, "var") != 0 &&
+        strcmp(it->string, "layers") != 0 && it->string[0] != '_')
+      return ferr(ld, OOC_EINVAL, it->string, "not a field of repeat (valid: "
+                                              "repeat, var, layers)");
+  if (var != NULL && (!cJSON_IsString(var) || !valid_ident(var->valuestring)))
+    return ferr(ld, OOC_EINVAL, "var", "expected a name");
+  if (!cJSON_IsArray(body))
+    return ferr(ld, OOC_EINVAL, "layers", "expected a list of layers");
+  if ((rc = int_item(ld, cnt, "repeat", 0, MAX_LAYERS, &n)))
+    return rc;
+  for (i = 0; i < n; i++) {
+    int saved = ld->n_vars;
+    if (++ld->iterations > MAX_ITERATIONS)
+      return ferr(ld, OOC_ERANGE, "repeat", "more than %lld iterations in "
+                  "all", (long long)MAX_ITERATIONS);
+    if (var != NULL && (rc = push_var(ld, var->valuestring,
+                                      ooc_value_int(i))))
+      return rc;
+    rc = emit_list(ld, body, ld->n - 1);
+    ld->n_vars = saved;
+    if (rc)
+      return rc;
+  }
+  return OOC_OK;
+}
+
+static int
+emit_if(struct ld *ld, const cJSON *obj)
+{
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, "if");
+  const cJSON *yes = cJSON_GetObjectItemCaseSensitive(obj, "layers");
+  const cJSON *no = cJSON_GetObjectItemCaseSensitive(obj, "else");
+  const cJSON *it;
+  ooc_value v;
+  int rc;
+
+  ld->ctx = CTX_IF;
+  ld->ctx_off = ld->name_off[ld->n - 1];
+  cJSON_ArrayForEach(it, obj)
+    if (strcmp(it->string, "if") != 0 && strcmp(it->string, "layers") != 0 &&
+        strcmp(it->string, "else") != 0 && it->string[0] != '_')
+      return ferr(ld, OOC_EINVAL, it->string, "not a field of if (valid: "
+                                              "if, layers, else)");
+  if (!cJSON_IsArray(yes))
+    return ferr(ld, OOC_EINVAL, "layers", "expected a list of layers");
+  if (no != NULL && !cJSON_IsArray(no))
+    return ferr(ld, OOC_EINVAL, "else", "expected a list of layers");
+  if ((rc = eval_item(ld, c, "if", &v)))
+    return rc;
+  if (v.is_int ? v.i != 0 : v.d != 0)
+    return emit_list(ld, yes, ld->n - 1);
+  return no ? emit_list(ld, no, ld->n - 1) : OOC_OK;
+}
+
+static int
+emit_list(struct ld *ld, const cJSON *arr, int block_in)
+{
+  const cJSON *it;
+  int rc;
+  cJSON_ArrayForEach(it, arr) {
+    if (!cJSON_IsObject(it)) {
+      ld->ctx = CTX_INDEX;
+      ld->ctx_i = ld->n;
+      return ferr(ld, OOC_EINVAL, NULL, "expected an object");
+    }
+    if (cJSON_GetObjectItemCaseSensitive(it, "repeat") != NULL)
+      rc = emit_repeat(ld, it);
+    else if (cJSON_GetObjectItemCaseSensitive(it, "if") != NULL)
+      rc = emit_if(ld, it);
+    else
+      rc = emit_layer(ld, it, block_in);
+    if (rc)
+      return rc;
+  }
+  return OOC_OK;
+}
+
+/* ---- top level ----------------------------------------------------------- */
+
+/* The value of `--set name=V` in o, if given (the last one wins): sets
+ * *found and *v, or fails when V is not a number. */
+static int
+set_value(struct ld *ld, const ooc_model_opts *o, const char *name,
+          ooc_value *v, int *found)
+{
+  int k, rc;
+
+  *found = 0;
+  for (k = o != NULL ? o->n_sets - 1 : -1; k >= 0; k--)
+    if (strcmp(o->sets[k].key, name) == 0) {
+      char what[200];
+      double d;
+      snprintf(what, sizeof what, "%s: --set %.60s", ld->origin, name);
+      if ((rc = ooc_parse_double(o->sets[k].value, what, &d, ld->err)))
+        return rc;
+      *v = ooc_value_from_number(d);
+      *found = 1;
+      break;
+    }
+  return OOC_OK;
+}
+
+/* Define the variables of object obj, the top-level field what ("params"
+ * or "let"), in order, each evaluated with those before it in scope; keys
+ * starting with '_' are comments. With sets (params only), a --set value
+ * replaces the default as the variable is defined, so a later default
+ * that uses it sees the override. */
+static int
+load_vars(struct ld *ld, const cJSON *obj, const char *what,
+          const ooc_model_opts *sets)
+{
+  const cJSON *it;
+  int i, rc;
+
+  if (obj != NULL && !cJSON_IsObject(obj))
+    return ferr(ld, OOC_EINVAL, what, "expected an object");
+  cJSON_ArrayForEach(it, obj) {
+    ooc_value v;
+    char field[160];
+    int set;
+    if (it->string[0] == '_')
+      continue; /* a comment */
+    snprintf(field, sizeof field, "%s: %.100s", what, it->string);
+    if (!valid_ident(it->string))
+      return ferr(ld, OOC_EINVAL, field, "not a valid name");
+    for (i = 0; i < ld->n_vars; i++)
+      if (strcmp(ld->vars[i].name, it->string) == 0)
+        return ferr(ld, OOC_EINVAL, field, "defined twice");
+    if ((rc = set_value(ld, sets, it->string, &v, &set)) ||
+        (!set && (rc = eval_item(ld, it, field, &v))) ||
+        (rc = push_var(ld, it->string, v)))
+      return rc;
+  }
+  return OOC_OK;
+}
+
+static int
+load_params(struct ld *ld, const cJSON *root, const ooc_model_opts *o)
+{
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
+  int i, k, rc;
+
+  if ((rc = load_vars(ld, ps, "params", o)))
+    return rc;
+  ld->n_params = ld->n_vars;
+  ld->param_set = calloc((size_t)ld->n_params + 1, 1);
+  if (ld->param_set == NULL)
+    return nomem(ld);
+  /* Values were applied by load_vars(); here every key must be a param. */
+  for (k = 0; o != NULL && k < o->n_sets; k++) {
+    const char *key = o->sets[k].key;
+    for (i = 0; i < ld->n_params; i++)
+      if (strcmp(ld->vars[i].name, key) == 0)
+        break;
+    if (i == ld->n_params) {
+      char list[300];
+      size_t off = 0;
+      int j;
+      list[0] = '\0';
+      for (j = 0; j < ld->n_params; j++)
+        off += (size_t)snprintf(list + off,
+                                off < sizeof list ? sizeof list - off : 0,
+                                "%s%s", j ? ", " : "", ld->vars[j].name);
+      return ooc_err_set(ld->err, OOC_ENOTFOUND,
+                         "%s: --set %s: unknown parameter (%s%s)",
+                         ld->origin, key,
+                         ld->n_params ? "valid: " : "the model has none",
+                         list);
+    }
+    ld->param_set[i] = 1;
+  }
+  return OOC_OK;
+}
+
+static int
+load_lets_checks(struct ld *ld, const cJSON *root)
+{
+  const cJSON *lets = cJSON_GetObjectItemCaseSensitive(root, "let");
+  const cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "check");
+  const cJSON *it;
+  int rc;
+
+  if ((rc = load_vars(ld, lets, "let", NULL)))
+    return rc;
+  if (checks != NULL && !cJSON_IsArray(checks))
+    return ferr(ld, OOC_EINVAL, "check", "expected a list of "
+                                         "[expression, message]");
+  cJSON_ArrayForEach(it, checks) {
+    const cJSON *e = cJSON_GetArrayItem(it, 0);
+    const cJSON *msg = cJSON_GetArrayItem(it, 1);
+    ooc_value v;
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+        !cJSON_IsString(e) || !cJSON_IsString(msg))
+      return ferr(ld, OOC_EINVAL, "check", "expected a list of "
+                                           "[expression, message]");
+    if ((rc = eval_item(ld, e, "check", &v)))
+      return rc;
+    if (!(v.is_int ? v.i != 0 : v.d != 0))
+      return ferr(ld, OOC_EINVAL, "check", "%s ('%s' is false)",
+                  msg->valuestring, e->valuestring);
+  }
+  return OOC_OK;
+}
+
+static int
+load_input(struct ld *ld, const cJSON *root)
+{
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "input");
+  ooc_layer *l;
+  int n, k, rc;
+  size_t off;
+
+  if (in == NULL)
+    return ferr(ld, OOC_EINVAL, "input", "missing");
+  if (!cJSON_IsArray(in) || (n = cJSON_GetArraySize(in)) < 1 ||
+      n > OOC_MAX_DIMS)
+    return ferr(ld, OOC_EINVAL, "input", "expected a list of 1 to %d dims",
+                OOC_MAX_DIMS);
+  if ((rc = grow(ld, (void **)&ld->L, &ld->cap, 1, sizeof *ld->L)) ||
+      (rc = grow(ld, (void **)&ld->name_off, &ld->cap_names, 1,
+                 sizeof *ld->name_off)))
+    return rc;
+  l = &ld->L[0];
+  memset(l, 0, sizeof *l);
+  l->op = OOC_OPK_INPUT;
+  l->cls = OOC_CLASS_OTHER;
+  l->alias_of = -1;
+  l->out.ndim = n;
+  for (k = 0; k < n; k++)
+    if ((rc = int_item(ld, cJSON_GetArrayItem(in, k), "input", 1, MAX_DIM,
+                       &l->out.d[k])))
+      return rc;
+  if ((rc = pool_add(ld, "input", 5, &off)))
+    return rc;
+  ld->name_off[0] = off;
+  if ((rc = ht_reserve(ld, 1)))
+    return rc;
+  ld->n = 1;
+  ht_put(ld, 0);
+  return OOC_OK;
+}
+
+static int
+check_top_fields(struct ld *ld, const cJSON *root)
+{
+  const char *const known = "format name description dtype params let check "
+                             "input layers";
+  const cJSON *it;
+  cJSON_ArrayForEach(it, root)
+    if (it->string[0] != '_' && !in_list(known, it->string))
+      return ferr(ld, OOC_EINVAL, it->string,
+                  "unknown top-level field (valid: %s; fields starting "
+                  "with '_' are free)", known);
+  return OOC_OK;
+}
+
+/* ---- pass 2: resolve, infer, total --------------------------------------- */
+
+static int
+resolve_infer(struct ld *ld, int *inputs)
+{
+  const ooc_shape **shp = NULL;
+  uint8_t *rg = NULL;
+  /* Per layer: the root of its storage (alias chains followed), and per
+   * storage root the first layer whose backward reads that memory as its
+   * input (need_in) or as its own output (need_out); -1 for none. An
+   * in-place op may overwrite a storage only when neither is set. */
+  int *root = NULL, *need_in = NULL, *need_out = NULL;
+  int i, j, rc = OOC_OK, max_in = 1;
+
+  for (i = 0; i < ld->n; i++)
+    if (ld->L[i].n_in > max_in)
+      max_in = ld->L[i].n_in;
+  shp = malloc((size_t)max_in * sizeof *shp);
+  rg = calloc((size_t)ld->n, 1);
+  root = malloc((size_t)ld->n * sizeof *root);
+  need_in = malloc((size_t)ld->n * sizeof *need_in);
+  need_out = malloc((size_t)ld->n * sizeof *need_out);
+  if (shp == NULL || rg == NULL || root == NULL || need_in == NULL ||
+      need_out == NULL) {
+    rc = nomem(ld);
+    goto out;
+  }
+  for (i = 0; i < ld->n; i++)
+    need_in[i] = need_out[i] = -1;
+  for (i = 0; i < ld->n; i++) {
+    ooc_layer *l = &ld->L[i];
+    const ooc_op_type *op = ooc_op_get(l->op);
+    ld->ctx = CTX_LAYER;
+    ld->ctx_off = ld->name_off[i];
+    for (j = 0; j < l->n_in; j++) {
+      const struct ref *r = &ld->refs[l->in_first + j];
+      int t = r->idx;
+      if (t < 0) {
+        const char *nm = ld->pool + r->name;
+        t = ht_find(ld, nm);
+        if (t < 0) {
+          rc = ferr(ld, OOC_EINVAL, "in", "unknown layer '%s'", nm);
+          goto out;
+        }
+        if (t == i) {
+          rc = ferr(ld, OOC_EINVAL, "in", "'%s' refers to the layer itself "
+                                          "(a cycle)", nm);
+          goto out;
+        }
+        if (t > i) {
+          rc = ferr(ld, OOC_EINVAL, "in",
+                    "'%s' is defined after this layer (a cycle: layers must "
+                    "be in topological order)", nm);
+          goto out;
+        }
+      }
+      inputs[l->in_first + j] = t;
+      shp[j] = &ld->L[t].out;
+      if (rg[t])
+        l->grad_in = 1;
+    }
+    if (l->n_in < op->min_inputs ||
+        (op->max_inputs >= 0 && l->n_in > op->max_inputs)) {
+      if (op->max_inputs < 0)
+        rc = ferr(ld, OOC_EINVAL, "in", "%s takes at least %d inputs, got %d",
+                  op->name, op->min_inputs, l->n_in);
+      else if (op->min_inputs == op->max_inputs)
+        rc = ferr(ld, OOC_EINVAL, "in", "%s takes %d input%s, got %d",
+                  op->name, op->min_inputs, op->min_inputs == 1 ? "" : "s",
+                  l->n_in);
+      else
+        rc = ferr(ld, OOC_EINVAL, "in", "%s takes %d to %d inputs, got %d",
+                  op->name, op->min_inputs, op->max_inputs, l->n_in);
+      goto out;
+    }
+    l->alias_of = -1;
+    rc = ooc_op_infer(l, shp, l->n_in, ld->batch, ld->dt, ld->opt, ld->err);
+    if (rc) {
+      rc = fprefix(ld, rc, NULL);
+      goto out;
+    }
+    if (l->alias_of >= 0) {
+      int src = inputs[l->in_first + l->alias_of], t;
+      /* An in-place op overwrites the whole storage chain it aliases. */
+      for (t = src; l->a.in_place && t >= 0; t = ld->L[t].alias_of)
+        if (ld->L[t].needs & OOC_NEED_OUTPUT) {
+          rc = ferr(ld, OOC_EINVAL, "in_place",
+                    "overwrites the output of '%s', which its backward "
+                    "needs", lname(ld, t));
+          goto out;
+        }
+      l->alias_of = src;
+    }
+    root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
+    if (l->alias_of >= 0 && l->a.in_place) {
+      /* ... and every other reader whose backward needs that memory. */
+      int who = need_out[root[i]] >= 0 ? need_out[root[i]]
+                                       : need_in[root[i]];
+      if (who >= 0) {
+        rc = ferr(ld, OOC_EINVAL, "in_place",
+                  "overwrites the %s of '%s', which its backward needs",
+                  need_out[root[i]] >= 0 ? "output" : "input",
+                  lname(ld, who));
+        goto out;
+      }
+    }
+    if (l->needs & OOC_NEED_INPUT)
+      for (j = 0; j < l->n_in; j++) {
+        int r = root[inputs[l->in_first + j]];
+        if (need_in[r] < 0)
+          need_in[r] = i;
+      }
+    if ((l->needs & OOC_NEED_OUTPUT) && need_out[root[i]] < 0)
+      need_out[root[i]] = i;
+    rg[i] = l->grad_in || l->params > 0;
+  }
+out:
+  free(shp);
+  free(rg);
+  free(root);
+  free(need_in);
+  free(need_out);
+  return rc;
+}
+
+static void
+totals(ooc_model *m)
+{
+  uint64_t ws = 0;
+  int i;
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    m->total_params += l->params;
+    m->weight_bytes += l->param_bytes;
+    m->grad_bytes += l->grad_bytes;
+    m->opt_bytes += l->opt_bytes;
+    m->activation_bytes += l->out_bytes + l->saved_bytes;
+    m->fwd_flops += l->fwd_flops;
+    m->bwd_flops += l->bwd_data_flops + l->bwd_weight_flops;
+    if (l->workspace_bytes > ws)
+      ws = l->workspace_bytes;
+  }
+  m->naive_peak_bytes = m->activation_bytes + m->weight_bytes +
+                        m->grad_bytes + m->opt_bytes + ws;
+}
+
+static void
+ld_fini(struct ld *ld)
+{
+  free(ld->vars);
+  free(ld->param_set);
+  free(ld->pool);
+  free(ld->L);
+  free(ld->name_off);
+  free(ld->refs);
+  free(ld->ht);
+}
+
+int
+ooc_model_load_string(const char *json, const char *origin,
+                      const ooc_model_opts *opts, ooc_model **out,
+                      ooc_err *err)
+{
+  struct ld ld = { .origin = origin ? origin : "<string>", .err = err };
+  cJSON *root = NULL;
+  ooc_model *m = NULL;
+  const cJSON *it;
+  const char *end = NULL;
+  int rc, i;
+
+  *out = NULL;
+  ld.batch = opts ? opts->batch : 1;
+  ld.opt = opts ? opts->optimizer : OOC_OPT_SGD_MOMENTUM;
+  if (ld.batch < 1)
+    return ooc_err_set(err, OOC_EINVAL, "batch must be >= 1 (got %lld)",
+                       (long long)ld.batch);
+  if (ld.opt != OOC_OPT_SGD_MOMENTUM && ld.opt != OOC_OPT_SGD &&
+      ld.opt != OOC_OPT_ADAM)
+    return ooc_err_set(err, OOC_EINVAL, "unknown optimizer %d", (int)ld.opt);
+  if (json == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "%s: no JSON text", ld.origin);
+
+  root = cJSON_ParseWithOpts(json, &end, 1);
+  if (root == NULL) {
+    int line, col, at_end;
+    const char *p;
+    if (end == NULL || end < json)
+      end = json;
+    ooc_text_pos(json, end, &line, &col);
+    for (p = end; *p && isspace((unsigned char)*p); p++)
+      ;
+    at_end = *p == '\0' || (p[0] != '\0' && p[1] == '\0');
+    rc = ooc_err_set(err, OOC_EPARSE,
+                     "%s: malformed JSON near line %d, column %d%s",
+                     ld.origin, line, col,
+                     at_end ? " (unexpected end: truncated?)" : "");
+    goto fail;
+  }
+  if (!cJSON_IsObject(root)) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: expected a JSON object at the "
+                                      "top level", ld.origin);
+    goto fail;
+  }
+  if ((rc = check_top_fields(&ld, root)))
+    goto fail;
+  it = cJSON_GetObjectItemCaseSensitive(root, "format");
+  if (it != NULL && !(cJSON_IsNumber(it) && it->valuedouble == 1)) {
+    rc = ferr(&ld, OOC_EINVAL, "format", "unsupported version (expected 1)");
+    goto fail;
+  }
+  m = calloc(1, sizeof *m);
+  if (m == NULL) {
+    rc = nomem(&ld);
+    goto fail;
+  }
+  it = cJSON_GetObjectItemCaseSensitive(root, "name");
+  if (!cJSON_IsString(it) || it->valuestring[0] == '\0') {
+    rc = ferr(&ld, OOC_EINVAL, "name", it ? "expected a non-empty string"
+                                          : "missing");
+    goto fail;
+  }
+  m->name = strdup(it->valuestring);
+  m->path = strdup(ld.origin);
+  if (m->name == NULL || m->path == NULL) {
+    rc = nomem(&ld);
+    goto fail;
+  }
+  ld.dt = OOC_FP32;
+  it = cJSON_GetObjectItemCaseSensitive(root, "dtype");
+  if (it != NULL && (!cJSON_IsString(it) ||
+                     ooc_dtype_parse(it->valuestring, &ld.dt) != OOC_OK)) {
+    rc = ferr(&ld, OOC_EINVAL, "dtype", "expected fp32, fp16 or bf16");
+    goto fail;
+  }
+  if (opts && opts->dtype_set)
+    ld.dt = opts->dtype;
+
+  if ((rc = load_params(&ld, root, opts)) ||
+      (rc = load_lets_checks(&ld, root)))
+    goto fail;
+  if ((rc = load_input(&ld, root)))
+    goto fail;
+  it = cJSON_GetObjectItemCaseSensitive(root, "layers");
+  if (!cJSON_IsArray(it)) {
+    rc = ferr(&ld, OOC_EINVAL, "layers", it ? "expected a list" : "missing");
+    goto fail;
+  }
+  if ((rc = emit_list(&ld, it, -1)))
+    goto fail;
+  if (ld.n < 2) {
+    ld.ctx = CTX_NONE;
+    rc = ferr(&ld, OOC_EINVAL, "layers", "no layers");
+    goto fail;
+  }
+
+  m->inputs = malloc(((size_t)ld.n_refs + 1) * sizeof *m->inputs);
+  if (m->inputs == NULL) {
+    rc = nomem(&ld);
+    goto fail;
+  }
+  if ((rc = resolve_infer(&ld, m->inputs)))
+    goto fail;
+
+  /* parameters: names into the pool, then fix pointers */
+  m->n_params = ld.n_params;
+  m->params = calloc((size_t)ld.n_params + 1, sizeof *m->params);
+  if (m->params == NULL) {
+    rc = nomem(&ld);
+    goto fail;
+  }
+  {
+    size_t *poff = calloc((size_t)ld.n_params + 1, sizeof *poff);
+    if (poff == NULL) {
+      rc = nomem(&ld);
+      goto fail;
+    }
+    for (i = 0; i < ld.n_params; i++)
+      if ((rc = pool_add(&ld, ld.vars[i].name, strlen(ld.vars[i].name),
+                         &poff[i]))) {
+        free(poff);
+        goto fail;
+      }
+    m->strings = ld.pool;
+    ld.pool = NULL;
+    for (i = 0; i < ld.n_params; i++) {
+      m->params[i].name = m->strings + poff[i];
+      m->params[i].value = ld.vars[i].v.d;
+      m->params[i].set = ld.param_set[i];
+    }
+    free(poff);
+  }
+  for (i = 0; i < ld.n; i++)
+    ld.L[i].name = m->strings + ld.name_off[i];
+  m->layers = ld.L;
+  ld.L = NULL;
+  m->n_layers = ld.n;
+  m->dtype = ld.dt;
+  m->optimizer = ld.opt;
+  m->batch = ld.batch;
+  totals(m);
+  m->fingerprint = ooc_model_fingerprint(m);
+  ld_fini(&ld);
+  cJSON_Delete(root);
+  *out = m;
+  return OOC_OK;
+
+fail:
+  ld_fini(&ld);
+  cJSON_Delete(root);
+  ooc_model_free(m);
+  return rc;
+}
+
+int
+ooc_model_load(const char *name_or_path, const ooc_model_opts *opts,
+               ooc_model **out, ooc_err *err)
+{
+  char *path = NULL, *text = NULL;
+  int rc;
+
+  *out = NULL;
+  if ((rc = ooc_data_find("models", name_or_path, &path, err)))
+    return rc;
+  if ((rc = ooc_read_file(path, &text, NULL, err)) == OOC_OK)
+    rc = ooc_model_load_string(text, path, opts, out, err);
+  free(text);
+  free(path);
+  return rc;
+}

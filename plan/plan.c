@@ -1,0 +1,934 @@
+/* plan/plan.c — plans (keep | swap | recompute per activation) and their
+ * lowering into the program IR.
+ *
+ * One idea: lowering walks the schedule once. Records are first bucketed by
+ * the step at which they act (counting sort, stable), so each step emits
+ * its recomputes, allocations, kernel, frees, swap-outs and swap-ins in
+ * O(what it touches). A per-act state machine (absent, resident, swapped
+ * out, swap-in in flight, dropped) checks the records against the uses as
+ * it goes, so a bad record is reported by number before the simulator
+ * ever sees the program. The emitted order is documented in plan.h and
+ * docs/plan-format.md; the memory model is SuperNeurons §3.2 (free after
+ * last use) and §3.3 (offload/prefetch), recompute as in §3.4.
+ *
+ * Ownership: ooc_plan owns its record arrays and a scratch area
+ * (struct ooc_plan_scratch) that lowering reuses: after the first lowering
+ * of a plan with a given number of records, ooc_plan_lower() allocates
+ * nothing. Cost: O(steps + acts + records + uses + args) per lowering.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+
+/* Buckets of items keyed by step: items with key s are
+ * idx[first[s] .. first[s+1]). */
+typedef struct bucket {
+  int32_t *first;   /* n_steps + 1 */
+  int32_t *idx;     /* capacity items */
+} bucket;
+
+enum { B_OUT, B_INAFTER, B_INBEFORE, B_OUTWAIT, B_RCBEFORE, B_RCFREE,
+       B_COUNT };
+
+enum { ST_ABSENT = 0, ST_RESIDENT, ST_OUT, ST_IN_FLIGHT, ST_DROPPED };
+
+struct ooc_plan_scratch {
+  int32_t n_steps, n_acts;
+  int32_t cap_items;          /* capacity of per-record arrays */
+  bucket b[B_COUNT];
+  bucket frees;               /* acts freed by liveness after step s */
+  int32_t *key;               /* per item: bucket key (temp) */
+  int32_t *order;             /* per item: iteration order (temp) */
+  int32_t *cnt;               /* n_acts + 1 or n_steps + 1 counters */
+  int32_t *h2d_instr;         /* per swap record: its H2D */
+  int32_t *free_instr;        /* per swap record: the FREE after its D2H */
+  int32_t *act_free;          /* per act: free step (extended last use) */
+  int32_t *rec_of;            /* per act: last record that moved it */
+  uint8_t *rec_is_rc;         /* per act: that record is a recompute */
+  uint8_t *state;             /* per act: ST_* */
+  uint8_t *grad_live;         /* per act: gradient allocated */
+  int32_t *stamp;             /* per act: dedupe (temp) */
+  int32_t *argpos;            /* per act: arg index in the current COMPUTE */
+};
+
+static void
+scratch_free(struct ooc_plan_scratch *sc)
+{
+  int k;
+
+  if (sc == NULL)
+    return;
+  for (k = 0; k < B_COUNT; k++) {
+    free(sc->b[k].first);
+    free(sc->b[k].idx);
+  }
+  free(sc->frees.first);
+  free(sc->frees.idx);
+  free(sc->key);
+  free(sc->order);
+  free(sc->cnt);
+  free(sc->h2d_instr);
+  free(sc->free_instr);
+  free(sc->act_free);
+  free(sc->rec_of);
+  free(sc->rec_is_rc);
+  free(sc->state);
+  free(sc->grad_live);
+  free(sc->stamp);
+  free(sc->argpos);
+  free(sc);
+}
+
+static struct ooc_plan_scratch *
+scratch_alloc(int32_t n_steps, int32_t n_acts)
+{
+  struct ooc_plan_scratch *sc = calloc(1, sizeof *sc);
+  size_t nk = (size_t)(n_steps > n_acts ? n_steps : n_acts) + 2;
+  int k;
+
+  if (sc == NULL)
+    return NULL;
+  sc->n_steps = n_steps;
+  sc->n_acts = n_acts;
+  for (k = 0; k < B_COUNT; k++)
+    if ((sc->b[k].first = calloc((size_t)n_steps + 2, sizeof(int32_t))) == NULL)
+      goto fail;
+  sc->frees.first = calloc((size_t)n_steps + 2, sizeof(int32_t));
+  sc->frees.idx = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->cnt = calloc(nk, sizeof(int32_t));
+  sc->act_free = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->rec_of = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->rec_is_rc = calloc((size_t)n_acts + 1, 1);
+  sc->state = calloc((size_t)n_acts + 1, 1);
+  sc->grad_live = calloc((size_t)n_acts + 1, 1);
+  sc->stamp = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->argpos = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  if (!sc->frees.first || !sc->frees.idx || !sc->cnt || !sc->act_free ||
+      !sc->rec_of || !sc->rec_is_rc || !sc->state || !sc->grad_live ||
+      !sc->stamp || !sc->argpos)
+    goto fail;
+  return sc;
+fail:
+  scratch_free(sc);
+  return NULL;
+}
+
+/* Make the per-record arrays hold n items. */
+static int
+scratch_reserve(struct ooc_plan_scratch *sc, int32_t n)
+{
+  int32_t cap = sc->cap_items;
+  int k;
+
+  if (n <= cap)
+    return OOC_OK;
+  while (cap < n)
+    cap = cap ? 2 * cap : 64;
+#define GROW(p)                                                              \
+  do {                                                                       \
+    void *q_ = realloc((p), (size_t)cap * sizeof *(p));                      \
+    if (q_ == NULL)                                                          \
+      return OOC_ENOMEM;                                                     \
+    (p) = q_;                                                                \
+  } while (0)
+  for (k = 0; k < B_COUNT; k++)
+    GROW(sc->b[k].idx);
+  GROW(sc->key);
+  GROW(sc->order);
+  GROW(sc->h2d_instr);
+  GROW(sc->free_instr);
+#undef GROW
+  sc->cap_items = cap;
+  return OOC_OK;
+}
+
+/* Stable counting sort of items 0..n-1 (visited in `order`, or 0..n-1 when
+ * order is NULL) by key[] in [-1, nkeys); key -1 items are left out. */
+static void
+bucket_build(bucket *b, int32_t nkeys, const int32_t *key, int32_t n,
+             const int32_t *order)
+{
+  int32_t i, k;
+
+  for (k = 0; k <= nkeys; k++)
+    b->first[k] = 0;
+  for (i = 0; i < n; i++)
+    if (key[i] >= 0)
+      b->first[key[i] + 1]++;
+  for (k = 0; k < nkeys; k++)
+    b->first[k + 1] += b->first[k];
+  /* first[k] now is the start of bucket k; fill using first[] as cursors
+   * shifted by one, then restore. */
+  for (i = 0; i < n; i++) {
+    int32_t it = order ? order[i] : i;
+    if (key[it] >= 0)
+      b->idx[b->first[key[it]]++] = it;
+  }
+  for (k = nkeys; k > 0; k--)
+    b->first[k] = b->first[k - 1];
+  b->first[0] = 0;
+}
+
+/* --- plans ---------------------------------------------------------------- */
+
+int
+ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err)
+{
+  *pl = (ooc_plan){ .live = lv, .n_acts = lv->n_acts };
+  pl->action = calloc((size_t)lv->n_acts + 1, 1);
+  pl->scratch = scratch_alloc(lv->n_steps, lv->n_acts);
+  if (pl->action == NULL || pl->scratch == NULL) {
+    ooc_plan_fini(pl);
+    return ooc_err_set(err, OOC_ENOMEM, "plan: out of memory");
+  }
+  return OOC_OK;
+}
+
+void
+ooc_plan_fini(ooc_plan *pl)
+{
+  if (pl == NULL)
+    return;
+  free(pl->action);
+  free(pl->swaps);
+  free(pl->recomps);
+  scratch_free(pl->scratch);
+  memset(pl, 0, sizeof *pl);
+}
+
+void
+ooc_plan_reset(ooc_plan *pl)
+{
+  if (pl->action)
+    memset(pl->action, 0, (size_t)pl->n_acts);
+  pl->n_swaps = 0;
+  pl->n_recomps = 0;
+  pl->flags = 0;
+  pl->sched_budget = 0;
+  pl->note[0] = '\0';
+}
+
+int
+ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s)
+{
+  if (s->act < 0 || s->act >= pl->n_acts)
+    return OOC_EINVAL;
+  if (pl->n_swaps == pl->cap_swaps) {
+    int32_t cap = pl->cap_swaps ? 2 * pl->cap_swaps : 64;
+    ooc_swap *q = realloc(pl->swaps, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return OOC_ENOMEM;
+    pl->swaps = q;
+    pl->cap_swaps = cap;
+  }
+  pl->swaps[pl->n_swaps++] = *s;
+  pl->action[s->act] = OOC_SWAP;
+  return OOC_OK;
+}
+
+int
+ooc_plan_add_recompute(ooc_plan *pl, const ooc_recompute *r)
+{
+  if (r->act < 0 || r->act >= pl->n_acts)
+    return OOC_EINVAL;
+  if (pl->n_recomps == pl->cap_recomps) {
+    int32_t cap = pl->cap_recomps ? 2 * pl->cap_recomps : 64;
+    ooc_recompute *q = realloc(pl->recomps, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return OOC_ENOMEM;
+    pl->recomps = q;
+    pl->cap_recomps = cap;
+  }
+  pl->recomps[pl->n_recomps++] = *r;
+  pl->action[r->act] = OOC_RECOMPUTE;
+  return OOC_OK;
+}
+
+int
+ooc_plan_copy(ooc_plan *dst, const ooc_plan *src)
+{
+  int32_t i;
+
+  if (dst->live != src->live || dst->action == NULL) {
+    ooc_plan_fini(dst);
+    if (ooc_plan_init(dst, src->live, NULL) != OOC_OK)
+      return OOC_ENOMEM;
+  }
+  ooc_plan_reset(dst);
+  for (i = 0; i < src->n_swaps; i++)
+    if (ooc_plan_add_swap(dst, &src->swaps[i]) != OOC_OK)
+      return OOC_ENOMEM;
+  for (i = 0; i < src->n_recomps; i++)
+    if (ooc_plan_add_recompute(dst, &src->recomps[i]) != OOC_OK)
+      return OOC_ENOMEM;
+  memcpy(dst->action, src->action, (size_t)src->n_acts);
+  dst->flags = src->flags;
+  dst->sched_budget = src->sched_budget;
+  memcpy(dst->note, src->note, sizeof dst->note);
+  return OOC_OK;
+}
+
+void
+ooc_plan_counts(const ooc_plan *pl, int counts[3])
+{
+  int32_t a;
+
+  counts[0] = counts[1] = counts[2] = 0;
+  for (a = 0; a < pl->n_acts; a++) {
+    unsigned act = pl->action[a] < 3 ? pl->action[a] : 0;
+    if (a == 0 && act == OOC_KEEP)
+      continue;
+    counts[act]++;
+  }
+}
+
+/* --- lowering --------------------------------------------------------------- */
+
+typedef struct lower {
+  const ooc_plan *pl;
+  const ooc_liveness *lv;
+  const ooc_model *m;
+  ooc_program *p;
+  struct ooc_plan_scratch *sc;
+  ooc_err *err;
+  int32_t last_copy[OOC_NSTREAMS]; /* last instruction on each stream */
+  int32_t synced[OOC_NSTREAMS];    /* last one the compute stream waited on */
+} lower;
+
+static const char *
+act_name(const lower *L, int32_t a)
+{
+  const char *n = L->m->layers[L->lv->act_layer[a]].name;
+  return n ? n : "?";
+}
+
+static int
+oom(lower *L)
+{
+  return ooc_err_set(L->err, OOC_ENOMEM, "lowering: out of memory");
+}
+
+/* Emit and remember the last instruction per stream. */
+static int32_t
+emit(lower *L, ooc_instr_kind kind, int stream, ooc_phase ph, int32_t layer,
+     int32_t tensor, int where)
+{
+  int32_t i = ooc_program_emit(L->p, kind, stream, ph, layer, tensor, where);
+  if (i >= 0)
+    L->last_copy[stream] = i;
+  return i;
+}
+
+#define EMIT(...)                                                            \
+  do {                                                                       \
+    if (emit(L, __VA_ARGS__) < 0)                                            \
+      return oom(L);                                                         \
+  } while (0)
+#define WAIT(on)                                                             \
+  do {                                                                       \
+    if (ooc_program_wait(L->p, (on)) != OOC_OK)                              \
+      return oom(L);                                                         \
+  } while (0)
+#define ARG(t, w)                                                            \
+  do {                                                                       \
+    if (ooc_program_arg(L->p, (t), (w)) != OOC_OK)                           \
+      return oom(L);                                                         \
+  } while (0)
+
+/* Describe why act a is not usable at step s (state is not resident). */
+static int
+not_resident(lower *L, int32_t a, int32_t s)
+{
+  char sn[160], s1[160], s2[160];
+  const ooc_liveness *lv = L->lv;
+  int32_t r = L->sc->rec_of[a];
+
+  ooc_step_name(lv, s, sn, sizeof sn);
+  switch (L->sc->state[a]) {
+  case ST_OUT:
+  case ST_IN_FLIGHT: {
+    const ooc_swap *w = &L->pl->swaps[r];
+    return ooc_err_set(L->err, OOC_EINVAL,
+                       "swap record %d (act '%s'): the tensor is used at "
+                       "step '%s' between its swap-out after '%s' and its "
+                       "swap-in before '%s'", r, act_name(L, a), sn,
+                       ooc_step_name(lv, w->out_after, s1, sizeof s1),
+                       ooc_step_name(lv, w->in_before, s2, sizeof s2));
+  }
+  case ST_DROPPED: {
+    const ooc_recompute *c = &L->pl->recomps[r];
+    return ooc_err_set(L->err, OOC_EINVAL,
+                       "recompute record %d (act '%s'): the tensor is used "
+                       "at step '%s' after it is dropped (after '%s') and "
+                       "before it is recomputed (before '%s')", r,
+                       act_name(L, a), sn,
+                       ooc_step_name(lv, c->free_after, s1, sizeof s1),
+                       ooc_step_name(lv, c->before, s2, sizeof s2));
+  }
+  default:
+    if (L->sc->rec_of[a] >= 0)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "%s record %d (act '%s'): the tensor is used at "
+                         "step '%s' after it was freed",
+                         L->sc->rec_is_rc[a] ? "recompute" : "swap", r,
+                         act_name(L, a), sn);
+    return ooc_err_set(L->err, OOC_EINVAL,
+                       "act '%s' is used at step '%s' while not allocated",
+                       act_name(L, a), sn);
+  }
+}
+
+/* Range checks of every record; fills act_free (extended last uses). */
+static int
+check_records(lower *L)
+{
+  const ooc_plan *pl = L->pl;
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  struct ooc_plan_scratch *sc = L->sc;
+  int32_t ns = lv->n_steps, i, a, k, j;
+  char s1[160], s2[160];
+
+  for (a = 0; a < lv->n_acts; a++)
+    sc->act_free[a] = a == 0 ? -1 : lv->act_last[a];
+  for (i = 0; i < pl->n_recomps; i++) {
+    const ooc_recompute *r = &pl->recomps[i];
+    a = r->act;
+    if (a < 0 || a >= lv->n_acts)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "recompute record %d: act %d out of range [0, %d)",
+                         i, a, lv->n_acts);
+    if (a == 0)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "recompute record %d: the input batch cannot be "
+                         "recomputed", i);
+    if (r->free_after < 0 || r->free_after >= ns || r->before <= r->free_after
+        || r->before >= ns)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "recompute record %d (act '%s'): steps free_after "
+                         "%d, before %d must satisfy 0 <= free_after < "
+                         "before < %d", i, act_name(L, a), r->free_after,
+                         r->before, ns);
+    if (r->free_after < lv->fwd_step[lv->act_layer[a]])
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "recompute record %d (act '%s'): dropped after "
+                         "'%s', before it is produced", i, act_name(L, a),
+                         ooc_step_name(lv, r->free_after, s1, sizeof s1));
+    if (r->before > lv->act_last[a])
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "recompute record %d (act '%s'): recomputed before "
+                         "'%s', after its last use '%s'", i, act_name(L, a),
+                         ooc_step_name(lv, r->before, s1, sizeof s1),
+                         ooc_step_name(lv, lv->act_last[a], s2, sizeof s2));
+  }
+  /* A recompute reads its inputs at step `before`. */
+  for (i = 0; i < pl->n_recomps; i++) {
+    const ooc_recompute *r = &pl->recomps[i];
+    a = r->act;
+    for (k = 0; k < lv->act_nlayers[a]; k++) {
+      int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+      const ooc_layer *ly = &m->layers[l];
+      if (lv->fwd_step[l] > r->free_after)
+        break;
+      for (j = 0; j < ly->n_in; j++) {
+        int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+        if (b != a && b != 0 && sc->act_free[b] < r->before)
+          sc->act_free[b] = r->before;
+      }
+    }
+  }
+  for (i = 0; i < pl->n_swaps; i++) {
+    const ooc_swap *w = &pl->swaps[i];
+    a = w->act;
+    if (a < 0 || a >= lv->n_acts)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "swap record %d: act %d out of range [0, %d)", i, a,
+                         lv->n_acts);
+    if (w->out_after < 0 || w->in_before <= w->out_after ||
+        w->in_before >= ns)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "swap record %d (act '%s'): steps out_after %d, "
+                         "in_before %d must satisfy 0 <= out_after < "
+                         "in_before < %d", i, act_name(L, a), w->out_after,
+                         w->in_before, ns);
+    if (w->in_after != -1 &&
+        (w->in_after < w->out_after || w->in_after >= w->in_before))
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "swap record %d (act '%s'): in_after %d must be -1 "
+                         "or in [out_after %d, in_before %d)", i,
+                         act_name(L, a), w->in_after, w->out_after,
+                         w->in_before);
+    if (w->out_wait != -1 &&
+        (w->out_wait <= w->out_after || w->out_wait > w->in_before))
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "swap record %d (act '%s'): out_wait %d must be -1 "
+                         "or in (out_after %d, in_before %d]", i,
+                         act_name(L, a), w->out_wait, w->out_after,
+                         w->in_before);
+    if (a != 0 && w->in_before > sc->act_free[a])
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "swap record %d (act '%s'): swapped in before "
+                         "'%s', after its last use '%s'", i, act_name(L, a),
+                         ooc_step_name(lv, w->in_before, s1, sizeof s1),
+                         ooc_step_name(lv, sc->act_free[a], s2, sizeof s2));
+  }
+  return OOC_OK;
+}
+
+/* Bucket records and liveness frees by step. */
+static void
+build_buckets(lower *L)
+{
+  const ooc_plan *pl = L->pl;
+  const ooc_liveness *lv = L->lv;
+  struct ooc_plan_scratch *sc = L->sc;
+  int32_t ns = lv->n_steps, na = lv->n_acts, i, a, k;
+
+#define BY(field, bk, n, arr)                                                \
+  do {                                                                       \
+    for (i = 0; i < (n); i++)                                                \
+      sc->key[i] = pl->arr[i].field;                                         \
+    bucket_build(&sc->b[bk], ns, sc->key, (n), NULL);                        \
+  } while (0)
+  BY(out_after, B_OUT, pl->n_swaps, swaps);
+  BY(in_after, B_INAFTER, pl->n_swaps, swaps);
+  BY(in_before, B_INBEFORE, pl->n_swaps, swaps);
+  BY(out_wait, B_OUTWAIT, pl->n_swaps, swaps);
+  BY(free_after, B_RCFREE, pl->n_recomps, recomps);
+#undef BY
+  /* Recomputes before a step run in topological (act) order: sort by act
+   * first, then stably by step. */
+  for (k = 0; k <= na; k++)
+    sc->cnt[k] = 0;
+  for (i = 0; i < pl->n_recomps; i++)
+    sc->cnt[pl->recomps[i].act + 1]++;
+  for (k = 0; k < na; k++)
+    sc->cnt[k + 1] += sc->cnt[k];
+  for (i = 0; i < pl->n_recomps; i++)
+    sc->order[sc->cnt[pl->recomps[i].act]++] = i;
+  for (i = 0; i < pl->n_recomps; i++)
+    sc->key[i] = pl->recomps[i].before;
+  bucket_build(&sc->b[B_RCBEFORE], ns, sc->key, pl->n_recomps, sc->order);
+  /* Liveness frees: the key array is per act here (n_acts <= capacity of
+   * the act-sized arrays), so use stamp as the key array. */
+  for (a = 0; a < na; a++)
+    sc->stamp[a] = sc->act_free[a];
+  bucket_build(&sc->frees, ns, sc->stamp, na, NULL);
+}
+
+static int
+emit_step_compute(lower *L, int32_t s)
+{
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  struct ooc_plan_scratch *sc = L->sc;
+  const ooc_step *st = &lv->steps[s];
+  int32_t k, a, i, l = st->layer;
+
+  /* The args: acts (the output written), the layer's parameters (weight
+   * gradients written in backward), then gradients, each tensor once:
+   * stamp/argpos merge a gradient read and written into one WRITE arg. */
+  EMIT(OOC_I_COMPUTE, OOC_STREAM_COMPUTE, (ooc_phase)st->phase, l, -1,
+       OOC_WHERE_DEVICE);
+  /* Waits: swap-ins this step needs, swap-outs it must wait for, and with
+   * SYNC_LAYERS every copy issued so far (the last on each copy stream
+   * covers the ones before it: streams run in order). */
+  for (k = sc->b[B_INBEFORE].first[s]; k < sc->b[B_INBEFORE].first[s + 1]; k++)
+    WAIT(sc->h2d_instr[sc->b[B_INBEFORE].idx[k]]);
+  for (k = sc->b[B_OUTWAIT].first[s]; k < sc->b[B_OUTWAIT].first[s + 1]; k++)
+    WAIT(sc->free_instr[sc->b[B_OUTWAIT].idx[k]]);
+  if (L->pl->flags & OOC_PLAN_SYNC_LAYERS) {
+    for (k = OOC_STREAM_H2D; k <= OOC_STREAM_D2H; k++)
+      if (L->last_copy[k] > L->synced[k]) {
+        WAIT(L->last_copy[k]);
+        L->synced[k] = L->last_copy[k];
+      }
+  }
+  if (st->phase == OOC_PH_UPDATE) {
+    for (i = 0; i < m->n_layers; i++)
+      if (lv->layer_param_tensor[i] >= 0)
+        ARG(lv->layer_param_tensor[i], 1);
+    return OOC_OK;
+  }
+  for (k = 0; k < lv->step_nacts[s]; k++) {
+    a = lv->step_acts[lv->step_first[s] + k];
+    ARG(lv->act_tensor[a], st->phase == OOC_PH_FWD && a == lv->layer_act[l]);
+  }
+  if (lv->layer_param_tensor[l] >= 0)
+    ARG(lv->layer_param_tensor[l], st->phase == OOC_PH_BWD);
+  if (st->phase == OOC_PH_BWD) {
+    const ooc_layer *ly = &m->layers[l];
+    for (k = -1; k < ly->n_in; k++) {
+      int write;
+      a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
+      if (lv->grad_tensor[a] < 0)
+        continue;
+      write = k >= 0 || lv->grad_first[a] == s;
+      if (sc->stamp[a] == s) {
+        if (write)
+          L->p->args[sc->argpos[a]] |= OOC_ARG_WRITE;
+        continue;
+      }
+      sc->stamp[a] = s;
+      sc->argpos[a] = L->p->n_args;
+      ARG(lv->grad_tensor[a], write);
+    }
+  }
+  return OOC_OK;
+}
+
+/* Recompute act a (record r) before step s: re-run the layers sharing its
+ * storage that had run when it was dropped. */
+static int
+emit_recompute(lower *L, int32_t r, int32_t s)
+{
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  struct ooc_plan_scratch *sc = L->sc;
+  const ooc_recompute *rec = &L->pl->recomps[r];
+  int32_t a = rec->act, k, j, q;
+  char sn[160];
+
+  if (sc->state[a] != ST_DROPPED)
+    return ooc_err_set(L->err, OOC_EINVAL,
+                       "recompute record %d (act '%s'): recomputed before "
+                       "'%s' but it was not dropped", r, act_name(L, a),
+                       ooc_step_name(lv, s, sn, sizeof sn));
+  for (k = 0; k < lv->act_nlayers[a]; k++) {
+    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+    const ooc_layer *ly = &m->layers[l];
+    if (lv->fwd_step[l] > rec->free_after)
+      break;
+    for (j = 0; j < ly->n_in; j++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+      if (b == a || sc->state[b] == ST_RESIDENT ||
+          (sc->state[b] == ST_IN_FLIGHT &&
+           L->pl->swaps[sc->rec_of[b]].in_before == s))
+        continue;
+      if (sc->state[b] == ST_ABSENT && sc->rec_of[b] < 0)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "recompute record %d (act '%s'): its input '%s' "
+                           "is not resident before '%s'", r, act_name(L, a),
+                           act_name(L, b), ooc_step_name(lv, s, sn, sizeof sn));
+      return not_resident(L, b, s);
+    }
+    if (k == 0)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, lv->act_tensor[a],
+           OOC_WHERE_DEVICE);
+    if (lv->layer_ws_tensor[l] >= 0)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
+           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+    EMIT(OOC_I_COMPUTE, OOC_STREAM_COMPUTE, OOC_PH_RECOMP, l, -1,
+         OOC_WHERE_DEVICE);
+    for (q = sc->b[B_INBEFORE].first[s]; q < sc->b[B_INBEFORE].first[s + 1];
+         q++)
+      WAIT(sc->h2d_instr[sc->b[B_INBEFORE].idx[q]]);
+    for (j = 0; j < ly->n_in; j++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+      if (b == a || sc->stamp[b] == -2 - r)
+        continue;
+      sc->stamp[b] = -2 - r;
+      ARG(lv->act_tensor[b], 0);
+    }
+    if (lv->layer_param_tensor[l] >= 0)
+      ARG(lv->layer_param_tensor[l], 0);
+    ARG(lv->act_tensor[a], 1);
+    if (lv->layer_ws_tensor[l] >= 0)
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
+           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+  }
+  sc->state[a] = ST_RESIDENT;
+  return OOC_OK;
+}
+
+static int
+emit_swap_in(lower *L, int32_t r, int32_t after_compute)
+{
+  const ooc_swap *w = &L->pl->swaps[r];
+  const ooc_liveness *lv = L->lv;
+  int32_t a = w->act, l = lv->act_layer[a];
+  int32_t i;
+
+  EMIT(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
+       OOC_WHERE_DEVICE);
+  WAIT(after_compute);
+  WAIT(L->sc->free_instr[r]);
+  i = emit(L, OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
+           OOC_WHERE_DEVICE);
+  if (i < 0)
+    return oom(L);
+  L->sc->h2d_instr[r] = i;
+  L->sc->state[a] = ST_IN_FLIGHT;
+  L->sc->rec_of[a] = r;
+  L->sc->rec_is_rc[a] = 0;
+  return OOC_OK;
+}
+
+static int
+lower_steps(lower *L)
+{
+  const ooc_plan *pl = L->pl;
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  struct ooc_plan_scratch *sc = L->sc;
+  const bucket *B = sc->b;
+  int no_free = (pl->flags & OOC_PLAN_NO_FREE) != 0;
+  int32_t s, k, a, r, comp, ns = lv->n_steps;
+  int rc;
+  char sn[160];
+
+  for (s = 0; s < ns; s++) {
+    const ooc_step *st = &lv->steps[s];
+    int32_t l = st->layer;
+
+    /* Swap-ins this step needs become usable by it. */
+    for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++) {
+      r = B[B_INBEFORE].idx[k];
+      a = pl->swaps[r].act;
+      if (sc->state[a] != ST_IN_FLIGHT || sc->rec_of[a] != r)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "swap record %d (act '%s'): overlaps another "
+                           "record of the same act", r, act_name(L, a));
+    }
+    for (k = B[B_RCBEFORE].first[s]; k < B[B_RCBEFORE].first[s + 1]; k++) {
+      rc = emit_recompute(L, B[B_RCBEFORE].idx[k], s);
+      if (rc != OOC_OK)
+        return rc;
+    }
+    for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++)
+      sc->state[pl->swaps[B[B_INBEFORE].idx[k]].act] = ST_RESIDENT;
+
+    if (st->phase == OOC_PH_FWD && m->layers[l].alias_of == -1) {
+      a = lv->layer_act[l];
+      if (sc->state[a] != ST_ABSENT)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "act '%s' is allocated before its forward",
+                           act_name(L, a));
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, lv->act_tensor[a],
+           OOC_WHERE_DEVICE);
+      sc->state[a] = ST_RESIDENT;
+    }
+    for (k = 0; k < lv->step_nacts[s]; k++) {
+      a = lv->step_acts[lv->step_first[s] + k];
+      if (sc->state[a] != ST_RESIDENT)
+        return not_resident(L, a, s);
+    }
+    if (st->phase == OOC_PH_BWD) {
+      const ooc_layer *ly = &m->layers[l];
+      for (k = -1; k < ly->n_in; k++) {
+        a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
+        if (lv->grad_first[a] == s && !sc->grad_live[a]) {
+          EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE,
+               lv->act_layer[a], lv->grad_tensor[a], OOC_WHERE_DEVICE);
+          sc->grad_live[a] = 1;
+        }
+      }
+    }
+    if (st->phase != OOC_PH_UPDATE && lv->layer_ws_tensor[l] >= 0)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
+           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+    rc = emit_step_compute(L, s);
+    if (rc != OOC_OK)
+      return rc;
+    comp = L->p->n_instr - 1;
+    if (st->phase != OOC_PH_UPDATE && lv->layer_ws_tensor[l] >= 0)
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
+           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+
+    /* Frees: liveness (unless NO_FREE), then drops for recompute. */
+    if (!no_free) {
+      for (k = sc->frees.first[s]; k < sc->frees.first[s + 1]; k++) {
+        a = sc->frees.idx[k];
+        if (sc->state[a] != ST_RESIDENT)
+          return ooc_err_set(L->err, OOC_EINVAL,
+                             "act '%s' is not resident at its last use "
+                             "'%s'", act_name(L, a),
+                             ooc_step_name(lv, s, sn, sizeof sn));
+        EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
+             lv->act_tensor[a], OOC_WHERE_DEVICE);
+        sc->state[a] = ST_ABSENT;
+      }
+      if (st->phase == OOC_PH_BWD) {
+        const ooc_layer *ly = &m->layers[l];
+        for (k = -1; k < ly->n_in; k++) {
+          a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
+          if (lv->grad_last[a] == s && sc->grad_live[a]) {
+            EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE,
+                 lv->act_layer[a], lv->grad_tensor[a], OOC_WHERE_DEVICE);
+            sc->grad_live[a] = 0;
+          }
+        }
+      }
+    }
+    for (k = B[B_RCFREE].first[s]; k < B[B_RCFREE].first[s + 1]; k++) {
+      r = B[B_RCFREE].idx[k];
+      a = pl->recomps[r].act;
+      if (sc->state[a] != ST_RESIDENT)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "recompute record %d (act '%s'): not resident "
+                           "when dropped after '%s'", r, act_name(L, a),
+                           ooc_step_name(lv, s, sn, sizeof sn));
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
+           lv->act_tensor[a], OOC_WHERE_DEVICE);
+      sc->state[a] = ST_DROPPED;
+      sc->rec_of[a] = r;
+      sc->rec_is_rc[a] = 1;
+    }
+
+    /* Swap-outs issued after this step, and their early swap-ins. */
+    for (k = B[B_OUT].first[s]; k < B[B_OUT].first[s + 1]; k++) {
+      int32_t fi;
+      r = B[B_OUT].idx[k];
+      a = pl->swaps[r].act;
+      if (sc->state[a] != ST_RESIDENT)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "swap record %d (act '%s'): not resident when "
+                           "swapped out after '%s'", r, act_name(L, a),
+                           ooc_step_name(lv, s, sn, sizeof sn));
+      EMIT(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, lv->act_layer[a],
+           lv->act_tensor[a], OOC_WHERE_DEVICE);
+      WAIT(comp);
+      fi = emit(L, OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, lv->act_layer[a],
+                lv->act_tensor[a], OOC_WHERE_DEVICE);
+      if (fi < 0)
+        return oom(L);
+      sc->free_instr[r] = fi;
+      sc->state[a] = ST_OUT;
+      sc->rec_of[a] = r;
+      sc->rec_is_rc[a] = 0;
+      if (pl->swaps[r].in_after == -1) {
+        rc = emit_swap_in(L, r, -1);
+        if (rc != OOC_OK)
+          return rc;
+      }
+    }
+    for (k = B[B_INAFTER].first[s]; k < B[B_INAFTER].first[s + 1]; k++) {
+      r = B[B_INAFTER].idx[k];
+      a = pl->swaps[r].act;
+      if (sc->state[a] != ST_OUT || sc->rec_of[a] != r)
+        return ooc_err_set(L->err, OOC_EINVAL,
+                           "swap record %d (act '%s'): not swapped out when "
+                           "swapped in after '%s'", r, act_name(L, a),
+                           ooc_step_name(lv, s, sn, sizeof sn));
+      rc = emit_swap_in(L, r, comp);
+      if (rc != OOC_OK)
+        return rc;
+    }
+  }
+
+  /* End of the iteration: NO_FREE releases everything now; every act but
+   * the input must be gone, the input resident. */
+  for (a = 0; a < lv->n_acts; a++) {
+    if (no_free && a != 0 && sc->state[a] == ST_RESIDENT) {
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
+           lv->act_tensor[a], OOC_WHERE_DEVICE);
+      sc->state[a] = ST_ABSENT;
+    }
+    if (sc->state[a] != (a == 0 ? ST_RESIDENT : ST_ABSENT))
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "act '%s' is not %s at the end of the iteration",
+                         act_name(L, a), a == 0 ? "resident" : "freed");
+  }
+  for (a = 0; a < lv->n_acts; a++)
+    if (sc->grad_live[a]) {
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
+           lv->grad_tensor[a], OOC_WHERE_DEVICE);
+      sc->grad_live[a] = 0;
+    }
+  return OOC_OK;
+}
+
+int
+ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
+               ooc_err *err)
+{
+  const ooc_model *m = lv->model;
+  struct ooc_plan_scratch *sc = pl->scratch;
+  lower L = { .pl = pl, .lv = lv, .m = m, .p = p, .sc = sc, .err = err,
+              .last_copy = { -1, -1, -1 }, .synced = { -1, -1, -1 } };
+  int32_t i, a, t, n_items;
+  int rc;
+
+  if (sc == NULL || pl->action == NULL || pl->n_acts != lv->n_acts ||
+      sc->n_steps != lv->n_steps)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "plan was not initialised for this liveness");
+  n_items = pl->n_swaps > pl->n_recomps ? pl->n_swaps : pl->n_recomps;
+  if (scratch_reserve(sc, n_items) != OOC_OK)
+    return ooc_err_set(err, OOC_ENOMEM, "lowering: out of memory");
+  for (i = 0; i < lv->n_acts; i++)
+    if (pl->action[i] > OOC_RECOMPUTE)
+      return ooc_err_set(err, OOC_EINVAL, "plan: act '%s' has action %u",
+                         m->layers[lv->act_layer[i]].name, pl->action[i]);
+  rc = check_records(&L);
+  if (rc != OOC_OK)
+    return rc;
+  build_buckets(&L);
+
+  ooc_program_reset(p);
+  p->model_fingerprint = m->fingerprint;
+  p->n_layers = m->n_layers;
+
+  /* The tensor table, in liveness's order. */
+  for (i = 0; i < m->n_layers; i++)
+    if (lv->layer_param_tensor[i] >= 0) {
+      const ooc_layer *l = &m->layers[i];
+      if (ooc_program_tensor(p, OOC_T_PARAM, i, l->param_bytes + l->grad_bytes
+                                                  + l->opt_bytes) < 0)
+        return oom(&L);
+    }
+  if (ooc_program_tensor(p, OOC_T_INPUT, 0, lv->act_bytes[0]) < 0)
+    return oom(&L);
+  for (a = 1; a < lv->n_acts; a++)
+    if (ooc_program_tensor(p, OOC_T_ACT, lv->act_layer[a], lv->act_bytes[a]) < 0)
+      return oom(&L);
+  for (a = 0; a < lv->n_acts; a++)
+    if (lv->grad_tensor[a] >= 0 &&
+        ooc_program_tensor(p, OOC_T_GRAD, lv->act_layer[a],
+                           lv->grad_bytes[a]) < 0)
+      return oom(&L);
+  for (i = 0; i < m->n_layers; i++)
+    if (lv->layer_ws_tensor[i] >= 0 &&
+        ooc_program_tensor(p, OOC_T_WORKSPACE, i,
+                           m->layers[i].workspace_bytes) < 0)
+      return oom(&L);
+  if (p->n_tensors != lv->n_tensors)
+    return ooc_err_set(err, OOC_EINVAL, "lowering: tensor table mismatch");
+
+  /* Prologue: parameters, the input, pinned host buffers. */
+  for (i = 0; i < m->n_layers; i++)
+    if ((t = lv->layer_param_tensor[i]) >= 0 &&
+        emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, i, t,
+             OOC_WHERE_DEVICE) < 0)
+      return oom(&L);
+  if (emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0,
+           lv->act_tensor[0], OOC_WHERE_DEVICE) < 0)
+    return oom(&L);
+  for (a = 0; a < lv->n_acts; a++) {
+    sc->stamp[a] = 0;
+    sc->state[a] = a == 0 ? ST_RESIDENT : ST_ABSENT;
+    sc->rec_of[a] = -1;
+    sc->rec_is_rc[a] = 0;
+    sc->grad_live[a] = 0;
+  }
+  for (i = 0; i < pl->n_swaps; i++) {
+    a = pl->swaps[i].act;
+    if (sc->stamp[a])
+      continue;
+    sc->stamp[a] = 1;
+    if (emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE,
+             lv->act_layer[a], lv->act_tensor[a], OOC_WHERE_HOST) < 0)
+      return oom(&L);
+  }
+  p->prologue_end = p->n_instr;
+  for (a = 0; a < lv->n_acts; a++)
+    sc->stamp[a] = -1;
+  for (i = 0; i < n_items; i++)
+    sc->h2d_instr[i] = sc->free_instr[i] = -1;
+
+  return lower_steps(&L);
+}

@@ -1,0 +1,192 @@
+/* plan/plan.h — the schedule, liveness analysis, plans and their lowering.
+ *
+ * The schedule is the sequence of compute steps of one training iteration:
+ * the forward of every layer but the input in topological order, then the
+ * backward of the same layers in reverse, then one optimizer UPDATE step.
+ *
+ * Liveness (SuperNeurons §3.2, Alg. 1) is shared by all planners: for every
+ * activation storage tensor, the steps that use it; a tensor is freed after
+ * its last use in forward or backward. Aliasing ops (flatten, reshape,
+ * in-place activations) share their input's storage.
+ *
+ * A plan says, per activation storage tensor, keep | swap | recompute, with
+ * the swap records (when to issue the swap-out, who waits for it, when to
+ * issue the swap-in and which step needs it) and recompute records. The
+ * lowering (ooc_plan_lower) turns a plan into a program: ALLOC/FREE from
+ * liveness, workspace around each kernel, D2H + FREE for swap-outs, ALLOC +
+ * H2D for swap-ins, recompute kernels, and the waits between streams.
+ *
+ * Conventions (plan/liveness.c, plan/plan.c, docs/plan-format.md):
+ * - Act 0 is always the input batch (layer 0). It is persistent: allocated
+ *   in the prologue as the OOC_T_INPUT tensor, counted in persistent_bytes,
+ *   never freed by liveness, and has no gradient. It may be swapped (its
+ *   records must bring it back before the iteration ends) but never
+ *   recomputed. Acts 1.. are forward outputs, in layer order.
+ * - Act bytes are the storage layer's out_bytes plus the saved_bytes of
+ *   every layer sharing that storage (an in-place dropout's mask lives with
+ *   the tensor it overwrites). A backward uses its own output's storage when
+ *   it needs its output, or when its saved state is at least as large as
+ *   that storage's out_bytes (attention's softmax; not batch-norm stats).
+ * - A gradient has its storage act's out_bytes. The backward of a layer
+ *   reads the gradient of its output and writes those of its inputs.
+ * - Lowering (ooc_plan_lower): per step on the compute stream: recomputes
+ *   due before it, ALLOC of the output act and of gradients first written
+ *   here, ALLOC workspace, COMPUTE, FREE workspace, FREEs of what was last
+ *   used here (deferred to after the UPDATE with OOC_PLAN_NO_FREE), then
+ *   the swap-outs issued after it (D2H + FREE on the D2H stream) and the
+ *   swap-ins issued after it (ALLOC + H2D on the H2D stream). A recompute
+ *   reads its inputs at step `before`, which extends their lifetime.
+ *
+ * Ownership: ooc_liveness comes from ooc_liveness_alloc() and goes with
+ * ooc_liveness_free(). ooc_plan is caller-embedded (ooc_plan_init,
+ * ooc_plan_fini, ooc_plan_reset keeps capacity); it owns its records and a
+ * lowering scratch area. None of them own the model.
+ */
+#ifndef OOC_PLAN_H
+#define OOC_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/program.h"
+
+typedef struct ooc_step {
+  int32_t layer;
+  uint8_t phase;       /* OOC_PH_FWD, OOC_PH_BWD or OOC_PH_UPDATE */
+} ooc_step;
+
+typedef struct ooc_liveness {
+  const ooc_model *model;
+  int32_t n_steps;
+  ooc_step *steps;
+  int32_t *fwd_step;    /* per layer: its forward step (-1 for the input) */
+  int32_t *bwd_step;    /* per layer: its backward step (-1 if none) */
+  int32_t update_step;
+
+  /* Activation storage tensors: one per layer with alias_of == -1. */
+  int32_t n_acts;
+  int32_t *act_layer;   /* act id -> storage layer */
+  int32_t *layer_act;   /* layer -> act id of its storage (aliases resolve) */
+  uint64_t *act_bytes;  /* out_bytes + saved_bytes */
+  int32_t *act_first;   /* uses of act a: use_steps[act_first[a] ..      */
+  int32_t *act_nuses;   /*                     act_first[a]+act_nuses[a]) */
+  int32_t *use_steps;   /* sorted ascending; includes the producing step */
+  int32_t *act_last;    /* last use step (liveness free point) */
+
+  /* Activations each step touches: step_acts[step_first[s] .. +step_nacts[s]) */
+  int32_t *step_first, *step_nacts, *step_acts;
+
+  /* Gradient storage per act: first written at grad_first[a] (a backward
+   * step), freed after grad_last[a]; -1 when no gradient flows. */
+  int32_t *grad_first, *grad_last;
+
+  uint64_t persistent_bytes;   /* weights + grads + optimizer + input */
+  uint64_t max_step_bytes;     /* largest working set of one step */
+  int32_t max_step;            /* the step that has it */
+
+  /* Extensions (plan.c, planners). */
+  int n_layers;
+  uint64_t *step_bytes;  /* per step: ooc_liveness_step_bytes() */
+  uint64_t *grad_bytes;  /* per act: its gradient's bytes (0: none) */
+  /* Layers sharing act a's storage, ascending (the storage layer first):
+   * act_layers[act_lfirst[a] .. + act_nlayers[a]). */
+  int32_t *act_lfirst, *act_nlayers, *act_layers;
+
+  /* The program's tensor table, fixed for a model so that every plan of it
+   * lowers onto the same ids: params (layers with parameters, in order),
+   * the input, acts 1.., their gradients, one workspace per layer that has
+   * one. -1 where a layer/act has none. */
+  int32_t n_tensors;
+  int32_t *layer_param_tensor;  /* per layer */
+  int32_t *layer_ws_tensor;     /* per layer */
+  int32_t *act_tensor;          /* per act (act 0: the input tensor) */
+  int32_t *grad_tensor;         /* per act */
+} ooc_liveness;
+
+int ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err);
+void ooc_liveness_free(ooc_liveness *lv);
+
+/* Bytes step s needs resident at once: its activations, gradients and
+ * workspace (not the persistent state). */
+uint64_t ooc_liveness_step_bytes(const ooc_liveness *lv, int32_t s);
+
+/* "fwd conv1", "bwd conv1" or "update" into buf (at most n bytes). */
+const char *ooc_step_name(const ooc_liveness *lv, int32_t s, char *buf,
+                          size_t n);
+
+/* First use of act a at a step > s, or -1 (binary search, O(log uses)). */
+int32_t ooc_liveness_next_use(const ooc_liveness *lv, int32_t a, int32_t s);
+
+/* OOC_EINVAL when budget < persistent_bytes + max_step_bytes, with a
+ * message like "budget 1.00 GiB is below the working set of step
+ * 'bwd conv1' (persistent 98.00 MiB + 1.20 GiB)". No planner can fit. */
+int ooc_plan_check_budget(const ooc_liveness *lv, uint64_t budget,
+                          ooc_err *err);
+
+typedef enum { OOC_KEEP = 0, OOC_SWAP = 1, OOC_RECOMPUTE = 2 } ooc_action;
+
+/* One swap of an activation: out to pinned host memory and back in. A
+ * tensor may have several (used again later in forward, then in backward).
+ * Steps are schedule indices; -1 means "none"/"as early as possible". */
+typedef struct ooc_swap {
+  int32_t act;         /* activation id */
+  int32_t out_after;   /* D2H issued when this step's compute completes */
+  int32_t out_wait;    /* this step's compute waits for the D2H (-1: none) */
+  int32_t in_after;    /* H2D issued after this step completes (-1: as soon
+                          as the D2H is done and memory allows) */
+  int32_t in_before;   /* the step that needs it: waits for the H2D */
+} ooc_swap;
+
+/* Drop an activation after step free_after and recompute it (its forward
+ * kernel again, phase RECOMP) right before step before. */
+typedef struct ooc_recompute {
+  int32_t act;
+  int32_t free_after;
+  int32_t before;
+} ooc_recompute;
+
+enum {
+  OOC_PLAN_NO_FREE = 1u << 0,     /* naive: nothing is freed in the iteration */
+  OOC_PLAN_SYNC_LAYERS = 1u << 1  /* each step waits for every copy issued
+                                     before it (vDNN's layer-boundary sync) */
+};
+
+typedef struct ooc_plan {
+  unsigned flags;
+  uint8_t *action;         /* per act: ooc_action */
+  int32_t n_swaps, cap_swaps;
+  ooc_swap *swaps;
+  int32_t n_recomps, cap_recomps;
+  ooc_recompute *recomps;
+  uint64_t sched_budget;   /* budget the planner scheduled against */
+  char note[256];          /* planner's one-line description of its choice
+                              (e.g. tuned options), shown in reports */
+  /* Extensions. */
+  const ooc_liveness *live;  /* the liveness it was initialised for */
+  int32_t n_acts;
+  struct ooc_plan_scratch *scratch; /* lowering work arrays (owned) */
+} ooc_plan;
+
+int ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err);
+void ooc_plan_fini(ooc_plan *pl);
+void ooc_plan_reset(ooc_plan *pl);   /* all keep, no records, flags 0,
+                                        sched_budget 0, empty note */
+/* Append a record and set the act's action (OOC_SWAP / OOC_RECOMPUTE).
+ * OOC_EINVAL for an act out of range, OOC_ENOMEM. Records are checked
+ * against the schedule only when the plan is lowered. */
+int ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s);
+int ooc_plan_add_recompute(ooc_plan *pl, const ooc_recompute *r);
+/* Deep copy src into dst (dst initialised for the same liveness, or
+ * zeroed); keeps dst's capacity. OOC_ENOMEM. */
+int ooc_plan_copy(ooc_plan *dst, const ooc_plan *src);
+/* counts[OOC_KEEP..OOC_RECOMPUTE] over acts 1.. (forward outputs); the
+ * input (act 0) is counted only when it is not kept. */
+void ooc_plan_counts(const ooc_plan *pl, int counts[3]);
+
+/* Lower a plan into p (reset first). Checks the records against the
+ * schedule (OOC_EINVAL naming the record). O(steps + records + uses). */
+int ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
+                   ooc_err *err);
+
+#endif

@@ -1,0 +1,177 @@
+/* plan/planner.c — the planner front end: option checking, the
+ * budget check, dispatch, lowering and validation of the result, the
+ * simulator as a search planner's oracle, and --opt helpers.
+ *
+ * The registry and lookup by name live a layer up, in planners/registry.c:
+ * this front end runs whichever descriptor it is given.
+ *
+ * One idea (GSL's generic front end, e.g. min/fsolver.c): check everything
+ * a planner could trip on before dispatching to it, and check its result
+ * after, so each planner file only plans.
+ *
+ * Ownership: borrows the context; allocates the planner's state
+ * (state_size bytes, zeroed) for one call and frees it. Cost: O(options x
+ * accepted keys) for the checks plus the planner and one lowering.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/planner.h"
+#include "base/util.h"
+
+/* Every --opt key must be one the planner accepts, and given once. */
+static int
+check_opts(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
+           ooc_err *err)
+{
+  char list[512];
+  int i, j, k;
+
+  for (i = 0; i < ctx->n_opts; i++) {
+    const char *key = ctx->opts[i].key;
+    int ok = 0;
+    if (key == NULL || ctx->opts[i].value == NULL)
+      return ooc_err_set(err, OOC_EINVAL, "planner '%s': option %d has no "
+                         "key or value", t->name, i);
+    for (k = 0; t->options != NULL && t->options[k] != NULL; k++)
+      if (strcmp(t->options[k], key) == 0)
+        ok = 1;
+    if (!ok) {
+      if (t->options == NULL || t->options[0] == NULL)
+        return ooc_err_set(err, OOC_EINVAL, "planner '%s': unknown option "
+                           "'%s' (it takes no options)", t->name, key);
+      return ooc_err_set(err, OOC_EINVAL, "planner '%s': unknown option "
+                         "'%s' (valid: %s)", t->name, key,
+                         ooc_join_names(t->options, list, sizeof list));
+    }
+    for (j = 0; j < i; j++)
+      if (strcmp(ctx->opts[j].key, key) == 0)
+        return ooc_err_set(err, OOC_EINVAL, "planner '%s': option '%s' "
+                           "given twice", t->name, key);
+  }
+  return OOC_OK;
+}
+
+int
+ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
+                ooc_plan *pl, ooc_program *prog, ooc_err *err)
+{
+  void *state = NULL;
+  int rc;
+
+  if (t == NULL || ctx == NULL || ctx->model == NULL || ctx->live == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "planner: missing planner or "
+                       "context");
+  rc = check_opts(t, ctx, err);
+  if (rc != OOC_OK)
+    return rc;
+  /* No plan can fit: a result (OOC_EOOM), which the caller reports as an
+   * INFEASIBLE scenario or, for a budget the user chose, as bad input. */
+  if (ooc_plan_check_budget(ctx->live, ctx->budget, err) != OOC_OK) {
+    if (err != NULL)
+      err->code = OOC_EOOM;
+    return OOC_EOOM;
+  }
+  if (pl->live != ctx->live || pl->action == NULL) {
+    ooc_plan_fini(pl);
+    rc = ooc_plan_init(pl, ctx->live, err);
+    if (rc != OOC_OK)
+      return rc;
+  }
+  ooc_plan_reset(pl);
+  if (t->state_size > 0) {
+    state = calloc(1, t->state_size);
+    if (state == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "planner '%s': out of memory",
+                         t->name);
+  }
+  rc = t->plan(state, ctx, pl, err);
+  free(state);
+  if (rc != OOC_OK) {
+    if (err != NULL && strncmp(err->msg, "planner '", 9) != 0)
+      ooc_err_prefix(err, rc, "planner '%s': ", t->name);
+    return rc;
+  }
+  if (pl->sched_budget == 0)
+    pl->sched_budget = ctx->budget;
+  rc = ooc_plan_lower(pl, ctx->live, prog, err);
+  if (rc == OOC_OK)
+    rc = ooc_program_validate(prog, err);
+  if (rc != OOC_OK)
+    return ooc_err_prefix(err, rc, "planner '%s' made an invalid plan: ",
+                          t->name);
+  return OOC_OK;
+}
+
+int
+ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                     ooc_sim_result *r, ooc_err *err)
+{
+  int rc;
+
+  if (ctx->sim == NULL || ctx->scratch == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
+                       "the context");
+  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
+  if (rc != OOC_OK)
+    return rc;
+  return ooc_sim_run(ctx->sim, ctx->scratch, r, NULL, err);
+}
+
+/* The value of key, or NULL. When what is not NULL it receives "--opt
+ * KEY", the option's name in messages. */
+static const char *
+opt_find(const ooc_planner_ctx *ctx, const char *key, char *what, size_t n)
+{
+  int i;
+
+  if (what != NULL)
+    snprintf(what, n, "--opt %s", key);
+  for (i = 0; i < ctx->n_opts; i++)
+    if (ctx->opts[i].key != NULL && strcmp(ctx->opts[i].key, key) == 0)
+      return ctx->opts[i].value;
+  return NULL;
+}
+
+int
+ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key, int64_t *v,
+                    ooc_err *err)
+{
+  char what[96];
+  const char *s = opt_find(ctx, key, what, sizeof what);
+  int rc;
+
+  if (s == NULL)
+    return 0;
+  rc = ooc_parse_int(s, what, v, err);
+  return rc == OOC_OK ? 1 : rc;
+}
+
+int
+ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
+                     uint64_t *v, ooc_err *err)
+{
+  char what[96];
+  const char *s = opt_find(ctx, key, what, sizeof what);
+  int rc;
+
+  if (s == NULL)
+    return 0;
+  rc = ooc_parse_size(s, what, v, err);
+  return rc == OOC_OK ? 1 : rc;
+}
+
+int
+ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
+                    const char **v)
+{
+  const char *s = opt_find(ctx, key, NULL, 0);
+
+  if (s == NULL)
+    return 0;
+  *v = s;
+  return 1;
+}

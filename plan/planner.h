@@ -1,0 +1,81 @@
+/* plan/planner.h — pluggable planners, GSL "type descriptor" style.
+ *
+ * Each planner is one file in planners/, everything static except one
+ * exported `const ooc_planner_type`. The registry (planners/registry.h)
+ * lists them, a layer above this front end. The front end ooc_planner_run() checks the options against the
+ * planner's list before it dispatches, and checks the plan after (lowering
+ * and validity), so a planner can trust what it is given.
+ *
+ * A planner reads the model, liveness, profile, budget and options and fills
+ * a plan; it never prints and never simulates by hand. A planner that
+ * searches calls ooc_planner_evaluate() — the simulator as its oracle.
+ *
+ * Ownership: the context borrows everything; the front end owns the
+ * planner's state (state_size bytes, zeroed) for the duration of one plan().
+ */
+#ifndef OOC_PLANNER_H
+#define OOC_PLANNER_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/hw.h"
+#include "sim/cost.h"
+#include "alloc/alloc.h"
+#include "plan/plan.h"
+#include "sim/sim.h"
+
+typedef struct ooc_planner_ctx {
+  const ooc_model *model;
+  const ooc_hw *hw;
+  const ooc_costs *costs;
+  const ooc_liveness *live;
+  const ooc_allocator_type *allocator;
+  uint64_t budget;            /* device bytes (allocator's budget) */
+  uint64_t chunk_bytes;       /* va chunk the oracle uses (0: the profile's) */
+  const ooc_kv *opts;         /* --opt K=V, already checked against names */
+  int n_opts;
+  ooc_sim *sim;               /* oracle (configured for this scenario) */
+  ooc_program *scratch;       /* scratch program for the oracle */
+} ooc_planner_ctx;
+
+typedef struct ooc_planner_type {
+  const char *name;
+  const char *summary;        /* one line for `oocsim list planners` */
+  const char *cite;           /* the paper section it follows */
+  size_t state_size;
+  const char *const *options; /* NULL-terminated accepted --opt keys */
+  int (*plan)(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,
+              ooc_err *err);
+} ooc_planner_type;
+
+/* Run planner t: checks opts (unknown or repeated keys: "planner 'lms':
+ * unknown option 'foo' (valid: swapout_threshold, ...)"), rejects a budget
+ * below persistent + the largest step's working set with OOC_EOOM and
+ * ooc_plan_check_budget's message (no planner can fit: a result, not a
+ * bug; the caller decides whether it is an INFEASIBLE scenario or a bad
+ * --budget), zeroes its state, resets pl and plans into it, sets
+ * pl->sched_budget to ctx->budget if the planner left it 0, lowers it
+ * into prog and validates the program. pl must have been ooc_plan_init'ed
+ * (for any liveness: it is re-initialised when it differs from ctx->live)
+ * or be zeroed. Returns OOC_OK or an error naming the
+ * planner and option. */
+int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
+                    ooc_plan *pl, ooc_program *prog, ooc_err *err);
+
+/* The oracle: lower pl into ctx->scratch and simulate it. Returns the
+ * lowering's error (a bad record) or ooc_sim_run's status; an infeasible
+ * plan is OOC_OK with r->feasible == 0. */
+int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                         ooc_sim_result *r, ooc_err *err);
+
+/* Option helpers: look up key in ctx->opts. Return 1 and set *v when
+ * present (OOC_EINVAL via err on a malformed value), 0 when absent. */
+int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,
+                        int64_t *v, ooc_err *err);
+int ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
+                         uint64_t *v, ooc_err *err);
+int ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
+                        const char **v);
+
+#endif

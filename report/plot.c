@@ -1,0 +1,980 @@
+/* report/plot.c — data files for the plots/ gnuplot scripts, and running them.
+ *
+ * Each kind reads its input (a sweep's results.csv, a memory CSV or a
+ * timeline CSV), writes a gnuplot data file of plain blocks (one per line of
+ * the plot, separated by two blank lines so the scripts select them with
+ * `index`) and passes titles and marks as gnuplot variables. gnuplot runs as
+ * a child process (posix_spawn, no shell) with its stderr captured, so a
+ * failure comes back as one message instead of being printed here.
+ *
+ * Owner: report helper. Cost: linear in the input rows; the timeline sorts
+ * its spans, O(n log n).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ir/hw.h"
+#include "base/util.h"
+#include "report/plot.h"
+#include "report/sweep.h"
+#include "report/trace_out.h"
+
+extern char **environ;
+
+static const char *const kind_names[OOC_PLOT_COUNT] = {
+  "throughput", "bandwidth", "maxbatch", "memory", "gantt"
+};
+
+int
+ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err)
+{
+  for (int i = 0; i < OOC_PLOT_COUNT; i++)
+    if (strcmp(s, kind_names[i]) == 0) {
+      *k = (ooc_plot_kind)i;
+      return OOC_OK;
+    }
+  return ooc_err_set(err, OOC_ENOTFOUND,
+                     "unknown plot kind '%s' (known: throughput, bandwidth, "
+                     "maxbatch, memory, gantt)", s);
+}
+
+/* ---- gnuplot ------------------------------------------------------------- */
+
+static int
+runnable(const char *prog)
+{
+  const char *path, *p;
+  char buf[4096];
+
+  if (!prog || !*prog)
+    return 0;
+  if (strchr(prog, '/'))
+    return access(prog, X_OK) == 0;
+  path = getenv("PATH");
+  if (!path)
+    return 0;
+  for (p = path;;) {
+    const char *e = strchr(p, ':');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    struct stat st;
+    snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog);
+    if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+      return 1;
+    if (!e)
+      return 0;
+    p = e + 1;
+  }
+}
+
+int
+ooc_plot_gnuplot(const char **path)
+{
+  const char *g = getenv("OOCSIM_GNUPLOT");
+  if (!g || !*g)
+    g = OOC_GNUPLOT;
+  *path = g;
+  return runnable(g);
+}
+
+/* gnuplot string literal in single quotes ('' escapes a quote). */
+static void
+gp_str(char *dst, size_t n, const char *s)
+{
+  size_t k = 0;
+  if (n < 3)
+    return;
+  dst[k++] = '\'';
+  for (; *s && k + 3 < n; s++) {
+    if (*s == '\'')
+      dst[k++] = '\'';
+    dst[k++] = *s;
+  }
+  dst[k++] = '\'';
+  dst[k] = '\0';
+}
+
+/* Variables passed with -e, built up as "name='value'; ". */
+typedef struct gpvars {
+  char buf[8192];
+  size_t len;
+} gpvars;
+
+static void
+var_s(gpvars *v, const char *name, const char *value)
+{
+  char q[4096];
+  gp_str(q, sizeof q, value);
+  v->len += (size_t)snprintf(v->buf + v->len, sizeof v->buf - v->len,
+                             "%s=%s; ", name, q);
+  if (v->len >= sizeof v->buf)
+    v->len = sizeof v->buf - 1;
+}
+
+static void
+var_d(gpvars *v, const char *name, double value)
+{
+  v->len += (size_t)snprintf(v->buf + v->len, sizeof v->buf - v->len,
+                             "%s=%.9g; ", name, value);
+  if (v->len >= sizeof v->buf)
+    v->len = sizeof v->buf - 1;
+}
+
+static int
+script_path(ooc_plot_kind k, char *buf, size_t n, ooc_err *err)
+{
+  const char *dirs[2] = { ooc_data_dir(), OOC_SRCDIR };
+  for (int i = 0; i < 2; i++) {
+    if (!dirs[i] || !*dirs[i])
+      continue;
+    snprintf(buf, n, "%s/plots/%s.gp", dirs[i], kind_names[k]);
+    if (access(buf, R_OK) == 0)
+      return OOC_OK;
+  }
+  return ooc_err_set(err, OOC_ENOTFOUND, "plot script plots/%s.gp not found "
+                     "under '%s'", kind_names[k], ooc_data_dir());
+}
+
+/* Run gnuplot -e VARS SCRIPT; on failure err gets its last stderr line. */
+static int
+run_gnuplot(const char *gp, const gpvars *v, const char *script,
+            const char *out, ooc_err *err)
+{
+  int pfd[2], status = 0, rc;
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  char *argv[5], msg[2048];
+  size_t ml = 0;
+
+  if (pipe(pfd) != 0)
+    return ooc_err_set(err, OOC_EIO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&fa, pfd[0]);
+  posix_spawn_file_actions_addclose(&fa, pfd[1]);
+  argv[0] = (char *)gp;
+  argv[1] = (char *)"-e";
+  argv[2] = (char *)v->buf;
+  argv[3] = (char *)script;
+  argv[4] = NULL;
+  rc = posix_spawnp(&pid, gp, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pfd[1]);
+  if (rc != 0) {
+    close(pfd[0]);
+    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing: cannot run '%s' "
+                       "(%s); install gnuplot or set OOCSIM_GNUPLOT", gp,
+                       strerror(rc));
+  }
+  for (;;) {
+    char tmp[512];
+    ssize_t r = read(pfd[0], tmp, sizeof tmp);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    for (ssize_t i = 0; i < r; i++)
+      if (ml + 1 < sizeof msg)
+        msg[ml++] = tmp[i];
+  }
+  close(pfd[0]);
+  msg[ml] = '\0';
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* The last non-warning line of gnuplot's stderr, on one line. */
+    char *line = NULL, *save = NULL, *tok;
+    for (tok = strtok_r(msg, "\n", &save); tok; tok = strtok_r(NULL, "\n",
+                                                                 &save))
+      if (!strstr(tok, "warning:") && strspn(tok, " ^") != strlen(tok))
+        line = tok;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+      return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing: cannot run "
+                         "'%s'; install gnuplot or set OOCSIM_GNUPLOT", gp);
+    return ooc_err_set(err, OOC_EIO, "gnuplot failed on %s (%s): %s", script,
+                       out, line ? line : "no message");
+  }
+  return OOC_OK;
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static double
+cell_d(const char *s)
+{
+  char *e;
+  double v;
+  if (!*s)
+    return NAN;
+  v = strtod(s, &e);
+  return *e ? NAN : v;
+}
+
+/* Column index or an error naming the file. */
+static int
+need_col(const ooc_table *t, const char *name, const char *in, int *c,
+         ooc_err *err)
+{
+  *c = ooc_table_col(t, name);
+  if (*c < 0)
+    return ooc_err_set(err, OOC_EPARSE, "%s: no column '%s' (is it a sweep's "
+                       "results.csv?)", in, name);
+  return OOC_OK;
+}
+
+/* Coordinate columns of a sweep table: everything before "dtype". */
+static int
+n_coords(const ooc_table *t)
+{
+  int d = ooc_table_col(t, "dtype");
+  if (d < 0)
+    return 0;
+  /* maxbatch tables have max_batch just before dtype */
+  if (d > 0 && strcmp(t->cols[d - 1], "max_batch") == 0)
+    return d - 1;
+  return d;
+}
+
+/* Does column c hold more than one distinct value? */
+static int
+varies(const ooc_table *t, int c)
+{
+  for (int64_t r = 1; r < t->nrows; r++)
+    if (strcmp(t->rows[r][c], t->rows[0][c]) != 0)
+      return 1;
+  return 0;
+}
+
+/* Group label of row r: the varying coordinate columns except `skip`
+ * columns, joined with '/'; planner first. Spaces become '_' (titles are
+ * gnuplot words). */
+static void
+group_label(const ooc_table *t, int64_t r, const int *skip, int nskip,
+            int by_planner, char *buf, size_t n)
+{
+  int nc = n_coords(t), pc = ooc_table_col(t, "planner");
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int pass = 0; pass < 2; pass++)
+    for (int c = 0; c < nc; c++) {
+      int s = 0;
+      if ((pass == 0) != (c == pc))
+        continue;
+      for (int i = 0; i < nskip; i++)
+        s |= skip[i] == c;
+      if (s || !varies(t, c))
+        continue;
+      k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s",
+                            k ? "/" : "", t->rows[r][c]);
+    }
+  if (!buf[0])
+    snprintf(buf, n, "%s", by_planner && pc >= 0 ? t->rows[r][pc] : "all");
+  for (char *p = buf; *p; p++)
+    if (*p == ' ')
+      *p = '_';
+}
+
+/* Distinct groups in first-appearance order. */
+typedef struct groups {
+  int n;
+  char (*label)[160];
+  int *of_row;                /* group of each row */
+} groups;
+
+static int
+make_groups(const ooc_table *t, const int *skip, int nskip, int by_planner,
+            groups *g)
+{
+  g->n = 0;
+  g->label = calloc((size_t)(t->nrows + 1), sizeof *g->label);
+  g->of_row = calloc((size_t)(t->nrows + 1), sizeof *g->of_row);
+  if (!g->label || !g->of_row)
+    return OOC_ENOMEM;
+  for (int64_t r = 0; r < t->nrows; r++) {
+    char lab[160];
+    int i;
+    group_label(t, r, skip, nskip, by_planner, lab, sizeof lab);
+    for (i = 0; i < g->n; i++)
+      if (strcmp(g->label[i], lab) == 0)
+        break;
+    if (i == g->n)
+      memcpy(g->label[g->n++], lab, sizeof lab);
+    g->of_row[r] = i;
+  }
+  return OOC_OK;
+}
+
+static void
+groups_free(groups *g)
+{
+  free(g->label);
+  free(g->of_row);
+}
+
+static void
+titles_var(gpvars *v, const char *name, const groups *g)
+{
+  char buf[4000];
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < g->n; i++)
+    k += (size_t)snprintf(buf + k, k < sizeof buf ? sizeof buf - k : 0,
+                          "%s%s", i ? " " : "", g->label[i]);
+  var_s(v, name, buf);
+}
+
+/* "resnet50 b=256 on v100-nvlink2" style context for titles. */
+static void
+context(const ooc_table *t, char *buf, size_t n)
+{
+  int mc = ooc_table_col(t, "model"), hc = ooc_table_col(t, "hw");
+  int sc = ooc_table_col(t, "set");
+  size_t k = 0;
+  buf[0] = '\0';
+  if (t->nrows == 0)
+    return;
+  if (mc >= 0)
+    k += (size_t)snprintf(buf + k, n - k, "%s", t->rows[0][mc]);
+  if (sc >= 0 && t->rows[0][sc][0] && k < n)
+    k += (size_t)snprintf(buf + k, n - k, " (%s)", t->rows[0][sc]);
+  if (hc >= 0 && !varies(t, hc) && k < n)
+    snprintf(buf + k, n - k, " on %s", t->rows[0][hc]);
+}
+
+/* ---- kinds ------------------------------------------------------------------ */
+
+/* End a data block; an empty one gets an undefined point so that the
+ * blocks after it keep their index. */
+static void
+block_end(FILE *f, int any)
+{
+  if (!any)
+    fputs("NaN NaN\n", f);
+  fputs("\n\n", f);
+}
+
+static int
+sort_rows_by(const ooc_table *t, int col, int64_t *idx)
+{
+  /* insertion sort by numeric col (stable); tables are small */
+  for (int64_t i = 0; i < t->nrows; i++)
+    idx[i] = i;
+  for (int64_t i = 1; i < t->nrows; i++) {
+    int64_t x = idx[i], j = i;
+    double vx = cell_d(t->rows[x][col]);
+    while (j > 0 && cell_d(t->rows[idx[j - 1]][col]) > vx) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = x;
+  }
+  return OOC_OK;
+}
+
+/* throughput: per group, block 2g = feasible (batch samples/s), block 2g+1 =
+ * OOM points (batch), last block(s) = in-core (batch, batch/incore_s). */
+static int
+data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
+                ooc_err *err)
+{
+  ooc_table t;
+  groups g = { 0 }, ic = { 0 }, ln = { 0 };
+  int bc, sc, fc, ic_col, pc, ac, uc, rc;
+  int *skip3 = NULL, ns3 = 0;
+  int64_t *idx = NULL;
+  char ctx[512], title[700];
+
+  if ((rc = ooc_table_read_csv(in, &t, err)))
+    return rc;
+  if ((rc = need_col(&t, "batch", in, &bc, err)) ||
+      (rc = need_col(&t, "samples_per_s", in, &sc, err)) ||
+      (rc = need_col(&t, "feasible", in, &fc, err)) ||
+      (rc = need_col(&t, "incore_iteration_s", in, &ic_col, err)) ||
+      (rc = need_col(&t, "planner", in, &pc, err)) ||
+      (rc = need_col(&t, "allocator", in, &ac, err)) ||
+      (rc = need_col(&t, "budget", in, &uc, err)))
+    goto out;
+  if (t.nrows == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no rows to plot", in);
+    goto out;
+  }
+  {
+    /* g: one line per group of every varying coordinate but the batch;
+     * ic: one panel (with its in-core line) per profile and --hw-set
+     * value; ln: the line's identity within a panel (planner, allocator,
+     * budget), which picks its colour and key title. */
+    int skip1[1] = { bc }, skip2[4] = { bc, pc, ac, uc };
+    idx = malloc((size_t)t.nrows * sizeof *idx);
+    skip3 = malloc((size_t)(t.ncols + 1) * sizeof *skip3);
+    if (!idx || !skip3) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (int c = 0; c < n_coords(&t); c++)
+      if (c != pc && c != ac && c != uc)
+        skip3[ns3++] = c;
+    if (make_groups(&t, skip1, 1, 1, &g) ||
+        make_groups(&t, skip2, 4, 0, &ic) ||
+        make_groups(&t, skip3, ns3, 1, &ln)) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+  sort_rows_by(&t, bc, idx);
+  for (int gi = 0; gi < g.n; gi++) {
+    for (int pass = 0; pass < 2; pass++) {
+      int any = 0;
+      fprintf(f, "# %s %s\n", g.label[gi], pass ? "oom" : "feasible");
+      for (int64_t k = 0; k < t.nrows; k++) {
+        char **r = t.rows[idx[k]];
+        int feas = strcmp(r[fc], "1") == 0;
+        if (g.of_row[idx[k]] != gi || feas == pass)
+          continue;
+        any = 1;
+        if (pass)
+          fprintf(f, "%s 0\n", r[bc]);
+        else
+          fprintf(f, "%s %s\n", r[bc], r[sc]);
+      }
+      block_end(f, any);
+    }
+  }
+  for (int gi = 0; gi < ic.n; gi++) {
+    double last_b = -1;
+    int any = 0;
+    fprintf(f, "# in-core %s\n", ic.label[gi]);
+    for (int64_t k = 0; k < t.nrows; k++) {
+      char **r = t.rows[idx[k]];
+      double b = cell_d(r[bc]), s = cell_d(r[ic_col]);
+      if (ic.of_row[idx[k]] != gi || b == last_b || !(s > 0))
+        continue;
+      fprintf(f, "%s %.9g\n", r[bc], b / s);
+      last_b = b;
+      any = 1;
+    }
+    block_end(f, any);
+  }
+  {
+    /* One x tic per batch size when there are few of them. */
+    char xt[400] = "";
+    size_t kx = 0;
+    int nb = 0;
+    double last = NAN;
+    for (int64_t k = 0; k < t.nrows; k++) {
+      double b = cell_d(t.rows[idx[k]][bc]);
+      if (b == last)
+        continue;
+      last = b;
+      nb++;
+      kx += (size_t)snprintf(xt + kx, kx < sizeof xt ? sizeof xt - kx : 0,
+                             "%s%s", kx ? " " : "", t.rows[idx[k]][bc]);
+    }
+    var_s(v, "xt", nb <= 12 && kx < sizeof xt ? xt : "");
+  }
+  {
+    /* Per group: its key title, colour and panel (from any of its rows). */
+    char ti[4000] = "", co[1200] = "", pa[1200] = "";
+    size_t kt = 0, kc = 0, kp = 0;
+    for (int gi = 0; gi < g.n; gi++) {
+      int64_t r = 0;
+      while (r < t.nrows && g.of_row[r] != gi)
+        r++;
+      kt += (size_t)snprintf(ti + kt, kt < sizeof ti ? sizeof ti - kt : 0,
+                             "%s%s", gi ? " " : "", ln.label[ln.of_row[r]]);
+      kc += (size_t)snprintf(co + kc, kc < sizeof co ? sizeof co - kc : 0,
+                             "%s%d", gi ? " " : "", ln.of_row[r] + 1);
+      kp += (size_t)snprintf(pa + kp, kp < sizeof pa ? sizeof pa - kp : 0,
+                             "%s%d", gi ? " " : "", ic.of_row[r] + 1);
+    }
+    if (kt >= sizeof ti || kc >= sizeof co || kp >= sizeof pa) {
+      rc = ooc_err_set(err, OOC_EINVAL, "%s: too many lines to plot (%d)",
+                       in, g.n);
+      goto out;
+    }
+    var_s(v, "titles", ti);
+    var_s(v, "gcolor", co);
+    var_s(v, "gpanel", pa);
+  }
+  var_d(v, "ngroups", g.n);
+  var_d(v, "nlines", ln.n);
+  titles_var(v, "ltitles", &ln);
+  var_d(v, "nincore", ic.n);
+  titles_var(v, "incore_titles", &ic);
+  context(&t, ctx, sizeof ctx);
+  snprintf(title, sizeof title, "Throughput vs batch: %s", ctx);
+  var_s(v, "plottitle", o->title ? o->title : title);
+out:
+  free(idx);
+  free(skip3);
+  groups_free(&g);
+  groups_free(&ic);
+  groups_free(&ln);
+  ooc_table_fini(&t);
+  return rc;
+}
+
+/* The link profiles marked on the bandwidth plot, read from hwprofiles/. */
+static const struct { const char *profile, *label; } link_marks[] = {
+  { "v100-pcie3", "PCIe3" }, { "a100-pcie4", "PCIe4" },
+  { "h100-pcie5", "PCIe5" }, { "v100-nvlink2", "NVLink2" },
+  { "gh200-c2c", "C2C" },
+};
+
+static int
+data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
+               ooc_err *err)
+{
+  ooc_table t;
+  groups g = { 0 };
+  int xc = -1, yc, fc, rc;
+  int64_t *idx = NULL;
+  char ctx[512], title[700], mx[512] = "", ml[512] = "", empty[600] = "";
+  size_t kx = 0, kl = 0, ke = 0;
+  double xmin = INFINITY, xmax = 0;
+
+  if ((rc = ooc_table_read_csv(in, &t, err)))
+    return rc;
+  for (int c = 0; c < n_coords(&t) && xc < 0; c++)
+    if (strncmp(t.cols[c], "hw_set:", 7) == 0 && strstr(t.cols[c], "h2d"))
+      xc = c;
+  for (int c = 0; c < n_coords(&t) && xc < 0; c++)
+    if (strncmp(t.cols[c], "hw_set:", 7) == 0 && strstr(t.cols[c], "GBps"))
+      xc = c;
+  if (xc < 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: the bandwidth plot needs a sweep "
+                     "with --hw-set link.h2d_GBps=V1,V2,...", in);
+    goto out;
+  }
+  if ((rc = need_col(&t, "slowdown", in, &yc, err)) ||
+      (rc = need_col(&t, "feasible", in, &fc, err)))
+    goto out;
+  {
+    int skip[1] = { xc };
+    idx = malloc((size_t)(t.nrows + 1) * sizeof *idx);
+    if (!idx || make_groups(&t, skip, 1, 1, &g)) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+  {
+    int feas = 0;
+    for (int64_t r = 0; r < t.nrows; r++)
+      feas |= strcmp(t.rows[r][fc], "1") == 0;
+    if (!feas) {
+      rc = ooc_err_set(err, OOC_EINVAL, "%s: no feasible point to plot",
+                       in);
+      goto out;
+    }
+  }
+  sort_rows_by(&t, xc, idx);
+  for (int gi = 0; gi < g.n; gi++) {
+    int any = 0;
+    fprintf(f, "# %s\n", g.label[gi]);
+    for (int64_t k = 0; k < t.nrows; k++) {
+      char **r = t.rows[idx[k]];
+      if (g.of_row[idx[k]] != gi || strcmp(r[fc], "1") != 0)
+        continue;
+      fprintf(f, "%s %s\n", r[xc], r[yc]);
+      any = 1;
+    }
+    block_end(f, any);
+    ke += (size_t)snprintf(empty + ke, ke < sizeof empty ? sizeof empty - ke
+                                                         : 0,
+                           "%s%d", gi ? " " : "", !any);
+  }
+  var_s(v, "empty", empty);
+  for (int64_t r = 0; r < t.nrows; r++) {
+    double x = cell_d(t.rows[r][xc]);
+    if (x > 0 && x < xmin)
+      xmin = x;
+    if (x > 0 && x > xmax)
+      xmax = x;
+  }
+  for (size_t i = 0; i < sizeof link_marks / sizeof link_marks[0]; i++) {
+    ooc_hw *hw = NULL;
+    if (ooc_hw_load(link_marks[i].profile, NULL, 0, &hw, NULL) != OOC_OK)
+      continue;
+    if (hw->h2d_Bps / 1e9 < xmin)
+      xmin = hw->h2d_Bps / 1e9;
+    if (hw->h2d_Bps / 1e9 > xmax)
+      xmax = hw->h2d_Bps / 1e9;
+    kx += (size_t)snprintf(mx + kx, sizeof mx - kx, "%s%.4g", kx ? " " : "",
+                           hw->h2d_Bps / 1e9);
+    kl += (size_t)snprintf(ml + kl, sizeof ml - kl, "%s%s", kl ? " " : "",
+                           link_marks[i].label);
+    ooc_hw_free(hw);
+  }
+  if (!(xmax > 0)) {
+    xmin = 1;
+    xmax = 1000;
+  }
+  var_d(v, "xmin", xmin / 1.25);
+  var_d(v, "xmax", xmax * 1.25);
+  var_s(v, "marks_x", mx);
+  var_s(v, "marks_l", ml);
+  titles_var(v, "titles", &g);
+  var_d(v, "ngroups", g.n);
+  {
+    /* "K1+K2+...": name the first key and count the others. */
+    char xl[300];
+    const char *plus = strchr(t.cols[xc] + 7, '+');
+    int more = 0;
+    for (const char *q = plus; q; q = strchr(q + 1, '+'))
+      more++;
+    if (plus)
+      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%.*s; "
+               "%d more key%s set alike)", (int)(plus - (t.cols[xc] + 7)),
+               t.cols[xc] + 7, more, more > 1 ? "s" : "");
+    else
+      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%s)",
+               t.cols[xc] + 7);
+    var_s(v, "xlabel", xl);
+  }
+  context(&t, ctx, sizeof ctx);
+  snprintf(title, sizeof title, "Slowdown vs link bandwidth: %s", ctx);
+  var_s(v, "plottitle", o->title ? o->title : title);
+out:
+  free(idx);
+  groups_free(&g);
+  ooc_table_fini(&t);
+  return rc;
+}
+
+/* maxbatch: a matrix, one row per GPU (hw), one column per planner. */
+static int
+data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
+              ooc_err *err)
+{
+  ooc_table t;
+  int hc, pc, mc, rc, nh = 0, np = 0;
+  const char **hws = NULL, **pls = NULL;
+  char ctx[512], title[700];
+
+  if ((rc = ooc_table_read_csv(in, &t, err)))
+    return rc;
+  if ((rc = need_col(&t, "hw", in, &hc, err)) ||
+      (rc = need_col(&t, "planner", in, &pc, err)))
+    goto out;
+  mc = ooc_table_col(&t, "max_batch");
+  if (mc < 0) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: no column 'max_batch' (make it "
+                     "with oocsim sweep --maxbatch)", in);
+    goto out;
+  }
+  hws = calloc((size_t)t.nrows + 1, sizeof *hws);
+  pls = calloc((size_t)t.nrows + 1, sizeof *pls);
+  if (!hws || !pls) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int64_t r = 0; r < t.nrows; r++) {
+    int i;
+    for (i = 0; i < nh && strcmp(hws[i], t.rows[r][hc]); i++)
+      ;
+    if (i == nh)
+      hws[nh++] = t.rows[r][hc];
+    for (i = 0; i < np && strcmp(pls[i], t.rows[r][pc]); i++)
+      ;
+    if (i == np)
+      pls[np++] = t.rows[r][pc];
+  }
+  if (np == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no rows to plot", in);
+    goto out;
+  }
+  fprintf(f, "hw");
+  for (int j = 0; j < np; j++)
+    fprintf(f, " %s", pls[j]);
+  fprintf(f, "\n");
+  for (int i = 0; i < nh; i++) {
+    fprintf(f, "%s", hws[i]);
+    for (int j = 0; j < np; j++) {
+      const char *val = "0";
+      for (int64_t r = 0; r < t.nrows; r++)
+        if (!strcmp(t.rows[r][hc], hws[i]) && !strcmp(t.rows[r][pc], pls[j])) {
+          val = t.rows[r][mc];
+          break;
+        }
+      fprintf(f, " %s", val);
+    }
+    fprintf(f, "\n");
+  }
+  var_d(v, "nplanners", np);
+  context(&t, ctx, sizeof ctx);
+  snprintf(title, sizeof title, "Largest trainable batch: %s", ctx);
+  var_s(v, "plottitle", o->title ? o->title : title);
+out:
+  free(hws);
+  free(pls);
+  ooc_table_fini(&t);
+  return rc;
+}
+
+static int
+data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
+            ooc_err *err)
+{
+  ooc_table t;
+  int tc, ac, rc_, rc;
+
+  if ((rc = ooc_table_read_csv(in, &t, err)))
+    return rc;
+  tc = ooc_table_col(&t, "time_s");
+  ac = ooc_table_col(&t, "allocated_bytes");
+  rc_ = ooc_table_col(&t, "reserved_bytes");
+  if (tc < 0 || ac < 0 || rc_ < 0) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: expected the columns "
+                     "time_s,allocated_bytes,reserved_bytes (simulate "
+                     "--mem-csv)", in);
+    goto out;
+  }
+  if (t.nrows == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no samples to plot", in);
+    goto out;
+  }
+  fprintf(f, "# time_ms allocated_GiB reserved_GiB\n");
+  for (int64_t r = 0; r < t.nrows; r++)
+    fprintf(f, "%.9g %.9g %.9g\n", cell_d(t.rows[r][tc]) * 1e3,
+            cell_d(t.rows[r][ac]) / 1073741824.0,
+            cell_d(t.rows[r][rc_]) / 1073741824.0);
+  var_d(v, "budget_gib", (double)o->budget / 1073741824.0);
+  var_s(v, "plottitle", o->title ? o->title : "Device memory over one "
+        "iteration");
+out:
+  ooc_table_fini(&t);
+  return rc;
+}
+
+static const char *const gantt_phases[] = {
+  "fwd", "bwd", "recompute", "update", "swapin", "swapout", "alloc", "stall",
+  NULL
+};
+
+static int
+data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
+           ooc_err *err)
+{
+  ooc_table t;
+  int lc, sc, ec, pc, rc;
+  char present[256] = "", ph_idx[64] = "";
+  size_t kp = 0, ki = 0;
+
+  if ((rc = ooc_table_read_csv(in, &t, err)))
+    return rc;
+  lc = ooc_table_col(&t, "lane");
+  sc = ooc_table_col(&t, "start_s");
+  ec = ooc_table_col(&t, "end_s");
+  pc = ooc_table_col(&t, "phase");
+  if (lc < 0 || sc < 0 || ec < 0 || pc < 0) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: expected a timeline CSV "
+                     "lane,start_s,end_s,phase,layer", in);
+    goto out;
+  }
+  if (t.nrows == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no spans to plot", in);
+    goto out;
+  }
+  /* One block per phase present; "free" spans join "alloc". y: compute 3,
+   * h2d 2, d2h 1. Each line: centre_ms y half_width_ms. Spans of the phase
+   * that touch on one lane (the timeline is ordered by lane then start)
+   * are joined into one box: drawn apart, anti-aliasing leaves a white
+   * seam between them that reads as a gap. */
+  for (int ph = 0, blk = 0; gantt_phases[ph]; ph++) {
+    int any = 0, open_y = 0;
+    double open_s = 0, open_e = 0;
+    for (int64_t r = 0; r <= t.nrows; r++) {
+      char **row = r < t.nrows ? t.rows[r] : NULL;
+      double s = 0, e = 0;
+      int y = 0;
+      if (row) {
+        const char *p = row[pc];
+        if (strcmp(p, gantt_phases[ph]) != 0 &&
+            !(ph == 6 && strcmp(p, "free") == 0))
+          continue;
+        s = cell_d(row[sc]) * 1e3;
+        e = cell_d(row[ec]) * 1e3;
+        y = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2 : 1;
+        if (!(e > s))
+          continue;
+        /* Touching (within 1 ns) on the same lane: extend the open box. */
+        if (open_y == y && s <= open_e + 1e-6) {
+          if (e > open_e)
+            open_e = e;
+          continue;
+        }
+      }
+      if (open_y) {
+        if (!any)
+          fprintf(f, "# %s\n", gantt_phases[ph]);
+        any = 1;
+        fprintf(f, "%.9g %d %.9g\n", (open_s + open_e) / 2, open_y,
+                (open_e - open_s) / 2);
+      }
+      open_y = y;
+      open_s = s;
+      open_e = e;
+    }
+    if (any) {
+      fprintf(f, "\n\n");
+      kp += (size_t)snprintf(present + kp, sizeof present - kp, "%s%s",
+                             kp ? " " : "", gantt_phases[ph]);
+      ki += (size_t)snprintf(ph_idx + ki, sizeof ph_idx - ki, "%s%d",
+                             ki ? " " : "", ph + 1);
+      blk++;
+    }
+  }
+  var_s(v, "phases", present);
+  var_s(v, "phase_ids", ph_idx);
+  var_s(v, "plottitle", o->title ? o->title : "Timeline of one iteration");
+out:
+  ooc_table_fini(&t);
+  return rc;
+}
+
+/* ---- draw -------------------------------------------------------------------- */
+
+int
+ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
+              const ooc_plot_opts *o, ooc_err *err)
+{
+  static const ooc_plot_opts none = { .title = NULL };
+  char dat[4096], script[4096], plotdir[4096];
+  const char *ext = strrchr(out, '.'), *gp;
+  const char *slash = strrchr(out, '/');
+  gpvars v = { .len = 0 };
+  FILE *f;
+  int rc;
+
+  if (!o)
+    o = &none;
+  if (kind < 0 || kind >= OOC_PLOT_COUNT)
+    return ooc_err_set(err, OOC_EINVAL, "unknown plot kind");
+  if (!ext || (slash && ext < slash) ||
+      (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
+    return ooc_err_set(err, OOC_EINVAL, "-o %s: the output must end in .png "
+                       "or .svg", out);
+  snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - out), out);
+  f = fopen(dat, "w");
+  if (!f)
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", dat,
+                       strerror(errno));
+  switch (kind) {
+  case OOC_PLOT_THROUGHPUT: rc = data_throughput(in, f, &v, o, err); break;
+  case OOC_PLOT_BANDWIDTH: rc = data_bandwidth(in, f, &v, o, err); break;
+  case OOC_PLOT_MAXBATCH: rc = data_maxbatch(in, f, &v, o, err); break;
+  case OOC_PLOT_MEMORY: rc = data_memory(in, f, &v, o, err); break;
+  default: rc = data_gantt(in, f, &v, o, err); break;
+  }
+  if (fclose(f) != 0 && !rc)
+    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", dat);
+  if (rc) {
+    remove(dat);
+    return rc;
+  }
+  if ((rc = script_path(kind, script, sizeof script, err)))
+    return rc;
+  snprintf(plotdir, sizeof plotdir, "%.*s", (int)(strrchr(script, '/') -
+                                                   script), script);
+  var_s(&v, "datafile", dat);
+  var_s(&v, "outfile", out);
+  var_s(&v, "fmt", ext + 1);
+  var_s(&v, "plotdir", plotdir);
+  if (!ooc_plot_gnuplot(&gp))
+    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
+                       "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
+                       "wrote %s but not %s", gp, dat, out);
+  return run_gnuplot(gp, &v, script, out, err);
+}
+
+/* ---- trace writers --------------------------------------------------------------- */
+
+struct tspan {
+  int lane;
+  int64_t s, e;
+  int32_t instr;
+};
+
+static int
+tspan_cmp(const void *a, const void *b)
+{
+  const struct tspan *x = a, *y = b;
+  if (x->lane != y->lane)
+    return x->lane - y->lane;
+  if (x->s != y->s)
+    return x->s < y->s ? -1 : 1;
+  if (x->e != y->e)
+    return x->e < y->e ? -1 : 1;
+  return x->instr - y->instr;
+}
+
+static const char *
+span_phase(const ooc_instr *in)
+{
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    switch (in->phase) {
+    case OOC_PH_FWD: return "fwd";
+    case OOC_PH_BWD: return "bwd";
+    case OOC_PH_RECOMP: return "recompute";
+    case OOC_PH_UPDATE: return "update";
+    default: return "compute";
+    }
+  case OOC_I_H2D: return "swapin";
+  case OOC_I_D2H: return "swapout";
+  case OOC_I_ALLOC: return "alloc";
+  default: return "free";
+  }
+}
+
+int
+ooc_plot_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
+                        const ooc_trace *t)
+{
+  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
+  struct tspan *sp;
+  int32_t n = 0;
+  int64_t t0 = ooc_trace_origin_ns(t), prev_end = -1;
+
+  fputs("lane,start_s,end_s,phase,layer\n", f);
+  if (t->n_spans == 0)
+    return ferror(f) ? OOC_EIO : OOC_OK;
+  sp = malloc((size_t)t->n_spans * sizeof *sp);
+  if (!sp)
+    return OOC_ENOMEM;
+  for (int32_t i = 0; i < t->n_spans; i++) {
+    const ooc_span *s = &t->spans[i];
+    if (s->instr < 0 || s->instr >= p->n_instr)
+      continue;
+    sp[n++] = (struct tspan){ .lane = p->instr[s->instr].stream,
+                              .s = s->start_ns, .e = s->end_ns,
+                              .instr = s->instr };
+  }
+  qsort(sp, (size_t)n, sizeof *sp, tspan_cmp);
+  for (int32_t i = 0; i < n; i++) {
+    const ooc_instr *in = &p->instr[sp[i].instr];
+    const char *layer = in->layer >= 0 && m && in->layer < m->n_layers
+                        ? m->layers[in->layer].name : "";
+    int lane = sp[i].lane >= 0 && sp[i].lane < OOC_NSTREAMS ? sp[i].lane : 0;
+    if (lane == OOC_STREAM_COMPUTE && prev_end >= 0 && sp[i].s > prev_end)
+      fprintf(f, "compute,%.9g,%.9g,stall,\n", (double)(prev_end - t0) / 1e9,
+              (double)(sp[i].s - t0) / 1e9);
+    if (lane == OOC_STREAM_COMPUTE && sp[i].e > prev_end)
+      prev_end = sp[i].e;
+    fprintf(f, "%s,%.9g,%.9g,%s,", lanes[lane], (double)(sp[i].s - t0) / 1e9,
+            (double)(sp[i].e - t0) / 1e9, span_phase(in));
+    ooc_csv_cell(f, layer ? layer : "");
+    fputc('\n', f);
+  }
+  free(sp);
+  return ferror(f) ? OOC_EIO : OOC_OK;
+}

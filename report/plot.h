@@ -1,0 +1,75 @@
+/* report/plot.h — plots drawn by the gnuplot scripts in plots/.
+ *
+ * Each kind turns one input file into a gnuplot data file (OUT with its
+ * extension replaced by ".dat": blocks per line, plain columns) and then runs
+ * plots/KIND.gp on it, writing PNG (pngcairo) or SVG by OUT's extension:
+ *
+ *   throughput  sweep results.csv       samples/s vs batch, a line per
+ *                                       planner, in-core line, OOM marked;
+ *                                       a panel per profile / --hw-set value
+ *   bandwidth   sweep results.csv with  slowdown vs link bandwidth, a line
+ *               a --hw-set *GBps axis   per planner; PCIe 3/4/5, NVLink 2
+ *                                       and C2C marked (from their profiles)
+ *   maxbatch    sweep --maxbatch        largest batch per planner per GPU,
+ *               results.csv             clustered bars
+ *   memory      mem CSV "time_s,allocated_bytes,reserved_bytes"
+ *                                       allocated, reserved, budget
+ *   gantt       timeline CSV "lane,start_s,end_s,phase,layer"
+ *                                       compute / H2D / D2H lanes, stalls;
+ *                                       touching spans of a phase joined
+ *
+ * gnuplot is OOC_GNUPLOT from config.h unless $OOCSIM_GNUPLOT names
+ * another program. Without a runnable gnuplot the data file is still
+ * written and the draw returns OOC_EUNSUP saying gnuplot is missing.
+ *
+ * Owner: report helper. Cost: linear in the input; one gnuplot process per
+ * plot. Nothing here keeps state between calls.
+ */
+#ifndef OOC_PLOT_H
+#define OOC_PLOT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/program.h"
+#include "sim/sim.h"
+
+typedef enum {
+  OOC_PLOT_THROUGHPUT = 0,
+  OOC_PLOT_BANDWIDTH,
+  OOC_PLOT_MAXBATCH,
+  OOC_PLOT_MEMORY,
+  OOC_PLOT_GANTT,
+  OOC_PLOT_COUNT
+} ooc_plot_kind;
+
+/* Returns OOC_OK, or OOC_ENOTFOUND listing the kinds. */
+int ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err);
+
+typedef struct ooc_plot_opts {
+  const char *title;          /* NULL: derived from the input */
+  uint64_t budget;            /* memory: budget line in bytes (0: none) */
+} ooc_plot_opts;
+
+/* Write the data file for kind from `in` and draw `out` (.png or .svg).
+ * Returns OOC_OK; OOC_EUNSUP when gnuplot is missing (the data file is
+ * written); OOC_EIO when gnuplot fails (err holds its last message);
+ * OOC_EINVAL/OOC_EPARSE for an input that does not fit the kind. */
+int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
+                  const ooc_plot_opts *o, ooc_err *err);
+
+/* The gnuplot program that would run; sets *path and returns 1 when it is
+ * runnable, 0 when not. */
+int ooc_plot_gnuplot(const char **path);
+
+/* Timeline CSV of one iteration from a trace: a header, then one line per
+ * span "lane,start_s,end_s,phase,layer" with lane compute|h2d|d2h, phase
+ * fwd|bwd|recompute|update|swapin|swapout|alloc|free|stall (stall: the
+ * compute lane idle between two of its spans), times from the trace's
+ * origin (ooc_trace_origin_ns, as the memory CSV of trace_out.h), ordered
+ * by lane then start. */
+int ooc_plot_write_timeline(FILE *f, const ooc_model *m,
+                            const ooc_program *p, const ooc_trace *t);
+
+#endif

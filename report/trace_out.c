@@ -1,0 +1,202 @@
+/* report/trace_out.c — Chrome trace event JSON and memory CSV (trace_out.h).
+ *
+ * Written with fprintf, event by event, so a trace of 10^5 spans needs no
+ * document tree in memory. Strings are JSON-escaped. O(spans + samples).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "report/trace_out.h"
+
+static const char *const lane_names[OOC_NSTREAMS] = {
+  [OOC_STREAM_COMPUTE] = "compute",
+  [OOC_STREAM_H2D] = "H2D",
+  [OOC_STREAM_D2H] = "D2H",
+};
+
+int64_t
+ooc_trace_origin_ns(const ooc_trace *t)
+{
+  int64_t o = INT64_MAX;
+  int32_t i;
+
+  for (i = 0; i < t->n_spans; i++)
+    if (t->spans[i].start_ns < o)
+      o = t->spans[i].start_ns;
+  for (i = 0; i < t->n_mem; i++)
+    if (t->mem[i].t_ns < o)
+      o = t->mem[i].t_ns;
+  return o == INT64_MAX ? 0 : o;
+}
+
+static void
+put_json_string(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* Microseconds with nanosecond precision, from integer ns (exact). */
+static void
+put_us(FILE *f, int64_t ns)
+{
+  if (ns < 0) {
+    fputc('-', f);
+    ns = -ns;
+  }
+  fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+static const char *
+category(const ooc_instr *in)
+{
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    switch (in->phase) {
+    case OOC_PH_FWD: return "fwd";
+    case OOC_PH_BWD: return "bwd";
+    case OOC_PH_RECOMP: return "recomp";
+    case OOC_PH_UPDATE: return "update";
+    default: return "compute";
+    }
+  case OOC_I_H2D: return "h2d";
+  case OOC_I_D2H: return "d2h";
+  case OOC_I_ALLOC: return "alloc";
+  case OOC_I_FREE: return "free";
+  default: return "other";
+  }
+}
+
+int
+ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
+                       const ooc_trace *t)
+{
+  int64_t origin = ooc_trace_origin_ns(t);
+  int32_t i;
+  int lane;
+
+  fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
+  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+        "\"args\":{\"name\":", f);
+  put_json_string(f, m != NULL && m->name != NULL ? m->name : "oocsim");
+  fputs("}}", f);
+  for (lane = 0; lane < OOC_NSTREAMS; lane++) {
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+               "\"tid\":%d,\"args\":{\"name\":\"%s\"}}", lane,
+            lane_names[lane]);
+    fprintf(f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+               "\"tid\":%d,\"args\":{\"sort_index\":%d}}", lane, lane);
+  }
+  for (i = 0; i < t->n_spans; i++) {
+    const ooc_span *sp = &t->spans[i];
+    const ooc_instr *in;
+    const char *cat, *lname;
+    char name[320];
+
+    if (sp->instr < 0 || sp->instr >= p->n_instr)
+      continue;
+    in = &p->instr[sp->instr];
+    if (sp->end_ns <= sp->start_ns && in->kind != OOC_I_COMPUTE)
+      continue;     /* zero-cost ALLOC/FREE: nothing to see */
+    cat = category(in);
+    lname = in->layer >= 0 && in->layer < m->n_layers
+                ? m->layers[in->layer].name : NULL;
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_UPDATE)
+      snprintf(name, sizeof name, "update");
+    else
+      snprintf(name, sizeof name, "%s %s", cat, lname != NULL ? lname : "-");
+    fputs(",\n{\"name\":", f);
+    put_json_string(f, name);
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":",
+            cat, in->stream < OOC_NSTREAMS ? in->stream : 0);
+    put_us(f, sp->start_ns - origin);
+    fputs(",\"dur\":", f);
+    put_us(f, sp->end_ns - sp->start_ns);
+    fprintf(f, ",\"args\":{\"instr\":%d", (int)sp->instr);
+    if (in->tensor >= 0 && in->tensor < p->n_tensors)
+      fprintf(f, ",\"tensor\":%d,\"bytes\":%" PRIu64, (int)in->tensor,
+              p->tensors[in->tensor].bytes);
+    fputs("}}", f);
+  }
+  for (i = 0; i < t->n_mem; i++) {
+    fputs(",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":1,\"tid\":0,\"ts\":",
+          f);
+    put_us(f, t->mem[i].t_ns - origin);
+    fprintf(f, ",\"args\":{\"allocated_bytes\":%" PRIu64
+               ",\"reserved_bytes\":%" PRIu64 "}}",
+            t->mem[i].allocated, t->mem[i].reserved);
+  }
+  fputs("\n]}\n", f);
+  return ferror(f) ? OOC_EIO : OOC_OK;
+}
+
+int
+ooc_trace_write_mem_csv(FILE *f, const ooc_trace *t)
+{
+  int64_t origin = ooc_trace_origin_ns(t), ns;
+  int32_t i;
+
+  fputs("time_s,allocated_bytes,reserved_bytes\n", f);
+  for (i = 0; i < t->n_mem; i++) {
+    ns = t->mem[i].t_ns - origin;
+    fprintf(f, "%" PRId64 ".%09d,%" PRIu64 ",%" PRIu64 "\n",
+            ns / 1000000000, (int)(ns % 1000000000), t->mem[i].allocated,
+            t->mem[i].reserved);
+  }
+  return ferror(f) ? OOC_EIO : OOC_OK;
+}
+
+static int
+save(const char *path, FILE **f, ooc_err *err)
+{
+  *f = fopen(path, "w");
+  if (*f == NULL)
+    return ooc_err_set(err, OOC_EIO, "%s: cannot write: %s", path,
+                       strerror(errno));
+  return OOC_OK;
+}
+
+static int
+finish(const char *path, FILE *f, int rc, ooc_err *err)
+{
+  if (fclose(f) != 0 && rc == OOC_OK)
+    rc = OOC_EIO;
+  if (rc < 0)
+    return ooc_err_set(err, OOC_EIO, "%s: write failed", path);
+  return OOC_OK;
+}
+
+int
+ooc_trace_save_chrome(const char *path, const ooc_model *m,
+                      const ooc_program *p, const ooc_trace *t, ooc_err *err)
+{
+  FILE *f;
+  int rc;
+
+  if ((rc = save(path, &f, err)) < 0)
+    return rc;
+  return finish(path, f, ooc_trace_write_chrome(f, m, p, t), err);
+}
+
+int
+ooc_trace_save_mem_csv(const char *path, const ooc_trace *t, ooc_err *err)
+{
+  FILE *f;
+  int rc;
+
+  if ((rc = save(path, &f, err)) < 0)
+    return rc;
+  return finish(path, f, ooc_trace_write_mem_csv(f, t), err);
+}
