@@ -48,6 +48,8 @@ ooc_liveness_free(ooc_liveness *lv)
   free(lv->act_nuses);
   free(lv->use_steps);
   free(lv->act_last);
+  free(lv->act_last_fwd);
+  free(lv->act_first_bwd);
   free(lv->step_first);
   free(lv->step_nacts);
   free(lv->step_acts);
@@ -250,6 +252,21 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
     lv->act_last[a] = lv->act_nuses[a] > 0
                           ? lv->use_steps[lv->act_first[a] + lv->act_nuses[a] - 1]
                           : -1;
+  /* The last forward and the first backward use: where a swap or a drop
+   * can start and where the tensor is needed again. */
+  ALLOC_N(lv->act_last_fwd, na);
+  ALLOC_N(lv->act_first_bwd, na);
+  for (a = 0; a < na; a++) {
+    const int32_t *u = lv->use_steps + lv->act_first[a];
+    lv->act_last_fwd[a] = lv->act_first_bwd[a] = -1;
+    for (k = 0; k < lv->act_nuses[a]; k++) {
+      uint8_t ph = lv->steps[u[k]].phase;
+      if (ph == OOC_PH_FWD)
+        lv->act_last_fwd[a] = u[k];
+      else if (ph == OOC_PH_BWD && lv->act_first_bwd[a] < 0)
+        lv->act_first_bwd[a] = u[k];
+    }
+  }
 
   /* Gradients: touched by the backward of every layer sharing the act
    * (reads its output's gradient) and of every consumer (writes it). */

@@ -73,6 +73,8 @@ typedef struct ooc_liveness {
   int32_t *act_nuses;   /*                     act_first[a]+act_nuses[a]) */
   int32_t *use_steps;   /* sorted ascending; includes the producing step */
   int32_t *act_last;    /* last use step (liveness free point) */
+  int32_t *act_last_fwd;  /* last forward use step (-1: none) */
+  int32_t *act_first_bwd; /* first backward use step (-1: none) */
 
   /* Activations each step touches: step_acts[step_first[s] .. +step_nacts[s]) */
   int32_t *step_first, *step_nacts, *step_acts;

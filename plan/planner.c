@@ -88,7 +88,11 @@ ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
       return ooc_err_set(err, OOC_ENOMEM, "planner '%s': out of memory",
                          t->name);
   }
-  rc = t->plan(state, ctx, pl, err);
+  rc = t->alloc != NULL ? t->alloc(state, ctx, err) : OOC_OK;
+  if (rc == OOC_OK)
+    rc = t->plan(state, ctx, pl, err);
+  if (t->free != NULL)
+    t->free(state);
   free(state);
   if (rc != OOC_OK) {
     if (err != NULL && strncmp(err->msg, "planner '", 9) != 0)

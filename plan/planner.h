@@ -11,7 +11,8 @@
  * searches calls ooc_planner_evaluate() — the simulator as its oracle.
  *
  * Ownership: the context borrows everything; the front end owns the
- * planner's state (state_size bytes, zeroed) for the duration of one plan().
+ * planner's state (state_size bytes, zeroed) for the duration of one run:
+ * alloc(), plan(), free(), then the state itself is freed.
  */
 #ifndef OOC_PLANNER_H
 #define OOC_PLANNER_H
@@ -39,12 +40,30 @@ typedef struct ooc_planner_ctx {
   ooc_program *scratch;       /* scratch program for the oracle */
 } ooc_planner_ctx;
 
+/* What the conformance suites may expect of a planner beyond the
+ * properties every planner has (valid programs, nothing used while absent,
+ * peaks within the budget when feasible, an OOM report otherwise, the same
+ * plan for the same input). */
+enum {
+  /* It searches with the oracle (ooc_planner_evaluate) and so finds a
+   * feasible plan wherever the in-core plan fits, and wherever any other
+   * registered planner finds one. */
+  OOC_PLANNER_SEARCH = 1u << 0
+};
+
 typedef struct ooc_planner_type {
   const char *name;
   const char *summary;        /* one line for `oocsim list planners` */
   const char *cite;           /* the paper section it follows */
   size_t state_size;
   const char *const *options; /* NULL-terminated accepted --opt keys */
+  unsigned flags;             /* OOC_PLANNER_* */
+  /* Optional, as GSL's multimin alloc/free: size the state's scratch for
+   * ctx (the front end has zeroed the state), and release it. free() is
+   * called whenever alloc() was, even when alloc() failed partway, so it
+   * must accept a partly built state. */
+  int (*alloc)(void *state, const ooc_planner_ctx *ctx, ooc_err *err);
+  void (*free)(void *state);
   int (*plan)(void *state, const ooc_planner_ctx *ctx, ooc_plan *plan,
               ooc_err *err);
 } ooc_planner_type;
@@ -54,7 +73,8 @@ typedef struct ooc_planner_type {
  * below persistent + the largest step's working set with OOC_EOOM and
  * ooc_plan_check_budget's message (no planner can fit: a result, not a
  * bug; the caller decides whether it is an INFEASIBLE scenario or a bad
- * --budget), zeroes its state, resets pl and plans into it, sets
+ * --budget), zeroes its state and calls its alloc() hook, resets pl and
+ * plans into it, calls its free() hook, sets
  * pl->sched_budget to ctx->budget if the planner left it 0, lowers it
  * into prog and validates the program. pl must have been ooc_plan_init'ed
  * (for any liveness: it is re-initialised when it differs from ctx->live)

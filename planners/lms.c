@@ -260,5 +260,6 @@ const ooc_planner_type ooc_planner_lms = {
   .cite = "schedule-window seed §2 (LMS, Le et al. 2019; TFLMS v2 options)",
   .state_size = sizeof(struct lms_state),
   .options = lms_options,
+  .flags = OOC_PLANNER_SEARCH,
   .plan = lms_plan,
 };

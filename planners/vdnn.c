@@ -26,9 +26,12 @@
  * waited for by bwd(l) itself and nothing would overlap; the explicit
  * waits above give vDNN's one layer of overlap, then a barrier.
  *
- * Cost: O(activations + uses). No search, no simulation.
- * Ownership: the state holds one scratch mark array, freed before return;
- * the planner writes only the caller's plan.
+ * The last forward and first backward uses come from the liveness (the
+ * planning toolkit's first/last uses, plan/plan.h).
+ *
+ * Cost: O(activations). No search, no simulation.
+ * Ownership: the state holds one mark array (vdnn_alloc/vdnn_free); the
+ * planner writes only the caller's plan.
  */
 #include "config.h"
 
@@ -67,17 +70,34 @@ static void mark_conv_inputs(const ooc_model *m, const ooc_liveness *lv,
   }
 }
 
+/* The convolution-input marks vDNN_conv reads. */
+static int vdnn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
+{
+  struct vdnn_state *st = state;
+
+  st->conv_in = calloc((size_t)ctx->live->n_acts + 1, 1);
+  if (st->conv_in == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'vdnn': out of memory");
+  mark_conv_inputs(ctx->model, ctx->live, st->conv_in);
+  return OOC_OK;
+}
+
+static void vdnn_free(void *state)
+{
+  struct vdnn_state *st = state;
+
+  free(st->conv_in);
+}
+
 /* One pass over the activations; no search. */
 static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                      ooc_err *err)
 {
   struct vdnn_state *st = state;
   const ooc_liveness *lv = ctx->live;
-  const ooc_model *m = ctx->model;
   const char *pol = NULL;
   int32_t n_swapped = 0;
   uint64_t swapped_bytes = 0;
-  int rc = OOC_OK;
 
   st->policy = POLICY_ALL;
   if (ooc_planner_opt_str(ctx, "policy", &pol)) {
@@ -91,29 +111,13 @@ static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                          "conv", pol);
   }
 
-  if (st->policy == POLICY_CONV) {
-    st->conv_in = calloc((size_t)lv->n_acts + 1, 1);
-    if (!st->conv_in)
-      return ooc_err_set(err, OOC_ENOMEM, "planner 'vdnn': out of memory");
-    mark_conv_inputs(m, lv, st->conv_in);
-  }
+  for (int32_t a = 1; a < lv->n_acts; a++) {
+    int32_t last_fwd = lv->act_last_fwd[a], first_bwd = lv->act_first_bwd[a];
 
-  for (int32_t a = 0; a < lv->n_acts; a++) {
-    const int32_t *u = lv->use_steps + lv->act_first[a];
-    int32_t n = lv->act_nuses[a];
-    int32_t last_fwd = -1, first_bwd = -1;
-
-    if (lv->act_layer[a] <= 0 || lv->act_bytes[a] == 0 || n < 2)
+    if (lv->act_bytes[a] == 0)
       continue;
     if (st->policy == POLICY_CONV && !st->conv_in[a])
       continue;
-    for (int32_t k = 0; k < n; k++) {
-      uint8_t ph = lv->steps[u[k]].phase;
-      if (ph == OOC_PH_FWD)
-        last_fwd = u[k];
-      else if (ph == OOC_PH_BWD && first_bwd < 0)
-        first_bwd = u[k];
-    }
     /* Nothing to gain without a step in between. */
     if (last_fwd < 0 || first_bwd < 0 || first_bwd - last_fwd < 2)
       continue;
@@ -125,10 +129,8 @@ static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
       .in_after = first_bwd - 2,
       .in_before = first_bwd,
     };
-    if (ooc_plan_add_swap(pl, &sw) != OOC_OK) {
-      rc = ooc_err_set(err, OOC_ENOMEM, "planner 'vdnn': out of memory");
-      goto done;
-    }
+    if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'vdnn': out of memory");
     n_swapped++;
     swapped_bytes += lv->act_bytes[a];
   }
@@ -136,10 +138,7 @@ static int vdnn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
            "vdnn: policy=%s, offloaded %d tensors (%.3f GiB)",
            st->policy == POLICY_ALL ? "all" : "conv", (int)n_swapped,
            (double)swapped_bytes / (1024.0 * 1024.0 * 1024.0));
-done:
-  free(st->conv_in);
-  st->conv_in = NULL;
-  return rc;
+  return OOC_OK;
 }
 
 static const char *const vdnn_options[] = { "policy", NULL };
@@ -151,5 +150,7 @@ const ooc_planner_type ooc_planner_vdnn = {
   .cite = "OOC-Paleo seed §2.1, §3.4 (vDNN, Rhu et al. 2016)",
   .state_size = sizeof(struct vdnn_state),
   .options = vdnn_options,
+  .alloc = vdnn_alloc,
+  .free = vdnn_free,
   .plan = vdnn_plan,
 };

@@ -59,8 +59,8 @@
  * Cost: O(occurrences + steps) per schedule (monotone deque for the window
  * minimum of the limits); autotune schedules 50 candidates when the full
  * budget fits, at most 25 x 7, and simulates the distinct ones (one when
- * nothing needs swapping). Ownership: scratch arrays in the state, freed
- * before return.
+ * nothing needs swapping). Ownership: scratch arrays in the state, sized
+ * by win_alloc() and released by win_free() (the front end calls both).
  */
 #include "config.h"
 
@@ -68,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plan/planner.h"
+#include "plan/toolkit.h"
 
 enum { V_CLEARED = 0, V_UNPREF, V_IN, V_OUT, V_WAITED };
 
@@ -78,11 +79,6 @@ struct win_state {
   uint8_t *occ_last;        /* the act's last use */
   int32_t *step_end;        /* per step: first occurrence after it */
   int64_t *lim;             /* per step: bytes left for activations */
-  /* Footprints: what the allocator takes for a request
-   * (ooc_alloc_footprint: va whole chunks for large requests, seed §4
-   * eq. 1). */
-  const ooc_allocator_type *alloc;
-  ooc_alloc_config acfg;
   uint64_t persistent;      /* footprint of the persistent tensors */
   int64_t *ab;              /* per act: its footprint */
   /* Per act. */
@@ -103,27 +99,27 @@ struct win_state {
   int32_t n_prev;
 };
 
-#define NEW(p, n)                                                            \
-  do {                                                                       \
-    (p) = calloc((size_t)(n) + 1, sizeof *(p));                              \
-    if ((p) == NULL)                                                         \
-      return OOC_ENOMEM;                                                     \
-  } while (0)
-
-/* The device bytes a request of b takes under the allocator (alloc.h). */
-static uint64_t foot(const struct win_state *w, uint64_t b)
-{
-  return ooc_alloc_footprint(w->alloc, &w->acfg, b);
-}
 
 /* Build the variable-sequence and the per-step limits; size the scratch
- * arrays. OOC_ENOMEM (the caller tears down what was allocated). */
-static int win_setup(struct win_state *w, const ooc_liveness *lv)
+ * arrays. Every tensor counts at its footprint under the planner's
+ * allocator (ooc_kit_footprint: va whole chunks for large requests, seed
+ * §4 eq. 1). The limits are the toolkit's memory timeline without the
+ * activations: persistent state, each step's workspace, live gradients.
+ * OOC_ENOMEM (win_free tears down what was allocated). */
+static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
 {
-  const ooc_model *m = lv->model;
+  struct win_state *w = state;
+  const ooc_liveness *lv = ctx->live;
+  ooc_timeline tl;
   int32_t n = 0, total = lv->step_first[lv->n_steps - 1] +
                           lv->step_nacts[lv->n_steps - 1];
 
+#define NEW(p, k)                                                            \
+  do {                                                                       \
+    (p) = calloc((size_t)(k) + 1, sizeof *(p));                              \
+    if ((p) == NULL)                                                         \
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory"); \
+  } while (0)
   NEW(w->occ_act, total);
   NEW(w->occ_step, total);
   NEW(w->occ_last, total);
@@ -138,15 +134,10 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
   NEW(w->dq, lv->n_steps);
   NEW(w->ab, lv->n_acts);
   NEW(w->prev, total);
+#undef NEW
   for (int32_t a = 0; a < lv->n_acts; a++)
-    w->ab[a] = (int64_t)foot(w, lv->act_bytes[a]);
-  w->persistent = foot(w, lv->act_bytes[0]);
-  for (int32_t i = 0; i < lv->n_layers; i++) {
-    const ooc_layer *ly = &m->layers[i];
-    uint64_t pb = ly->param_bytes + ly->grad_bytes + ly->opt_bytes;
-    if (pb > 0)
-      w->persistent += foot(w, pb);
-  }
+    w->ab[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
+  w->persistent = ooc_kit_persistent(ctx, lv);
   for (int32_t s = 0; s < lv->n_steps; s++) {
     for (int32_t k = 0; k < lv->step_nacts[s]; k++) {
       int32_t a = lv->step_acts[lv->step_first[s] + k];
@@ -160,23 +151,20 @@ static int win_setup(struct win_state *w, const ooc_liveness *lv)
     w->step_end[s] = n;
   }
   w->n_occ = n;
-  /* Non-activation bytes per step: persistent, workspace, live grads. */
-  for (int32_t s = 0; s < lv->n_steps; s++) {
-    const ooc_step *sp = &lv->steps[s];
-    w->lim[s] = (int64_t)w->persistent;
-    if (sp->phase != OOC_PH_UPDATE)
-      w->lim[s] += (int64_t)foot(w, m->layers[sp->layer].workspace_bytes);
-  }
-  for (int32_t a = 1; a < lv->n_acts; a++)
-    if (lv->grad_first[a] >= 0)
-      for (int32_t s = lv->grad_first[a]; s <= lv->grad_last[a]; s++)
-        w->lim[s] += (int64_t)foot(w, lv->grad_bytes[a]);
+  if (ooc_timeline_init(&tl, lv->n_steps, err) != OOC_OK)
+    return OOC_ENOMEM;
+  ooc_timeline_memory(&tl, lv, ctx,
+                      OOC_TL_PERSISTENT | OOC_TL_WORKSPACE | OOC_TL_GRADS);
+  ooc_timeline_values(&tl, w->lim);
+  ooc_timeline_fini(&tl);
   return OOC_OK;
 }
 
 /* Free the scratch arrays (any of them may be NULL). */
-static void win_teardown(struct win_state *w)
+static void win_free(void *state)
 {
+  struct win_state *w = state;
+
   free(w->occ_act);
   free(w->occ_step);
   free(w->occ_last);
@@ -383,19 +371,6 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        "planner 'window': option sched_budget: must be in "
                        "(0, budget]");
 
-  /* Under va the fragmentation is known in advance (seed §4): schedule
-   * against the allocator's footprints (chunk-rounded for large requests),
-   * with the chunk the simulator uses. */
-  w->alloc = ctx->allocator;
-  w->acfg = (ooc_alloc_config){ .budget = ctx->budget,
-                                .chunk_bytes = ctx->chunk_bytes,
-                                .hw = ctx->hw };
-  rc = win_setup(w, lv);
-  if (rc != OOC_OK) {
-    rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
-    goto done;
-  }
-
   /* Scheduling budgets from the physical one down; the level after the
    * first that fits is tried too (less fragmentation can be faster). */
   for (size_t si = 0, extra = 0; si < (have_sched ? 1 : N_SCHED); si++) {
@@ -406,15 +381,13 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     uint64_t cap = sched > w->persistent ? sched - w->persistent : 0;
     for (int k = 0; k < (have_win ? 1 : N_WIN); k++) {
       uint64_t ws = have_win ? fixed_win : win_size(cap, k);
-      if (win_schedule(w, lv, sched, ws, pl) != OOC_OK) {
-        rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
-        goto done;
-      }
+      if (win_schedule(w, lv, sched, ws, pl) != OOC_OK)
+        return ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
       /* Neighbouring windows often give the same records (all of them
        * when everything fits): r still holds that schedule's result. */
       if (n_sims == 0 || !same_as_prev(w, pl)) {
         if ((rc = ooc_planner_evaluate(ctx, pl, &r, err)) != OOC_OK)
-          goto done;
+          return rc;
         n_sims++;
         remember(w, pl);
       }
@@ -433,20 +406,15 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                                        ? best_sched - w->persistent
                                        : 0, N_WIN - 1);
   }
-  if (win_schedule(w, lv, best_sched, best_win, pl) != OOC_OK) {
-    rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
-    goto done;
-  }
+  if (win_schedule(w, lv, best_sched, best_win, pl) != OOC_OK)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
   snprintf(pl->note, sizeof pl->note,
            "window: window=%.3f GiB, sched budget %.3f GiB, %d swap-outs "
            "(%d cancelled)%s (%d simulations)",
            (double)best_win / 1073741824.0, (double)best_sched / 1073741824.0,
            (int)pl->n_swaps, (int)w->n_cancel,
            found ? "" : ", no feasible window", n_sims);
-  rc = OOC_OK;
-done:
-  win_teardown(w);
-  return rc;
+  return OOC_OK;
 }
 
 static const char *const win_options[] = { "window", "sched_budget", NULL };
@@ -458,5 +426,8 @@ const ooc_planner_type ooc_planner_window = {
   .cite = "schedule-window seed §3 (a)-(d), Fig. 2",
   .state_size = sizeof(struct win_state),
   .options = win_options,
+  .flags = OOC_PLANNER_SEARCH,
+  .alloc = win_alloc,
+  .free = win_free,
   .plan = win_plan,
 };

@@ -29,6 +29,7 @@
 
 #include "plan/plan.h"
 #include "plan/planner.h"
+#include "plan/toolkit.h"
 #include "planners/registry.h"
 #include "ir/plan_io.h"
 
@@ -244,6 +245,171 @@ START_TEST(test_budget_check)
   ck_assert_int_eq(ooc_plan_check_budget(lv, 3189, &err), OOC_EINVAL);
   ck_assert_str_eq(err.msg, "budget 3.11 KiB is below the working set of "
                    "step 'fwd add' (persistent 190 B + 2.93 KiB)");
+}
+END_TEST
+
+/* --- planning toolkit (plan/toolkit.h) ------------------------------------------ */
+
+START_TEST(test_first_last_uses)
+{
+  /* Last forward / first backward use per act (uses in the header):
+   * a0 read by fwd conv1 (0) and bwd conv1 (13); a1 last read in forward
+   * by fwd add (3), first in backward by bwd conv2 (11); a2 never in
+   * backward; a3 by fwd fc (5) and bwd fc (8); a5 by bwd loss (7). */
+  static const int32_t lf[] = { 0, 3, 3, 5, 6, 6 };
+  static const int32_t fb[] = { 13, 11, -1, 8, -1, 7 };
+  int32_t a;
+
+  for (a = 0; a < 6; a++) {
+    ck_assert_int_eq(lv->act_last_fwd[a], lf[a]);
+    ck_assert_int_eq(lv->act_first_bwd[a], fb[a]);
+  }
+}
+END_TEST
+
+START_TEST(test_memory_timeline)
+{
+  /* Raw bytes (no allocator): persistent 100 + 3 x 30 = 190 everywhere;
+   * conv1's workspace 50 at steps 0 and 13; acts a1 (0..12), a2 (2..3),
+   * a3 (3..8), a4 40 (5..6), a5 44 (6..7); grads a5 4 (7), a4 40 (7..8),
+   * a3 (8..10), a2 (10..11), a1 (10..13), 1000 each but a4, a5. */
+  static const int64_t all[15] = {
+    1240, 1190, 2190, 3190, 2190, 2230, 2274, 2278, 3230, 2190, 4190,
+    3190, 2190, 1240, 190,
+  };
+  int64_t v[15];
+  ooc_timeline t;
+  int32_t s;
+
+  ck_assert_int_eq(ooc_timeline_init(&t, lv->n_steps, &err), OOC_OK);
+  ooc_timeline_memory(&t, lv, NULL, OOC_TL_ALL);
+  ooc_timeline_values(&t, v);
+  for (s = 0; s < 15; s++) {
+    ck_assert_int_eq(v[s], all[s]);
+    ck_assert_int_eq(ooc_timeline_at(&t, s), all[s]);
+  }
+  ck_assert_int_eq(ooc_timeline_max(&t, 0, 14), 4190);
+  ck_assert_int_eq(ooc_timeline_max(&t, 11, 14), 3190);
+  ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 14, 3000), 11);
+  ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 7, 3190), -1);
+  ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 7, 3189), 3);
+  /* Only persistent, workspace and gradients (what window subtracts). */
+  ooc_timeline_clear(&t);
+  ooc_timeline_memory(&t, lv, NULL,
+                      OOC_TL_PERSISTENT | OOC_TL_WORKSPACE | OOC_TL_GRADS);
+  ck_assert_int_eq(ooc_timeline_at(&t, 0), 240);
+  ck_assert_int_eq(ooc_timeline_at(&t, 10), 3190);
+  ck_assert_int_eq(ooc_timeline_at(&t, 13), 1240);
+  ooc_timeline_fini(&t);
+}
+END_TEST
+
+/* A fixed 64-bit LCG: the random tests are reproducible. */
+static int32_t
+lcg(uint64_t *x, int32_t k)
+{
+  *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (int32_t)((*x >> 33) % (uint64_t)k);
+}
+
+START_TEST(test_timeline_matches_brute_force)
+{
+  /* 4,000 random range adds on 37 steps (not a power of two), each
+   * followed by a range maximum, a last-above query and a point query,
+   * against a plain array. */
+  enum { N = 37 };
+  int64_t ref[N], v[N];
+  uint64_t x = 12345;
+  ooc_timeline t;
+  int it, s;
+
+  ck_assert_int_eq(ooc_timeline_init(&t, N, &err), OOC_OK);
+  memset(ref, 0, sizeof ref);
+  for (it = 0; it < 4000; it++) {
+    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi, last = -1, p;
+    int64_t d = lcg(&x, 2001) - 1000, mx = INT64_MIN, lim;
+
+    lo = a < b ? a : b;
+    hi = a < b ? b : a;
+    ooc_timeline_add(&t, lo, hi, d);
+    for (s = lo; s <= hi; s++)
+      ref[s] += d;
+    a = lcg(&x, N);
+    b = lcg(&x, N);
+    lo = a < b ? a : b;
+    hi = a < b ? b : a;
+    for (s = lo; s <= hi; s++)
+      mx = ref[s] > mx ? ref[s] : mx;
+    ck_assert_int_eq(ooc_timeline_max(&t, lo, hi), mx);
+    lim = mx - lcg(&x, 50);
+    for (s = lo; s <= hi; s++)
+      if (ref[s] > lim)
+        last = s;
+    ck_assert_int_eq(ooc_timeline_last_above(&t, lo, hi, lim), last);
+    p = lcg(&x, N);
+    ck_assert_int_eq(ooc_timeline_at(&t, p), ref[p]);
+  }
+  ooc_timeline_values(&t, v);
+  for (s = 0; s < N; s++)
+    ck_assert_int_eq(v[s], ref[s]);
+  /* Empty ranges. */
+  ck_assert_int_eq(ooc_timeline_max(&t, 5, 4), INT64_MIN);
+  ck_assert_int_eq(ooc_timeline_last_above(&t, 5, 4, INT64_MIN), -1);
+  ooc_timeline_fini(&t);
+}
+END_TEST
+
+START_TEST(test_segment_frontier_and_cost)
+{
+  /* Forward times 10 x layer ns. Segment [2, 4] (fwd conv2, add, flat)
+   * reads a1 (made by conv1 at step 0) and what it makes itself (a2, a3):
+   * frontier {a1}, cost 30 + 40 + 50. [1, 1] (the in-place relu1) reads
+   * a1 made before it. [5, 6] (fc, loss) reads a3: {a3}. The whole
+   * forward [0, 6] needs the input batch only. Backward steps cost
+   * nothing in a recompute: [5, 8] = fc + loss. */
+  int64_t fwd[8], bwd[8];
+  ooc_costs c = { .n_layers = 8, .fwd_ns = fwd, .bwd_ns = bwd };
+  ooc_plankit k;
+  int32_t out[6], i;
+
+  for (i = 0; i < 8; i++) {
+    fwd[i] = 10 * i;
+    bwd[i] = 1000;
+  }
+  ck_assert_int_eq(ooc_plankit_init(&k, lv, &c, &err), OOC_OK);
+  ck_assert_int_eq(ooc_kit_frontier(&k, 2, 4, out), 1);
+  ck_assert_int_eq(out[0], 1);
+  ck_assert_int_eq(ooc_kit_recompute_ns(&k, 2, 4), 120);
+  ck_assert_int_eq(ooc_kit_frontier(&k, 1, 1, out), 1);
+  ck_assert_int_eq(out[0], 1);
+  ck_assert_int_eq(ooc_kit_frontier(&k, 5, 6, out), 1);
+  ck_assert_int_eq(out[0], 3);
+  ck_assert_int_eq(ooc_kit_frontier(&k, 0, 6, out), 1);
+  ck_assert_int_eq(out[0], 0);
+  ck_assert_int_eq(ooc_kit_frontier(&k, 3, 3, out), 2);   /* add: a2, a1 */
+  ck_assert_int_eq(out[0], 2);
+  ck_assert_int_eq(out[1], 1);
+  ck_assert_int_eq(ooc_kit_recompute_ns(&k, 5, 8), 130);
+  ck_assert_int_eq(ooc_kit_recompute_ns(&k, 0, 14), 280);
+  ck_assert_int_eq(ooc_kit_producer(lv, 3), 3);
+  ck_assert_int_eq(ooc_kit_producer(lv, 0), -1);
+  ooc_plankit_fini(&k);
+}
+END_TEST
+
+START_TEST(test_footprints)
+{
+  /* Under the caching allocator every request rounds up to 512 B:
+   * persistent = input 100 -> 512, three parameter tensors 30 -> 512. */
+  ooc_planner_ctx ctx = { .model = &model, .live = lv,
+                          .allocator = &ooc_alloc_caching,
+                          .budget = 1 << 20 };
+
+  ck_assert_uint_eq(ooc_kit_footprint(&ctx, 1000), 1024);
+  ck_assert_uint_eq(ooc_kit_footprint(&ctx, 0), 0);
+  ck_assert_uint_eq(ooc_kit_footprint(NULL, 1000), 1000);
+  ck_assert_uint_eq(ooc_kit_persistent(&ctx, lv), 4 * 512);
+  ck_assert_uint_eq(ooc_kit_persistent(NULL, lv), 190);
 }
 END_TEST
 
@@ -717,6 +883,15 @@ plan_suite(void)
   tcase_add_test(tc, test_step_bytes);
   tcase_add_test(tc, test_saved_state);
   tcase_add_test(tc, test_budget_check);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("toolkit");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_first_last_uses);
+  tcase_add_test(tc, test_memory_timeline);
+  tcase_add_test(tc, test_timeline_matches_brute_force);
+  tcase_add_test(tc, test_segment_frontier_and_cost);
+  tcase_add_test(tc, test_footprints);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("lower");

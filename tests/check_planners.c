@@ -1,6 +1,6 @@
-/* tests/check_planners.c — the swap planners of planners/ (vdnn, lms,
- * capacity, window), each on small hand-built models whose right answer is
- * worked out by hand in the comments.
+/* tests/check_planners.c — the planners of planners/, each on small
+ * hand-built models whose right answer is worked out by hand in the
+ * comments, and the properties every registered planner must have.
  *
  * The main model, "chain6", is six linear layers 256 -> 256 (bias) at batch
  * 1024 in fp32: every activation is 1024 x 256 x 4 B = 1 MiB, no workspace,
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "plan/planner.h"
+#include "planners/registry.h"
 
 #define MiB (1024u * 1024u)
 
@@ -624,18 +625,16 @@ START_TEST(va_chunk_of_the_simulator)
 }
 END_TEST
 
-/* --- all four ------------------------------------------------------------- */
+/* --- every registered planner ---------------------------------------------- */
 
-/* On a residual model at budgets from roomy to tight: every plan lowers,
- * passes the simulator's semantic checks (fx_run fails otherwise), never
- * reports a peak above the budget, an infeasible one says why, and the
- * same input gives the same plan. The autotuned ones fit whenever the
- * in-core plan does. */
+/* On a residual model at budgets from roomy to tight, for every planner in
+ * the registry (registering a planner puts it under this test): every plan
+ * lowers, passes the simulator's semantic checks (fx_run fails otherwise),
+ * never reports a peak above the budget, an infeasible one says why, and
+ * the same input gives the same plan. A planner that searches
+ * (OOC_PLANNER_SEARCH) fits whenever the budget holds the in-core peak. */
 START_TEST(all_planners_properties)
 {
-  const ooc_planner_type *ts[] = { &ooc_planner_vdnn, &ooc_planner_lms,
-                                   &ooc_planner_capacity,
-                                   &ooc_planner_window };
   fixture f;
   uint64_t incore_peak;
 
@@ -647,21 +646,23 @@ START_TEST(all_planners_properties)
     uint64_t b = f.lv->persistent_bytes + f.lv->max_step_bytes +
                  (incore_peak - f.lv->persistent_bytes) / (uint64_t)div;
     fx_budget(&f, b, "caching");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; ooc_planner_types[k] != NULL; k++) {
+      const ooc_planner_type *t = ooc_planner_types[k];
       ooc_swap first;
-      int n;
-      fx_run(&f, ts[k], NULL, 0);
+      int n, nr;
+      fx_run(&f, t, NULL, 0);
       if (!f.res.feasible)
-        ck_assert_msg(f.res.oom.reason[0] != '\0', "%s", ts[k]->name);
+        ck_assert_msg(f.res.oom.reason[0] != '\0', "%s", t->name);
       n = f.plan.n_swaps;
+      nr = f.plan.n_recomps;
       first = n > 0 ? f.plan.swaps[0] : (ooc_swap){ 0 };
-      fx_run(&f, ts[k], NULL, 0);
+      fx_run(&f, t, NULL, 0);
       ck_assert_int_eq(f.plan.n_swaps, n);
+      ck_assert_int_eq(f.plan.n_recomps, nr);
       if (n > 0)
         ck_assert_mem_eq(&f.plan.swaps[0], &first, sizeof first);
-      if (div == 1 && (ts[k] == &ooc_planner_lms ||
-                       ts[k] == &ooc_planner_window))
-        ck_assert_msg(f.res.feasible, "%s: %s", ts[k]->name, f.plan.note);
+      if (div == 1 && (t->flags & OOC_PLANNER_SEARCH))
+        ck_assert_msg(f.res.feasible, "%s: %s", t->name, f.plan.note);
     }
   }
   fx_close(&f);

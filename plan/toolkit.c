@@ -1,0 +1,343 @@
+/* plan/toolkit.c — memory timelines, footprints, segment frontiers and
+ * recompute costs for planners (toolkit.h).
+ *
+ * One idea: what every planner used to derive on its own (capacity and
+ * window each built the per-step memory of the liveness, vdnn and capacity
+ * each scanned the use lists for the last forward and first backward use)
+ * is computed here once, the same way for all.
+ *
+ * The timeline is a segment tree without push-down: each node keeps the
+ * add pending for its whole range (lz) and the maximum of its range with
+ * that add included (mx), so an update touches O(log n) nodes and a query
+ * adds up the pending adds along its path. Cost: as toolkit.h states.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/toolkit.h"
+
+/* --- memory timeline ------------------------------------------------------ */
+
+int
+ooc_timeline_init(ooc_timeline *t, int32_t n_steps, ooc_err *err)
+{
+  int32_t leaves = 1;
+
+  memset(t, 0, sizeof *t);
+  while (leaves < n_steps)
+    leaves *= 2;
+  t->n = n_steps;
+  t->leaves = leaves;
+  t->mx = calloc(2 * (size_t)leaves, sizeof *t->mx);
+  t->lz = calloc(2 * (size_t)leaves, sizeof *t->lz);
+  if (t->mx == NULL || t->lz == NULL) {
+    ooc_timeline_fini(t);
+    return ooc_err_set(err, OOC_ENOMEM, "timeline: out of memory");
+  }
+  return OOC_OK;
+}
+
+void
+ooc_timeline_fini(ooc_timeline *t)
+{
+  if (t == NULL)
+    return;
+  free(t->mx);
+  free(t->lz);
+  memset(t, 0, sizeof *t);
+}
+
+void
+ooc_timeline_clear(ooc_timeline *t)
+{
+  memset(t->mx, 0, 2 * (size_t)t->leaves * sizeof *t->mx);
+  memset(t->lz, 0, 2 * (size_t)t->leaves * sizeof *t->lz);
+}
+
+void
+ooc_timeline_copy(ooc_timeline *dst, const ooc_timeline *src)
+{
+  memcpy(dst->mx, src->mx, 2 * (size_t)src->leaves * sizeof *dst->mx);
+  memcpy(dst->lz, src->lz, 2 * (size_t)src->leaves * sizeof *dst->lz);
+}
+
+static inline int64_t
+max64(int64_t a, int64_t b)
+{
+  return a > b ? a : b;
+}
+
+/* Node v covers leaves [l, r]. */
+static void
+tl_add(ooc_timeline *t, int32_t v, int32_t l, int32_t r, int32_t from,
+       int32_t to, int64_t x)
+{
+  int32_t m;
+
+  if (to < l || r < from)
+    return;
+  if (from <= l && r <= to) {
+    t->lz[v] += x;
+    t->mx[v] += x;
+    return;
+  }
+  m = l + (r - l) / 2;
+  tl_add(t, 2 * v, l, m, from, to, x);
+  tl_add(t, 2 * v + 1, m + 1, r, from, to, x);
+  t->mx[v] = max64(t->mx[2 * v], t->mx[2 * v + 1]) + t->lz[v];
+}
+
+void
+ooc_timeline_add(ooc_timeline *t, int32_t from, int32_t to, int64_t bytes)
+{
+  if (from < 0)
+    from = 0;
+  if (to >= t->n)
+    to = t->n - 1;
+  if (to < from || bytes == 0)
+    return;
+  tl_add(t, 1, 0, t->leaves - 1, from, to, bytes);
+}
+
+int64_t
+ooc_timeline_at(const ooc_timeline *t, int32_t s)
+{
+  int32_t v = 1, l = 0, r = t->leaves - 1;
+  int64_t acc = 0;
+
+  while (l < r) {
+    int32_t m = l + (r - l) / 2;
+    acc += t->lz[v];
+    if (s <= m) {
+      v = 2 * v;
+      r = m;
+    } else {
+      v = 2 * v + 1;
+      l = m + 1;
+    }
+  }
+  return acc + t->mx[v];
+}
+
+static int64_t
+tl_max(const ooc_timeline *t, int32_t v, int32_t l, int32_t r, int32_t from,
+       int32_t to)
+{
+  int32_t m;
+
+  if (to < l || r < from)
+    return INT64_MIN;
+  if (from <= l && r <= to)
+    return t->mx[v];
+  m = l + (r - l) / 2;
+  return max64(tl_max(t, 2 * v, l, m, from, to),
+               tl_max(t, 2 * v + 1, m + 1, r, from, to)) + t->lz[v];
+}
+
+int64_t
+ooc_timeline_max(const ooc_timeline *t, int32_t from, int32_t to)
+{
+  if (from < 0)
+    from = 0;
+  if (to >= t->n)
+    to = t->n - 1;
+  if (to < from)
+    return INT64_MIN;
+  return tl_max(t, 1, 0, t->leaves - 1, from, to);
+}
+
+/* acc: the adds pending above v. */
+static int32_t
+tl_last_above(const ooc_timeline *t, int32_t v, int32_t l, int32_t r,
+              int32_t from, int32_t to, int64_t limit, int64_t acc)
+{
+  int32_t m, hit;
+
+  if (to < l || r < from || t->mx[v] + acc <= limit)
+    return -1;
+  if (l == r)
+    return l;
+  acc += t->lz[v];
+  m = l + (r - l) / 2;
+  hit = tl_last_above(t, 2 * v + 1, m + 1, r, from, to, limit, acc);
+  if (hit >= 0)
+    return hit;
+  return tl_last_above(t, 2 * v, l, m, from, to, limit, acc);
+}
+
+int32_t
+ooc_timeline_last_above(const ooc_timeline *t, int32_t from, int32_t to,
+                        int64_t limit)
+{
+  if (from < 0)
+    from = 0;
+  if (to >= t->n)
+    to = t->n - 1;
+  if (to < from)
+    return -1;
+  return tl_last_above(t, 1, 0, t->leaves - 1, from, to, limit, 0);
+}
+
+static void
+tl_values(const ooc_timeline *t, int32_t v, int32_t l, int32_t r,
+          int64_t acc, int64_t *out)
+{
+  int32_t m;
+
+  if (l >= t->n)
+    return;
+  if (l == r) {
+    out[l] = acc + t->mx[v];
+    return;
+  }
+  acc += t->lz[v];
+  m = l + (r - l) / 2;
+  tl_values(t, 2 * v, l, m, acc, out);
+  tl_values(t, 2 * v + 1, m + 1, r, acc, out);
+}
+
+void
+ooc_timeline_values(const ooc_timeline *t, int64_t *out)
+{
+  if (t->n > 0)
+    tl_values(t, 1, 0, t->leaves - 1, 0, out);
+}
+
+/* --- footprints --------------------------------------------------------------- */
+
+uint64_t
+ooc_kit_footprint(const ooc_planner_ctx *ctx, uint64_t bytes)
+{
+  ooc_alloc_config cfg;
+
+  if (ctx == NULL)
+    return bytes;
+  cfg = (ooc_alloc_config){ .budget = ctx->budget,
+                            .chunk_bytes = ctx->chunk_bytes,
+                            .hw = ctx->hw };
+  return ooc_alloc_footprint(ctx->allocator, &cfg, bytes);
+}
+
+uint64_t
+ooc_kit_persistent(const ooc_planner_ctx *ctx, const ooc_liveness *lv)
+{
+  const ooc_model *m = lv->model;
+  uint64_t sum = ooc_kit_footprint(ctx, lv->act_bytes[0]);
+  int32_t i;
+
+  for (i = 0; i < lv->n_layers; i++) {
+    const ooc_layer *ly = &m->layers[i];
+    uint64_t pb = ly->param_bytes + ly->grad_bytes + ly->opt_bytes;
+    if (pb > 0)
+      sum += ooc_kit_footprint(ctx, pb);
+  }
+  return sum;
+}
+
+void
+ooc_timeline_memory(ooc_timeline *t, const ooc_liveness *lv,
+                    const ooc_planner_ctx *ctx, unsigned what)
+{
+  const ooc_model *m = lv->model;
+  int32_t s, a;
+
+  if (what & OOC_TL_PERSISTENT)
+    ooc_timeline_add(t, 0, lv->n_steps - 1,
+                     (int64_t)ooc_kit_persistent(ctx, lv));
+  if (what & OOC_TL_WORKSPACE)
+    for (s = 0; s < lv->n_steps; s++)
+      if (lv->steps[s].phase != OOC_PH_UPDATE)
+        ooc_timeline_add(t, s, s, (int64_t)ooc_kit_footprint(
+                             ctx, m->layers[lv->steps[s].layer]
+                                      .workspace_bytes));
+  for (a = 1; a < lv->n_acts; a++) {
+    if ((what & OOC_TL_GRADS) && lv->grad_first[a] >= 0)
+      ooc_timeline_add(t, lv->grad_first[a], lv->grad_last[a],
+                       (int64_t)ooc_kit_footprint(ctx, lv->grad_bytes[a]));
+    if ((what & OOC_TL_ACTS) && lv->act_nuses[a] > 0)
+      ooc_timeline_add(t, lv->use_steps[lv->act_first[a]], lv->act_last[a],
+                       (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]));
+  }
+}
+
+/* --- segments ------------------------------------------------------------------- */
+
+int
+ooc_plankit_init(ooc_plankit *k, const ooc_liveness *lv,
+                 const ooc_costs *costs, ooc_err *err)
+{
+  int32_t s;
+
+  memset(k, 0, sizeof *k);
+  k->lv = lv;
+  k->costs = costs;
+  k->fwd_prefix = calloc((size_t)lv->n_steps + 1, sizeof *k->fwd_prefix);
+  k->stamp = calloc((size_t)lv->n_acts + 1, sizeof *k->stamp);
+  if (k->fwd_prefix == NULL || k->stamp == NULL) {
+    ooc_plankit_fini(k);
+    return ooc_err_set(err, OOC_ENOMEM, "planning toolkit: out of memory");
+  }
+  for (s = 0; s < lv->n_steps; s++) {
+    const ooc_step *st = &lv->steps[s];
+    int64_t ns = 0;
+    if (st->phase == OOC_PH_FWD && costs != NULL && st->layer >= 0 &&
+        st->layer < costs->n_layers)
+      ns = costs->fwd_ns[st->layer];
+    k->fwd_prefix[s + 1] = k->fwd_prefix[s] + ns;
+  }
+  return OOC_OK;
+}
+
+void
+ooc_plankit_fini(ooc_plankit *k)
+{
+  if (k == NULL)
+    return;
+  free(k->fwd_prefix);
+  free(k->stamp);
+  memset(k, 0, sizeof *k);
+}
+
+int32_t
+ooc_kit_producer(const ooc_liveness *lv, int32_t a)
+{
+  return a <= 0 ? -1 : lv->fwd_step[lv->act_layer[a]];
+}
+
+int32_t
+ooc_kit_frontier(ooc_plankit *k, int32_t first, int32_t last, int32_t *out)
+{
+  const ooc_liveness *lv = k->lv;
+  int32_t n = 0, s, j;
+
+  if (++k->gen == 0) {
+    memset(k->stamp, 0, (size_t)lv->n_acts * sizeof *k->stamp);
+    k->gen = 1;
+  }
+  for (s = first; s <= last && s < lv->n_steps; s++) {
+    if (lv->steps[s].phase != OOC_PH_FWD)
+      continue;
+    for (j = 0; j < lv->step_nacts[s]; j++) {
+      int32_t a = lv->step_acts[lv->step_first[s] + j];
+      if (k->stamp[a] == k->gen || ooc_kit_producer(lv, a) >= first)
+        continue;
+      k->stamp[a] = k->gen;
+      out[n++] = a;
+    }
+  }
+  return n;
+}
+
+int64_t
+ooc_kit_recompute_ns(const ooc_plankit *k, int32_t first, int32_t last)
+{
+  if (first < 0)
+    first = 0;
+  if (last >= k->lv->n_steps)
+    last = k->lv->n_steps - 1;
+  if (last < first)
+    return 0;
+  return k->fwd_prefix[last + 1] - k->fwd_prefix[first];
+}

@@ -1,0 +1,132 @@
+/* plan/toolkit.h — the analyses planners share: memory timelines over the
+ * schedule, allocator footprints, the input frontier of a forward segment
+ * and the recompute cost of a segment.
+ *
+ * First and last uses are part of the liveness (plan.h: act_last,
+ * act_last_fwd, act_first_bwd, use_steps); everything here builds on them.
+ *
+ * Memory timeline (ooc_timeline): a value per schedule step (bytes on the
+ * device while the step runs) held in a segment tree with lazy range adds,
+ * so a planner that tries a decision (add a tensor's bytes over the steps
+ * it stays resident, ask the peak over a range, find the last step above a
+ * limit) pays O(log steps) per question instead of O(steps).
+ * ooc_timeline_memory() fills one from the liveness: persistent state,
+ * each step's workspace, live gradients and live activations (free after
+ * last use, SuperNeurons §3.2), each counted at its footprint under the
+ * planner's allocator (ooc_alloc_footprint: what the policy takes for the
+ * request, e.g. whole chunks under va, schedule-window seed §4 eq. 1).
+ *
+ * Segments (SuperNeurons §3.4, Chen et al.'s checkpoints, PoocH §4.4.3): a
+ * forward segment is the forward steps [first, last]. Its input frontier
+ * is the set of activations those steps read that were produced before
+ * `first` (what must be resident, or brought back, to run the segment
+ * again); its recompute cost is the sum of their forward times.
+ *
+ * Ownership: ooc_timeline and ooc_plankit are caller-embedded
+ * (_init/_fini); they borrow the liveness and costs. Nothing here
+ * allocates after init.
+ */
+#ifndef OOC_TOOLKIT_H
+#define OOC_TOOLKIT_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "alloc/alloc.h"
+#include "sim/cost.h"
+#include "plan/plan.h"
+#include "plan/planner.h"
+
+/* --- memory timeline ------------------------------------------------------ */
+
+typedef struct ooc_timeline {
+  int32_t n;        /* steps */
+  int32_t leaves;   /* a power of two >= n */
+  int64_t *mx;      /* per node: max of its range, its own pending add in */
+  int64_t *lz;      /* per node: add pending for its whole range */
+} ooc_timeline;
+
+/* n steps, all 0. OOC_ENOMEM. */
+int ooc_timeline_init(ooc_timeline *t, int32_t n_steps, ooc_err *err);
+void ooc_timeline_fini(ooc_timeline *t);
+/* Every step back to 0. O(steps). */
+void ooc_timeline_clear(ooc_timeline *t);
+/* dst = src (same number of steps). O(steps). */
+void ooc_timeline_copy(ooc_timeline *dst, const ooc_timeline *src);
+/* Add `bytes` (may be negative) to steps [from, to]; nothing when
+ * to < from. Steps are clamped to [0, n). O(log steps). */
+void ooc_timeline_add(ooc_timeline *t, int32_t from, int32_t to,
+                      int64_t bytes);
+/* The value at step s. O(log steps). */
+int64_t ooc_timeline_at(const ooc_timeline *t, int32_t s);
+/* The largest value over [from, to] (INT64_MIN when empty).
+ * O(log steps). */
+int64_t ooc_timeline_max(const ooc_timeline *t, int32_t from, int32_t to);
+/* The last step s in [from, to] whose value exceeds limit, or -1.
+ * O(log^2 steps) worst case. */
+int32_t ooc_timeline_last_above(const ooc_timeline *t, int32_t from,
+                                int32_t to, int64_t limit);
+/* All values into out[0 .. n). O(steps). */
+void ooc_timeline_values(const ooc_timeline *t, int64_t *out);
+
+/* What ooc_timeline_memory() counts. */
+enum {
+  OOC_TL_PERSISTENT = 1u << 0, /* weights, gradients, optimizer, input */
+  OOC_TL_WORKSPACE = 1u << 1,  /* each step's kernel workspace */
+  OOC_TL_GRADS = 1u << 2,      /* activation gradients while live */
+  OOC_TL_ACTS = 1u << 3,       /* activations from production to last use
+                                  (the input batch is persistent) */
+  OOC_TL_ALL = 0xfu
+};
+
+/* Fill t (initialised for lv->n_steps) with the parts `what` of the
+ * memory the liveness keeps resident, each tensor at ctx's footprint
+ * (ooc_kit_footprint; ctx NULL: the raw bytes). O(acts log steps). */
+void ooc_timeline_memory(ooc_timeline *t, const ooc_liveness *lv,
+                         const ooc_planner_ctx *ctx, unsigned what);
+
+/* --- footprints --------------------------------------------------------------- */
+
+/* The device bytes a request of `bytes` takes under the planner's
+ * allocator and budget (ooc_alloc_footprint with ctx->allocator, its
+ * options, ctx->budget and ctx->chunk_bytes). O(1). */
+uint64_t ooc_kit_footprint(const ooc_planner_ctx *ctx, uint64_t bytes);
+
+/* The footprint of the persistent state: every layer's parameters,
+ * gradients and optimizer state (one tensor per layer) and the input
+ * batch. O(layers). */
+uint64_t ooc_kit_persistent(const ooc_planner_ctx *ctx,
+                            const ooc_liveness *lv);
+
+/* --- segments ------------------------------------------------------------------- */
+
+typedef struct ooc_plankit {
+  const ooc_liveness *lv;
+  const ooc_costs *costs;
+  int64_t *fwd_prefix;  /* n_steps + 1: forward time of steps [0, s) */
+  int32_t *stamp;       /* per act: dedupe of the last frontier query */
+  int32_t gen;
+} ooc_plankit;
+
+/* Prefix sums of the forward times over the schedule. OOC_ENOMEM. */
+int ooc_plankit_init(ooc_plankit *k, const ooc_liveness *lv,
+                     const ooc_costs *costs, ooc_err *err);
+void ooc_plankit_fini(ooc_plankit *k);
+
+/* The input frontier of the forward segment [first, last] (forward step
+ * indices, first <= last): every activation a forward step in it reads
+ * whose producing step comes before `first`, in order of first
+ * appearance, written to out (room for lv->n_acts). The input batch
+ * counts when read. Returns the count. O(what the segment touches). */
+int32_t ooc_kit_frontier(ooc_plankit *k, int32_t first, int32_t last,
+                         int32_t *out);
+
+/* Time to run the forward steps [first, last] again: the sum of their
+ * forward times (ooc_costs fwd_ns). O(1). */
+int64_t ooc_kit_recompute_ns(const ooc_plankit *k, int32_t first,
+                             int32_t last);
+
+/* The step that produces act a (the forward of its storage layer), -1 for
+ * the input batch. O(1). */
+int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);
+
+#endif
