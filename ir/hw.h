@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "base/error.h"
 #include "ir/model.h"
+#include "ir/algo.h"
 #include "base/util.h"   /* ooc_hash64 */
 
 typedef struct ooc_calib_entry {
@@ -50,6 +51,10 @@ typedef struct ooc_hw {
                                          eff[] unless the profile says */
   double mem_eff;         /* fraction of HBM bandwidth achieved */
   int64_t launch_ns;      /* per kernel launch overhead */
+  /* Time of each convolution algorithm family relative to the default
+   * kernel (ir/algo.h), from `compute.conv_algorithms`; 0 where the
+   * profile does not offer it. algo_factor[OOC_ALGO_DEFAULT] is 1. */
+  double algo_factor[OOC_ALGO_COUNT];
 
   /* Host link. */
   double h2d_Bps, d2h_Bps;                   /* pinned, one direction alone */

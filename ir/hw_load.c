@@ -90,6 +90,18 @@ static const field fields[] = {
       tensor_eff[OOC_CLASS_CONV]),
   OPT("compute.tensor_efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL,
       tensor_eff[OOC_CLASS_GEMM]),
+  OPT("compute.conv_algorithms", "implicit_gemm", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_IMPLICIT_GEMM]),
+  OPT("compute.conv_algorithms", "precomp_gemm", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_PRECOMP_GEMM]),
+  OPT("compute.conv_algorithms", "fft", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_FFT]),
+  OPT("compute.conv_algorithms", "fft_tiling", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_FFT_TILING]),
+  OPT("compute.conv_algorithms", "winograd", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_WINOGRAD]),
+  OPT("compute.conv_algorithms", "winograd_nonfused", T_NUM, C_POS, 1, D_DBL,
+      algo_factor[OOC_ALGO_WINOGRAD_NONFUSED]),
   F("link", "h2d_GBps", T_NUM, C_POS, 1e9, D_DBL, h2d_Bps),
   F("link", "d2h_GBps", T_NUM, C_POS, 1e9, D_DBL, d2h_Bps),
   F("link", "h2d_pageable_GBps", T_NUM, C_POS, 1e9, D_DBL, h2d_pageable_Bps),
@@ -111,7 +123,8 @@ static const field fields[] = {
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
 
 /* Objects: path, parent path, key in the parent; "calibration" holds the
- * optional table. All of them but calibration are required. */
+ * optional table. All of them are required but calibration,
+ * tensor_efficiency and conv_algorithms. */
 static const struct { const char *path, *parent, *key; } objects[] = {
   { "", NULL, NULL },
   { "memory", "", "memory" },
@@ -119,6 +132,7 @@ static const struct { const char *path, *parent, *key; } objects[] = {
   { "compute", "", "compute" },
   { "compute.efficiency", "compute", "efficiency" },
   { "compute.tensor_efficiency", "compute", "tensor_efficiency" },
+  { "compute.conv_algorithms", "compute", "conv_algorithms" },
   { "link", "", "link" },
   { "allocator", "", "allocator" },
   { "calibration", "", "calibration" },
@@ -772,6 +786,7 @@ load_tree(const char *json, const char *origin, const char *path,
   for (i = 0; i < OOC_CLASS_COUNT; i++)
     if (hw->tensor_eff[i] < 0)
       hw->tensor_eff[i] = hw->eff[i];
+  hw->algo_factor[OOC_ALGO_DEFAULT] = 1;
   if ((rc = check_consistency(hw, origin, err)) < 0)
     goto fail;
   if ((rc = load_calibration(root, hw, origin, err)) < 0)

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ir/algo.h"
 #include "ir/plan_io.h"
 #include "base/util.h"
 
@@ -30,6 +31,7 @@ static const char *const phase_names[OOC_PH_COUNT] = {
   "fwd", "bwd", "recomp", "update", "none",
 };
 static const char *const where_names[2] = { "device", "host" };
+
 static const char *const tkind_names[OOC_T_COUNT] = {
   "param", "input", "act", "grad", "workspace",
 };
@@ -152,7 +154,10 @@ ooc_plan_file_write(FILE *f, const ooc_plan_file *pf, ooc_err *err)
     fputs("],[", f);
     for (k = 0; k < in->n_waits; k++)
       fprintf(f, "%s%" PRId32, k ? "," : "", p->waits[in->wait_first + k]);
-    fputs("]]", f);
+    fputs("]", f);
+    if (in->algo != OOC_ALGO_DEFAULT)
+      fprintf(f, ",\"%s\"", ooc_algo_name((ooc_algo)in->algo));
+    fputs("]", f);
   }
   fputs("\n]\n}\n", f);
   if (ferror(f))
@@ -438,9 +443,10 @@ read_program(reader *R, const cJSON *root)
     int64_t stream, layer, tensor;
     const cJSON *args, *waits;
     snprintf(field, sizeof field, "program[%d]", i);
-    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 8)
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) < 8 ||
+        cJSON_GetArraySize(e) > 9)
       return bad(R, OOC_EPARSE, field, "must be [kind, stream, phase, where, "
-                 "layer, tensor, [args], [waits]]");
+                 "layer, tensor, [args], [waits] (, algorithm)]");
     TRY(name_index(R, cJSON_GetArrayItem(e, 0), kind_names, OOC_I_COUNT,
                    field, &kind));
     TRY(as_int(R, cJSON_GetArrayItem(e, 1), 0, OOC_NSTREAMS - 1, field,
@@ -461,6 +467,12 @@ read_program(reader *R, const cJSON *root)
                          (ooc_phase)phase, (int32_t)layer, (int32_t)tensor,
                          where) < 0)
       return bad(R, OOC_ENOMEM, field, "out of memory");
+    if (cJSON_GetArraySize(e) == 9) {
+      TRY(name_index(R, cJSON_GetArrayItem(e, 8), ooc_algo_names, OOC_ALGO_COUNT,
+                     field, &ix));
+      if (ooc_program_algo(p, ix) != OOC_OK)
+        return bad(R, OOC_EINVAL, field, "bad kernel algorithm");
+    }
     cJSON_ArrayForEach(x, args) {
       TRY(as_int(R, x, -(double)p->n_tensors, (double)p->n_tensors - 1,
                  field, &v));
@@ -558,6 +570,13 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
               MAX_EXACT, "version", &v);
   if (rc != OOC_OK)
     goto fail;
+  if (v == 1) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: version: plan format version 1 "
+                     "predates kernel algorithms and out-of-memory ALLOCs "
+                     "(this oocsim reads version %d): write the plan again "
+                     "with 'oocsim plan'", origin, OOC_PLAN_FILE_VERSION);
+    goto fail;
+  }
   if (v != OOC_PLAN_FILE_VERSION) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: version: plan format version "
                      "%" PRId64 " is not supported (this oocsim reads "

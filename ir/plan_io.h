@@ -25,7 +25,11 @@
 #include "ir/program.h"
 
 #define OOC_PLAN_FILE_FORMAT "oocsim-plan"
-#define OOC_PLAN_FILE_VERSION 1
+/* Version 2: an instruction may name its kernel algorithm (a ninth
+ * element), every convolution has a forward and a backward workspace
+ * tensor, and an ALLOC that cannot be met is out of memory (it no longer
+ * waits); version 1 files are refused with that reason. */
+#define OOC_PLAN_FILE_VERSION 2
 
 struct ooc_plan_file_store;
 

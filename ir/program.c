@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ir/program.h"
+#include "ir/algo.h"
 
 void
 ooc_program_init(ooc_program *p)
@@ -113,6 +114,15 @@ ooc_program_wait(ooc_program *p, int32_t on)
 }
 
 int
+ooc_program_algo(ooc_program *p, int algo)
+{
+  if (p->n_instr == 0 || algo < 0 || algo >= OOC_ALGO_COUNT)
+    return OOC_EINVAL;
+  p->instr[p->n_instr - 1].algo = (uint8_t)algo;
+  return OOC_OK;
+}
+
+int
 ooc_program_arg(ooc_program *p, int32_t tensor, int write)
 {
   if (p->n_instr == 0)
@@ -181,6 +191,10 @@ ooc_program_check_structure(const ooc_program *p, ooc_err *err)
         return instr_err(err, p, i, "layer out of range");
       if (in->tensor != -1)
         return instr_err(err, p, i, "COMPUTE must have tensor -1");
+      if (in->algo >= OOC_ALGO_COUNT)
+        return instr_err(err, p, i, "unknown kernel algorithm");
+      if (in->algo != OOC_ALGO_DEFAULT && in->phase == OOC_PH_UPDATE)
+        return instr_err(err, p, i, "the update has no kernel algorithm");
     } else {
       if (in->phase != OOC_PH_NONE)
         return instr_err(err, p, i, "only COMPUTE has a phase");
@@ -188,6 +202,8 @@ ooc_program_check_structure(const ooc_program *p, ooc_err *err)
         return instr_err(err, p, i, "tensor id out of range");
       if (in->n_args != 0)
         return instr_err(err, p, i, "only COMPUTE has args");
+      if (in->algo != 0)
+        return instr_err(err, p, i, "only COMPUTE has a kernel algorithm");
     }
     if (in->where > OOC_WHERE_HOST ||
         (in->where == OOC_WHERE_HOST && in->kind != OOC_I_ALLOC &&
@@ -295,7 +311,7 @@ ooc_program_equal(const ooc_program *a, const ooc_program *b)
   for (i = 0; i < a->n_instr; i++) {
     const ooc_instr *x = &a->instr[i], *y = &b->instr[i];
     if (x->kind != y->kind || x->stream != y->stream ||
-        x->phase != y->phase || x->where != y->where ||
+        x->phase != y->phase || x->where != y->where || x->algo != y->algo ||
         x->layer != y->layer || x->tensor != y->tensor ||
         x->arg_first != y->arg_first || x->n_args != y->n_args ||
         x->wait_first != y->wait_first || x->n_waits != y->n_waits)

@@ -83,6 +83,8 @@ typedef struct ooc_instr {
   uint8_t stream;   /* OOC_STREAM_* */
   uint8_t phase;    /* ooc_phase (COMPUTE), OOC_PH_NONE otherwise */
   uint8_t where;    /* ALLOC/FREE: OOC_WHERE_* */
+  uint8_t algo;     /* COMPUTE: the kernel algorithm (ir/algo.h), 0 the
+                       default; 0 for every other kind */
   int32_t layer;    /* COMPUTE: layer; others: the tensor's layer */
   int32_t tensor;   /* H2D/D2H/ALLOC/FREE: tensor id; COMPUTE: -1 */
   int32_t arg_first, n_args;   /* COMPUTE: slice of args[] */
@@ -120,6 +122,8 @@ int32_t ooc_program_emit(ooc_program *p, ooc_instr_kind kind, int stream,
 /* Make the last instruction wait for instruction `on` (< its index). A
  * negative `on` is ignored, so callers can pass "none" (-1) directly. */
 int ooc_program_wait(ooc_program *p, int32_t on);
+/* Name the kernel algorithm of the last (COMPUTE) instruction. */
+int ooc_program_algo(ooc_program *p, int algo);
 /* Add a tensor argument to the last (COMPUTE) instruction. */
 int ooc_program_arg(ooc_program *p, int32_t tensor, int write);
 

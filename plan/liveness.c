@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/algo.h"
 #include "plan/plan.h"
 #include "base/util.h"
 
@@ -62,6 +63,8 @@ ooc_liveness_free(ooc_liveness *lv)
   free(lv->act_layers);
   free(lv->layer_param_tensor);
   free(lv->layer_ws_tensor);
+  free(lv->layer_bws_tensor);
+  free(lv->min_ws);
   free(lv->act_tensor);
   free(lv->grad_tensor);
   free(lv);
@@ -276,6 +279,9 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
   for (a = 0; a < na; a++)
     lv->grad_first[a] = lv->grad_last[a] = -1;
   ALLOC_N(lv->step_bytes, ns);
+  ALLOC_N(lv->min_ws, n);
+  for (i = 0; i < n; i++)
+    lv->min_ws[i] = ooc_algo_min_workspace(m, i);
   ALLOC_N(gstamp, na);
   for (a = 0; a < na; a++)
     gstamp[a] = -1;
@@ -289,7 +295,7 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
     }
     if (st->phase != OOC_PH_UPDATE) {
       const ooc_layer *l = &m->layers[st->layer];
-      b += l->workspace_bytes;
+      b += lv->min_ws[st->layer];
       if (st->phase == OOC_PH_BWD) {
         for (k = -1; k < l->n_in; k++) {
           a = lv->layer_act[k < 0 ? st->layer : ooc_layer_input(m, l, k)];
@@ -314,6 +320,7 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
   /* Persistent state and the tensor table. */
   ALLOC_N(lv->layer_param_tensor, n);
   ALLOC_N(lv->layer_ws_tensor, n);
+  ALLOC_N(lv->layer_bws_tensor, n);
   ALLOC_N(lv->act_tensor, na);
   ALLOC_N(lv->grad_tensor, na);
   lv->persistent_bytes = lv->act_bytes[0];
@@ -328,9 +335,12 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
     lv->act_tensor[a] = lv->n_tensors++;
   for (a = 0; a < na; a++)
     lv->grad_tensor[a] = lv->grad_first[a] >= 0 ? lv->n_tensors++ : -1;
-  for (i = 0; i < n; i++)
-    lv->layer_ws_tensor[i] =
-        (i > 0 && m->layers[i].workspace_bytes > 0) ? lv->n_tensors++ : -1;
+  for (i = 0; i < n; i++) {
+    int ws = i > 0 && (m->layers[i].workspace_bytes > 0 ||
+                       ooc_algo_has_choice(m, i));
+    lv->layer_ws_tensor[i] = ws ? lv->n_tensors++ : -1;
+    lv->layer_bws_tensor[i] = ws ? lv->n_tensors++ : -1;
+  }
 
   free(stamp);
   free(gstamp);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/algo.h"
 #include "plan/plan.h"
 
 /* Buckets of items keyed by step: items with key s are
@@ -180,8 +181,9 @@ ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err)
 {
   *pl = (ooc_plan){ .live = lv, .n_acts = lv->n_acts };
   pl->action = calloc((size_t)lv->n_acts + 1, 1);
+  pl->algo = calloc((size_t)lv->n_steps + 1, 1);
   pl->scratch = scratch_alloc(lv->n_steps, lv->n_acts);
-  if (pl->action == NULL || pl->scratch == NULL) {
+  if (pl->action == NULL || pl->algo == NULL || pl->scratch == NULL) {
     ooc_plan_fini(pl);
     return ooc_err_set(err, OOC_ENOMEM, "plan: out of memory");
   }
@@ -194,6 +196,7 @@ ooc_plan_fini(ooc_plan *pl)
   if (pl == NULL)
     return;
   free(pl->action);
+  free(pl->algo);
   free(pl->swaps);
   free(pl->recomps);
   scratch_free(pl->scratch);
@@ -205,6 +208,8 @@ ooc_plan_reset(ooc_plan *pl)
 {
   if (pl->action)
     memset(pl->action, 0, (size_t)pl->n_acts);
+  if (pl->algo && pl->live)
+    memset(pl->algo, 0, (size_t)pl->live->n_steps);
   pl->n_swaps = 0;
   pl->n_recomps = 0;
   pl->flags = 0;
@@ -266,6 +271,7 @@ ooc_plan_copy(ooc_plan *dst, const ooc_plan *src)
     if (ooc_plan_add_recompute(dst, &src->recomps[i]) != OOC_OK)
       return OOC_ENOMEM;
   memcpy(dst->action, src->action, (size_t)src->n_acts);
+  memcpy(dst->algo, src->algo, (size_t)src->live->n_steps);
   dst->flags = src->flags;
   dst->sched_budget = src->sched_budget;
   memcpy(dst->note, src->note, sizeof dst->note);
@@ -338,6 +344,22 @@ emit(lower *L, ooc_instr_kind kind, int stream, ooc_phase ph, int32_t layer,
     if (ooc_program_arg(L->p, (t), (w)) != OOC_OK)                           \
       return oom(L);                                                         \
   } while (0)
+#define ALGO(a)                                                              \
+  do {                                                                       \
+    if (ooc_program_algo(L->p, (a)) != OOC_OK)                               \
+      return oom(L);                                                         \
+  } while (0)
+
+/* The workspace tensor layer l's forward/recompute (bwd 0) or backward
+ * (bwd 1) kernel uses under the plan's algorithms, or -1 when it needs
+ * none (the lowering sized the table, ooc_plan_lower). */
+static int32_t
+step_ws(const lower *L, int32_t l, int bwd)
+{
+  int32_t t = bwd ? L->lv->layer_bws_tensor[l] : L->lv->layer_ws_tensor[l];
+
+  return t >= 0 && L->p->tensors[t].bytes > 0 ? t : -1;
+}
 
 /* Describe why act a is not usable at step s (state is not resident). */
 static int
@@ -380,6 +402,32 @@ not_resident(lower *L, int32_t a, int32_t s)
                        "act '%s' is used at step '%s' while not allocated",
                        act_name(L, a), sn);
   }
+}
+
+/* Every step's algorithm applies to its layer (ir/algo.h); the update has
+ * none. */
+static int
+check_algos(lower *L)
+{
+  const ooc_liveness *lv = L->lv;
+  int32_t s;
+  uint64_t ws;
+  char sn[160];
+
+  for (s = 0; s < lv->n_steps; s++) {
+    int a = L->pl->algo[s];
+    if (a == OOC_ALGO_DEFAULT)
+      continue;
+    if (a >= OOC_ALGO_COUNT || lv->steps[s].phase == OOC_PH_UPDATE ||
+        ooc_algo_workspace(L->m, lv->steps[s].layer, (ooc_algo)a, &ws)
+            != OOC_OK)
+      return ooc_err_set(L->err, OOC_EINVAL,
+                         "plan: step '%s' names kernel algorithm '%s', which "
+                         "does not apply to it",
+                         ooc_step_name(lv, s, sn, sizeof sn),
+                         ooc_algo_name((ooc_algo)a));
+  }
+  return OOC_OK;
 }
 
 /* Range checks of every record; fills act_free (extended last uses). */
@@ -521,7 +569,7 @@ build_buckets(lower *L)
 }
 
 static int
-emit_step_compute(lower *L, int32_t s)
+emit_step_compute(lower *L, int32_t s, int32_t ws)
 {
   const ooc_liveness *lv = L->lv;
   const ooc_model *m = L->m;
@@ -534,6 +582,7 @@ emit_step_compute(lower *L, int32_t s)
    * stamp/argpos merge a gradient read and written into one WRITE arg. */
   EMIT(OOC_I_COMPUTE, OOC_STREAM_COMPUTE, (ooc_phase)st->phase, l, -1,
        OOC_WHERE_DEVICE);
+  ALGO(L->pl->algo[s]);
   /* Waits: swap-ins this step needs, swap-outs it must wait for, and with
    * SYNC_LAYERS every copy issued so far (the last on each copy stream
    * covers the ones before it: streams run in order). */
@@ -578,6 +627,8 @@ emit_step_compute(lower *L, int32_t s)
       ARG(lv->grad_tensor[a], write);
     }
   }
+  if (ws >= 0)
+    ARG(ws, 1);
   return OOC_OK;
 }
 
@@ -590,7 +641,7 @@ emit_recompute(lower *L, int32_t r, int32_t s)
   const ooc_model *m = L->m;
   struct ooc_plan_scratch *sc = L->sc;
   const ooc_recompute *rec = &L->pl->recomps[r];
-  int32_t a = rec->act, k, j, q;
+  int32_t a = rec->act, k, j, q, ws;
   char sn[160];
 
   if (sc->state[a] != ST_DROPPED)
@@ -619,11 +670,13 @@ emit_recompute(lower *L, int32_t r, int32_t s)
     if (k == 0)
       EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, lv->act_tensor[a],
            OOC_WHERE_DEVICE);
-    if (lv->layer_ws_tensor[l] >= 0)
-      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
-           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+    ws = step_ws(L, l, 0);
+    if (ws >= 0)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, ws,
+           OOC_WHERE_DEVICE);
     EMIT(OOC_I_COMPUTE, OOC_STREAM_COMPUTE, OOC_PH_RECOMP, l, -1,
          OOC_WHERE_DEVICE);
+    ALGO(L->pl->algo[lv->fwd_step[l]]);
     for (q = sc->b[B_INBEFORE].first[s]; q < sc->b[B_INBEFORE].first[s + 1];
          q++)
       WAIT(sc->h2d_instr[sc->b[B_INBEFORE].idx[q]]);
@@ -637,9 +690,11 @@ emit_recompute(lower *L, int32_t r, int32_t s)
     if (lv->layer_param_tensor[l] >= 0)
       ARG(lv->layer_param_tensor[l], 0);
     ARG(lv->act_tensor[a], 1);
-    if (lv->layer_ws_tensor[l] >= 0)
-      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
-           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+    if (ws >= 0) {
+      ARG(ws, 1);
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, ws,
+           OOC_WHERE_DEVICE);
+    }
   }
   sc->state[a] = ST_RESIDENT;
   return OOC_OK;
@@ -677,7 +732,7 @@ lower_steps(lower *L)
   struct ooc_plan_scratch *sc = L->sc;
   const bucket *B = sc->b;
   int no_free = (pl->flags & OOC_PLAN_NO_FREE) != 0;
-  int32_t s, k, a, r, comp, ns = lv->n_steps;
+  int32_t s, k, a, r, comp, ws, ns = lv->n_steps;
   int rc;
   char sn[160];
 
@@ -728,16 +783,18 @@ lower_steps(lower *L)
         }
       }
     }
-    if (st->phase != OOC_PH_UPDATE && lv->layer_ws_tensor[l] >= 0)
-      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
-           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
-    rc = emit_step_compute(L, s);
+    ws = st->phase == OOC_PH_UPDATE ? -1
+         : step_ws(L, l, st->phase == OOC_PH_BWD);
+    if (ws >= 0)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, ws,
+           OOC_WHERE_DEVICE);
+    rc = emit_step_compute(L, s, ws);
     if (rc != OOC_OK)
       return rc;
     comp = L->p->n_instr - 1;
-    if (st->phase != OOC_PH_UPDATE && lv->layer_ws_tensor[l] >= 0)
-      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l,
-           lv->layer_ws_tensor[l], OOC_WHERE_DEVICE);
+    if (ws >= 0)
+      EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, ws,
+           OOC_WHERE_DEVICE);
 
     /* Frees: liveness (unless NO_FREE), then drops for recompute. */
     if (!no_free) {
@@ -864,7 +921,9 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
     if (pl->action[i] > OOC_RECOMPUTE)
       return ooc_err_set(err, OOC_EINVAL, "plan: act '%s' has action %u",
                          m->layers[lv->act_layer[i]].name, pl->action[i]);
-  rc = check_records(&L);
+  rc = check_algos(&L);
+  if (rc == OOC_OK)
+    rc = check_records(&L);
   if (rc != OOC_OK)
     return rc;
   build_buckets(&L);
@@ -892,10 +951,17 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
                            lv->grad_bytes[a]) < 0)
       return oom(&L);
   for (i = 0; i < m->n_layers; i++)
-    if (lv->layer_ws_tensor[i] >= 0 &&
-        ooc_program_tensor(p, OOC_T_WORKSPACE, i,
-                           m->layers[i].workspace_bytes) < 0)
-      return oom(&L);
+    if (lv->layer_ws_tensor[i] >= 0) {
+      uint64_t fb, bb;
+      if (ooc_algo_workspace(m, i, (ooc_algo)pl->algo[lv->fwd_step[i]],
+                             &fb) != OOC_OK ||
+          ooc_algo_workspace(m, i, (ooc_algo)pl->algo[lv->bwd_step[i]],
+                             &bb) != OOC_OK)
+        return oom(&L);   /* check_algos() said they apply */
+      if (ooc_program_tensor(p, OOC_T_WORKSPACE, i, fb) < 0 ||
+          ooc_program_tensor(p, OOC_T_WORKSPACE, i, bb) < 0)
+        return oom(&L);
+    }
   if (p->n_tensors != lv->n_tensors)
     return ooc_err_set(err, OOC_EINVAL, "lowering: tensor table mismatch");
 

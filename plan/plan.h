@@ -84,12 +84,15 @@ typedef struct ooc_liveness {
   int32_t *grad_first, *grad_last;
 
   uint64_t persistent_bytes;   /* weights + grads + optimizer + input */
-  uint64_t max_step_bytes;     /* largest working set of one step */
+  uint64_t max_step_bytes;     /* largest working set of one step, each
+                                  kernel with the smallest workspace an
+                                  algorithm allows (no plan needs less) */
   int32_t max_step;            /* the step that has it */
 
   /* Extensions (plan.c, planners). */
   int n_layers;
   uint64_t *step_bytes;  /* per step: ooc_liveness_step_bytes() */
+  uint64_t *min_ws;      /* per layer: ooc_algo_min_workspace() */
   uint64_t *grad_bytes;  /* per act: its gradient's bytes (0: none) */
   /* Layers sharing act a's storage, ascending (the storage layer first):
    * act_layers[act_lfirst[a] .. + act_nlayers[a]). */
@@ -97,11 +100,15 @@ typedef struct ooc_liveness {
 
   /* The program's tensor table, fixed for a model so that every plan of it
    * lowers onto the same ids: params (layers with parameters, in order),
-   * the input, acts 1.., their gradients, one workspace per layer that has
-   * one. -1 where a layer/act has none. */
+   * the input, acts 1.., their gradients, then for every layer that has a
+   * workspace or a choice of kernel algorithm (ir/algo.h) a forward and a
+   * backward workspace. -1 where a layer/act has none. The workspaces'
+   * bytes depend on the plan's algorithms; lowering sets them. */
   int32_t n_tensors;
   int32_t *layer_param_tensor;  /* per layer */
-  int32_t *layer_ws_tensor;     /* per layer */
+  int32_t *layer_ws_tensor;     /* per layer: forward and recompute
+                                   workspace */
+  int32_t *layer_bws_tensor;    /* per layer: backward workspace */
   int32_t *act_tensor;          /* per act (act 0: the input tensor) */
   int32_t *grad_tensor;         /* per act */
 } ooc_liveness;
@@ -110,7 +117,7 @@ int ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err);
 void ooc_liveness_free(ooc_liveness *lv);
 
 /* Bytes step s needs resident at once: its activations, gradients and
- * workspace (not the persistent state). */
+ * the smallest workspace of its kernel (not the persistent state). */
 uint64_t ooc_liveness_step_bytes(const ooc_liveness *lv, int32_t s);
 
 /* "fwd conv1", "bwd conv1" or "update" into buf (at most n bytes). */
@@ -157,6 +164,9 @@ enum {
 typedef struct ooc_plan {
   unsigned flags;
   uint8_t *action;         /* per act: ooc_action */
+  uint8_t *algo;           /* per step: the kernel algorithm of its COMPUTE
+                              (ir/algo.h; 0 the default); a recompute runs
+                              its layer's forward algorithm */
   int32_t n_swaps, cap_swaps;
   ooc_swap *swaps;
   int32_t n_recomps, cap_recomps;
@@ -172,8 +182,9 @@ typedef struct ooc_plan {
 
 int ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err);
 void ooc_plan_fini(ooc_plan *pl);
-void ooc_plan_reset(ooc_plan *pl);   /* all keep, no records, flags 0,
-                                        sched_budget 0, empty note */
+void ooc_plan_reset(ooc_plan *pl);   /* all keep, default algorithms,
+                                        no records, flags 0, sched_budget
+                                        0, empty note */
 /* Append a record and set the act's action (OOC_SWAP / OOC_RECOMPUTE).
  * OOC_EINVAL for an act out of range, OOC_ENOMEM. Records are checked
  * against the schedule only when the plan is lowered. */

@@ -29,6 +29,12 @@
  *   Adam (two moments), P = parameter bytes; time = bytes / (HBM x mem_eff)
  *   plus one launch per layer that has parameters (a per-tensor update, as
  *   in Caffe, Chainer and PyTorch's non-fused optimizers).
+ * - Kernel algorithms (ir/algo.h, SuperNeurons §3.5): a convolution run
+ *   with another algorithm family costs the default's kernel time
+ *   (launches aside) times the profile's factor for that family
+ *   (`compute.conv_algorithms`), the launches unchanged; a family the
+ *   profile does not list, or that does not apply to the layer, has no
+ *   time (-1) and a program naming it is rejected by the simulator.
  * - Copy alone on the link: latency + bytes / pinned bandwidth of the
  *   direction, rounded up as the engine does (sim/engine.c, which also
  *   models two copies sharing the link).
@@ -145,6 +151,55 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
   return OOC_OK;
 }
 
+/* The algorithm table (cost.h): each family the profile offers and the
+ * layer takes costs the default's kernel time times the profile's factor,
+ * with the default's launches. O(layers x algorithms). */
+static int
+algo_times(const ooc_model *m, const ooc_hw *hw, ooc_costs *c, ooc_err *err)
+{
+  int i, a, ph, any = 0;
+  size_t n = (size_t)m->n_layers * 2 * OOC_ALGO_COUNT;
+
+  for (i = 0; i < m->n_layers && !any; i++)
+    any = ooc_algo_has_choice(m, i);
+  if (!any)
+    return OOC_OK;
+  c->algo_ns = malloc(n * sizeof *c->algo_ns);
+  if (c->algo_ns == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory computing layer "
+                       "costs");
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    for (ph = 0; ph < 2; ph++) {
+      int64_t base = ph ? c->bwd_ns[i] : c->fwd_ns[i];
+      int64_t launch = base > 0 ? hw->launch_ns : 0;
+      int64_t *row = c->algo_ns + ((size_t)i * 2 + (size_t)ph) *
+                                      OOC_ALGO_COUNT;
+      if (ph && (l->cls == OOC_CLASS_CONV || l->cls == OOC_CLASS_GEMM) &&
+          l->bwd_data_flops > 0 && l->bwd_weight_flops > 0)
+        launch *= 2;
+      if (launch > base)
+        launch = base;
+      row[0] = base;
+      for (a = 1; a < OOC_ALGO_COUNT; a++) {
+        uint64_t ws;
+        double t;
+        row[a] = -1;
+        if (!(hw->algo_factor[a] > 0) ||
+            ooc_algo_workspace(m, i, (ooc_algo)a, &ws) != OOC_OK)
+          continue;
+        t = (double)(base - launch) * hw->algo_factor[a];
+        if (!(t < MAX_NS))
+          return ooc_err_set(err, OOC_ERANGE, "layer %s: compute time of "
+                             "algorithm %s overflows", l->name,
+                             ooc_algo_name((ooc_algo)a));
+        row[a] = (int64_t)llround(t) + launch;
+      }
+    }
+  }
+  return OOC_OK;
+}
+
 /* Replace times by the profile's calibrated entry for layer i, if any. */
 static int
 apply_calibration(const ooc_model *m, int i, const ooc_hw *hw, ooc_costs *c,
@@ -213,6 +268,8 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
     c->total_fwd_ns += c->fwd_ns[i];
     c->total_bwd_ns += c->bwd_ns[i];
   }
+  if ((rc = algo_times(m, hw, c, err)) < 0)
+    goto fail;
   ubytes = 2.0 * (double)m->weight_bytes + (double)m->grad_bytes +
            2.0 * (double)m->opt_bytes;
   if (ubytes > 0) {
@@ -241,5 +298,6 @@ ooc_costs_free(ooc_costs *c)
   free(c->fwd_ns);
   free(c->bwd_ns);
   free(c->calibrated);
+  free(c->algo_ns);
   free(c);
 }

@@ -28,11 +28,33 @@ typedef struct ooc_costs {
   uint8_t *calibrated;    /* 1 where the profile's table was used */
   int64_t update_ns;      /* optimizer step over all parameters */
   int64_t total_fwd_ns, total_bwd_ns;
+  /* Kernel algorithms (ir/algo.h): per layer, phase (0 forward and
+   * recompute, 1 backward) and algorithm, the time, or -1 where the
+   * algorithm does not apply to the layer or the profile does not offer
+   * it: algo_ns[(layer * 2 + phase) * OOC_ALGO_COUNT + algo]. NULL when
+   * no layer has a choice (then only the default exists). Use
+   * ooc_costs_algo_ns(). */
+  int64_t *algo_ns;
 } ooc_costs;
 
 int ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
                     ooc_err *err);
 void ooc_costs_free(ooc_costs *c);
+
+/* The time of layer `layer` in phase OOC_PH_FWD / OOC_PH_RECOMP (the
+ * forward kernel) or OOC_PH_BWD under algorithm a: fwd_ns / bwd_ns for
+ * the default, else the kernel part of the default scaled by the
+ * profile's factor for a (launches unchanged); -1 when a is not available
+ * for that layer. O(1). */
+static inline int64_t
+ooc_costs_algo_ns(const ooc_costs *c, int layer, int bwd, int a)
+{
+  if (a == 0)
+    return bwd ? c->bwd_ns[layer] : c->fwd_ns[layer];
+  if (c->algo_ns == NULL || (unsigned)a >= OOC_ALGO_COUNT)
+    return -1;
+  return c->algo_ns[((int64_t)layer * 2 + (bwd != 0)) * OOC_ALGO_COUNT + a];
+}
 
 /* Roofline time of one kernel: flops on class cls, bytes moved. */
 int64_t ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,

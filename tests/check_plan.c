@@ -18,7 +18,9 @@
  * a3 add+flat (1000), a4 fc (40), a5 loss (4 + 40 saved = 44).
  * Steps: fwd layer l at l-1 (0..6); bwd layer l at 14-l (7..13); update 14.
  * Tensors: params L1,L3,L6 = 0,1,2; input 3; acts a1..a5 = 4..8; grads
- * a1..a5 = 9..13; workspace of conv1 = 14.
+ * a1..a5 = 9..13; forward and backward workspace of conv1 = 14, 15 (the
+ * layers are built by hand with no op kind, so conv1 keeps its 50 B
+ * workspace: no other kernel algorithm applies).
  */
 #include "config.h"
 
@@ -87,7 +89,7 @@ teardown(void)
  *   A4 (ALLOC t4 on compute), a4 (ALLOC t4 on the H2D stream),
  *   Ah4 (ALLOC t4 in host memory), F4 / f4 (FREE on compute / D2H),
  *   >4 (H2D of t4), <4 (D2H of t4),
- *   fwd1[3,4w,0] (COMPUTE phase layer [args]) and "@i,j" for its waits,
+ *   fwd1[3,4w,0,14w] (COMPUTE phase layer [args]) and "@i,j" for its waits,
  * tokens separated by spaces, "|" after the prologue. */
 static const char *
 render(const ooc_program *p)
@@ -213,8 +215,9 @@ START_TEST(test_step_bytes)
   ck_assert_uint_eq(lv->max_step_bytes, 3000);
   ck_assert_int_eq(lv->max_step, 3);
   ck_assert_uint_eq(lv->persistent_bytes, 190);
-  ck_assert_int_eq(lv->n_tensors, 15);
+  ck_assert_int_eq(lv->n_tensors, 16);
   ck_assert_int_eq(lv->layer_ws_tensor[1], 14);
+  ck_assert_int_eq(lv->layer_bws_tensor[1], 15);
   ck_assert_int_eq(lv->grad_tensor[1], 9);
 }
 END_TEST
@@ -418,7 +421,7 @@ END_TEST
 /* Hand-derived from the liveness above (prologue: params 0-2, input 3). */
 static const char incore_expected[] =
   "A0 A1 A2 A3 | "
-  "A4 A14 fwd1[3,4w,0] F14 "           /* s0 */
+  "A4 A14 fwd1[3,4w,0,14w] F14 "           /* s0 */
   "fwd2[4w] "                          /* s1: relu1 in place */
   "A5 fwd3[4,5w,1] "                   /* s2 */
   "A6 fwd4[5,4,6w] F5 "                /* s3: conv2's output dies */
@@ -431,7 +434,7 @@ static const char incore_expected[] =
   "A10 A9 bwd4[11,10w,9w] F11 "        /* s10 */
   "bwd3[4,1w,10,9w] F10 "              /* s11 */
   "bwd2[4,9w] F4 "                     /* s12 */
-  "A14 bwd1[3,0w,9] F14 F9 "           /* s13 */
+  "A15 bwd1[3,0w,9,15w] F15 F9 "           /* s13 */
   "update-1[0w,1w,2w]";                /* s14 */
 
 START_TEST(test_lower_incore)
@@ -439,7 +442,7 @@ START_TEST(test_lower_incore)
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
   ck_assert_str_eq(render(&prog), incore_expected);
   ck_assert_int_eq(prog.prologue_end, 4);
-  ck_assert_int_eq(prog.n_tensors, 15);
+  ck_assert_int_eq(prog.n_tensors, 16);
   ck_assert_uint_eq(prog.tensors[8].bytes, 44);
   ck_assert_int_eq(prog.tensors[9].kind, OOC_T_GRAD);
   ck_assert(prog.model_fingerprint == 0x1234abcdULL);
@@ -453,11 +456,11 @@ START_TEST(test_lower_naive)
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
   ck_assert_str_eq(render(&prog),
                    "A0 A1 A2 A3 | "
-                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A4 A14 fwd1[3,4w,0,14w] F14 fwd2[4w] A5 fwd3[4,5w,1] "
                    "A6 fwd4[5,4,6w] fwd5[6w] A7 fwd6[6,7w,2] A8 fwd7[7,8w] "
                    "A13 A12 bwd7[8,13w,12w] A11 bwd6[6,2w,12,11w] bwd5[11w] "
                    "A10 A9 bwd4[11,10w,9w] bwd3[4,1w,10,9w] bwd2[4,9w] "
-                   "A14 bwd1[3,0w,9] F14 update-1[0w,1w,2w] "
+                   "A15 bwd1[3,0w,9,15w] F15 update-1[0w,1w,2w] "
                    "F4 F5 F6 F7 F8 F9 F10 F11 F12 F13");
   ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
 }
@@ -477,13 +480,13 @@ START_TEST(test_lower_swap)
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
   ck_assert_str_eq(render(&prog),
                    "A0 A1 A2 A3 Ah4 | "
-                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A4 A14 fwd1[3,4w,0,14w] F14 fwd2[4w] A5 fwd3[4,5w,1] "
                    "A6 fwd4[5,4,6w] F5 <4@13 f4 "
                    "fwd5[6w] A7 fwd6[6,7w,2] A8 fwd7[7,8w] F7 "
                    "A13 A12 bwd7[8,13w,12w] F8 F13 "
                    "A11 bwd6[6,2w,12,11w] F6 F12 bwd5[11w] a4@32,16 >4 "
                    "A10 A9 bwd4[11,10w,9w] F11 bwd3[4,1w,10,9w]@34 F10 "
-                   "bwd2[4,9w] F4 A14 bwd1[3,0w,9] F14 F9 "
+                   "bwd2[4,9w] F4 A15 bwd1[3,0w,9,15w] F15 F9 "
                    "update-1[0w,1w,2w]");
   ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
 
@@ -545,13 +548,13 @@ START_TEST(test_lower_recompute)
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
   ck_assert_str_eq(render(&prog),
                    "A0 A1 A2 A3 | "
-                   "A4 A14 fwd1[3,4w,0] F14 fwd2[4w] A5 fwd3[4,5w,1] "
+                   "A4 A14 fwd1[3,4w,0,14w] F14 fwd2[4w] A5 fwd3[4,5w,1] "
                    "A6 fwd4[5,4,6w] fwd5[6w] A7 fwd6[6,7w,2] F6 "
                    "A8 fwd7[7,8w] F7 A13 A12 bwd7[8,13w,12w] F8 F13 "
                    "A6 recomp4[5,4,6w] recomp5[6w] "
                    "A11 bwd6[6,2w,12,11w] F5 F6 F12 bwd5[11w] "
                    "A10 A9 bwd4[11,10w,9w] F11 bwd3[4,1w,10,9w] F10 "
-                   "bwd2[4,9w] F4 A14 bwd1[3,0w,9] F14 F9 "
+                   "bwd2[4,9w] F4 A15 bwd1[3,0w,9,15w] F15 F9 "
                    "update-1[0w,1w,2w]");
   ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
   {
@@ -825,9 +828,15 @@ START_TEST(test_plan_file_errors)
   expect_bad("{\"format\": \"other\"}", OOC_EPARSE,
              "p.json: not a plan file (field 'format' must be "
              "\"oocsim-plan\")");
-  t = edit(text, "\"version\": 1", "\"version\": 2");
-  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 2 is not "
-             "supported (this oocsim reads version 1)");
+  t = edit(text, "\"version\": 2", "\"version\": 3");
+  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 3 is not "
+             "supported (this oocsim reads version 2)");
+  free(t);
+  t = edit(text, "\"version\": 2", "\"version\": 1");
+  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 1 "
+             "predates kernel algorithms and out-of-memory ALLOCs (this "
+             "oocsim reads version 2): write the plan again with 'oocsim "
+             "plan'");
   free(t);
   t = edit(text, "\"batch\":1", "\"batch\":\"1\"");
   expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
@@ -857,7 +866,7 @@ START_TEST(test_plan_file_errors)
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",0,\"none\",\"device\",1,4,[]]");
   expect_bad(t, OOC_EPARSE, "p.json: program[5]: must be [kind, stream, "
-             "phase, where, layer, tensor, [args], [waits]]");
+             "phase, where, layer, tensor, [args], [waits] (, algorithm)]");
   free(t);
   /* A FREE turned into an ALLOC: the structure is fine, pairing is not. */
   t = edit(text, "[\"free\",0,\"none\",\"device\",1,14,[],[]]",

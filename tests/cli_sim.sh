@@ -185,7 +185,7 @@ expect_ok "maxbatch --budget below batch 1" "$OOCSIM" maxbatch -m resnet50 --hw 
 "$OOCSIM" plan -m resnet50 -b 8 --hw v100-pcie3 -p incore -o "$TMP/r8.json" >/dev/null 2>&1
 sed 's/"model":[[:space:]]*"resnet50"/"model": "vgg16"/' "$TMP/r8.json" >"$TMP/vgg.json"
 expect_fail "plan for another zoo model" "different model" "$OOCSIM" simulate "$TMP/vgg.json"
-sed 's/^"version":[[:space:]]*1,/"version": 99,/' "$TMP/r8.json" >"$TMP/v99.json"
+sed 's/^"version":[[:space:]]*2,/"version": 99,/' "$TMP/r8.json" >"$TMP/v99.json"
 expect_fail "plan.json of an unknown format version" "v99.json" "$OOCSIM" simulate "$TMP/v99.json"
 : >"$TMP/empty.json"
 expect_fail "empty plan.json" "empty.json" "$OOCSIM" simulate "$TMP/empty.json"
