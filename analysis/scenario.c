@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "analysis/scenario.h"
 #include "planners/registry.h"
 #include "sim/cost.h"
@@ -430,6 +431,7 @@ fill_summary(ooc_scenario *sc, const char *planner, const char *allocator,
   sum->h2d_bytes = r->h2d_bytes;
   sum->d2h_bytes = r->d2h_bytes;
   sum->recompute_flops = r->recompute_flops;
+  sum->recompute_s = 1e-9 * (double)r->recompute_ns;
   sum->compute_busy_s = (double)r->compute_busy_ns * 1e-9;
   sum->h2d_busy_s = (double)r->h2d_busy_ns * 1e-9;
   sum->d2h_busy_s = (double)r->d2h_busy_ns * 1e-9;

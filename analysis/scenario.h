@@ -55,6 +55,7 @@ typedef struct ooc_summary {
   double fragmentation;
   uint64_t h2d_bytes, d2h_bytes;
   double recompute_flops;
+  double recompute_s;         /* time in recompute kernels, per iteration */
   double compute_busy_s, h2d_busy_s, d2h_busy_s;
   double stall_s[OOC_STALL_COUNT];
   double alloc_s;

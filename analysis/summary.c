@@ -18,7 +18,6 @@
 static const char *const stall_keys[OOC_STALL_COUNT] = {
   [OOC_STALL_SWAPIN] = "swapin",
   [OOC_STALL_SWAPOUT] = "swapout",
-  [OOC_STALL_MEMORY] = "memory",
   [OOC_STALL_OTHER] = "other",
 };
 
@@ -88,6 +87,7 @@ ooc_summary_to_cjson(const ooc_summary *s)
        add_num(o, "h2d_bytes", (double)s->h2d_bytes) &&
        add_num(o, "d2h_bytes", (double)s->d2h_bytes) &&
        add_num(o, "recompute_flops", s->recompute_flops) &&
+       add_num(o, "recompute_s", s->recompute_s) &&
        add_num(o, "compute_busy_s", s->compute_busy_s) &&
        add_num(o, "h2d_busy_s", s->h2d_busy_s) &&
        add_num(o, "d2h_busy_s", s->d2h_busy_s);
@@ -183,12 +183,11 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
   fprintf(f, "link        H2D %s in %.6f s, D2H %s in %.6f s\n",
           ooc_fmt_bytes(s->h2d_bytes, b1, sizeof b1), s->h2d_busy_s,
           ooc_fmt_bytes(s->d2h_bytes, b2, sizeof b2), s->d2h_busy_s);
-  fprintf(f, "compute     busy %.6f s, recompute %.4g GFLOP, allocator "
-          "%.6f s\n", s->compute_busy_s, s->recompute_flops * 1e-9,
-          s->alloc_s);
-  fprintf(f, "stalls      %.6f s: swap-in %.6f, swap-out %.6f, memory %.6f, "
-          "other %.6f\n", stall, s->stall_s[OOC_STALL_SWAPIN],
-          s->stall_s[OOC_STALL_SWAPOUT], s->stall_s[OOC_STALL_MEMORY],
+  fprintf(f, "compute     busy %.6f s, recompute %.6f s (%.4g GFLOP), "
+          "allocator %.6f s\n", s->compute_busy_s, s->recompute_s,
+          s->recompute_flops * 1e-9, s->alloc_s);
+  fprintf(f, "stalls      %.6f s: swap-in %.6f, swap-out %.6f, other %.6f\n",
+          stall, s->stall_s[OOC_STALL_SWAPIN], s->stall_s[OOC_STALL_SWAPOUT],
           s->stall_s[OOC_STALL_OTHER]);
   fprintf(f, "tensors     keep %d, swap %d, recompute %d\n", s->counts[0],
           s->counts[1], s->counts[2]);

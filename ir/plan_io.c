@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ir/semantics.h"
 #include "ir/algo.h"
 #include "ir/plan_io.h"
 #include "base/util.h"

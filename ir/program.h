@@ -27,7 +27,7 @@
  * The timed part [prologue_end, n_instr) is run several times in a row, so
  * it must leave every tensor's allocation state (device and host) as it
  * found it: what it allocates it frees, and what it frees it allocates
- * again. ooc_program_validate() checks this.
+ * again. ooc_program_validate() (ir/semantics.h) checks this.
  *
  * Ownership: ooc_program is caller-embedded: ooc_program_init() and
  * ooc_program_fini(); arrays grow geometrically (amortised O(1) appends) and
@@ -127,15 +127,11 @@ int ooc_program_algo(ooc_program *p, int algo);
 /* Add a tensor argument to the last (COMPUTE) instruction. */
 int ooc_program_arg(ooc_program *p, int32_t tensor, int write);
 
-/* Structural validity: stream/kind pairs, indices in range, waits pointing
- * backwards, ALLOC/FREE pairing per tensor in program order. Returns OOC_OK
- * or OOC_EINVAL naming the instruction. O(instructions + waits). */
-int ooc_program_validate(const ooc_program *p, ooc_err *err);
-
-/* The structural half of validate (stream/kind pairs, phases, indices in
- * range, waits pointing backwards, arg slices), without the per-tensor
- * pairing pass: it needs no scratch memory, so the simulator runs it on
- * every program. O(instructions + waits + args). */
+/* The structural half of validation (stream/kind pairs, phases, indices
+ * in range, waits pointing backwards, arg slices); the semantic half is
+ * ooc_program_validate (ir/semantics.h). It needs no scratch memory, so
+ * the simulator runs it on every program. O(instructions + waits +
+ * args). */
 int ooc_program_check_structure(const ooc_program *p, ooc_err *err);
 
 /* Byte-exact equality (round-trip tests). */

@@ -303,6 +303,8 @@ typedef struct lower {
   ooc_err *err;
   int32_t last_copy[OOC_NSTREAMS]; /* last instruction on each stream */
   int32_t synced[OOC_NSTREAMS];    /* last one the compute stream waited on */
+  int32_t memwait;                 /* step whose swap-out waits go on the
+                                      next compute-stream instruction, -1 */
 } lower;
 
 static const char *
@@ -318,14 +320,30 @@ oom(lower *L)
   return ooc_err_set(L->err, OOC_ENOMEM, "lowering: out of memory");
 }
 
-/* Emit and remember the last instruction per stream. */
+/* Emit and remember the last instruction per stream. The first
+ * compute-stream instruction of a step (its first ALLOC, or its kernel)
+ * carries the step's waits for swap-outs (out_wait): the room they make is
+ * what the step allocates, and an ALLOC that finds no room is out of
+ * memory, it does not wait. */
 static int32_t
 emit(lower *L, ooc_instr_kind kind, int stream, ooc_phase ph, int32_t layer,
      int32_t tensor, int where)
 {
+  const struct ooc_plan_scratch *sc = L->sc;
   int32_t i = ooc_program_emit(L->p, kind, stream, ph, layer, tensor, where);
-  if (i >= 0)
-    L->last_copy[stream] = i;
+  int32_t k, s = L->memwait;
+
+  if (i < 0)
+    return i;
+  L->last_copy[stream] = i;
+  if (s >= 0 && stream == OOC_STREAM_COMPUTE) {
+    L->memwait = -1;
+    for (k = sc->b[B_OUTWAIT].first[s]; k < sc->b[B_OUTWAIT].first[s + 1];
+         k++)
+      if (ooc_program_wait(L->p, sc->free_instr[sc->b[B_OUTWAIT].idx[k]]) !=
+          OOC_OK)
+        return OOC_ENOMEM;
+  }
   return i;
 }
 
@@ -588,8 +606,6 @@ emit_step_compute(lower *L, int32_t s, int32_t ws)
    * covers the ones before it: streams run in order). */
   for (k = sc->b[B_INBEFORE].first[s]; k < sc->b[B_INBEFORE].first[s + 1]; k++)
     WAIT(sc->h2d_instr[sc->b[B_INBEFORE].idx[k]]);
-  for (k = sc->b[B_OUTWAIT].first[s]; k < sc->b[B_OUTWAIT].first[s + 1]; k++)
-    WAIT(sc->free_instr[sc->b[B_OUTWAIT].idx[k]]);
   if (L->pl->flags & OOC_PLAN_SYNC_LAYERS) {
     for (k = OOC_STREAM_H2D; k <= OOC_STREAM_D2H; k++)
       if (L->last_copy[k] > L->synced[k]) {
@@ -700,18 +716,28 @@ emit_recompute(lower *L, int32_t r, int32_t s)
   return OOC_OK;
 }
 
+/* Swap-in of record r, issued after the kernel after_compute (of step
+ * w->in_after; -1: as soon as its own swap-out is done). Its ALLOC also
+ * waits for the swap-outs step in_after + 1 waits for: the swap-in holds
+ * memory from that step on, and those swap-outs are what make room for it
+ * (the schedule-window seed's step (b): complete swap-outs, then swap in). */
 static int
 emit_swap_in(lower *L, int32_t r, int32_t after_compute)
 {
   const ooc_swap *w = &L->pl->swaps[r];
   const ooc_liveness *lv = L->lv;
+  const struct ooc_plan_scratch *sc = L->sc;
   int32_t a = w->act, l = lv->act_layer[a];
-  int32_t i;
+  int32_t i, k, s = w->in_after + 1;
 
   EMIT(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
        OOC_WHERE_DEVICE);
   WAIT(after_compute);
   WAIT(L->sc->free_instr[r]);
+  if (w->in_after >= 0 && s < lv->n_steps)
+    for (k = sc->b[B_OUTWAIT].first[s]; k < sc->b[B_OUTWAIT].first[s + 1];
+         k++)
+      WAIT(sc->free_instr[sc->b[B_OUTWAIT].idx[k]]);
   i = emit(L, OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
            OOC_WHERE_DEVICE);
   if (i < 0)
@@ -739,6 +765,8 @@ lower_steps(lower *L)
   for (s = 0; s < ns; s++) {
     const ooc_step *st = &lv->steps[s];
     int32_t l = st->layer;
+
+    L->memwait = s;
 
     /* Swap-ins this step needs become usable by it. */
     for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++) {
@@ -906,7 +934,8 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
   const ooc_model *m = lv->model;
   struct ooc_plan_scratch *sc = pl->scratch;
   lower L = { .pl = pl, .lv = lv, .m = m, .p = p, .sc = sc, .err = err,
-              .last_copy = { -1, -1, -1 }, .synced = { -1, -1, -1 } };
+              .last_copy = { -1, -1, -1 }, .synced = { -1, -1, -1 },
+              .memwait = -1 };
   int32_t i, a, t, n_items;
   int rc;
 

@@ -180,6 +180,37 @@ ooc_timeline_last_above(const ooc_timeline *t, int32_t from, int32_t to,
   return tl_last_above(t, 1, 0, t->leaves - 1, from, to, limit, 0);
 }
 
+static int32_t
+tl_first_above(const ooc_timeline *t, int32_t v, int32_t l, int32_t r,
+               int32_t from, int32_t to, int64_t limit, int64_t acc)
+{
+  int32_t m, hit;
+
+  if (to < l || r < from || t->mx[v] + acc <= limit)
+    return -1;
+  if (l == r)
+    return l;
+  acc += t->lz[v];
+  m = l + (r - l) / 2;
+  hit = tl_first_above(t, 2 * v, l, m, from, to, limit, acc);
+  if (hit >= 0)
+    return hit;
+  return tl_first_above(t, 2 * v + 1, m + 1, r, from, to, limit, acc);
+}
+
+int32_t
+ooc_timeline_first_above(const ooc_timeline *t, int32_t from, int32_t to,
+                         int64_t limit)
+{
+  if (from < 0)
+    from = 0;
+  if (to >= t->n)
+    to = t->n - 1;
+  if (to < from)
+    return -1;
+  return tl_first_above(t, 1, 0, t->leaves - 1, from, to, limit, 0);
+}
+
 static void
 tl_values(const ooc_timeline *t, int32_t v, int32_t l, int32_t r,
           int64_t acc, int64_t *out)

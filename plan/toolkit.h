@@ -65,6 +65,10 @@ int64_t ooc_timeline_max(const ooc_timeline *t, int32_t from, int32_t to);
  * O(log^2 steps) worst case. */
 int32_t ooc_timeline_last_above(const ooc_timeline *t, int32_t from,
                                 int32_t to, int64_t limit);
+/* The first step s in [from, to] whose value exceeds limit, or -1.
+ * O(log^2 steps) worst case. */
+int32_t ooc_timeline_first_above(const ooc_timeline *t, int32_t from,
+                                 int32_t to, int64_t limit);
 /* All values into out[0 .. n). O(steps). */
 void ooc_timeline_values(const ooc_timeline *t, int64_t *out);
 

@@ -11,9 +11,15 @@
  *    first that does not fit ends the kept tail. So backward starts as soon
  *    as forward ends, with what it needs first already there.
  *  - Every other tensor that backward reads is swapped out as soon as its
- *    forward use ends (out_after = its last forward use, no
- *    synchronisation). "During forward propagation, only swap-out would
- *    happen."
+ *    forward use ends (out_after = its last forward use). "During forward
+ *    propagation, only swap-out would happen."
+ *  - A swap-out frees memory only when its copy completes, and an
+ *    allocation that finds no room is out of memory, not a wait
+ *    (docs/program-ir.md). So the first step whose memory, with the
+ *    tensor still present, would exceed the scheduling budget waits for
+ *    its swap-out (out_wait); until then the copy overlaps compute.
+ *    Swap-outs are visited in forward order, each one's extra presence
+ *    added to the timeline before the next is placed.
  *  - In backward it is "swapped in as far as we have enough memory space":
  *    issued at the earliest step, not before backward starts, from which
  *    it fits in the timeline until its use, and freed right after its last
@@ -97,6 +103,30 @@ static void cap_gap(const ooc_liveness *lv, int32_t a, int32_t *from,
   *to = lv->act_first_bwd[a] - 1;
 }
 
+/* Where each swap-out must have completed: visited in forward order, a
+ * swapped tensor is counted present from the step after its D2H is issued
+ * until the first step that would then exceed the scheduling budget, which
+ * waits for it (-1: none before its swap-in). */
+static void cap_waits(const ooc_planner_ctx *ctx, struct cap_state *st,
+                      uint64_t sched, ooc_plan *pl)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t n = pl->n_swaps;
+
+  for (int32_t k = 0; k < n; k++)
+    st->keys[k] = (uint64_t)pl->swaps[k].out_after << 32 | (uint32_t)k;
+  qsort(st->keys, (size_t)n, sizeof *st->keys, cmp_u64);
+  for (int32_t k = 0; k < n; k++) {
+    ooc_swap *sw = &pl->swaps[st->keys[k] & 0xffffffffu];
+    int64_t b = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[sw->act]);
+    int32_t from = sw->out_after + 2, to = sw->in_after;
+    int32_t hit = ooc_timeline_first_above(&st->occ, from, to,
+                                           (int64_t)sched - b);
+    sw->out_wait = hit;
+    ooc_timeline_add(&st->occ, from, hit >= 0 ? hit - 1 : to, b);
+  }
+}
+
 /* Build the plan for scheduling budget sched, from the base timeline. */
 static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
                      uint64_t sched, ooc_plan *pl, ooc_err *err)
@@ -155,6 +185,7 @@ static int cap_build(const ooc_planner_ctx *ctx, struct cap_state *st,
     if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
       return ooc_err_set(err, OOC_ENOMEM, "planner 'capacity': out of memory");
   }
+  cap_waits(ctx, st, sched, pl);
   return OOC_OK;
 }
 

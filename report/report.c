@@ -387,21 +387,19 @@ static const char *const link_profiles[] = {
 };
 
 /* Overheads of row r, in seconds, in a fixed order. */
-enum { OV_RECOMP, OV_SWAPIN, OV_SWAPOUT, OV_MEMORY, OV_OTHER, OV_ALLOC,
-       OV_COUNT };
+enum { OV_RECOMP, OV_SWAPIN, OV_SWAPOUT, OV_OTHER, OV_ALLOC, OV_COUNT };
 static const char *const ov_names[OV_COUNT] = {
-  "recompute", "stalls waiting for swap-in", "stalls waiting for swap-out",
-  "stalls waiting for memory", "other stalls", "allocator calls"
+  "recompute", "stalls waiting for swap-in",
+  "stalls waiting for a swap-out to free memory", "other stalls",
+  "allocator calls"
 };
 
 static void
 overheads(const ooc_table *t, int64_t r, double *ov)
 {
-  double busy = tv(t, r, "compute_busy_s"), comp = tv(t, r, "compute_s");
-  ov[OV_RECOMP] = busy > comp ? busy - comp : 0;
+  ov[OV_RECOMP] = tv(t, r, "recompute_s");
   ov[OV_SWAPIN] = tv(t, r, "stall_swapin_s");
   ov[OV_SWAPOUT] = tv(t, r, "stall_swapout_s");
-  ov[OV_MEMORY] = tv(t, r, "stall_memory_s");
   ov[OV_OTHER] = tv(t, r, "stall_other_s");
   ov[OV_ALLOC] = tv(t, r, "alloc_s");
   for (int i = 0; i < OV_COUNT; i++)
@@ -872,19 +870,19 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   if (win >= 0) {
     static const char *const head[] = {
       "planner", "iteration (ms)", "compute (ms)", "recompute (ms)",
-      "stall swap-in (ms)", "stall swap-out (ms)", "stall memory (ms)",
-      "other stalls (ms)", "allocator (ms)", "lower bound (ms)",
-      "x lower bound"
+      "stall swap-in (ms)", "stall swap-out (ms)", "other stalls (ms)",
+      "allocator (ms)", "lower bound (ms)", "x lower bound"
     };
     doc_h(&d, 3, "Where the time goes");
     doc_p(&d, "Compute is the in-core compute of one iteration; recompute "
-          "is the compute stream's busy time beyond it; stalls are times the "
+          "is the time spent in recompute kernels; stalls are times the "
           "compute stream waited with work left (for a swap-in, for a "
-          "swap-out to free memory, for the allocator to find room, or for "
-          "another dependency); allocator is time spent in allocator calls.");
-    doc_table_head(&d, 11, head);
+          "swap-out to free the memory the next step allocates, or for "
+          "another dependency); allocator is time spent in allocator "
+          "calls.");
+    doc_table_head(&d, 10, head);
     for (int64_t r = 0; r < thr.nrows; r++) {
-      char c[11][96];
+      char c[10][96];
       double ov[OV_COUNT];
       if ((int64_t)tv(&thr, r, "batch") != o->batch || !feasible(&thr, r))
         continue;
@@ -895,13 +893,12 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
       fmt_ms(c[3], 96, ov[OV_RECOMP]);
       fmt_ms(c[4], 96, ov[OV_SWAPIN]);
       fmt_ms(c[5], 96, ov[OV_SWAPOUT]);
-      fmt_ms(c[6], 96, ov[OV_MEMORY]);
-      fmt_ms(c[7], 96, ov[OV_OTHER]);
-      fmt_ms(c[8], 96, ov[OV_ALLOC]);
-      fmt_ms(c[9], 96, tv(&thr, r, "lower_bound_s"));
-      snprintf(c[10], 96, "%.2f", tv(&thr, r, "iteration_s") /
+      fmt_ms(c[6], 96, ov[OV_OTHER]);
+      fmt_ms(c[7], 96, ov[OV_ALLOC]);
+      fmt_ms(c[8], 96, tv(&thr, r, "lower_bound_s"));
+      snprintf(c[9], 96, "%.2f", tv(&thr, r, "iteration_s") /
                tv(&thr, r, "lower_bound_s"));
-      doc_table_row(&d, 11, c, r == win);
+      doc_table_row(&d, 10, c, r == win);
     }
     doc_table_end(&d);
   }

@@ -487,8 +487,8 @@ static const char *const summary_cols[] = {
   "incore_iteration_s", "slowdown", "lower_bound_s", "compute_s",
   "peak_allocated_bytes", "peak_reserved_bytes", "peak_host_pinned_bytes",
   "fragmentation", "h2d_bytes", "d2h_bytes", "recompute_flops",
-  "compute_busy_s", "h2d_busy_s", "d2h_busy_s", "stall_swapin_s",
-  "stall_swapout_s", "stall_memory_s", "stall_other_s", "alloc_s", "keep",
+  "recompute_s", "compute_busy_s", "h2d_busy_s", "d2h_busy_s",
+  "stall_swapin_s", "stall_swapout_s", "stall_other_s", "alloc_s", "keep",
   "swap", "recompute", "events", "oom_op", "oom_time_s",
   "oom_requested_bytes", "oom_live_bytes", "oom_reserved_bytes",
   "oom_largest_free_bytes", "oom_reason", "plan_note", "plan_wall_s",
@@ -610,10 +610,11 @@ summary_cells(const ooc_summary *s, char **c)
   c[k++] = fmt_u(s->h2d_bytes);
   c[k++] = fmt_u(s->d2h_bytes);
   c[k++] = fmt_d(s->recompute_flops);
+  c[k++] = fmt_d(s->recompute_s);
   c[k++] = fmt_d(s->compute_busy_s);
   c[k++] = fmt_d(s->h2d_busy_s);
   c[k++] = fmt_d(s->d2h_busy_s);
-  for (int st = 0; st < OOC_STALL_COUNT && st < 4; st++)
+  for (int st = 0; st < OOC_STALL_COUNT; st++)
     c[k++] = fmt_d(s->stall_s[st]);
   c[k++] = fmt_d(s->alloc_s);
   c[k++] = fmt_u((uint64_t)s->counts[0]);

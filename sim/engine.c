@@ -6,8 +6,16 @@
  * on a binary min-heap keyed by (ns, sequence) (heap.h). The dispatch loop
  * pops every event of the current instant, applies it, then lets the
  * streams start what they can, in order of their head instruction's index
- * (so the lower index wins a shared copy engine or freed memory), and
- * finally attributes any idle time of the compute stream to a stall reason.
+ * (so the lower index wins a shared copy engine), and finally attributes
+ * any idle time of the compute stream to a stall reason.
+ *
+ * Semantics: the tensor-state rules are ir/semantics.c's, the same the
+ * executor and the validator use (ooc_sem_begin as an instruction
+ * starts, _start and _finish around it). An ALLOC the allocator cannot
+ * satisfy is out of memory at once: the run ends infeasible with an OOM
+ * report. A schedule that needs room first waits for it explicitly (a wait
+ * on the FREE of a swap-out, emitted by lowering), as a real framework
+ * synchronises before it allocates.
  *
  * Copies: a latency phase (hw->copy_latency_ns, no bandwidth used), then a
  * fluid transfer at h2d_Bps / d2h_Bps alone, or duplex_h2d_Bps /
@@ -21,16 +29,15 @@
  * latency + ceil(bytes x 1e9 / rate) ns.
  *
  * ALLOC/FREE call the allocator model (alloc.h) when they start, and last
- * as long as its modelled cost. An ALLOC that fails blocks its stream and
- * is retried after every FREE completes; when nothing is pending and an
- * ALLOC is still blocked, the run is infeasible (OOM report). Host (pinned)
- * ALLOC/FREE are counted against hw->host_mem and cost hw->host_alloc_ns.
+ * as long as its modelled cost. Host (pinned) ALLOC/FREE are counted
+ * against hw->host_mem and cost hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times back to back, each starting when the
  * previous one has fully drained (a device synchronise), with allocator and
  * tensor state carried over. The last iteration's time, busy and stall
- * figures are reported; peaks cover the whole run.
+ * figures are reported; peaks cover the whole run. With a detail recorder
+ * the last iteration's per-kernel and per-tensor figures are kept too.
  *
  * Ownership: ooc_sim owns its arrays, the heap and the allocator state; it
  * borrows model, hw and costs. Cost: O((instructions + waits) log events)
@@ -43,13 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+#include "ir/semantics.h"
 #include "sim/heap.h"
 #include "sim/sim.h"
-#include "base/util.h"
 
 enum { EV_DONE = 0, EV_LAT, EV_XFER };                 /* event kinds */
-enum { ST_IDLE = 0, ST_BUSY, ST_BLOCKED };             /* stream states */
-enum { T_DEV = 1, T_VALID = 2, T_HOST = 4, T_HVALID = 8 }; /* tensor flags */
+enum { ST_IDLE = 0, ST_BUSY };                         /* stream states */
 #define STALL_NONE (-1)
 
 struct stream {
@@ -58,10 +65,8 @@ struct stream {
   int32_t wcur;         /* waits of the head already seen complete */
   int32_t wait_on;      /* the wait the head is stuck on, -1 none */
   int state;
-  int32_t cur;          /* running or blocked instruction */
+  int32_t cur;          /* running instruction */
   int64_t start;
-  int64_t pending_ns;   /* allocator cost spent by failed attempts */
-  int64_t blocked_since;
 };
 
 struct chan {           /* one direction of the link: 0 H2D, 1 D2H */
@@ -87,54 +92,37 @@ struct ooc_sim {
   int32_t alloc_handles;
 
   ooc_heap heap;
-  int32_t cap_instr, cap_tensors;
+  int32_t cap_instr;
   int32_t *order;               /* timed instructions grouped by stream */
   uint32_t *done;               /* completion stamp per instruction */
-  uint8_t *tflags;              /* T_* per tensor */
-  uint8_t *inflight;            /* copies in flight per tensor */
+  ooc_sem sem;                  /* tensor states (ir/semantics.h) */
   uint32_t stamp;
 
   /* One run. */
   const ooc_program *p;
   ooc_sim_result *r;
   ooc_trace *trace;
+  ooc_sim_detail *detail;
   ooc_err *err;
   int last_iter;
+  int oom;                      /* an ALLOC failed: the run ends */
   struct stream st[OOC_NSTREAMS];
   struct chan ch[2];
   int engine_busy;
-  int freed;
   int64_t now, t0;
-  int stall, stall_since_valid;
+  int stall;                    /* why the compute stream is idle */
+  int32_t stall_on;             /* the instruction it waits for, -1 */
   int64_t stall_since;
+  int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
   uint64_t host_pinned;
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 };
-
-static int
-instr_fail(ooc_sim *s, int32_t i, const char *fmt, int32_t t,
-           const char *what)
-{
-  const ooc_instr *in = &s->p->instr[i];
-  char head[160];
-
-  if (in->kind == OOC_I_COMPUTE)
-    snprintf(head, sizeof head, "instruction %d (COMPUTE %s, layer %d)", i,
-             ooc_phase_name((ooc_phase)in->phase), in->layer);
-  else
-    snprintf(head, sizeof head, "instruction %d (%s, layer %d, tensor %d)",
-             i, ooc_instr_kind_name((ooc_instr_kind)in->kind), in->layer,
-             in->tensor);
-  return ooc_err_set(s->err, OOC_EINVAL, "%s: %s tensor %d (layer %d) %s",
-                     head, fmt, t, t >= 0 ? s->p->tensors[t].layer : -1,
-                     what);
-}
 
 const char *
 ooc_stall_name(ooc_stall st)
 {
   static const char *const names[OOC_STALL_COUNT] = {
-    "swapin", "swapout", "memory", "other",
+    "swapin", "swapout", "other",
   };
   return (unsigned)st < OOC_STALL_COUNT ? names[st] : "?";
 }
@@ -177,6 +165,7 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
       s->duplex[d] = s->alone[d];
   s->stamp = 1;
   ooc_heap_init(&s->heap);
+  ooc_sem_init(&s->sem);
   s->astate = calloc(1, s->at->state_size ? s->at->state_size : 1);
   if (s->astate == NULL || ooc_heap_reserve(&s->heap, 64) != OOC_OK) {
     ooc_sim_free(s);
@@ -197,8 +186,7 @@ ooc_sim_free(ooc_sim *s)
   ooc_heap_fini(&s->heap);
   free(s->order);
   free(s->done);
-  free(s->tflags);
-  free(s->inflight);
+  ooc_sem_fini(&s->sem);
   free(s);
 }
 
@@ -221,33 +209,22 @@ prepare(ooc_sim *s, const ooc_program *p)
     memset(s->done, 0, (size_t)cap * sizeof *done);
     s->cap_instr = cap;
   }
-  if (p->n_tensors > s->cap_tensors || s->tflags == NULL) {
-    int32_t cap = p->n_tensors > 0 ? p->n_tensors : 1;
-    uint8_t *f = realloc(s->tflags, (size_t)cap);
-
-    if (f == NULL)
-      return OOC_ENOMEM;
-    s->tflags = f;
-    f = realloc(s->inflight, (size_t)cap);
-    if (f == NULL)
-      return OOC_ENOMEM;
-    s->inflight = f;
-    s->cap_tensors = cap;
-  }
+  if (ooc_sem_reset(&s->sem, p) != OOC_OK)
+    return OOC_ENOMEM;
   if (s->alloc_ready && p->n_tensors > s->alloc_handles) {
     s->at->fini(s->astate);
     s->alloc_ready = 0;
   }
   if (!s->alloc_ready) {
     ooc_alloc_config ac = {
-      .budget = s->budget, .n_handles = s->cap_tensors,
+      .budget = s->budget, .n_handles = s->sem.cap,
       .chunk_bytes = s->chunk, .hw = s->hw,
     };
     int rc = s->at->init(s->astate, &ac, s->err);
     if (rc != OOC_OK)
       return rc;
     s->alloc_ready = 1;
-    s->alloc_handles = s->cap_tensors;
+    s->alloc_handles = s->sem.cap;
   } else {
     s->at->reset(s->astate);
   }
@@ -317,6 +294,8 @@ sample_memory(ooc_sim *s)
     };
 }
 
+/* An ALLOC (instruction i) could not be met: the run ends infeasible with
+ * the report the summary's oom object carries. */
 static void
 fill_oom(ooc_sim *s, int32_t i, const char *host_reason)
 {
@@ -328,8 +307,7 @@ fill_oom(ooc_sim *s, int32_t i, const char *host_reason)
   s->at->stats(s->astate, &as);
   *o = (ooc_oom){
     .instr = i, .tensor = in->tensor, .layer = in->layer,
-    .time_ns = i < s->p->prologue_end ? 0
-               : s->st[in->stream].blocked_since,
+    .time_ns = i < s->p->prologue_end ? 0 : s->now - s->t0,
     .requested_bytes = bytes, .live_bytes = as.allocated,
     .reserved_bytes = as.reserved, .largest_free_bytes = as.largest_free,
   };
@@ -338,6 +316,7 @@ fill_oom(ooc_sim *s, int32_t i, const char *host_reason)
   else
     s->at->explain(s->astate, bytes, o->reason, sizeof o->reason);
   s->r->feasible = 0;
+  s->oom = 1;
 }
 
 /* Pinned host allocation; returns 0 when host memory is exhausted. */
@@ -353,105 +332,56 @@ host_alloc(ooc_sim *s, uint64_t bytes)
 }
 
 static void
-host_reason(ooc_sim *s, uint64_t bytes, char *buf, size_t n)
+host_oom(ooc_sim *s, int32_t i)
 {
-  char b1[32], b2[32], b3[32];
+  char why[160], b1[32], b2[32], b3[32];
+  uint64_t bytes = s->p->tensors[s->p->instr[i].tensor].bytes;
 
-  snprintf(buf, n, "pinned host memory exhausted: %s requested, %s of %s "
-           "in use", ooc_fmt_bytes(bytes, b1, sizeof b1),
+  snprintf(why, sizeof why, "pinned host memory exhausted: %s requested, %s "
+           "of %s in use", ooc_fmt_bytes(bytes, b1, sizeof b1),
            ooc_fmt_bytes(s->host_pinned, b2, sizeof b2),
            ooc_fmt_bytes(s->hw->host_mem, b3, sizeof b3));
+  fill_oom(s, i, why);
 }
 
-/* Tensor checks of a COMPUTE about to start. */
-static int
-check_compute(ooc_sim *s, int32_t i)
-{
-  const ooc_instr *in = &s->p->instr[i];
-  int32_t k;
-
-  for (k = 0; k < in->n_args; k++) {
-    int32_t a = s->p->args[in->arg_first + k];
-    int32_t t = OOC_ARG_TENSOR(a);
-    uint8_t f = s->tflags[t];
-
-    if (!(f & T_DEV))
-      return instr_fail(s, i, a & OOC_ARG_WRITE ? "writes" : "reads", t,
-                        "which is not allocated on the device");
-    if (a & OOC_ARG_WRITE) {
-      if (s->inflight[t])
-        return instr_fail(s, i, "writes", t, "while a copy of it is in "
-                          "flight");
-    } else if (!(f & T_VALID)) {
-      return instr_fail(s, i, "reads", t,
-                        s->inflight[t] ? "while it is still being copied in"
-                                       : "before any data was written to it");
-    }
-  }
-  return OOC_OK;
-}
-
-static void
-compute_done(ooc_sim *s, int32_t i)
-{
-  const ooc_instr *in = &s->p->instr[i];
-  int32_t k;
-
-  for (k = 0; k < in->n_args; k++) {
-    int32_t a = s->p->args[in->arg_first + k];
-    if (a & OOC_ARG_WRITE)
-      s->tflags[OOC_ARG_TENSOR(a)] |= T_VALID;
-  }
-}
-
-/* Is tensor t an argument of the kernel running on the compute stream (and,
- * with write_only, one it writes)? Returns that kernel's index or -1. */
-static int32_t
-kernel_using(const ooc_sim *s, int32_t t, int write_only)
-{
-  const struct stream *st = &s->st[OOC_STREAM_COMPUTE];
-  const ooc_instr *in;
-  int32_t k;
-
-  if (st->state != ST_BUSY)
-    return -1;
-  in = &s->p->instr[st->cur];
-  if (in->kind != OOC_I_COMPUTE)
-    return -1;
-  for (k = 0; k < in->n_args; k++) {
-    int32_t a = s->p->args[in->arg_first + k];
-    if (OOC_ARG_TENSOR(a) == t && (!write_only || (a & OOC_ARG_WRITE)))
-      return st->cur;
-  }
-  return -1;
-}
-
-/* Check a FREE and apply it to the tensor state; device frees also go
- * through the allocator, adding its cost. */
-static int
-do_free(ooc_sim *s, int32_t i, int64_t *cost)
+/* The allocator side of ALLOC i (checked): device through the allocator,
+ * host against hw->host_mem. Returns OOC_OK with *cost its modelled time,
+ * OOC_EOOM (fill_oom has run) or an error. */
+static inline int
+do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
 {
   const ooc_instr *in = &s->p->instr[i];
   int32_t t = in->tensor;
+  int rc;
 
   if (in->where == OOC_WHERE_HOST) {
-    if (!(s->tflags[t] & T_HOST))
-      return instr_fail(s, i, "frees host buffer of", t, "which is absent");
-    s->tflags[t] &= (uint8_t)~(T_HOST | T_HVALID);
-    s->host_pinned -= s->p->tensors[t].bytes;
+    if (!host_alloc(s, s->p->tensors[t].bytes)) {
+      host_oom(s, i);
+      return OOC_EOOM;
+    }
+    *cost += s->hw->host_alloc_ns;
     return OOC_OK;
   }
-  if (!(s->tflags[t] & T_DEV))
-    return instr_fail(s, i, "frees", t, "which is not allocated");
-  if (s->inflight[t])
-    return instr_fail(s, i, "frees", t, "while a copy of it is in flight");
-  if (s->p->instr[i].stream != OOC_STREAM_COMPUTE &&
-      kernel_using(s, t, 0) >= 0)
-    return instr_fail(s, i, "frees", t, "while the running kernel uses it");
-  s->at->free(s->astate, t, cost);
-  s->tflags[t] &= (uint8_t)~(T_DEV | T_VALID);
-  sample_memory(s);
+  rc = s->at->alloc(s->astate, t, s->p->tensors[t].bytes, cost);
+  if (rc == OOC_EOOM) {
+    fill_oom(s, i, NULL);
+    return OOC_EOOM;
+  }
+  if (rc != OOC_OK)
+    return ooc_err_set(s->err, rc, "simulator: allocator out of host memory");
   return OOC_OK;
+}
+
+/* The allocator side of FREE i (checked), adding its cost. */
+static inline void
+do_free(ooc_sim *s, int32_t i, int64_t *cost)
+{
+  const ooc_instr *in = &s->p->instr[i];
+
+  if (in->where == OOC_WHERE_HOST)
+    s->host_pinned -= s->p->tensors[in->tensor].bytes;
+  else
+    s->at->free(s->astate, in->tensor, cost);
 }
 
 /* The prologue: every instruction once, at t = 0, at no cost. */
@@ -464,61 +394,24 @@ run_prologue(ooc_sim *s)
 
   for (i = 0; i < p->prologue_end; i++) {
     const ooc_instr *in = &p->instr[i];
-    int32_t t = in->tensor;
     int64_t cost = 0;
 
-    switch (in->kind) {
-    case OOC_I_COMPUTE:
-      rc = check_compute(s, i);
+    rc = ooc_sem_check(&s->sem, i, s->err);
+    if (rc != OOC_OK)
+      return rc;
+    if (in->kind == OOC_I_ALLOC) {
+      rc = do_alloc(s, i, &cost);
       if (rc != OOC_OK)
         return rc;
-      compute_done(s, i);
-      break;
-    case OOC_I_H2D:
-      if (!(s->tflags[t] & T_DEV))
-        return instr_fail(s, i, "copies into", t, "which is not allocated");
-      s->tflags[t] |= T_VALID;
-      break;
-    case OOC_I_D2H:
-      if ((s->tflags[t] & (T_DEV | T_VALID)) != (T_DEV | T_VALID))
-        return instr_fail(s, i, "copies out", t, "which holds no data");
-      s->tflags[t] |= T_HVALID;
-      break;
-    case OOC_I_ALLOC:
-      if (in->where == OOC_WHERE_HOST) {
-        if (s->tflags[t] & T_HOST)
-          return instr_fail(s, i, "allocates host buffer of", t,
-                            "which is already allocated");
-        if (!host_alloc(s, p->tensors[t].bytes)) {
-          char why[160];
-          host_reason(s, p->tensors[t].bytes, why, sizeof why);
-          fill_oom(s, i, why);
-          return OOC_EOOM;
-        }
-        s->tflags[t] |= T_HOST | T_HVALID;
-      } else {
-        if (s->tflags[t] & T_DEV)
-          return instr_fail(s, i, "allocates", t, "which is already live");
-        rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
-        if (rc == OOC_EOOM) {
-          fill_oom(s, i, NULL);
-          return OOC_EOOM;
-        }
-        if (rc != OOC_OK)
-          return ooc_err_set(s->err, rc, "simulator: allocator out of host "
-                             "memory");
-        s->tflags[t] |= T_DEV | T_VALID;
-        sample_memory(s);
-      }
-      break;
-    case OOC_I_FREE:
-      rc = do_free(s, i, &cost);
-      if (rc != OOC_OK)
-        return rc;
-      break;
-    default:
-      break;
+    } else if (in->kind == OOC_I_FREE) {
+      do_free(s, i, &cost);
     }
+    rc = ooc_sem_prologue(&s->sem, i, s->err);
+    if (rc != OOC_OK)
+      return rc;
+    if ((in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE) &&
+        in->where == OOC_WHERE_DEVICE)
+      sample_memory(s);
   }
   return OOC_OK;
 }
@@ -573,8 +466,59 @@ is_done(const ooc_sim *s, int32_t w)
   return w < s->p->prologue_end || s->done[w] == s->stamp;
 }
 
-/* Try to start the head of stream k. Returns OOC_OK (started or not) or an
- * error. */
+/* Attribute the compute stream's idle time since the last change, [since,
+ * now): to its stall reason, and with a detail recorder to the tensor whose
+ * copy (or FREE after a swap-out) it waited for and to the next kernel. */
+static void
+stall_account(ooc_sim *s)
+{
+  if (s->stall != STALL_NONE && s->last_iter && s->now > s->stall_since) {
+    int64_t dt = s->now - s->stall_since;
+    s->r->stall_ns[s->stall] += dt;
+    if (s->detail != NULL) {
+      s->pend_stall[s->stall] += dt;
+      if (s->stall_on >= 0 && s->stall != OOC_STALL_OTHER) {
+        int32_t t = s->p->instr[s->stall_on].tensor;
+        if (t >= 0) {
+          if (s->stall == OOC_STALL_SWAPIN)
+            s->detail->exposed_in_ns[t] += dt;
+          else
+            s->detail->exposed_out_ns[t] += dt;
+        }
+      }
+    }
+  }
+  s->stall_since = s->now;
+}
+
+/* A kernel starts: hand it the compute stream's idle time since the last
+ * one (the detail recorder). */
+static void
+kernel_starts(ooc_sim *s, int32_t i)
+{
+  ooc_sim_detail *d = s->detail;
+  int64_t total = 0, most = -1;
+  int k, cause = OOC_STALL_OTHER;
+  uint64_t allocated, reserved;
+
+  stall_account(s);
+  for (k = 0; k < OOC_STALL_COUNT; k++) {
+    total += s->pend_stall[k];
+    if (s->pend_stall[k] > most) {
+      most = s->pend_stall[k];
+      cause = k;
+    }
+    s->pend_stall[k] = 0;
+  }
+  s->at->usage(s->astate, &allocated, &reserved);
+  d->start_ns[i] = s->now - s->t0;
+  d->stall_ns[i] = total;
+  d->stall_cause[i] = (uint8_t)(total > 0 ? cause : OOC_STALL_OTHER);
+  d->free_bytes[i] = s->budget > allocated ? s->budget - allocated : 0;
+}
+
+/* Try to start the head of stream k. Returns OOC_OK (started or not; an
+ * OOM sets s->oom) or an error. */
 static int
 try_start(ooc_sim *s, int k)
 {
@@ -585,9 +529,7 @@ try_start(ooc_sim *s, int k)
   int64_t cost = 0, dur = 0;
   int rc;
 
-  if (st->state == ST_BUSY || st->pos == st->n)
-    return OOC_OK;
-  if (st->state == ST_BLOCKED && !s->freed)
+  if (st->state == ST_BUSY || st->pos == st->n || s->oom)
     return OOC_OK;
   i = s->order[st->first + st->pos];
   in = &p->instr[i];
@@ -601,39 +543,30 @@ try_start(ooc_sim *s, int k)
   }
   st->wait_on = -1;
   t = in->tensor;
+  if ((in->kind == OOC_I_H2D || in->kind == OOC_I_D2H) && s->shared_engine &&
+      s->engine_busy)
+    return OOC_OK;
+  rc = ooc_sem_begin(&s->sem, i, s->err);
+  if (rc != OOC_OK)
+    return rc;
   switch (in->kind) {
   case OOC_I_COMPUTE:
-    rc = check_compute(s, i);
-    if (rc != OOC_OK)
-      return rc;
     dur = ooc_sim_instr_ns(s, p, i);
-    if (s->last_iter)
+    if (s->last_iter) {
       s->r->compute_busy_ns += dur;
-    if (in->phase == OOC_PH_RECOMP && s->last_iter && s->model != NULL &&
-        in->layer < s->model->n_layers)
-      s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
+      if (in->phase == OOC_PH_RECOMP) {
+        s->r->recompute_ns += dur;
+        if (s->model != NULL && in->layer < s->model->n_layers)
+          s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
+      }
+      if (s->detail != NULL)
+        kernel_starts(s, i);
+    }
     rc = push(s, s->now + dur, EV_DONE, k, 0);
     break;
   case OOC_I_H2D:
   case OOC_I_D2H: {
     int d = in->kind == OOC_I_D2H;
-    if (s->shared_engine && s->engine_busy)
-      return OOC_OK;
-    if (!(s->tflags[t] & T_DEV))
-      return instr_fail(s, i, d ? "copies out" : "copies into", t,
-                        "which is not allocated on the device");
-    if (d && !(s->tflags[t] & T_VALID))
-      return instr_fail(s, i, "copies out", t, "which holds no valid data");
-    if (!d && s->inflight[t])
-      return instr_fail(s, i, "copies into", t, "while a copy of it is in "
-                        "flight");
-    if (kernel_using(s, t, d) >= 0)
-      return instr_fail(s, i, d ? "copies out" : "copies into", t,
-                        d ? "while the running kernel writes it"
-                          : "while the running kernel uses it");
-    if (!d)
-      s->tflags[t] &= (uint8_t)~T_VALID;
-    s->inflight[t]++;
     s->engine_busy = 1;
     s->ch[d].remaining = (double)p->tensors[t].bytes;
     if (s->last_iter) {
@@ -646,38 +579,17 @@ try_start(ooc_sim *s, int k)
     break;
   }
   case OOC_I_ALLOC:
-    if (in->where == OOC_WHERE_HOST) {
-      if (s->tflags[t] & T_HOST)
-        return instr_fail(s, i, "allocates host buffer of", t,
-                          "which is already allocated");
-      if (!host_alloc(s, p->tensors[t].bytes))
-        goto blocked;
-      s->tflags[t] |= T_HOST;
-      cost = s->hw->host_alloc_ns;
-    } else {
-      if (s->tflags[t] & T_DEV)
-        return instr_fail(s, i, "allocates", t, "which is already live");
-      rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
-      if (rc == OOC_EOOM) {
-        st->pending_ns += cost;
-        goto blocked;
-      }
-      if (rc != OOC_OK)
-        return ooc_err_set(s->err, rc, "simulator: allocator out of host "
-                           "memory");
-      s->tflags[t] = (uint8_t)((s->tflags[t] & ~T_VALID) | T_DEV);
-      sample_memory(s);
-    }
-    dur = cost + st->pending_ns;
-    st->pending_ns = 0;
-    if (s->last_iter)
-      s->r->alloc_ns += dur;
-    rc = push(s, s->now + dur, EV_DONE, k, 0);
-    break;
-  case OOC_I_FREE:
-    rc = do_free(s, i, &cost);
+    rc = do_alloc(s, i, &cost);
+    if (rc == OOC_EOOM)
+      return OOC_OK;
     if (rc != OOC_OK)
       return rc;
+    if (s->last_iter)
+      s->r->alloc_ns += cost;
+    rc = push(s, s->now + cost, EV_DONE, k, 0);
+    break;
+  case OOC_I_FREE:
+    do_free(s, i, &cost);
     if (s->last_iter)
       s->r->alloc_ns += cost;
     rc = push(s, s->now + cost, EV_DONE, k, 0);
@@ -688,17 +600,12 @@ try_start(ooc_sim *s, int k)
   }
   if (rc != OOC_OK)
     return rc;
+  if ((in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE) &&
+      in->where == OOC_WHERE_DEVICE)
+    sample_memory(s);
   st->state = ST_BUSY;
   st->cur = i;
   st->start = s->now;
-  return OOC_OK;
-
-blocked:
-  if (st->state != ST_BLOCKED) {
-    st->state = ST_BLOCKED;
-    st->cur = i;
-    st->blocked_since = s->now;
-  }
   return OOC_OK;
 }
 
@@ -710,17 +617,14 @@ finish(ooc_sim *s, int k)
   int32_t i = st->cur;
   const ooc_instr *in = &s->p->instr[i];
 
+  ooc_sem_finish(&s->sem, i);
   switch (in->kind) {
   case OOC_I_COMPUTE:
-    compute_done(s, i);
+    if (s->last_iter && s->detail != NULL)
+      s->detail->end_ns[i] = s->now - s->t0;
     break;
   case OOC_I_H2D:
   case OOC_I_D2H:
-    s->inflight[in->tensor]--;
-    if (in->kind == OOC_I_H2D)
-      s->tflags[in->tensor] |= T_VALID;
-    else
-      s->tflags[in->tensor] |= T_HVALID;
     s->engine_busy = 0;
     if (s->last_iter) {
       if (in->kind == OOC_I_H2D)
@@ -728,9 +632,6 @@ finish(ooc_sim *s, int k)
       else
         s->r->d2h_busy_ns += s->now - st->start;
     }
-    break;
-  case OOC_I_FREE:
-    s->freed = 1;
     break;
   default:
     break;
@@ -807,35 +708,34 @@ schedule(ooc_sim *s)
     if (rc != OOC_OK)
       return rc;
   }
-  s->freed = 0;
   return OOC_OK;
 }
 
-/* Attribute the compute stream's idle time since the last change. */
+/* The compute stream's state may have changed: close the interval of the
+ * old reason and start one for the new. */
 static void
 track_stall(ooc_sim *s)
 {
   const struct stream *st = &s->st[OOC_STREAM_COMPUTE];
   int why = STALL_NONE;
+  int32_t on = -1;
 
-  if (st->state == ST_BLOCKED) {
-    why = OOC_STALL_MEMORY;
-  } else if (st->state == ST_IDLE && st->pos < st->n) {
+  if (st->state == ST_IDLE && st->pos < st->n) {
     why = OOC_STALL_OTHER;
-    if (st->wait_on >= 0) {
-      const ooc_instr *w = &s->p->instr[st->wait_on];
+    on = st->wait_on;
+    if (on >= 0) {
+      const ooc_instr *w = &s->p->instr[on];
       if (w->stream == OOC_STREAM_H2D)
         why = OOC_STALL_SWAPIN;
       else if (w->stream == OOC_STREAM_D2H)
         why = OOC_STALL_SWAPOUT;
     }
   }
-  if (why == s->stall)
+  if (why == s->stall && on == s->stall_on)
     return;
-  if (s->stall != STALL_NONE && s->last_iter)
-    s->r->stall_ns[s->stall] += s->now - s->stall_since;
+  stall_account(s);
   s->stall = why;
-  s->stall_since = s->now;
+  s->stall_on = on;
 }
 
 /* One timed iteration from s->now. Returns OOC_OK (r->feasible says
@@ -843,7 +743,6 @@ track_stall(ooc_sim *s)
 static int
 run_iteration(ooc_sim *s)
 {
-  const ooc_program *p = s->p;
   ooc_event ev;
   int k, rc;
 
@@ -858,13 +757,13 @@ run_iteration(ooc_sim *s)
     st->wcur = 0;
     st->wait_on = -1;
     st->state = ST_IDLE;
-    st->pending_ns = 0;
   }
   s->engine_busy = 0;
-  s->freed = 0;
   s->ch[0].active = s->ch[1].active = 0;
   s->t0 = s->now;
   s->stall = STALL_NONE;
+  s->stall_on = -1;
+  memset(s->pend_stall, 0, sizeof s->pend_stall);
   ooc_heap_clear(&s->heap);
   if (s->last_iter && s->trace != NULL)
     sample_memory(s);
@@ -872,7 +771,7 @@ run_iteration(ooc_sim *s)
   if (rc != OOC_OK)
     return rc;
   track_stall(s);
-  for (;;) {
+  while (!s->oom) {
     /* Drop stale transfer completions first: they must not move time. */
     while (ooc_heap_peek(&s->heap) != NULL &&
            is_stale(s, ooc_heap_peek(&s->heap)))
@@ -892,29 +791,14 @@ run_iteration(ooc_sim *s)
       return rc;
     track_stall(s);
   }
+  if (s->oom)
+    return OOC_OK;
   for (k = 0; k < OOC_NSTREAMS; k++) {
     const struct stream *st = &s->st[k];
-    if (st->pos < st->n) {
-      int32_t worst = -1, j;
-      for (j = 0; j < OOC_NSTREAMS; j++)
-        if (s->st[j].state == ST_BLOCKED &&
-            (worst < 0 || s->st[j].cur < worst))
-          worst = s->st[j].cur;
-      if (worst < 0)
-        return ooc_err_set(s->err, OOC_EINVAL,
-                           "simulator: deadlock at instruction %d with no "
-                           "allocation blocked",
-                           s->order[st->first + st->pos]);
-      if (p->instr[worst].where == OOC_WHERE_HOST) {
-        char why[160];
-        host_reason(s, p->tensors[p->instr[worst].tensor].bytes, why,
-                    sizeof why);
-        fill_oom(s, worst, why);
-      } else {
-        fill_oom(s, worst, NULL);
-      }
-      return OOC_OK;
-    }
+    if (st->pos < st->n)
+      return ooc_err_set(s->err, OOC_EINVAL,
+                         "simulator: instruction %d waits for something that "
+                         "never completes", s->order[st->first + st->pos]);
   }
   return OOC_OK;
 }
@@ -922,6 +806,13 @@ run_iteration(ooc_sim *s)
 int
 ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
             ooc_trace *trace, ooc_err *err)
+{
+  return ooc_sim_run_detail(s, p, r, trace, NULL, err);
+}
+
+int
+ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+                   ooc_trace *trace, ooc_sim_detail *detail, ooc_err *err)
 {
   int32_t i, n_timed, n_mem;
   int k, it, rc;
@@ -940,14 +831,15 @@ ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                        s->model->name ? s->model->name : "?");
   for (i = 0; i < p->n_instr; i++) {
     const ooc_instr *in = &p->instr[i];
-    if (in->kind == OOC_I_COMPUTE && in->phase != OOC_PH_UPDATE &&
-        in->layer >= s->costs->n_layers)
+    if (in->kind != OOC_I_COMPUTE || in->phase == OOC_PH_UPDATE)
+      continue;
+    if (in->layer >= s->costs->n_layers)
       return ooc_err_set(err, OOC_EINVAL,
                          "simulator: instruction %d (COMPUTE %s) names layer "
                          "%d but the costs cover %d layers", i,
                          ooc_phase_name((ooc_phase)in->phase), in->layer,
                          s->costs->n_layers);
-    if (in->kind == OOC_I_COMPUTE && in->algo != OOC_ALGO_DEFAULT &&
+    if (in->algo != OOC_ALGO_DEFAULT &&
         ooc_costs_algo_ns(s->costs, in->layer, in->phase == OOC_PH_BWD,
                           in->algo) < 0)
       return ooc_err_set(err, OOC_EINVAL,
@@ -965,13 +857,15 @@ ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   s->p = p;
   s->r = r;
   s->trace = trace;
+  s->detail = detail;
   s->now = 0;
+  s->oom = 0;
   s->host_pinned = 0;
   s->peak_res_alloc = 0;
-  memset(s->tflags, 0, (size_t)s->cap_tensors);
-  memset(s->inflight, 0, (size_t)s->cap_tensors);
   memset(s->ch, 0, sizeof s->ch);
   r->feasible = 1;
+  if (detail != NULL && ooc_sim_detail_reserve(detail, p) != OOC_OK)
+    return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
 
   /* Group the timed instructions by stream, keeping index order: count,
    * then place (two passes). */
@@ -1008,6 +902,8 @@ ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
       r->alloc_ns = 0;
       memset(r->stall_ns, 0, sizeof r->stall_ns);
+      if (detail != NULL)
+        ooc_sim_detail_clear(detail);
     }
     rc = run_iteration(s);
     if (rc != OOC_OK)
@@ -1023,4 +919,76 @@ out:
   r->fragmentation = r->peak_reserved > 0
     ? 1.0 - (double)s->peak_res_alloc / (double)r->peak_reserved : 0.0;
   return OOC_OK;
+}
+
+/* --- the detail recorder -------------------------------------------------- */
+
+void
+ooc_sim_detail_init(ooc_sim_detail *d)
+{
+  memset(d, 0, sizeof *d);
+}
+
+void
+ooc_sim_detail_fini(ooc_sim_detail *d)
+{
+  if (d == NULL)
+    return;
+  free(d->start_ns);
+  free(d->end_ns);
+  free(d->stall_ns);
+  free(d->stall_cause);
+  free(d->free_bytes);
+  free(d->exposed_in_ns);
+  free(d->exposed_out_ns);
+  memset(d, 0, sizeof *d);
+}
+
+#define GROW_TO(ptr, n)                                                      \
+  do {                                                                       \
+    void *q_ = realloc((ptr), (size_t)(n) * sizeof *(ptr));                  \
+    if (q_ == NULL)                                                          \
+      return OOC_ENOMEM;                                                     \
+    (ptr) = q_;                                                              \
+  } while (0)
+
+int
+ooc_sim_detail_reserve(ooc_sim_detail *d, const ooc_program *p)
+{
+  int32_t ni = p->n_instr > 0 ? p->n_instr : 1;
+  int32_t nt = p->n_tensors > 0 ? p->n_tensors : 1;
+
+  if (ni > d->cap_instr) {
+    GROW_TO(d->start_ns, ni);
+    GROW_TO(d->end_ns, ni);
+    GROW_TO(d->stall_ns, ni);
+    GROW_TO(d->stall_cause, ni);
+    GROW_TO(d->free_bytes, ni);
+    d->cap_instr = ni;
+  }
+  if (nt > d->cap_tensors) {
+    GROW_TO(d->exposed_in_ns, nt);
+    GROW_TO(d->exposed_out_ns, nt);
+    d->cap_tensors = nt;
+  }
+  d->n_instr = p->n_instr;
+  d->n_tensors = p->n_tensors;
+  ooc_sim_detail_clear(d);
+  return OOC_OK;
+}
+
+void
+ooc_sim_detail_clear(ooc_sim_detail *d)
+{
+  int32_t i;
+
+  for (i = 0; i < d->n_instr; i++) {
+    d->start_ns[i] = d->end_ns[i] = -1;
+    d->stall_ns[i] = 0;
+    d->stall_cause[i] = OOC_STALL_OTHER;
+    d->free_bytes[i] = 0;
+  }
+  memset(d->exposed_in_ns, 0, (size_t)d->n_tensors * sizeof *d->exposed_in_ns);
+  memset(d->exposed_out_ns, 0,
+         (size_t)d->n_tensors * sizeof *d->exposed_out_ns);
 }

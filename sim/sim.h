@@ -5,27 +5,28 @@
  * link at the profile's duplex rates; one: they serialise) and an allocator
  * model (alloc.h). Events live on a binary min-heap keyed by (time in
  * integer ns, sequence number), so equal times run in insertion order and
- * every run is reproducible. An ALLOC that cannot be satisfied blocks its
- * stream until a FREE makes room; if nothing in flight can free memory the
- * run ends infeasible with an OOM report, never a crash.
+ * every run is reproducible. An ALLOC that cannot be satisfied is out of
+ * memory: the run ends infeasible with an OOM report, never a crash and
+ * never a wait (a schedule that needs a swap-out to make room says so with
+ * a wait, docs/program-ir.md).
  *
- * The simulator also checks the program's semantics as it runs: a COMPUTE
- * may not touch a tensor that is absent, still being copied in, or freed,
- * nor may a FREE hit a tensor with a copy in flight, nor a copy or a FREE
- * race the running kernel on a tensor it writes (D2H) or uses (H2D, FREE).
- * Such a violation is an OOC_EINVAL error naming the instruction (a
- * planner bug, not a result).
+ * The simulator checks the program's semantics as it runs, with the rules
+ * of ir/semantics.h (shared with the executor and the validator): nothing
+ * touched while absent, read while being copied in or before it holds
+ * data, freed with a copy in flight, or raced by a copy or FREE while the
+ * running kernel uses it. Such a violation is an OOC_EINVAL error naming
+ * the instruction (a planner bug, not a result).
  *
  * Time: COMPUTE costs come from ooc_costs (fwd and recomp: fwd_ns[layer];
- * bwd: bwd_ns[layer]; update: update_ns). A copy has a latency phase
+ * bwd: bwd_ns[layer]; update: update_ns; another kernel algorithm:
+ * ooc_costs_algo_ns). A copy has a latency phase
  * (copy_latency_ns, no bandwidth) then a fluid transfer at h2d_Bps/d2h_Bps,
  * or duplex_h2d_Bps/duplex_d2h_Bps each while an H2D and a D2H overlap; a
  * copy alone takes latency + ceil(bytes x 1e9 / rate) ns. With one copy
  * engine the two copy streams share it and the ready copy with the lower
  * index goes first. ALLOC/FREE take the allocator's modelled cost on their
- * stream; a failed ALLOC is retried after every FREE completes. Pinned host
- * ALLOC/FREE (where = host) are counted against hw->host_mem (0: no limit)
- * and cost hw->host_alloc_ns.
+ * stream. Pinned host ALLOC/FREE (where = host) are counted against
+ * hw->host_mem (0: no limit) and cost hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times, each starting when the previous one has
@@ -60,9 +61,9 @@
 
 /* Why the compute stream was idle while it had work left. */
 typedef enum {
-  OOC_STALL_SWAPIN = 0,  /* waiting for an H2D copy */
-  OOC_STALL_SWAPOUT,     /* waiting for a D2H copy (or the FREE after it) */
-  OOC_STALL_MEMORY,      /* an ALLOC blocked until memory was freed */
+  OOC_STALL_SWAPIN = 0,  /* waiting for an H2D copy (or its ALLOC) */
+  OOC_STALL_SWAPOUT,     /* waiting for a D2H copy or the FREE after it:
+                            the room a swap-out makes */
   OOC_STALL_OTHER,       /* any other dependency */
   OOC_STALL_COUNT
 } ooc_stall;
@@ -84,12 +85,42 @@ typedef struct ooc_sim_result {
   uint64_t peak_host_pinned;   /* pinned host bytes in use at peak */
   uint64_t h2d_bytes, d2h_bytes;          /* per iteration */
   double recompute_flops;                 /* per iteration */
+  int64_t recompute_ns;                   /* compute time in recompute
+                                             kernels, per iteration */
   int64_t compute_busy_ns, h2d_busy_ns, d2h_busy_ns;
   int64_t stall_ns[OOC_STALL_COUNT];
   int64_t alloc_ns;            /* time streams spent in allocator calls */
   uint64_t events;             /* events processed, all iterations */
   int iterations;
 } ooc_sim_result;
+
+/* Optional recorder of the last iteration's figures per kernel and per
+ * tensor, for planners that search (PoocH §4.4.2 takes the swap-outs and
+ * swap-ins that compute cannot hide from exactly these). Arrays are
+ * indexed by instruction (only COMPUTE entries are filled; start and end
+ * are -1 elsewhere) and by tensor. Times are relative to the start of the
+ * iteration. The caller owns it (ooc_sim_detail_init/_fini); a run sizes
+ * it for its program, reusing the arrays. */
+typedef struct ooc_sim_detail {
+  int32_t n_instr, cap_instr, n_tensors, cap_tensors;
+  int64_t *start_ns, *end_ns;   /* per COMPUTE: when it ran */
+  int64_t *stall_ns;            /* per COMPUTE: the compute stream's idle
+                                   time since the previous kernel started */
+  uint8_t *stall_cause;         /* per COMPUTE: the ooc_stall of most of it */
+  uint64_t *free_bytes;         /* per COMPUTE: budget - allocated bytes as
+                                   it starts */
+  int64_t *exposed_in_ns;       /* per tensor: compute idle waiting for its
+                                   swap-in (H2D or the ALLOC before it) */
+  int64_t *exposed_out_ns;      /* per tensor: compute idle waiting for its
+                                   swap-out (D2H or the FREE after it) */
+} ooc_sim_detail;
+
+void ooc_sim_detail_init(ooc_sim_detail *d);
+void ooc_sim_detail_fini(ooc_sim_detail *d);
+/* Size d for p and clear it (OOC_ENOMEM). ooc_sim_run_detail calls it. */
+int ooc_sim_detail_reserve(ooc_sim_detail *d, const ooc_program *p);
+/* Back to "nothing ran": start/end -1, stalls and exposures 0. */
+void ooc_sim_detail_clear(ooc_sim_detail *d);
 
 typedef struct ooc_sim_config {
   const ooc_model *model;
@@ -115,6 +146,9 @@ void ooc_sim_free(ooc_sim *s);
  * spans and memory samples of the last iteration are recorded. */
 int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                 ooc_trace *trace, ooc_err *err);
+/* ooc_sim_run with the detail recorder d (NULL: none). */
+int ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+                       ooc_trace *trace, ooc_sim_detail *d, ooc_err *err);
 
 /* Duration the simulator gives instruction i alone (no link sharing, no
  * allocator cost); used by planners and reports. */

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "ir/algo.h"
 #include "ir/plan_io.h"
 #include "plan/plan.h"

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
 #include "planners/registry.h"

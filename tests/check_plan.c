@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
 #include "plan/toolkit.h"
@@ -296,6 +297,8 @@ START_TEST(test_memory_timeline)
   ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 14, 3000), 11);
   ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 7, 3190), -1);
   ck_assert_int_eq(ooc_timeline_last_above(&t, 0, 7, 3189), 3);
+  ck_assert_int_eq(ooc_timeline_first_above(&t, 0, 14, 3000), 3);
+  ck_assert_int_eq(ooc_timeline_first_above(&t, 4, 9, 3000), 8);
   /* Only persistent, workspace and gradients (what window subtracts). */
   ooc_timeline_clear(&t);
   ooc_timeline_memory(&t, lv, NULL,
@@ -349,6 +352,10 @@ START_TEST(test_timeline_matches_brute_force)
       if (ref[s] > lim)
         last = s;
     ck_assert_int_eq(ooc_timeline_last_above(&t, lo, hi, lim), last);
+    for (s = hi; s >= lo; s--)
+      if (ref[s] > lim)
+        last = s;
+    ck_assert_int_eq(ooc_timeline_first_above(&t, lo, hi, lim), last);
     p = lcg(&x, N);
     ck_assert_int_eq(ooc_timeline_at(&t, p), ref[p]);
   }
@@ -358,6 +365,7 @@ START_TEST(test_timeline_matches_brute_force)
   /* Empty ranges. */
   ck_assert_int_eq(ooc_timeline_max(&t, 5, 4), INT64_MIN);
   ck_assert_int_eq(ooc_timeline_last_above(&t, 5, 4, INT64_MIN), -1);
+  ck_assert_int_eq(ooc_timeline_first_above(&t, 5, 4, INT64_MIN), -1);
   ooc_timeline_fini(&t);
 }
 END_TEST
@@ -871,9 +879,9 @@ START_TEST(test_plan_file_errors)
   /* A FREE turned into an ALLOC: the structure is fine, pairing is not. */
   t = edit(text, "[\"free\",0,\"none\",\"device\",1,14,[],[]]",
            "[\"alloc\",0,\"none\",\"device\",1,14,[],[]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program: instruction 8 (ALLOC on "
-             "compute stream, layer 1, tensor 14): ALLOC of a tensor that "
-             "is already allocated there");
+  expect_bad(t, OOC_EINVAL, "p.json: program: instruction 8 (ALLOC, layer "
+             "1, tensor 14): allocates tensor 14 (layer 1) which is already "
+             "live");
   free(t);
   free(text);
 }

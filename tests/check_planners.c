@@ -387,11 +387,14 @@ END_TEST
  * groupby 0, sync_mode 0 fits (1 simulation); (3) ahead searched from 1,
  * which is not simulated again: 7, 10, 12, 13 all fit (4); (4) groupby 13
  * fits (1): 6 simulations. persistent + 3 MiB, threshold 1, groupby 0:
- * acts 1..4 are swapped; with ahead 1 act 4's swap-in is issued after
- * step 5 and takes the MiB bwd fc6 (step 6) needs next to act 5 and two
- * gradients, and nothing in flight frees any: OOM at sync_mode 0 and 1
- * (1 only waits for swap-outs). sync_mode 2 issues each swap-in after the
- * step before its use, when step 6 is done: it fits, 3 simulations. */
+ * acts 1..4 are swapped. Without waiting for swap-outs (sync_mode 0 and
+ * 2) fwd fc4 (step 3) allocates act 4 while the copies of acts 1 and 2
+ * are still in flight and their memory not yet free: 5 MiB > 3 MiB, out
+ * of memory (an ALLOC does not wait for room). With sync_mode 1 the
+ * swap-outs are waited for, but with ahead 1 act 4's swap-in is issued
+ * after step 5 and takes the MiB bwd fc6 (step 6) needs next to act 5 and
+ * two gradients: OOM. sync_mode 3 also issues each swap-in after the step
+ * before its use, when step 6 is done: it fits, 4 simulations. */
 START_TEST(lms_autotune_fixed_threshold)
 {
   fixture f;
@@ -407,11 +410,11 @@ START_TEST(lms_autotune_fixed_threshold)
   fx_budget(&f, f.lv->persistent_bytes + 3 * MiB, "ideal");
   fx_run(&f, &ooc_planner_lms, t1, 2);
   ck_assert_str_eq(f.plan.note, "lms: threshold=1, ahead=1, groupby=0, "
-                   "sync_mode=2 (3 simulations)");
+                   "sync_mode=3 (4 simulations)");
   ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);
   ck_assert_int_eq(f.plan.n_swaps, 4);
   for (int i = 1; i <= 4; i++)
-    assert_swap(&f.plan, i - 1, i, i, -1, 10 - i, 11 - i);
+    assert_swap(&f.plan, i - 1, i, i, i + 1, 10 - i, 11 - i);
   fx_close(&f);
 }
 END_TEST
@@ -425,7 +428,11 @@ END_TEST
  * their D2H and swap-in) by step 6..10: 5, 4, 3, 3, 3. Act 2 (needed at
  * 9) fits back from step 7 (4+1, 3+1 <= 5.5; step 6: 6 > 5.5): in_after 6.
  * Then occupancy 7, 8 is 5, 4: act 1 (needed at 10) fits from step 8
- * (3+1, 4+1; step 7: 6): in_after 7. */
+ * (3+1, 4+1; step 7: 6): in_after 7. Swap-out waits, in forward order:
+ * act 1 may stay until the first step of [3, 7] where one more MiB would
+ * exceed 5.5: the occupancy with both acts gone is 3, 3, 4, 5, 5 there, so
+ * step 6 waits for it; with act 1 present on [3, 5] (4, 4, 5), act 2 may
+ * stay on [4, 6] until step 5 (5 + 1 > 5.5), which waits for it. */
 START_TEST(capacity_keeps_tail)
 {
   fixture f;
@@ -433,8 +440,8 @@ START_TEST(capacity_keeps_tail)
   fx_budget(&f, f.lv->persistent_bytes + 3 * MiB + 5 * MiB / 2, "ideal");
   fx_run(&f, &ooc_planner_capacity, NULL, 0);
   ck_assert_int_eq(f.plan.n_swaps, 2);
-  assert_swap(&f.plan, 0, 2, 2, -1, 6, 9);
-  assert_swap(&f.plan, 1, 1, 1, -1, 7, 10);
+  assert_swap(&f.plan, 0, 2, 2, 5, 6, 9);
+  assert_swap(&f.plan, 1, 1, 1, 6, 7, 10);
   ck_assert_int_eq(f.plan.action[3], OOC_KEEP);
   ck_assert_int_eq(f.plan.action[4], OOC_KEEP);
   ck_assert_msg(f.res.feasible, "%s", f.res.oom.reason);

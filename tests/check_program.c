@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/program.h"
+#include "ir/semantics.h"
 
 static ooc_program p;
 static ooc_err err;
@@ -25,8 +26,9 @@ teardown(void)
   ooc_program_fini(&p);
 }
 
-/* A small valid program: prologue ALLOC w; timed ALLOC a, FWD 1 (w -> a),
- * D2H a waiting for the FWD, FREE a on the D2H stream. */
+/* A small valid program: prologue ALLOC w and a pinned host buffer for a;
+ * timed 2 ALLOC a, 3 FWD 1 (w -> a), 4 D2H a waiting for the FWD, 5 FREE a
+ * on the D2H stream. */
 static void
 build(ooc_program *q)
 {
@@ -38,16 +40,18 @@ build(ooc_program *q)
   ck_assert_int_eq(a, 1);
   ck_assert_int_eq(ooc_program_emit(q, OOC_I_ALLOC, OOC_STREAM_COMPUTE,
                                     OOC_PH_NONE, 1, w, OOC_WHERE_DEVICE), 0);
-  q->prologue_end = 1;
+  ck_assert_int_eq(ooc_program_emit(q, OOC_I_ALLOC, OOC_STREAM_COMPUTE,
+                                    OOC_PH_NONE, 1, a, OOC_WHERE_HOST), 1);
+  q->prologue_end = 2;
   ooc_program_emit(q, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a,
                    OOC_WHERE_DEVICE);
   f = ooc_program_emit(q, OOC_I_COMPUTE, OOC_STREAM_COMPUTE, OOC_PH_FWD, 1,
                        -1, OOC_WHERE_DEVICE);
-  ck_assert_int_eq(f, 2);
+  ck_assert_int_eq(f, 3);
   ck_assert_int_eq(ooc_program_arg(q, w, 0), OOC_OK);
   ck_assert_int_eq(ooc_program_arg(q, a, 1), OOC_OK);
   ck_assert_int_eq(ooc_program_emit(q, OOC_I_D2H, OOC_STREAM_D2H,
-                                    OOC_PH_NONE, 1, a, OOC_WHERE_DEVICE), 3);
+                                    OOC_PH_NONE, 1, a, OOC_WHERE_DEVICE), 4);
   ck_assert_int_eq(ooc_program_wait(q, -1), OOC_OK);  /* ignored */
   ck_assert_int_eq(ooc_program_wait(q, f), OOC_OK);
   ooc_program_emit(q, OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, a,
@@ -59,23 +63,23 @@ build(ooc_program *q)
 START_TEST(test_builder)
 {
   build(&p);
-  ck_assert_int_eq(p.n_instr, 5);
+  ck_assert_int_eq(p.n_instr, 6);
   ck_assert_int_eq(p.n_tensors, 2);
   ck_assert_int_eq(p.n_args, 2);
   ck_assert_int_eq(p.n_waits, 1);
-  ck_assert_int_eq(p.instr[2].arg_first, 0);
-  ck_assert_int_eq(p.instr[2].n_args, 2);
+  ck_assert_int_eq(p.instr[3].arg_first, 0);
+  ck_assert_int_eq(p.instr[3].n_args, 2);
   ck_assert_int_eq(p.args[1], 1 | OOC_ARG_WRITE);
   ck_assert_int_eq(OOC_ARG_TENSOR(p.args[1]), 1);
-  ck_assert_int_eq(p.instr[3].wait_first, 0);
-  ck_assert_int_eq(p.instr[3].n_waits, 1);
-  ck_assert_int_eq(p.waits[0], 2);
-  ck_assert_int_eq(p.instr[4].n_waits, 0);
-  ck_assert_int_eq(p.instr[4].wait_first, 1);
+  ck_assert_int_eq(p.instr[4].wait_first, 0);
+  ck_assert_int_eq(p.instr[4].n_waits, 1);
+  ck_assert_int_eq(p.waits[0], 3);
+  ck_assert_int_eq(p.instr[5].n_waits, 0);
+  ck_assert_int_eq(p.instr[5].wait_first, 1);
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_OK);
   ooc_program_reset(&p);
   ck_assert_int_eq(p.n_instr, 0);
-  ck_assert_int_ge(p.cap_instr, 5);
+  ck_assert_int_ge(p.cap_instr, 6);
   build(&p);
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_OK);
 }
@@ -84,9 +88,9 @@ END_TEST
 START_TEST(test_bad_stream)
 {
   build(&p);
-  p.instr[3].stream = OOC_STREAM_H2D;   /* a D2H on the H2D stream */
+  p.instr[4].stream = OOC_STREAM_H2D;   /* a D2H on the H2D stream */
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "program: instruction 3 (D2H on h2d stream, "
+  ck_assert_str_eq(err.msg, "program: instruction 4 (D2H on h2d stream, "
                    "layer 1, tensor 1): kind not allowed on this stream");
 }
 END_TEST
@@ -94,9 +98,9 @@ END_TEST
 START_TEST(test_forward_wait)
 {
   build(&p);
-  p.waits[0] = 3;                       /* instruction 3 waits on itself */
+  p.waits[0] = 4;                       /* instruction 4 waits on itself */
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "program: instruction 3 (D2H on d2h stream, "
+  ck_assert_str_eq(err.msg, "program: instruction 4 (D2H on d2h stream, "
                    "layer 1, tensor 1): waits on an instruction that does "
                    "not come before it");
 }
@@ -105,23 +109,68 @@ END_TEST
 START_TEST(test_free_without_alloc)
 {
   build(&p);
-  p.instr[1].kind = OOC_I_FREE;         /* FREE a before any ALLOC of a */
+  p.instr[2].kind = OOC_I_FREE;         /* FREE a before any ALLOC of a */
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "program: instruction 1 (FREE on compute "
-                   "stream, layer 1, tensor 1): FREE without a matching "
-                   "ALLOC");
+  ck_assert_str_eq(err.msg, "program: instruction 2 (FREE, layer 1, tensor "
+                   "1): frees tensor 1 (layer 1) which is not allocated");
 }
 END_TEST
 
 START_TEST(test_unbalanced)
 {
   build(&p);
-  p.n_instr = 4;                         /* drop the FREE of a */
+  p.n_instr = 5;                         /* drop the FREE of a */
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
   ck_assert_str_eq(err.msg, "program: tensor 1 (layer 1) is allocated in "
                    "device memory at the end of the iteration but absent at "
                    "its start; the timed part must leave allocations as it "
                    "found them");
+}
+END_TEST
+
+/* The rules of ir/semantics.h, in index order: a kernel may not read what
+ * nothing wrote, a copy out needs a host buffer. */
+START_TEST(test_semantic_rules)
+{
+  build(&p);
+  p.args[1] = 1;                         /* the FWD reads a, never written */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 3 (COMPUTE fwd, layer 1): "
+                   "reads tensor 1 (layer 1) before any data was written to "
+                   "it");
+  ooc_program_reset(&p);
+  build(&p);
+  p.instr[1].where = OOC_WHERE_DEVICE;   /* no host buffer: a device ALLOC */
+  p.instr[1].tensor = 0;
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 1 (ALLOC, layer 1, tensor "
+                   "0): allocates tensor 0 (layer 1) which is already live");
+}
+END_TEST
+
+/* The happens-before check: the copy out must wait for the kernel that
+ * writes its tensor, and a FREE on the compute stream must wait for a
+ * copy of its tensor on another stream. */
+START_TEST(test_races)
+{
+  build(&p);
+  p.instr[4].n_waits = 0;                /* D2H no longer waits for FWD */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 4 (D2H, layer 1, tensor "
+                   "1) copies out tensor 1 (layer 1), which instruction 3 "
+                   "(COMPUTE fwd, layer 1) writes on another stream, and no "
+                   "wait orders the two");
+  ooc_program_reset(&p);
+  build(&p);
+  p.instr[5].stream = OOC_STREAM_COMPUTE; /* FREE a on compute, unordered */
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 5 (FREE, layer 1, tensor "
+                   "1) frees tensor 1 (layer 1), which instruction 4 (D2H, "
+                   "layer 1, tensor 1) reads on another stream, and no wait "
+                   "orders the two");
+  /* Waiting for the copy orders them. */
+  ck_assert_int_eq(ooc_program_wait(&p, 4), OOC_OK);
+  ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_OK);
 }
 END_TEST
 
@@ -133,14 +182,14 @@ START_TEST(test_bad_indices)
   ck_assert_ptr_nonnull(strstr(err.msg, "argument tensor id out of range"));
   ooc_program_reset(&p);
   build(&p);
-  p.instr[2].layer = 2;                  /* n_layers is 2 */
+  p.instr[3].layer = 2;                  /* n_layers is 2 */
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "layer out of range"));
   ooc_program_reset(&p);
   build(&p);
-  p.prologue_end = 6;
+  p.prologue_end = 7;
   ck_assert_int_eq(ooc_program_validate(&p, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "program: prologue_end 6 outside [0, 5]");
+  ck_assert_str_eq(err.msg, "program: prologue_end 7 outside [0, 6]");
 }
 END_TEST
 
@@ -152,10 +201,13 @@ START_TEST(test_equal)
   build(&p);
   build(&q);
   ck_assert(ooc_program_equal(&p, &q));
-  q.waits[0] = 1;
-  ck_assert(!ooc_program_equal(&p, &q));
   q.waits[0] = 2;
+  ck_assert(!ooc_program_equal(&p, &q));
+  q.waits[0] = 3;
   ck_assert(ooc_program_equal(&p, &q));
+  q.instr[3].algo = 1;
+  ck_assert(!ooc_program_equal(&p, &q));
+  q.instr[3].algo = 0;
   q.tensors[1].bytes++;
   ck_assert(!ooc_program_equal(&p, &q));
   q.tensors[1].bytes--;
@@ -186,6 +238,8 @@ program_suite(void)
   tcase_add_test(tc, test_forward_wait);
   tcase_add_test(tc, test_free_without_alloc);
   tcase_add_test(tc, test_unbalanced);
+  tcase_add_test(tc, test_semantic_rules);
+  tcase_add_test(tc, test_races);
   tcase_add_test(tc, test_bad_indices);
   tcase_add_test(tc, test_equal);
   tcase_add_test(tc, test_names);

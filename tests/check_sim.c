@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "sim/sim.h"
 
 static ooc_hw hw;
@@ -89,6 +90,15 @@ wait_on(int32_t i)
   ck_assert_int_eq(ooc_program_wait(&prog, i), OOC_OK);
 }
 
+/* A pinned host buffer for tensor t, in the prologue: a swap's other end
+ * (a D2H needs one; an H2D reads it). */
+static void
+host(int32_t t)
+{
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_COMPUTE,
+                                    OOC_PH_NONE, 0, t, OOC_WHERE_HOST), 0);
+}
+
 static void
 run_ok(void)
 {
@@ -98,13 +108,13 @@ run_ok(void)
 }
 
 /* Two kernels and a swap-out overlapping the second one.
- *   prologue: ALLOC x (1 MB, the input)
- *   1 ALLOC a (2 MB)                  t = 0, zero cost
- *   2 FWD layer 1 (x -> a)            [0, 100000)
- *   3 D2H a, waits 2                  [100000, 100000 + 1000 + 2e6/10
+ *   prologue: ALLOC x (1 MB, the input), a pinned host buffer for a
+ *   2 ALLOC a (2 MB)                  t = 0, zero cost
+ *   3 FWD layer 1 (x -> a)            [0, 100000)
+ *   4 D2H a, waits 3                  [100000, 100000 + 1000 + 2e6/10
  *                                      = 301000)
- *   4 FWD layer 2 (reads x)           [100000, 300000): overlaps the copy
- *   5 FREE a on the D2H stream        at 301000, zero cost
+ *   5 FWD layer 2 (reads x)           [100000, 300000): overlaps the copy
+ *   6 FREE a on the D2H stream        at 301000, zero cost
  * iteration 301000 ns; compute busy 300000; d2h busy 201000; no stall.
  * Events per iteration: 4 instruction completions + latency + transfer = 6,
  * 12 over the 2 iterations. */
@@ -115,7 +125,8 @@ START_TEST(test_overlap)
   x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
   a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 2000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
-  prog.prologue_end = 1;
+  host(a);
+  prog.prologue_end = 2;
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   fw = compute(OOC_PH_FWD, 1);
   arg(x, 0);
@@ -137,17 +148,17 @@ START_TEST(test_overlap)
   ck_assert_uint_eq(res.h2d_bytes, 0);
   ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN] +
                    res.stall_ns[OOC_STALL_SWAPOUT] +
-                   res.stall_ns[OOC_STALL_MEMORY] +
                    res.stall_ns[OOC_STALL_OTHER], 0);
   ck_assert_uint_eq(res.peak_allocated, 3000000);
   ck_assert_uint_eq(res.events, 12);
   /* Alone, the copy takes 1000 + 200000 ns. */
-  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 3), 201000);
-  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 4), 200000);
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 4), 201000);
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 5), 200000);
 }
 END_TEST
 
-/* Build: prologue ALLOC a (1 MB) and b (2 MB); timed H2D a, D2H b. */
+/* Build: prologue ALLOC a (1 MB) and b (2 MB) and their host buffers;
+ * timed H2D a (instruction 4), D2H b (5). */
 static void
 build_duplex(void)
 {
@@ -157,7 +168,9 @@ build_duplex(void)
   b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 2000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
-  prog.prologue_end = 2;
+  host(a);
+  host(b);
+  prog.prologue_end = 4;
   emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, a);
   emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 2, b);
 }
@@ -183,10 +196,10 @@ START_TEST(test_duplex)
 END_TEST
 
 /* A D2H running alone is joined mid-transfer by an H2D.
- *   prologue: ALLOC a (1 MB), ALLOC b (2 MB)
- *   2 FWD layer 1 (writes nothing)  [0, 100000)
- *   3 H2D a, waits 2                latency [100000, 101000)
- *   4 D2H b                         latency [0, 1000), then alone at 10 B/ns
+ *   prologue: ALLOC a (1 MB), ALLOC b (2 MB), their host buffers
+ *   4 FWD layer 1 (writes nothing)  [0, 100000)
+ *   5 H2D a, waits 4                latency [100000, 101000)
+ *   6 D2H b                         latency [0, 1000), then alone at 10 B/ns
  * At 101000 b has moved 100000 ns x 10 B/ns = 1e6 B; from then both run at
  * 8 B/ns: a needs 1e6 / 8 = 125000 ns, so does the rest of b: both end at
  * 226000 = the iteration. */
@@ -198,7 +211,9 @@ START_TEST(test_duplex_join)
   b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 2000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
-  prog.prologue_end = 2;
+  host(a);
+  host(b);
+  prog.prologue_end = 4;
   f = compute(OOC_PH_FWD, 1);
   emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, a);
   wait_on(f);
@@ -245,7 +260,7 @@ START_TEST(test_alloc_cost)
 END_TEST
 
 /* The same copies on one copy engine: the ready copy with the lower index
- * (H2D a, instruction 2) goes first: [0, 1000 + 1e6/10 = 101000); then
+ * (H2D a, instruction 4) goes first: [0, 1000 + 1e6/10 = 101000); then
  * D2H b: [101000, 101000 + 1000 + 2e6/10 = 302000). No link sharing. */
 START_TEST(test_one_engine)
 {
@@ -260,11 +275,11 @@ START_TEST(test_one_engine)
   ck_assert_int_eq(res.iteration_ns, 302000);
   ck_assert_int_eq(tr.n_spans, 2);
   for (k = 0; k < tr.n_spans; k++) {
-    if (tr.spans[k].instr == 2) {
+    if (tr.spans[k].instr == 4) {
       ck_assert_int_eq(tr.spans[k].start_ns, 0);
       ck_assert_int_eq(tr.spans[k].end_ns, 101000);
     } else {
-      ck_assert_int_eq(tr.spans[k].instr, 3);
+      ck_assert_int_eq(tr.spans[k].instr, 5);
       ck_assert_int_eq(tr.spans[k].start_ns, 101000);
       ck_assert_int_eq(tr.spans[k].end_ns, 302000);
     }
@@ -274,12 +289,12 @@ START_TEST(test_one_engine)
 END_TEST
 
 /* A backward kernel needs a tensor whose swap-in is late.
- *   prologue: ALLOC x (1 MB)
- *   1 ALLOC s (3 MB) on the H2D stream    t = 0
- *   2 H2D s                               [0, 1000 + 3e6/10 = 301000)
- *   3 FWD layer 1 (reads x)               [0, 100000)
- *   4 BWD layer 1 (reads s), waits 2      [301000, 451000)
- *   5 FREE s                              451000
+ *   prologue: ALLOC x (1 MB), s's host buffer (its data)
+ *   2 ALLOC s (3 MB) on the H2D stream    t = 0
+ *   3 H2D s                               [0, 1000 + 3e6/10 = 301000)
+ *   4 FWD layer 1 (reads x)               [0, 100000)
+ *   5 BWD layer 1 (reads s), waits 3      [301000, 451000)
+ *   6 FREE s                              451000
  * The compute stream idles 100000 .. 301000 waiting for the H2D:
  * stall_ns[SWAPIN] = 201000; iteration 451000. */
 START_TEST(test_late_swapin)
@@ -289,7 +304,8 @@ START_TEST(test_late_swapin)
   x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
   t = ooc_program_tensor(&prog, OOC_T_ACT, 1, 3000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
-  prog.prologue_end = 1;
+  host(t);
+  prog.prologue_end = 2;
   emit(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, 1, t);
   h = emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 1, t);
   compute(OOC_PH_FWD, 1);
@@ -303,19 +319,29 @@ START_TEST(test_late_swapin)
   ck_assert_int_eq(res.iteration_ns, 451000);
   ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN], 201000);
   ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPOUT], 0);
-  ck_assert_int_eq(res.stall_ns[OOC_STALL_MEMORY], 0);
   ck_assert_int_eq(res.stall_ns[OOC_STALL_OTHER], 0);
   ck_assert_int_eq(res.compute_busy_ns, 250000);
   ck_assert_int_eq(res.h2d_busy_ns, 301000);
+  {
+    ooc_sim_detail d;
+    ooc_sim_detail_init(&d);
+    ck_assert_int_eq(ooc_sim_run_detail(sim, &prog, &res, NULL, &d, &err),
+                     OOC_OK);
+    ck_assert_int_eq(d.exposed_in_ns[t], 201000);
+    ck_assert_int_eq(d.stall_ns[5], 201000);
+    ck_assert_int_eq(d.stall_cause[5], OOC_STALL_SWAPIN);
+    ck_assert_int_eq(d.start_ns[5], 301000);
+    ooc_sim_detail_fini(&d);
+  }
 }
 END_TEST
 
 /* compute -> D2H -> H2D -> compute:
- *   prologue: ALLOC a, ALLOC b (1 MB each)
- *   2 FWD layer 1 writes a       [0, 100000)
- *   3 D2H a, waits 2             [100000, 201000)
- *   4 H2D b, waits 3             [201000, 302000)
- *   5 FWD layer 2 reads b, waits 4  [302000, 502000)
+ *   prologue: ALLOC a, ALLOC b (1 MB each), their host buffers
+ *   4 FWD layer 1 writes a       [0, 100000)
+ *   5 D2H a, waits 4             [100000, 201000)
+ *   6 H2D b, waits 5             [201000, 302000)
+ *   7 FWD layer 2 reads b, waits 6  [302000, 502000)
  * iteration 502000; the compute stream waits 100000 .. 302000 on the H2D:
  * stall_ns[SWAPIN] = 202000. */
 START_TEST(test_chain)
@@ -326,7 +352,9 @@ START_TEST(test_chain)
   b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 1000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
-  prog.prologue_end = 2;
+  host(a);
+  host(b);
+  prog.prologue_end = 4;
   i2 = compute(OOC_PH_FWD, 1);
   arg(a, 1);
   i3 = emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
@@ -345,50 +373,75 @@ START_TEST(test_chain)
 }
 END_TEST
 
-/* Build the memory-wait program; c_bytes is the size of the late ALLOC.
- *   prologue: ALLOC x (1 MB)
- *   1 ALLOC b (2 MB)                   live 3 MB = the budget
- *   2 FWD layer 1 (x -> b)             [0, 100000)
- *   3 D2H b, waits 2                   [100000, 301000)
- *   4 FREE b on the D2H stream         301000
- *   5 ALLOC c (c_bytes)                blocked at 100000, retried at 301000
- *   6 FWD layer 2 (x -> c)
- *   7 FREE c */
+/* Build the memory-wait program; c_bytes is the size of the late ALLOC,
+ * which waits for the FREE of b when `wait` is set.
+ *   prologue: ALLOC x (1 MB), b's host buffer
+ *   2 ALLOC b (2 MB)                   live 3 MB = the budget
+ *   3 FWD layer 1 (x -> b)             [0, 100000)
+ *   4 D2H b, waits 3                   [100000, 301000)
+ *   5 FREE b on the D2H stream         301000
+ *   6 ALLOC c (c_bytes)                at 100000, or after 5 with `wait`
+ *   7 FWD layer 2 (x -> c)
+ *   8 FREE c */
 static void
-build_memwait(uint64_t c_bytes)
+build_memwait(uint64_t c_bytes, int wait)
 {
-  int32_t x, b, c, i2;
+  int32_t x, b, c, i3, i5;
 
   x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
   b = ooc_program_tensor(&prog, OOC_T_ACT, 1, 2000000);
   c = ooc_program_tensor(&prog, OOC_T_ACT, 2, c_bytes);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
-  prog.prologue_end = 1;
+  host(b);
+  prog.prologue_end = 2;
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, b);
-  i2 = compute(OOC_PH_FWD, 1);
+  i3 = compute(OOC_PH_FWD, 1);
   arg(x, 0);
   arg(b, 1);
   emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, b);
-  wait_on(i2);
-  emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, b);
+  wait_on(i3);
+  i5 = emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, b);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, c);
+  if (wait)
+    wait_on(i5);
   compute(OOC_PH_FWD, 2);
   arg(x, 0);
   arg(c, 1);
   emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, c);
 }
 
-/* With c = 1.5 MB and a 3 MB budget, ALLOC c waits from 100000 until the
- * FREE of b at 301000: stall_ns[MEMORY] = 201000; FWD 2 runs
- * [301000, 501000); iteration 501000; peak allocated 3 MB. */
-START_TEST(test_memory_wait)
+/* c = 1.5 MB with a 3 MB budget: the swap-out of b makes room only at
+ * 301000. An ALLOC that finds no room is out of memory, it does not wait:
+ * without the wait the run ends infeasible at ALLOC c (instruction 6,
+ * tensor 2, layer 2) at t = 100000, live 3 MB, nothing free. */
+START_TEST(test_alloc_without_room)
 {
-  build_memwait(1500000);
+  build_memwait(1500000, 0);
+  make_sim(3000000);
+  run_ok();
+  ck_assert(!res.feasible);
+  ck_assert_int_eq(res.oom.instr, 6);
+  ck_assert_int_eq(res.oom.tensor, 2);
+  ck_assert_int_eq(res.oom.time_ns, 100000);
+  ck_assert_uint_eq(res.oom.live_bytes, 3000000);
+  ck_assert_uint_eq(res.oom.largest_free_bytes, 0);
+  ck_assert_str_eq(res.oom.reason, "budget exhausted: 1.43 MiB requested, "
+                   "0 B free of 2.86 MiB");
+}
+END_TEST
+
+/* The same with ALLOC c waiting for the FREE of b: it runs at 301000, so
+ * the compute stream waits 100000 .. 301000 on the D2H stream:
+ * stall_ns[SWAPOUT] = 201000; FWD 2 runs [301000, 501000); iteration
+ * 501000; peak allocated 3 MB. */
+START_TEST(test_explicit_memory_wait)
+{
+  build_memwait(1500000, 1);
   make_sim(3000000);
   run_ok();
   ck_assert(res.feasible);
   ck_assert_int_eq(res.iteration_ns, 501000);
-  ck_assert_int_eq(res.stall_ns[OOC_STALL_MEMORY], 201000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPOUT], 201000);
   ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPIN], 0);
   ck_assert_uint_eq(res.peak_allocated, 3000000);
   ck_assert_uint_eq(res.peak_reserved, 3000000);
@@ -396,18 +449,18 @@ START_TEST(test_memory_wait)
 END_TEST
 
 /* With c = 2.5 MB, even after b is freed only 2 MB of the 3 MB budget are
- * free: the run ends infeasible at ALLOC c (instruction 5, tensor 2,
- * layer 2), blocked since t = 100000, live 1 MB, largest free 2 MB. */
+ * free: the run ends infeasible at ALLOC c (instruction 6, tensor 2,
+ * layer 2) at t = 301000, live 1 MB, largest free 2 MB. */
 START_TEST(test_oom)
 {
-  build_memwait(2500000);
+  build_memwait(2500000, 1);
   make_sim(3000000);
   ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_OK);
   ck_assert(!res.feasible);
-  ck_assert_int_eq(res.oom.instr, 5);
+  ck_assert_int_eq(res.oom.instr, 6);
   ck_assert_int_eq(res.oom.tensor, 2);
   ck_assert_int_eq(res.oom.layer, 2);
-  ck_assert_int_eq(res.oom.time_ns, 100000);
+  ck_assert_int_eq(res.oom.time_ns, 301000);
   ck_assert_uint_eq(res.oom.requested_bytes, 2500000);
   ck_assert_uint_eq(res.oom.live_bytes, 1000000);
   ck_assert_uint_eq(res.oom.reserved_bytes, 1000000);
@@ -415,6 +468,38 @@ START_TEST(test_oom)
   ck_assert_str_eq(res.oom.reason, "budget exhausted: 2.38 MiB requested, "
                    "1.91 MiB free of 2.86 MiB");
   ck_assert_int_eq(res.iteration_ns, 0);
+}
+END_TEST
+
+/* The detail recorder on the explicit memory wait: FWD 1 (instruction 3)
+ * runs [0, 100000) with 3 MB - 3 MB = 0 B free and no stall before it;
+ * FWD 2 (7) runs [301000, 501000) after 201000 ns of compute idle on the
+ * FREE of b, a swap-out stall, which is b's exposed swap-out time; as it
+ * starts 1 MB (x) + 1.5 MB (c) are live of the 3 MB budget. Then the late
+ * swap-in program: the backward (5) waited 201000 ns for s's H2D. */
+START_TEST(test_detail)
+{
+  ooc_sim_detail d;
+
+  ooc_sim_detail_init(&d);
+  build_memwait(1500000, 1);
+  make_sim(3000000);
+  ck_assert_int_eq(ooc_sim_run_detail(sim, &prog, &res, NULL, &d, &err),
+                   OOC_OK);
+  ck_assert(res.feasible);
+  ck_assert_int_eq(d.start_ns[3], 0);
+  ck_assert_int_eq(d.end_ns[3], 100000);
+  ck_assert_int_eq(d.stall_ns[3], 0);
+  ck_assert_uint_eq(d.free_bytes[3], 0);
+  ck_assert_int_eq(d.start_ns[7], 301000);
+  ck_assert_int_eq(d.end_ns[7], 501000);
+  ck_assert_int_eq(d.stall_ns[7], 201000);
+  ck_assert_int_eq(d.stall_cause[7], OOC_STALL_SWAPOUT);
+  ck_assert_uint_eq(d.free_bytes[7], 500000);
+  ck_assert_int_eq(d.exposed_out_ns[1], 201000);
+  ck_assert_int_eq(d.exposed_in_ns[1], 0);
+  ck_assert_int_eq(d.start_ns[4], -1);          /* not a kernel */
+  ooc_sim_detail_fini(&d);
 }
 END_TEST
 
@@ -482,6 +567,8 @@ START_TEST(test_free_in_flight)
   int32_t a, f;
 
   a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  host(a);
+  prog.prologue_end = 1;
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   f = compute(OOC_PH_FWD, 1);
   arg(a, 1);
@@ -490,8 +577,15 @@ START_TEST(test_free_in_flight)
   emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
   make_sim(1ull << 30);
   ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "instruction 3 (FREE, layer 1, tensor 0): frees "
+  ck_assert_str_eq(err.msg, "instruction 4 (FREE, layer 1, tensor 0): frees "
                    "tensor 0 (layer 1) while a copy of it is in flight");
+  /* The validator finds it without running: nothing orders the FREE
+   * after the copy. */
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 4 (FREE, layer 1, tensor "
+                   "0) frees tensor 0 (layer 1), which instruction 3 (D2H, "
+                   "layer 1, tensor 0) reads on another stream, and no wait "
+                   "orders the two");
 }
 END_TEST
 
@@ -503,15 +597,21 @@ START_TEST(test_copy_during_write)
 
   a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
   emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
-  prog.prologue_end = 1;
+  host(a);
+  prog.prologue_end = 2;
   compute(OOC_PH_FWD, 1);
   arg(a, 1);
   emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
   make_sim(1ull << 30);
   ck_assert_int_eq(ooc_sim_run(sim, &prog, &res, NULL, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "instruction 2 (D2H, layer 1, tensor 0): copies "
+  ck_assert_str_eq(err.msg, "instruction 3 (D2H, layer 1, tensor 0): copies "
                    "out tensor 0 (layer 1) while the running kernel writes "
                    "it");
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "program: instruction 3 (D2H, layer 1, tensor "
+                   "0) copies out tensor 0 (layer 1), which instruction 2 "
+                   "(COMPUTE fwd, layer 1) writes on another stream, and no "
+                   "wait orders the two");
 }
 END_TEST
 
@@ -528,7 +628,7 @@ START_TEST(test_determinism)
     .budget = 1ull << 30, .iterations = 3,
   };
 
-  build_memwait(1500000);
+  build_memwait(1500000, 1);
   make_sim(3000000);
   ooc_trace_init(&t1);
   ooc_trace_init(&t2);
@@ -584,8 +684,10 @@ sim_suite(void)
 
   tc = tcase_create("memory");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_test(tc, test_memory_wait);
+  tcase_add_test(tc, test_alloc_without_room);
+  tcase_add_test(tc, test_explicit_memory_wait);
   tcase_add_test(tc, test_oom);
+  tcase_add_test(tc, test_detail);
   tcase_add_test(tc, test_host_alloc);
   tcase_add_test(tc, test_alloc_cost);
   suite_add_tcase(s, tc);

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/semantics.h"
 #include "analysis/scenario.h"
 #include "plan/planner.h"
 #include "planners/registry.h"

@@ -1,0 +1,281 @@
+/* ir/semantics.h — the program's semantics, written once: the state of
+ * every tensor and the rules an instruction must obey to start, used by
+ * every interpreter of a program (the simulator now, the executor next) and
+ * by the checker that validates a program before it runs.
+ *
+ * Tensor state (docs/program-ir.md, "Semantics"): allocated on the device
+ * or not, holding valid data there or not, a pinned host buffer or not,
+ * holding valid data there or not, and the number of copies in flight. The
+ * rules:
+ *   - a COMPUTE touches only allocated tensors; those it reads hold valid
+ *     data; it writes none with a copy in flight; its outputs become valid
+ *     when it completes;
+ *   - an H2D needs the tensor allocated and no copy of it in flight; a D2H
+ *     needs it allocated and valid; neither may touch a tensor the running
+ *     kernel writes (D2H) or uses (H2D); the copied data become valid when
+ *     the copy completes;
+ *   - a FREE needs its tensor allocated and no copy of it in flight, and
+ *     from a copy stream it may not free what the running kernel uses;
+ *   - an ALLOC of a live tensor is an error. Whether memory can be found is
+ *     the placement policy's answer (alloc/alloc.h); when it cannot, the
+ *     interpreter reports out of memory (never a wait).
+ * An interpreter calls ooc_sem_check() before an instruction starts (for
+ * an ALLOC: before asking the allocator), ooc_sem_start() when it starts
+ * and ooc_sem_finish() when it completes; prologue instructions go through
+ * ooc_sem_prologue() (they run at once, and what they allocate holds valid
+ * data).
+ *
+ * ooc_program_validate() is the static checker built on the same rules:
+ * the structure (ooc_program_check_structure), one run of the prologue and
+ * the timed part in index order (a valid order: waits point backwards)
+ * through the rules above, the iteration leaving allocations as it found
+ * them, and a happens-before check: any two accesses to a tensor's device
+ * or host copy from different streams, one of them a write (a kernel's
+ * output, a copy's destination, an ALLOC or FREE), must be ordered by
+ * stream order and waits (vector clocks), so that no timing of a real
+ * device can make them race.
+ *
+ * Ownership: ooc_sem is caller-embedded (_init/_fini); it borrows the
+ * program bound by ooc_sem_reset(). Check, start and finish are O(args of
+ * the instruction and of the running kernel) and never allocate.
+ */
+#ifndef OOC_SEMANTICS_H
+#define OOC_SEMANTICS_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "ir/program.h"
+
+/* Tensor state bits. */
+enum {
+  OOC_TS_DEV = 1,     /* allocated on the device */
+  OOC_TS_VALID = 2,   /* the device copy holds valid data */
+  OOC_TS_HOST = 4,    /* a pinned host buffer is allocated */
+  OOC_TS_HVALID = 8   /* the host copy holds valid data */
+};
+
+typedef struct ooc_sem {
+  const ooc_program *p;
+  int32_t cap;          /* tensors the arrays hold */
+  uint8_t *flags;       /* OOC_TS_* per tensor */
+  uint8_t *inflight;    /* copies in flight per tensor */
+  int32_t running;      /* the COMPUTE running on the compute stream, -1 */
+} ooc_sem;
+
+void ooc_sem_init(ooc_sem *s);
+void ooc_sem_fini(ooc_sem *s);
+/* Bind s to p with every tensor absent and no kernel running. Grows the
+ * arrays when p has more tensors than before (OOC_ENOMEM). */
+int ooc_sem_reset(ooc_sem *s, const ooc_program *p);
+
+/* May instruction i start now? OOC_OK, or OOC_EINVAL with err naming the
+ * instruction (index, kind, phase, layer) and the tensor at fault, e.g.
+ * "instruction 12 (COMPUTE bwd, layer 3): reads tensor 7 (layer 2) while
+ * it is still being copied in". No state changes. */
+int ooc_sem_check(const ooc_sem *s, int32_t i, ooc_err *err);
+/* Instruction i (checked) starts: copies in flight, an ALLOC's tensor live
+ * (no valid data yet), a FREE's tensor gone, the running kernel. */
+void ooc_sem_start(ooc_sem *s, int32_t i);
+/* Formats a rule violation into err; OOC_EINVAL. (The rules below call
+ * it; interpreters do not need to.) */
+int ooc_sem_fail(const ooc_sem *s, int32_t i, const char *verb, int32_t t,
+                 const char *what, ooc_err *err);
+
+/* The rules themselves, inline: the simulator applies them to every
+ * instruction of thousands of runs, so they must cost no call. */
+/* Does the running kernel touch tensor t (with write_only, write it)? */
+static inline int
+ooc_sem_kernel_uses(const ooc_sem *s, int32_t t, int write_only)
+{
+  const ooc_instr *in;
+  int32_t k;
+
+  if (s->running < 0)
+    return 0;
+  in = &s->p->instr[s->running];
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = s->p->args[in->arg_first + k];
+    if (OOC_ARG_TENSOR(a) == t && (!write_only || (a & OOC_ARG_WRITE)))
+      return 1;
+  }
+  return 0;
+}
+
+static inline int
+ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
+{
+  const ooc_program *p = s->p;
+  const ooc_instr *in = &p->instr[i];
+  int32_t t = in->tensor, k;
+  uint8_t f;
+
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    for (k = 0; k < in->n_args; k++) {
+      int32_t a = p->args[in->arg_first + k];
+      int32_t u = OOC_ARG_TENSOR(a);
+      f = s->flags[u];
+      if (!(f & OOC_TS_DEV))
+        return ooc_sem_fail(s, i, a & OOC_ARG_WRITE ? "writes" : "reads", u,
+                    "which is not allocated on the device", err);
+      if (a & OOC_ARG_WRITE) {
+        if (s->inflight[u])
+          return ooc_sem_fail(s, i, "writes", u, "while a copy of it is in flight",
+                      err);
+      } else if (!(f & OOC_TS_VALID)) {
+        return ooc_sem_fail(s, i, "reads", u,
+                    s->inflight[u] ? "while it is still being copied in"
+                                   : "before any data was written to it",
+                    err);
+      }
+    }
+    return OOC_OK;
+  case OOC_I_H2D:
+  case OOC_I_D2H: {
+    int d2h = in->kind == OOC_I_D2H;
+    f = s->flags[t];
+    if (!(f & OOC_TS_DEV))
+      return ooc_sem_fail(s, i, d2h ? "copies out" : "copies into", t,
+                  "which is not allocated on the device", err);
+    if (d2h && !(f & OOC_TS_VALID))
+      return ooc_sem_fail(s, i, "copies out", t, "which holds no valid data", err);
+    if (d2h && !(f & OOC_TS_HOST))
+      return ooc_sem_fail(s, i, "copies out", t, "which has no pinned host buffer",
+                  err);
+    if (!d2h && s->inflight[t])
+      return ooc_sem_fail(s, i, "copies into", t, "while a copy of it is in flight",
+                  err);
+    if (!d2h && !(f & OOC_TS_HVALID))
+      return ooc_sem_fail(s, i, "copies into", t, "whose host copy holds no valid "
+                  "data", err);
+    if (ooc_sem_kernel_uses(s, t, d2h))
+      return ooc_sem_fail(s, i, d2h ? "copies out" : "copies into", t,
+                  d2h ? "while the running kernel writes it"
+                      : "while the running kernel uses it", err);
+    return OOC_OK;
+  }
+  case OOC_I_ALLOC:
+    if (in->where == OOC_WHERE_HOST)
+      return (s->flags[t] & OOC_TS_HOST)
+                 ? ooc_sem_fail(s, i, "allocates host buffer of", t,
+                        "which is already allocated", err)
+                 : OOC_OK;
+    return (s->flags[t] & OOC_TS_DEV)
+               ? ooc_sem_fail(s, i, "allocates", t, "which is already live", err)
+               : OOC_OK;
+  case OOC_I_FREE:
+    if (in->where == OOC_WHERE_HOST) {
+      if (!(s->flags[t] & OOC_TS_HOST))
+        return ooc_sem_fail(s, i, "frees host buffer of", t, "which is absent", err);
+      return OOC_OK;
+    }
+    if (!(s->flags[t] & OOC_TS_DEV))
+      return ooc_sem_fail(s, i, "frees", t, "which is not allocated", err);
+    if (s->inflight[t])
+      return ooc_sem_fail(s, i, "frees", t, "while a copy of it is in flight", err);
+    if (in->stream != OOC_STREAM_COMPUTE && ooc_sem_kernel_uses(s, t, 0))
+      return ooc_sem_fail(s, i, "frees", t, "while the running kernel uses it", err);
+    return OOC_OK;
+  default:
+    return OOC_OK;
+  }
+}
+
+static inline void
+ooc_sem_start_inline(ooc_sem *s, int32_t i)
+{
+  const ooc_instr *in = &s->p->instr[i];
+  int32_t t = in->tensor;
+
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    s->running = i;
+    break;
+  case OOC_I_H2D:
+    s->flags[t] &= (uint8_t)~OOC_TS_VALID;
+    s->inflight[t]++;
+    break;
+  case OOC_I_D2H:
+    s->flags[t] &= (uint8_t)~OOC_TS_HVALID;
+    s->inflight[t]++;
+    break;
+  case OOC_I_ALLOC:
+    if (in->where == OOC_WHERE_HOST)
+      s->flags[t] = (uint8_t)((s->flags[t] & ~OOC_TS_HVALID) | OOC_TS_HOST);
+    else
+      s->flags[t] = (uint8_t)((s->flags[t] & ~OOC_TS_VALID) | OOC_TS_DEV);
+    break;
+  case OOC_I_FREE:
+    if (in->where == OOC_WHERE_HOST)
+      s->flags[t] &= (uint8_t)~(OOC_TS_HOST | OOC_TS_HVALID);
+    else
+      s->flags[t] &= (uint8_t)~(OOC_TS_DEV | OOC_TS_VALID);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Instruction i completes: a kernel's outputs and a copy's destination
+ * hold valid data; the copy is no longer in flight (ALLOC and FREE change
+ * nothing at completion). */
+static inline void
+ooc_sem_finish(ooc_sem *s, int32_t i)
+{
+  const ooc_program *p = s->p;
+  const ooc_instr *in = &p->instr[i];
+  int32_t k;
+
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    for (k = 0; k < in->n_args; k++) {
+      int32_t a = p->args[in->arg_first + k];
+      if (a & OOC_ARG_WRITE)
+        s->flags[OOC_ARG_TENSOR(a)] |= OOC_TS_VALID;
+    }
+    if (s->running == i)
+      s->running = -1;
+    break;
+  case OOC_I_H2D:
+    s->inflight[in->tensor]--;
+    s->flags[in->tensor] |= OOC_TS_VALID;
+    break;
+  case OOC_I_D2H:
+    s->inflight[in->tensor]--;
+    s->flags[in->tensor] |= OOC_TS_HVALID;
+    break;
+  default:
+    break;
+  }
+}
+
+/* ooc_sem_check, then ooc_sem_start when it passes: what an interpreter
+ * calls as i starts. For an ALLOC the placement comes after; if it fails
+ * the run ends (out of memory), so the state it leaves does not matter. */
+static inline int
+ooc_sem_begin(ooc_sem *s, int32_t i, ooc_err *err)
+{
+  int rc = ooc_sem_check_inline(s, i, err);
+
+  if (rc == OOC_OK)
+    ooc_sem_start_inline(s, i);
+  return rc;
+}
+
+/* Prologue instruction i runs at once: checked, started and finished; an
+ * ALLOC's data count as valid (weights, the input batch). */
+int ooc_sem_prologue(ooc_sem *s, int32_t i, ooc_err *err);
+
+static inline uint8_t
+ooc_sem_flags(const ooc_sem *s, int32_t t)
+{
+  return s->flags[t];
+}
+
+/* Structure, the rules above in index order, balanced iteration and the
+ * happens-before check. OOC_OK, OOC_EINVAL naming the instruction (and
+ * for a race, both instructions), or OOC_ENOMEM. O(instructions + waits
+ * + args). */
+int ooc_program_validate(const ooc_program *p, ooc_err *err);
+
+#endif
