@@ -27,6 +27,7 @@
 #include "planners/registry.h"
 #include "base/util.h"
 #include "report/sweep.h"
+#include "analysis/maxbatch.h"
 
 /* ---- small string helpers ------------------------------------------------ */
 
@@ -1344,7 +1345,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     .iterations = g->iterations,
   };
   if (g->maxbatch) {
-    rc = ooc_scenario_maxbatch(&spec, &best, &sum, err);
+    rc = ooc_maxbatch_find(&spec, &best, &sum, err);
     if (!rc && best == 0) {
       ooc_summary_fini(&sum);
       sum = (ooc_summary){ .feasible = 0 };

@@ -22,6 +22,8 @@
 
 #include "cli/args.h"
 #include "analysis/scenario.h"
+#include "analysis/lower_bound.h"
+#include "analysis/maxbatch.h"
 #include "report/trace_out.h"
 
 #define MLP OOC_SRCDIR "/tests/data/cli_mlp.json"
@@ -360,7 +362,7 @@ START_TEST(scenario_maxbatch_edge)
   ooc_err err = { 0 };
   int64_t best = 0;
 
-  ck_assert_msg(ooc_scenario_maxbatch(&spec, &best, &at, &err) == 0, "%s",
+  ck_assert_msg(ooc_maxbatch_find(&spec, &best, &at, &err) == 0, "%s",
                 err.msg);
   ck_assert_int_gt(best, 1);
   ck_assert_int_eq(at.batch, best);
