@@ -1,11 +1,11 @@
-/* analysis/scenario.h — one scenario (model, batch, profile, planner, allocator,
- * budget) from loading to the summary object of ARCHITECTURE.md.
+/* analysis/scenario.h — one scenario (model, batch, profile, planner,
+ * allocator, budget) from loading to its summary (summary.h).
  *
  * ooc_scenario_run() is the path every command shares: simulate, compare,
  * maxbatch, sweep and report. It loads (or reuses) the model and profile,
- * computes costs and liveness, runs the planner, simulates the lowered
- * program, and the in-core baseline on an unlimited device, and derives the
- * lower bound (docs/lower-bound.md).
+ * computes costs and liveness, runs the planner and simulates the lowered
+ * program (plansim.h), and fills the summary with the in-core baseline
+ * (baseline.h) and the lower bound (lower_bound.h) beside it.
  *
  * Ownership: ooc_scenario_spec is caller-owned and borrowed. ooc_summary is
  * caller-embedded; ooc_summary_fini() frees its strings. A program and
@@ -15,13 +15,14 @@
 #define OOC_SCENARIO_H
 
 #include <stdint.h>
-#include <stdio.h>
 #include "base/error.h"
 #include "ir/model.h"
 #include "ir/hw.h"
-#include "sim/sim.h"
-#include "plan/plan.h"
+#include "ir/program.h"
+#include "ir/trace.h"
+#include "alloc/alloc.h"
 #include "plan/planner.h"
+#include "analysis/summary.h"
 
 typedef struct ooc_scenario_spec {
   const char *model;          /* name or path */
@@ -39,35 +40,6 @@ typedef struct ooc_scenario_spec {
   int iterations;             /* 0: default (2) */
 } ooc_scenario_spec;
 
-/* The summary object (ARCHITECTURE.md), plus extensions. */
-typedef struct ooc_summary {
-  char *model, *hw, *planner, *allocator;
-  int64_t batch;
-  ooc_dtype dtype;
-  uint64_t budget_bytes;
-  int feasible;
-  ooc_oom oom;
-  char *oom_op;               /* "fwd conv1", "h2d res2a_out", ... */
-  double iteration_s, samples_per_s;
-  double incore_iteration_s, slowdown, lower_bound_s;
-  double compute_s;           /* pure compute time of one iteration */
-  uint64_t peak_allocated_bytes, peak_reserved_bytes, peak_host_pinned_bytes;
-  double fragmentation;
-  uint64_t h2d_bytes, d2h_bytes;
-  double recompute_flops;
-  double recompute_s;         /* time in recompute kernels, per iteration */
-  double compute_busy_s, h2d_busy_s, d2h_busy_s;
-  double stall_s[OOC_STALL_COUNT];
-  double alloc_s;
-  int counts[3];              /* keep, swap, recompute (activation tensors) */
-  uint64_t events;
-  double sim_wall_s;
-  double plan_wall_s;
-  char *plan_note;
-} ooc_summary;
-
-void ooc_summary_fini(ooc_summary *s);
-
 /* Optional outputs of a run. */
 typedef struct ooc_scenario_out {
   ooc_program *program;       /* if non-NULL: receives the lowered program */
@@ -79,6 +51,14 @@ typedef struct ooc_scenario_out {
 
 int ooc_scenario_run(const ooc_scenario_spec *spec, ooc_summary *sum,
                      ooc_scenario_out *out, ooc_err *err);
+
+/* Find spec's planner and allocator (NULL: "caching") in their registries,
+ * with the errors every run gives: "missing -p PLANNER", "-p: unknown
+ * planner ...", "--allocator: unknown allocator ...". planner may be NULL:
+ * then only the allocator is looked up. */
+int ooc_scenario_lookup(const ooc_scenario_spec *spec,
+                        const ooc_planner_type **planner,
+                        const ooc_allocator_type **allocator, ooc_err *err);
 
 /* Simulate an already lowered program (plan.json path). */
 int ooc_scenario_run_program(const ooc_scenario_spec *spec,
@@ -114,6 +94,13 @@ int ooc_scenario_run_in(ooc_scenario *sc, const ooc_scenario_spec *spec,
                         ooc_summary *sum, ooc_scenario_out *out,
                         ooc_err *err);
 
+/* ooc_scenario_run_in without the in-core baseline and the lower bound
+ * (incore_iteration_s, slowdown, compute_s and lower_bound_s are 0) and
+ * without outputs: for searches that only ask whether a plan fits and how
+ * fast it runs (maxbatch.h). */
+int ooc_scenario_probe(ooc_scenario *sc, const ooc_scenario_spec *spec,
+                       ooc_summary *sum, ooc_err *err);
+
 /* Check a budget the user gave against the largest working set of the
  * opened scenario (ooc_plan_check_budget: OOC_EINVAL and its message).
  * 0, the profile's usable memory, always passes: when it is too small,
@@ -134,44 +121,10 @@ int ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
 int ooc_scenario_baseline(ooc_scenario *sc, double *incore_s,
                           double *compute_s, ooc_err *err);
 
-/* The lower bound of docs/lower-bound.md for a budget, given the compute
- * time of one iteration (seconds). */
+/* The lower bound of docs/lower-bound.md (ooc_lower_bound_compute) of the
+ * opened scenario for a budget, given the compute time of one iteration
+ * (seconds). */
 double ooc_scenario_lower_bound(const ooc_scenario *sc, uint64_t budget,
                                 double compute_s);
-
-/* The largest batch ooc_scenario_maxbatch tries; a result equal to it
- * means "at least this much". */
-#define OOC_MAXBATCH_CAP ((int64_t)1 << 30)
-
-/* The last step of the bound (docs/lower-bound.md): compute time C (s),
- * excess bytes E that must be absent at some step boundary, the cheapest
- * recompute cost r (s per byte; INFINITY when none) and the effective
- * link rate beta (bytes/s for x bytes out and back). Returns
- * max(C, min over x in [0,E] of max(C + r (E - x), x / beta)). */
-double ooc_lower_bound_combine(double compute_s, double excess_bytes,
-                               double recompute_s_per_byte, double link_Bps);
-
-/* Largest feasible batch for spec (spec->batch ignored) by doubling then
- * bisection; *best = 0 when even batch 1 does not fit. at_max receives the
- * summary at the best batch. */
-int ooc_scenario_maxbatch(const ooc_scenario_spec *spec, int64_t *best,
-                          ooc_summary *at_max, ooc_err *err);
-
-/* Writers. JSON is the ARCHITECTURE.md summary object (cJSON), followed by
- * the extension fields (compute_s, peak_host_pinned_bytes, fragmentation,
- * stall_s{swapin,swapout,memory,other}, alloc_s, plan_wall_s, plan_note).
- * When feasible is 0, iteration_s and slowdown are 0 in the struct and
- * written as JSON null; samples_per_s is 0. */
-int ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty);
-void ooc_summary_write_text(FILE *f, const ooc_summary *s);
-
-/* The summary as a cJSON object (caller deletes it with cJSON_Delete; the
- * return type is void * so this header does not need cJSON.h). NULL when
- * out of memory. */
-void *ooc_summary_to_cjson(const ooc_summary *s);
-
-/* Zero the wall-clock fields (sim_wall_s, plan_wall_s): --no-timing, so
- * two runs can be compared byte for byte. */
-void ooc_summary_clear_timing(ooc_summary *s);
 
 #endif

@@ -1,197 +1,181 @@
-/* analysis/summary.c — the summary object of ARCHITECTURE.md as JSON (cJSON)
- * and as readable text.
+/* analysis/summary.c — a summary (summary.h) made from what ran: the names
+ * of the scenario, the simulator's figures, the keep / swap / recompute
+ * counts and the operation behind an OOM read from the program.
  *
- * Field order is the contract's, then the extensions (scenario.h). An
- * infeasible run writes "iteration_s": null and "slowdown": null (there is
- * no iteration to time), "samples_per_s": 0 and the "oom" object; every
- * other number stays a number. Output is deterministic: the same summary
- * prints the same bytes. O(1) per summary.
+ * Ownership: the summary owns copies of every string; ooc_summary_fini()
+ * frees them. Cost: O(instructions + tensors + layers) per fill, for the
+ * counts; one byte of scratch per layer.
  */
 #include "config.h"
 
-#include <cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "analysis/scenario.h"
-#include "base/util.h"
+#include "analysis/summary.h"
+#include "plan/plan.h"
 
-static const char *const stall_keys[OOC_STALL_COUNT] = {
-  [OOC_STALL_SWAPIN] = "swapin",
-  [OOC_STALL_SWAPOUT] = "swapout",
-  [OOC_STALL_OTHER] = "other",
-};
-
-static int
-add_num(cJSON *o, const char *k, double v)
+void
+ooc_summary_fini(ooc_summary *s)
 {
-  return cJSON_AddNumberToObject(o, k, v) != NULL;
-}
-
-static int
-add_str(cJSON *o, const char *k, const char *v)
-{
-  return cJSON_AddStringToObject(o, k, v != NULL ? v : "") != NULL;
-}
-
-static int
-add_num_or_null(cJSON *o, const char *k, int valid, double v)
-{
-  if (valid)
-    return add_num(o, k, v);
-  return cJSON_AddNullToObject(o, k) != NULL;
-}
-
-void *
-ooc_summary_to_cjson(const ooc_summary *s)
-{
-  cJSON *o = cJSON_CreateObject(), *oom, *c, *st;
-  int ok, i;
-
-  if (o == NULL)
-    return NULL;
-  ok = add_str(o, "model", s->model) &&
-       add_num(o, "batch", (double)s->batch) &&
-       add_str(o, "dtype", ooc_dtype_name(s->dtype)) &&
-       add_str(o, "hw", s->hw) &&
-       add_str(o, "planner", s->planner) &&
-       add_str(o, "allocator", s->allocator) &&
-       add_num(o, "budget_bytes", (double)s->budget_bytes) &&
-       cJSON_AddBoolToObject(o, "feasible", s->feasible != 0) != NULL;
-  if (!ok)
-    goto fail;
-  if (s->feasible) {
-    if (cJSON_AddNullToObject(o, "oom") == NULL)
-      goto fail;
-  } else {
-    if ((oom = cJSON_AddObjectToObject(o, "oom")) == NULL)
-      goto fail;
-    ok = add_str(oom, "op", s->oom_op) &&
-         add_num(oom, "time_s", (double)s->oom.time_ns * 1e-9) &&
-         add_num(oom, "requested_bytes", (double)s->oom.requested_bytes) &&
-         add_num(oom, "live_bytes", (double)s->oom.live_bytes) &&
-         add_num(oom, "reserved_bytes", (double)s->oom.reserved_bytes) &&
-         add_num(oom, "largest_free_bytes",
-                 (double)s->oom.largest_free_bytes) &&
-         add_str(oom, "reason", s->oom.reason);
-    if (!ok)
-      goto fail;
-  }
-  ok = add_num_or_null(o, "iteration_s", s->feasible, s->iteration_s) &&
-       add_num(o, "samples_per_s", s->samples_per_s) &&
-       add_num(o, "incore_iteration_s", s->incore_iteration_s) &&
-       add_num_or_null(o, "slowdown", s->feasible && s->slowdown > 0,
-                       s->slowdown) &&
-       add_num(o, "lower_bound_s", s->lower_bound_s) &&
-       add_num(o, "peak_allocated_bytes", (double)s->peak_allocated_bytes) &&
-       add_num(o, "peak_reserved_bytes", (double)s->peak_reserved_bytes) &&
-       add_num(o, "h2d_bytes", (double)s->h2d_bytes) &&
-       add_num(o, "d2h_bytes", (double)s->d2h_bytes) &&
-       add_num(o, "recompute_flops", s->recompute_flops) &&
-       add_num(o, "recompute_s", s->recompute_s) &&
-       add_num(o, "compute_busy_s", s->compute_busy_s) &&
-       add_num(o, "h2d_busy_s", s->h2d_busy_s) &&
-       add_num(o, "d2h_busy_s", s->d2h_busy_s);
-  if (!ok || (c = cJSON_AddObjectToObject(o, "counts")) == NULL)
-    goto fail;
-  ok = add_num(c, "keep", s->counts[0]) && add_num(c, "swap", s->counts[1]) &&
-       add_num(c, "recompute", s->counts[2]) &&
-       add_num(o, "events", (double)s->events) &&
-       add_num(o, "sim_wall_s", s->sim_wall_s) &&
-       add_num(o, "compute_s", s->compute_s) &&
-       add_num(o, "peak_host_pinned_bytes",
-               (double)s->peak_host_pinned_bytes) &&
-       add_num(o, "fragmentation", s->fragmentation);
-  if (!ok || (st = cJSON_AddObjectToObject(o, "stall_s")) == NULL)
-    goto fail;
-  for (i = 0; i < OOC_STALL_COUNT; i++)
-    if (!add_num(st, stall_keys[i], s->stall_s[i]))
-      goto fail;
-  ok = add_num(o, "alloc_s", s->alloc_s) &&
-       add_num(o, "plan_wall_s", s->plan_wall_s) &&
-       add_str(o, "plan_note", s->plan_note);
-  if (!ok)
-    goto fail;
-  return o;
-fail:
-  cJSON_Delete(o);
-  return NULL;
-}
-
-int
-ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty)
-{
-  cJSON *o = ooc_summary_to_cjson(s);
-  char *text;
-  int rc = OOC_OK;
-
-  if (o == NULL)
-    return OOC_ENOMEM;
-  text = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (text == NULL)
-    return OOC_ENOMEM;
-  if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
-    rc = OOC_EIO;
-  free(text);
-  return rc;
+  if (s == NULL)
+    return;
+  free(s->model);
+  free(s->hw);
+  free(s->planner);
+  free(s->allocator);
+  free(s->oom_op);
+  free(s->plan_note);
+  *s = (ooc_summary){ 0 };
 }
 
 void
-ooc_summary_write_text(FILE *f, const ooc_summary *s)
+ooc_summary_clear_timing(ooc_summary *s)
 {
-  char b1[32], b2[32], b3[32];
-  double stall = 0;
+  s->sim_wall_s = 0;
+  s->plan_wall_s = 0;
+}
+
+static char *
+dup_str(const char *s)
+{
+  return strdup(s != NULL ? s : "");
+}
+
+/* Name the operation behind an OOM: the first kernel or copy its stream
+ * issues at or after the failed ALLOC ("fwd conv1", "h2d res2a"). */
+static char *
+oom_op_name(const ooc_model *m, const ooc_program *p, int32_t at)
+{
+  char buf[256];
+  int32_t i;
+  const ooc_instr *in;
+
+  if (at < 0 || at >= p->n_instr)
+    return dup_str("");
+  for (i = at; i < p->n_instr; i++) {
+    in = &p->instr[i];
+    if (in->stream != p->instr[at].stream)
+      continue;
+    if (in->kind == OOC_I_COMPUTE || in->kind == OOC_I_H2D ||
+        in->kind == OOC_I_D2H)
+      break;
+  }
+  if (i == p->n_instr)
+    in = &p->instr[at];
+  if (in->kind == OOC_I_COMPUTE)
+    snprintf(buf, sizeof buf, "%s %s", ooc_phase_name((ooc_phase)in->phase),
+             in->layer >= 0 && in->layer < m->n_layers
+                 ? m->layers[in->layer].name : "-");
+  else
+    snprintf(buf, sizeof buf, "%s %s",
+             ooc_instr_kind_name((ooc_instr_kind)in->kind),
+             in->layer >= 0 && in->layer < m->n_layers
+                 ? m->layers[in->layer].name : "-");
+  return dup_str(buf);
+}
+
+/* keep / swap / recompute per activation storage layer, from what the
+ * program does: a D2H of the tensor is a swap, a RECOMP kernel writing it a
+ * recompute. Counting the program (not the plan) gives the same figures
+ * for a one-shot run and for a plan reloaded from plan.json. */
+static int
+count_actions(const ooc_model *m, const ooc_program *p, int counts[3])
+{
+  uint8_t *flag;
+  int32_t i, j;
+  enum { IS_ACT = 1, SWAPPED = 2, RECOMPUTED = 4 };
+
+  counts[0] = counts[1] = counts[2] = 0;
+  flag = calloc((size_t)m->n_layers + 1, 1);
+  if (flag == NULL)
+    return OOC_ENOMEM;
+  for (i = 0; i < p->n_tensors; i++)
+    if (p->tensors[i].kind == OOC_T_ACT && p->tensors[i].layer >= 0 &&
+        p->tensors[i].layer < m->n_layers)
+      flag[p->tensors[i].layer] |= IS_ACT;
+  for (i = p->prologue_end; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind == OOC_I_D2H && in->tensor >= 0 &&
+        in->tensor < p->n_tensors &&
+        p->tensors[in->tensor].kind == OOC_T_ACT)
+      flag[p->tensors[in->tensor].layer] |= SWAPPED;
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_RECOMP)
+      for (j = 0; j < in->n_args; j++) {
+        int32_t arg = p->args[in->arg_first + j];
+        int32_t t = OOC_ARG_TENSOR(arg);
+        if ((arg & OOC_ARG_WRITE) && t >= 0 && t < p->n_tensors &&
+            p->tensors[t].kind == OOC_T_ACT)
+          flag[p->tensors[t].layer] |= RECOMPUTED;
+      }
+  }
+  for (i = 0; i < m->n_layers; i++) {
+    if (!(flag[i] & IS_ACT))
+      continue;
+    if (flag[i] & RECOMPUTED)
+      counts[OOC_RECOMPUTE]++;
+    else if (flag[i] & SWAPPED)
+      counts[OOC_SWAP]++;
+    else
+      counts[OOC_KEEP]++;
+  }
+  free(flag);
+  return OOC_OK;
+}
+
+int
+ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
+                 ooc_err *err)
+{
+  const ooc_model *m = src->model;
+  const ooc_sim_result *r = src->result;
+  double incore = src->incore_s;
   int i;
 
+  *sum = (ooc_summary){ 0 };
+  sum->model = dup_str(m->name);
+  sum->hw = dup_str(src->hw);
+  sum->planner = dup_str(src->planner);
+  sum->allocator = dup_str(src->allocator);
+  sum->plan_note = dup_str(src->plan_note);
+  sum->oom_op = r->feasible ? dup_str("")
+                            : oom_op_name(m, src->program, r->oom.instr);
+  if (sum->model == NULL || sum->hw == NULL || sum->planner == NULL ||
+      sum->allocator == NULL || sum->plan_note == NULL || sum->oom_op == NULL)
+    goto nomem;
+  sum->batch = m->batch;
+  sum->dtype = m->dtype;
+  sum->budget_bytes = src->budget;
+  sum->feasible = r->feasible;
+  if (!r->feasible)
+    sum->oom = r->oom;
+  sum->iteration_s = r->feasible ? (double)r->iteration_ns * 1e-9 : 0;
+  sum->samples_per_s = r->feasible && r->iteration_ns > 0
+                           ? (double)m->batch / sum->iteration_s : 0;
+  sum->incore_iteration_s = incore;
+  sum->slowdown = r->feasible && incore > 0 ? sum->iteration_s / incore : 0;
+  sum->compute_s = src->compute_s;
+  sum->lower_bound_s = src->lower_bound_s;
+  sum->peak_allocated_bytes = r->peak_allocated;
+  sum->peak_reserved_bytes = r->peak_reserved;
+  sum->peak_host_pinned_bytes = r->peak_host_pinned;
+  sum->fragmentation = r->fragmentation;
+  sum->h2d_bytes = r->h2d_bytes;
+  sum->d2h_bytes = r->d2h_bytes;
+  sum->recompute_flops = r->recompute_flops;
+  sum->recompute_s = 1e-9 * (double)r->recompute_ns;
+  sum->compute_busy_s = (double)r->compute_busy_ns * 1e-9;
+  sum->h2d_busy_s = (double)r->h2d_busy_ns * 1e-9;
+  sum->d2h_busy_s = (double)r->d2h_busy_ns * 1e-9;
   for (i = 0; i < OOC_STALL_COUNT; i++)
-    stall += s->stall_s[i];
-  fprintf(f, "scenario    %s, batch %lld, %s on %s\n", s->model,
-          (long long)s->batch, ooc_dtype_name(s->dtype), s->hw);
-  fprintf(f, "plan        %s with the %s allocator, budget %s\n", s->planner,
-          s->allocator, ooc_fmt_bytes(s->budget_bytes, b1, sizeof b1));
-  if (s->plan_note != NULL && s->plan_note[0] != '\0')
-    fprintf(f, "planner     %s\n", s->plan_note);
-  if (s->feasible) {
-    fprintf(f, "result      feasible: %.6f s per iteration, %.2f samples/s\n",
-            s->iteration_s, s->samples_per_s);
-  } else {
-    fprintf(f, "result      INFEASIBLE: out of memory at %s (t = %.6f s)\n",
-            s->oom_op, (double)s->oom.time_ns * 1e-9);
-    fprintf(f, "            requested %s, live %s, reserved %s",
-            ooc_fmt_bytes(s->oom.requested_bytes, b1, sizeof b1),
-            ooc_fmt_bytes(s->oom.live_bytes, b2, sizeof b2),
-            ooc_fmt_bytes(s->oom.reserved_bytes, b3, sizeof b3));
-    fprintf(f, ", largest free %s\n",
-            ooc_fmt_bytes(s->oom.largest_free_bytes, b1, sizeof b1));
-    fprintf(f, "            %s\n", s->oom.reason);
-  }
-  fprintf(f, "in-core     %.6f s per iteration on an unlimited device",
-          s->incore_iteration_s);
-  if (s->feasible && s->slowdown > 0)
-    fprintf(f, " (slowdown %.3fx)", s->slowdown);
-  fputc('\n', f);
-  fprintf(f, "lower bound %.6f s", s->lower_bound_s);
-  if (s->feasible && s->lower_bound_s > 0)
-    fprintf(f, " (iteration is %.3fx the bound)",
-            s->iteration_s / s->lower_bound_s);
-  fprintf(f, "; pure compute %.6f s\n", s->compute_s);
-  fprintf(f, "memory      peak allocated %s, peak reserved %s",
-          ooc_fmt_bytes(s->peak_allocated_bytes, b1, sizeof b1),
-          ooc_fmt_bytes(s->peak_reserved_bytes, b2, sizeof b2));
-  fprintf(f, ", fragmentation %.3f, pinned host %s\n", s->fragmentation,
-          ooc_fmt_bytes(s->peak_host_pinned_bytes, b3, sizeof b3));
-  fprintf(f, "link        H2D %s in %.6f s, D2H %s in %.6f s\n",
-          ooc_fmt_bytes(s->h2d_bytes, b1, sizeof b1), s->h2d_busy_s,
-          ooc_fmt_bytes(s->d2h_bytes, b2, sizeof b2), s->d2h_busy_s);
-  fprintf(f, "compute     busy %.6f s, recompute %.6f s (%.4g GFLOP), "
-          "allocator %.6f s\n", s->compute_busy_s, s->recompute_s,
-          s->recompute_flops * 1e-9, s->alloc_s);
-  fprintf(f, "stalls      %.6f s: swap-in %.6f, swap-out %.6f, other %.6f\n",
-          stall, s->stall_s[OOC_STALL_SWAPIN], s->stall_s[OOC_STALL_SWAPOUT],
-          s->stall_s[OOC_STALL_OTHER]);
-  fprintf(f, "tensors     keep %d, swap %d, recompute %d\n", s->counts[0],
-          s->counts[1], s->counts[2]);
-  fprintf(f, "simulation  %llu events in %.3f ms (planning %.3f ms)\n",
-          (unsigned long long)s->events, s->sim_wall_s * 1e3,
-          s->plan_wall_s * 1e3);
+    sum->stall_s[i] = (double)r->stall_ns[i] * 1e-9;
+  sum->alloc_s = (double)r->alloc_ns * 1e-9;
+  if (count_actions(m, src->program, sum->counts) < 0)
+    goto nomem;
+  sum->events = r->events;
+  sum->sim_wall_s = src->sim_wall_s;
+  sum->plan_wall_s = src->plan_wall_s;
+  return OOC_OK;
+nomem:
+  ooc_summary_fini(sum);
+  return ooc_err_set(err, OOC_ENOMEM, "out of memory");
 }

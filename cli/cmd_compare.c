@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/args.h"
 #include "planners/registry.h"
+#include "analysis/scenario.h"
 #include "base/util.h"
 
 #define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \

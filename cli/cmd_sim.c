@@ -8,7 +8,7 @@
  *             result for the same scenario; --no-timing zeroes the wall
  *             times so the outputs compare byte for byte.
  *   maxbatch  the largest batch a planner fits, by doubling then bisection
- *             (ooc_scenario_maxbatch)
+ *             (ooc_maxbatch_find)
  *
  * Ownership: everything is local to one command run. Cost: one scenario run
  * (plan, simulate), or O(log max_batch) of them (maxbatch).
@@ -24,6 +24,7 @@
 #include "cli/args.h"
 #include "planners/registry.h"
 #include "analysis/scenario.h"
+#include "analysis/maxbatch.h"
 #include "report/trace_out.h"
 #include "ir/plan_io.h"
 #include "base/util.h"
@@ -369,7 +370,7 @@ ooc_cmd_maxbatch(int argc, char **argv)
     ooc_err_set(&err, OOC_ENOMEM, "out of memory");
     goto fail;
   }
-  if (ooc_scenario_maxbatch(&spec, &best, &at, &err) < 0)
+  if (ooc_maxbatch_find(&spec, &best, &at, &err) < 0)
     goto fail;
   if (a.no_timing)
     ooc_summary_clear_timing(&at);

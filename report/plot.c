@@ -26,7 +26,7 @@
 #include "ir/hw.h"
 #include "base/util.h"
 #include "report/plot.h"
-#include "report/sweep.h"
+#include "report/table.h"
 #include "report/trace_out.h"
 
 extern char **environ;

@@ -1,15 +1,12 @@
-/* tests/check_cli.c — the CLI library (cli/): option parsing, the lower
- * bound's last step, the summary JSON, the trace and memory CSV writers and
- * the scenario runner on a small model.
+/* tests/check_cli.c — the CLI library (cli/) and the trace writers the
+ * commands print with (report/trace_out.h).
  *
- * Suite "args": shared options, K=V splitting, the error messages.
- * Suite "bound": ooc_lower_bound_combine on figures worked out by hand.
- * Suite "writers": summary JSON (feasible and infeasible) and the Chrome
- * trace / CSV of a hand-built program and trace, to the byte; the trace of
- * a real run parsed as Perfetto reads the Chrome trace event format.
- * Suite "scenario": tests/data/cli_mlp.json end to end: the in-core plan
- * equals the baseline, the bound holds, maxbatch is the feasibility edge,
- * a budget below the largest working set (bad input or a result).
+ * Test case "args": shared options, K=V splitting, the error messages.
+ * Test case "writers": the Chrome trace / CSV of a hand-built program and
+ * trace, to the byte; the trace of a real run parsed as Perfetto reads the
+ * Chrome trace event format.
+ * The analyses themselves (bound, summary, scenario) are in
+ * tests/check_analysis.c.
  */
 #include "config.h"
 
@@ -26,7 +23,7 @@
 
 #define MLP OOC_SRCDIR "/tests/data/cli_mlp.json"
 
-/* --- args ----------------------------------------------------------------- */
+/* --- args ---------------------------------------------------------------- */
 
 static int
 parse(ooc_cli_args *a, unsigned accept, ooc_err *err, int argc, char **argv)
@@ -171,83 +168,7 @@ START_TEST(args_extra)
 }
 END_TEST
 
-/* --- bound ------------------------------------------------------------------ */
-
-START_TEST(bound_combine)
-{
-  /* Nothing in excess: the compute time. */
-  ck_assert_double_eq(ooc_lower_bound_combine(1.0, 0, 1e-10, 10e9), 1.0);
-  /* 10 GB out and back at 10 GB/s = 1 s <= C = 2 s: compute bound. */
-  ck_assert_double_eq(ooc_lower_bound_combine(2.0, 10e9, 1e-10, 10e9), 2.0);
-  /* C = 1 s, E = 30 GB, beta = 10 GB/s, r = 1e-10 s/B (10 GB/s recompute):
-   * x* = (1 + 3) / (1e-10 + 1e-10) = 20 GB; x* / beta = 2 s
-   * and C + r (E - x*) = 1 + 1 = 2 s. */
-  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, 1e-10, 10e9),
-                          2.0, 1e-12);
-  /* No recompute possible: all 30 GB cross: 3 s. */
-  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, INFINITY, 10e9),
-                          3.0, 1e-12);
-  /* Very expensive recompute (1 s per KB): nearly all swapped, just under
-   * 3 s: x* = (1 + 3e7) / (1e-10 + 1e-3) = 2.99999997e10 B -> 2.9999999 s */
-  ck_assert_double_eq_tol(ooc_lower_bound_combine(1.0, 30e9, 1e-3, 10e9),
-                          (1.0 + 3e7) / (1e-10 + 1e-3) / 10e9, 1e-9);
-  ck_assert(ooc_lower_bound_combine(1.0, 30e9, 1e-3, 10e9) < 3.0);
-}
-END_TEST
-
-/* --- writers ----------------------------------------------------------- */
-
-static char *
-capture_json(const ooc_summary *s)
-{
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(ooc_summary_write_json(f, s, 0), 0);
-  fclose(f);
-  return buf;
-}
-
-START_TEST(summary_json)
-{
-  ooc_summary s = {
-    .model = "m", .hw = "h", .planner = "p", .allocator = "va",
-    .batch = 4, .dtype = OOC_FP32, .budget_bytes = 17179869184ULL,
-    .feasible = 1, .iteration_s = 0.5, .samples_per_s = 8,
-    .incore_iteration_s = 0.25, .slowdown = 2, .lower_bound_s = 0.125,
-    .counts = { 3, 1, 0 }, .events = 42, .plan_note = "n", .oom_op = "",
-  };
-  char *j = capture_json(&s);
-
-  ck_assert_msg(strstr(j, "{\"model\":\"m\",\"batch\":4,\"dtype\":\"fp32\","
-                          "\"hw\":\"h\",\"planner\":\"p\",\"allocator\":\"va\","
-                          "\"budget_bytes\":17179869184,\"feasible\":true,"
-                          "\"oom\":null,\"iteration_s\":0.5,"
-                          "\"samples_per_s\":8,\"incore_iteration_s\":0.25,"
-                          "\"slowdown\":2,\"lower_bound_s\":0.125,") == j,
-                "%s", j);
-  ck_assert_ptr_nonnull(strstr(j, "\"counts\":{\"keep\":3,\"swap\":1,"
-                                  "\"recompute\":0},\"events\":42,"));
-  free(j);
-
-  s.feasible = 0;
-  s.iteration_s = s.slowdown = s.samples_per_s = 0;
-  s.oom_op = "fwd conv1";
-  s.oom = (ooc_oom){ .time_ns = 1500000, .requested_bytes = 1024,
-                     .live_bytes = 2048, .reserved_bytes = 4096,
-                     .largest_free_bytes = 512, .reason = "full" };
-  j = capture_json(&s);
-  ck_assert_msg(strstr(j, "\"feasible\":false,\"oom\":{\"op\":\"fwd conv1\","
-                          "\"time_s\":0.0015,\"requested_bytes\":1024,"
-                          "\"live_bytes\":2048,\"reserved_bytes\":4096,"
-                          "\"largest_free_bytes\":512,\"reason\":\"full\"},"
-                          "\"iteration_s\":null,\"samples_per_s\":0,") != NULL,
-                "%s", j);
-  ck_assert_ptr_nonnull(strstr(j, "\"slowdown\":null,"));
-  free(j);
-}
-END_TEST
+/* --- trace writers ------------------------------------------------------- */
 
 START_TEST(trace_writers)
 {
@@ -307,73 +228,6 @@ START_TEST(trace_writers)
   free(buf);
   ooc_program_fini(&p);
   ooc_model_free(m);
-}
-END_TEST
-
-/* --- scenario ------------------------------------------------------------- */
-
-START_TEST(scenario_incore)
-{
-  ooc_scenario_spec spec = { .model = MLP, .batch = 8, .hw = "v100-pcie3",
-                             .planner = "incore" };
-  ooc_summary s;
-  ooc_err err = { 0 };
-
-  ck_assert_msg(ooc_scenario_run(&spec, &s, NULL, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(s.feasible, 1);
-  ck_assert_str_eq(s.model, "cli_mlp");
-  ck_assert_str_eq(s.allocator, "caching");
-  ck_assert_int_eq(s.batch, 8);
-  ck_assert(s.iteration_s > 0);
-  /* The incore plan on a device that holds it is the baseline itself. */
-  ck_assert_double_eq(s.iteration_s, s.incore_iteration_s);
-  ck_assert_double_eq(s.slowdown, 1.0);
-  ck_assert_double_eq(s.samples_per_s, 8 / s.iteration_s);
-  ck_assert(s.lower_bound_s <= s.iteration_s);
-  ck_assert(s.lower_bound_s >= s.compute_s && s.compute_s > 0);
-  ck_assert_int_eq(s.counts[OOC_SWAP] + s.counts[OOC_RECOMPUTE], 0);
-  ck_assert_uint_eq(s.h2d_bytes + s.d2h_bytes, 0);
-  ooc_summary_fini(&s);
-
-  spec.planner = "nosuch";
-  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_ENOTFOUND);
-  ck_assert_ptr_nonnull(strstr(err.msg, "-p: "));
-  spec.planner = "incore";
-  spec.allocator = "buddy";
-  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_ENOTFOUND);
-  ck_assert_ptr_nonnull(strstr(err.msg, "--allocator: "));
-  spec.allocator = NULL;
-  spec.budget = 1000;   /* below the weights alone */
-  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_EINVAL);
-  ck_assert_ptr_nonnull(strstr(err.msg, "budget"));
-}
-END_TEST
-
-START_TEST(scenario_maxbatch_edge)
-{
-  /* ideal allocator, a 1 MiB budget: the largest batch fits, one more does
-   * not. */
-  ooc_scenario_spec spec = { .model = MLP, .hw = "v100-pcie3",
-                             .planner = "incore", .allocator = "ideal",
-                             .budget = 1048576 };
-  ooc_summary at, s;
-  ooc_err err = { 0 };
-  int64_t best = 0;
-
-  ck_assert_msg(ooc_scenario_maxbatch(&spec, &best, &at, &err) == 0, "%s",
-                err.msg);
-  ck_assert_int_gt(best, 1);
-  ck_assert_int_eq(at.batch, best);
-  ck_assert_int_eq(at.feasible, 1);
-  ck_assert(at.peak_allocated_bytes <= 1048576);
-  ooc_summary_fini(&at);
-  spec.batch = best + 1;
-  if (ooc_scenario_run(&spec, &s, NULL, &err) == 0) {
-    ck_assert_int_eq(s.feasible, 0);
-    ooc_summary_fini(&s);
-  } else {
-    ck_assert_ptr_nonnull(strstr(err.msg, "budget"));
-  }
 }
 END_TEST
 
@@ -513,63 +367,6 @@ START_TEST(trace_perfetto)
 }
 END_TEST
 
-/* Budget semantics (docs/lower-bound.md, "Budget"). tests/data/cli_mlp.json
- * at batch 64: persistent = 172 params x 4 B x 3 (weights, gradients,
- * momentum) + the 16 x 64 x 4 B input = 2064 + 4096 = 6160 B; the largest
- * step is 'bwd relu1': its output 2048 B + the gradients of its output and
- * input 2 x 2048 B = 6144 B. At 9000 B no plan fits: 12304 - 9000 = 3304 B
- * short, and beside the persistent bytes 2840 B are left. */
-START_TEST(scenario_budget_semantics)
-{
-  ooc_hw_override small[1] = {
-    { .key = "memory.usable_GiB", .value = "0.0000083819031715393066" } };
-  ooc_scenario_spec spec = { .model = MLP, .batch = 64, .hw = "v100-pcie3",
-                             .planner = "window", .budget = 9000 };
-  ooc_scenario *sc = NULL;
-  ooc_summary s;
-  ooc_err err = { 0 };
-
-  /* a budget the user chose: bad input */
-  ck_assert_int_eq(ooc_scenario_run(&spec, &s, NULL, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "--budget: budget 8.79 KiB is below the working "
-                   "set of step 'bwd relu1' (persistent 6.02 KiB + 6.00 "
-                   "KiB)");
-  ck_assert_int_eq(ooc_scenario_open(&spec, &sc, &err), 0);
-  ck_assert_int_eq(ooc_scenario_check_budget(sc, 9000, &err), OOC_EINVAL);
-  ck_assert_int_eq(ooc_scenario_check_budget(sc, 6160 + 6144, &err), 0);
-  ck_assert_int_eq(ooc_scenario_check_budget(sc, 0, &err), 0);
-  /* the same budget as a sweep point: a result */
-  ck_assert_int_eq(ooc_scenario_no_fit(sc, &spec, &s, &err), 0);
-  ck_assert_int_eq(s.feasible, 0);
-  ck_assert_str_eq(s.oom_op, "bwd relu1");
-  ck_assert_str_eq(s.planner, "window");
-  ck_assert_uint_eq(s.budget_bytes, 9000);
-  ooc_summary_fini(&s);
-  ooc_scenario_close(sc);
-
-  /* the profile's own memory (9000 B) too small: an INFEASIBLE result */
-  spec.budget = 0;
-  spec.hw_sets = small;
-  spec.n_hw_sets = 1;
-  ck_assert_msg(ooc_scenario_run(&spec, &s, NULL, &err) == 0, "%s", err.msg);
-  ck_assert_int_eq(s.feasible, 0);
-  ck_assert_uint_eq(s.budget_bytes, 9000);
-  ck_assert_str_eq(s.oom_op, "bwd relu1");
-  ck_assert_uint_eq(s.oom.requested_bytes, 6144);
-  ck_assert_uint_eq(s.oom.live_bytes, 6160);
-  ck_assert_uint_eq(s.oom.reserved_bytes, 6160);
-  ck_assert_uint_eq(s.oom.largest_free_bytes, 2840);
-  ck_assert_int_eq(s.oom.time_ns, 0);
-  ck_assert_str_eq(s.oom.reason, "working set 12.02 KiB (persistent 6.02 "
-                   "KiB + step 6.00 KiB) exceeds the budget by 3.23 KiB: no "
-                   "plan can fit");
-  ck_assert_uint_eq(s.events, 0);
-  ck_assert_double_eq(s.iteration_s, 0);
-  ck_assert(s.incore_iteration_s > 0);
-  ooc_summary_fini(&s);
-}
-END_TEST
-
 static Suite *
 cli_suite(void)
 {
@@ -582,19 +379,10 @@ cli_suite(void)
   tcase_add_test(tc, args_help_positional_require);
   tcase_add_test(tc, args_extra);
   suite_add_tcase(s, tc);
-  tc = tcase_create("bound");
-  tcase_add_test(tc, bound_combine);
-  suite_add_tcase(s, tc);
   tc = tcase_create("writers");
-  tcase_add_test(tc, summary_json);
+  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, trace_writers);
   tcase_add_test(tc, trace_perfetto);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("scenario");
-  tcase_set_timeout(tc, 60);
-  tcase_add_test(tc, scenario_incore);
-  tcase_add_test(tc, scenario_maxbatch_edge);
-  tcase_add_test(tc, scenario_budget_semantics);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,7 +1,8 @@
-/* tests/check_sweep.c — unit tests of report/sweep.c: axis parsing, grid size
- * and header, the CSV reader/writer (quoting round trip), JSON typing, and a
- * small real sweep run twice (the second run resumes and runs nothing), and
- * a parallel run whose rows come out in grid order.
+/* tests/check_sweep.c — unit tests of the sweep (report/sweep*.c and
+ * report/table.c): axis parsing, grid size and header, the CSV
+ * reader/writer (quoting round trip), JSON typing, and a small real sweep
+ * run twice (the second run resumes and runs nothing), and a parallel run
+ * whose rows come out in grid order.
  */
 #include "config.h"
 

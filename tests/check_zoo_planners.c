@@ -3,7 +3,7 @@
  *
  * For each model in models/, the largest batch that trains in core on a
  * 16 GB V100 (v100-nvlink2, caching allocator, the profile's usable
- * memory) is found with ooc_scenario_maxbatch() and the incore planner,
+ * memory) is found with ooc_maxbatch_find() and the incore planner,
  * exactly as `oocsim maxbatch -p incore` does. At 2x and 4x that batch:
  *   - each planner plans, or, when the budget is below the largest step's
  *     working set so that no plan can fit, it reports so: either an
@@ -37,6 +37,7 @@
 
 #include "ir/semantics.h"
 #include "analysis/scenario.h"
+#include "analysis/maxbatch.h"
 #include "plan/planner.h"
 #include "planners/registry.h"
 
@@ -61,7 +62,7 @@ incore_max_batch(const char *model)
   ooc_err err = { 0 };
   int64_t best = 0;
 
-  ck_assert_msg(ooc_scenario_maxbatch(&spec, &best, &at, &err) == OOC_OK,
+  ck_assert_msg(ooc_maxbatch_find(&spec, &best, &at, &err) == OOC_OK,
                 "%s: maxbatch incore: %s", model, err.msg);
   ck_assert_msg(best >= 1, "%s: not even batch 1 trains in core", model);
   ooc_summary_fini(&at);
@@ -254,11 +255,11 @@ START_TEST(resnet50_va_maxbatch)
   ooc_hw *hw = NULL;
   uint64_t bytes = 0, foot = 0;
 
-  ck_assert_msg(ooc_scenario_maxbatch(&spec, &caching, &at, &err) == OOC_OK,
+  ck_assert_msg(ooc_maxbatch_find(&spec, &caching, &at, &err) == OOC_OK,
                 "%s", err.msg);
   ooc_summary_fini(&at);
   spec.allocator = "va";
-  ck_assert_msg(ooc_scenario_maxbatch(&spec, &va, &at, &err) == OOC_OK,
+  ck_assert_msg(ooc_maxbatch_find(&spec, &va, &at, &err) == OOC_OK,
                 "%s", err.msg);
   ooc_summary_fini(&at);
   ck_assert_msg(va * 100 >= caching * 98, "va %lld, caching %lld",

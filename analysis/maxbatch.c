@@ -1,0 +1,102 @@
+/* analysis/maxbatch.c — the doubling + bisection search of maxbatch.h over
+ * scenario runs, one opened scenario per batch tried.
+ *
+ * Ownership: each tried scenario is opened and closed here; only the
+ * summary at the best batch leaves. Cost: about 2 log2(best) + 1 runs (the
+ * doubling, the bisection, the final run with the baseline); every run
+ * before the last skips the in-core baseline (ooc_scenario_probe).
+ */
+#include "config.h"
+
+#include "analysis/maxbatch.h"
+
+/* Feasibility of batch b: 1 feasible (sum filled when want_sum), 0 not
+ * (the working set exceeds the budget, the batch overflows, or the plan
+ * runs out of memory), < 0 an error. */
+static int
+try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
+          ooc_summary *sum, ooc_err *err)
+{
+  ooc_scenario_spec s = *spec;
+  ooc_scenario *sc = NULL;
+  ooc_summary tmp;
+  ooc_err e2 = { 0 };
+  int rc, feasible;
+
+  s.batch = b;
+  rc = ooc_scenario_open(&s, &sc, &e2);
+  if (rc == OOC_ERANGE)
+    return 0;           /* bytes of the batch overflow: too large */
+  if (rc < 0) {
+    if (err != NULL)
+      *err = e2;
+    return rc;
+  }
+  if (ooc_scenario_check_budget(sc, spec->budget != 0
+                                        ? spec->budget
+                                        : ooc_scenario_hw(sc)->mem_usable,
+                                NULL) < 0) {
+    ooc_scenario_close(sc);
+    return 0;
+  }
+  rc = want_sum ? ooc_scenario_run_in(sc, &s, &tmp, NULL, err)
+                : ooc_scenario_probe(sc, &s, &tmp, err);
+  ooc_scenario_close(sc);
+  if (rc < 0)
+    return rc;
+  feasible = tmp.feasible;
+  if (want_sum && feasible)
+    *sum = tmp;
+  else
+    ooc_summary_fini(&tmp);
+  return feasible;
+}
+
+int
+ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
+                  ooc_summary *at_max, ooc_err *err)
+{
+  const ooc_planner_type *t;
+  const ooc_allocator_type *a;
+  int64_t lo = 0, hi = 0, b = 1, mid;
+  const int64_t cap = OOC_MAXBATCH_CAP;
+  int rc;
+
+  *best = 0;
+  *at_max = (ooc_summary){ 0 };
+  if ((rc = ooc_scenario_lookup(spec, &t, &a, err)) < 0)
+    return rc;
+  /* Doubling: lo is the largest batch known to fit, hi the smallest known
+   * not to (0: none yet). */
+  while (b <= cap) {
+    if ((rc = try_batch(spec, b, 0, NULL, err)) < 0)
+      return rc;
+    if (rc == 0) {
+      hi = b;
+      break;
+    }
+    lo = b;
+    b *= 2;
+  }
+  if (hi == 0)
+    hi = cap + 1;
+  while (hi - lo > 1) {
+    mid = lo + (hi - lo) / 2;
+    if ((rc = try_batch(spec, mid, 0, NULL, err)) < 0)
+      return rc;
+    if (rc)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  *best = lo;
+  if (lo == 0)
+    return OOC_OK;
+  if ((rc = try_batch(spec, lo, 1, at_max, err)) < 0)
+    return rc;
+  if (rc == 0)
+    return ooc_err_set(err, OOC_EINVAL, "maxbatch: batch %lld fitted once "
+                       "and not the second time (non-deterministic planner "
+                       "%s?)", (long long)lo, t->name);
+  return OOC_OK;
+}

@@ -1,0 +1,33 @@
+/* analysis/maxbatch.h — the largest batch a planner can train on a
+ * profile: doubling from batch 1 until a batch does not fit, then
+ * bisection between the last that fitted and the first that did not.
+ *
+ * Feasibility is taken to be monotone in the batch (a plan for batch b
+ * fits b - 1 too); the search does not check it. A batch whose working
+ * set exceeds the budget, or whose bytes overflow, counts as not fitting.
+ *
+ * Ownership: the spec is borrowed; at_max is caller-embedded
+ * (ooc_summary_fini). Cost: O(log max) scenario opens and runs, each a
+ * planner run and a simulation; the in-core baseline only at the result.
+ */
+#ifndef OOC_MAXBATCH_H
+#define OOC_MAXBATCH_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "analysis/scenario.h"
+#include "analysis/summary.h"
+
+/* The largest batch ooc_maxbatch_find tries; a result equal to it means
+ * "at least this much". */
+#define OOC_MAXBATCH_CAP ((int64_t)1 << 30)
+
+/* Largest feasible batch for spec (spec->batch ignored); *best = 0 when
+ * even batch 1 does not fit. at_max receives the summary at the best
+ * batch, baseline and bound included (empty when *best is 0). Errors are
+ * those of a scenario run, and OOC_EINVAL when the best batch fits once
+ * and not the second time (a non-deterministic planner). */
+int ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
+                      ooc_summary *at_max, ooc_err *err);
+
+#endif

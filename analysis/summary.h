@@ -1,0 +1,94 @@
+/* analysis/summary.h — the summary object of one run (oocsim(1), SUMMARY
+ * OBJECT): what every command prints, sweeps tabulate and reports compare.
+ *
+ * ooc_summary_fill() derives it from a lowered program and the simulator's
+ * result (plus the baseline and bound figures the caller computed); the
+ * writers print it as JSON (cJSON) or as readable text.
+ *
+ * Ownership: ooc_summary is caller-embedded; it owns its strings, freed by
+ * ooc_summary_fini() (which accepts NULL). ooc_summary_source borrows
+ * everything it points to. Cost: O(instructions + tensors) to fill (the
+ * keep/swap/recompute counts read the program), O(1) to write.
+ */
+#ifndef OOC_SUMMARY_H
+#define OOC_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/program.h"
+#include "sim/sim.h"
+
+/* The summary object, plus extensions. */
+typedef struct ooc_summary {
+  char *model, *hw, *planner, *allocator;
+  int64_t batch;
+  ooc_dtype dtype;
+  uint64_t budget_bytes;
+  int feasible;
+  ooc_oom oom;
+  char *oom_op;               /* "fwd conv1", "h2d res2a_out", ... */
+  double iteration_s, samples_per_s;
+  double incore_iteration_s, slowdown, lower_bound_s;
+  double compute_s;           /* pure compute time of one iteration */
+  uint64_t peak_allocated_bytes, peak_reserved_bytes, peak_host_pinned_bytes;
+  double fragmentation;
+  uint64_t h2d_bytes, d2h_bytes;
+  double recompute_flops;
+  double recompute_s;         /* time in recompute kernels, per iteration */
+  double compute_busy_s, h2d_busy_s, d2h_busy_s;
+  double stall_s[OOC_STALL_COUNT];
+  double alloc_s;
+  int counts[3];              /* keep, swap, recompute (activation tensors) */
+  uint64_t events;
+  double sim_wall_s;
+  double plan_wall_s;
+  char *plan_note;
+} ooc_summary;
+
+/* What a summary is made of: the scenario's names, the program that ran
+ * and the simulator's result, and the figures computed beside them. */
+typedef struct ooc_summary_source {
+  const ooc_model *model;     /* name, batch and dtype */
+  const char *hw, *planner, *allocator;
+  uint64_t budget;
+  const ooc_program *program; /* what ran: counts and the OOM's operation */
+  const ooc_sim_result *result;
+  const char *plan_note;
+  double plan_wall_s, sim_wall_s;
+  double incore_s;            /* in-core baseline (0: none) */
+  double compute_s;           /* pure compute time of one iteration */
+  double lower_bound_s;
+} ooc_summary_source;
+
+/* Fill sum from src. The keep / swap / recompute counts come from what the
+ * program does (a D2H of an activation is a swap, a RECOMP kernel writing
+ * it a recompute), so a one-shot run and a plan reloaded from plan.json
+ * count the same; an infeasible run names the operation behind the OOM
+ * (the first kernel or copy its stream issues at or after the failed
+ * ALLOC: "fwd conv1", "h2d res2a"). Returns OOC_OK, or OOC_ENOMEM with sum
+ * left empty. */
+int ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
+                     ooc_err *err);
+
+void ooc_summary_fini(ooc_summary *s);
+
+/* Zero the wall-clock fields (sim_wall_s, plan_wall_s): --no-timing, so
+ * two runs can be compared byte for byte. */
+void ooc_summary_clear_timing(ooc_summary *s);
+
+/* Writers. JSON is the summary object of oocsim(1) (cJSON), followed by
+ * the extension fields (compute_s, peak_host_pinned_bytes, fragmentation,
+ * stall_s{swapin,swapout,memory,other}, alloc_s, plan_wall_s, plan_note).
+ * When feasible is 0, iteration_s and slowdown are 0 in the struct and
+ * written as JSON null; samples_per_s is 0. */
+int ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty);
+void ooc_summary_write_text(FILE *f, const ooc_summary *s);
+
+/* The summary as a cJSON object (caller deletes it with cJSON_Delete; the
+ * return type is void * so this header does not need cJSON.h). NULL when
+ * out of memory. */
+void *ooc_summary_to_cjson(const ooc_summary *s);
+
+#endif

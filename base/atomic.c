@@ -1,0 +1,114 @@
+/* base/atomic.c — write-to-temporary, fsync, rename (atomic.h).
+ *
+ * Ownership: the two path copies and the stream live from open to commit
+ * or abort. Cost: at most ATTEMPTS open() calls to find a free temporary
+ * name, one fsync per commit.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/atomic.h"
+
+/* Temporary names tried before giving up (each taken one is EEXIST). */
+#define ATTEMPTS 100
+
+static void
+release(ooc_atomic_file *af)
+{
+  free(af->path);
+  free(af->tmp);
+  *af = (ooc_atomic_file){ .f = NULL };
+}
+
+int
+ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
+{
+  size_t n = strlen(path) + 48;
+  int fd = -1, k;
+
+  *af = (ooc_atomic_file){ .f = NULL };
+  af->path = strdup(path);
+  af->tmp = malloc(n);
+  if (af->path == NULL || af->tmp == NULL) {
+    release(af);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  for (k = 0; k < ATTEMPTS && fd < 0; k++) {
+    snprintf(af->tmp, n, "%s.tmp.%ld.%d", path, (long)getpid(), k);
+    fd = open(af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0 || (af->f = fdopen(fd, "w")) == NULL) {
+    int e = errno;
+    if (fd >= 0) {
+      close(fd);
+      unlink(af->tmp);
+    }
+    release(af);
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path,
+                       strerror(e));
+  }
+  return OOC_OK;
+}
+
+int
+ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err)
+{
+  const char *what = "write";
+  int e = 0;
+
+  errno = 0;
+  if (fflush(af->f) != 0 || ferror(af->f))
+    e = errno != 0 ? errno : EIO;
+  else if (fsync(fileno(af->f)) != 0) {
+    e = errno;
+    what = "sync";
+  }
+  if (fclose(af->f) != 0 && e == 0)
+    e = errno;
+  af->f = NULL;
+  if (e == 0 && rename(af->tmp, af->path) != 0) {
+    e = errno;
+    what = "rename into";
+  }
+  if (e != 0) {
+    unlink(af->tmp);
+    ooc_err_set(err, OOC_EIO, "cannot %s '%s': %s", what, af->path,
+                strerror(e));
+    release(af);
+    return OOC_EIO;
+  }
+  release(af);
+  return OOC_OK;
+}
+
+void
+ooc_atomic_abort(ooc_atomic_file *af)
+{
+  int e = errno;
+
+  if (af->f != NULL)
+    fclose(af->f);
+  if (af->tmp != NULL)
+    unlink(af->tmp);
+  release(af);
+  errno = e;
+}
+
+int
+ooc_atomic_write(const char *path, const char *text, ooc_err *err)
+{
+  ooc_atomic_file af;
+  int rc;
+
+  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
+    return rc;
+  fputs(text, af.f);
+  return ooc_atomic_commit(&af, err);
+}

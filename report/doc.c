@@ -1,0 +1,220 @@
+/* report/doc.c — Markdown and HTML written side by side (doc.h).
+ *
+ * Ownership: the two streams are the document's from ooc_doc_open to
+ * ooc_doc_close. Cost: linear in the text written; a paragraph or list
+ * item is formatted once into a bounded buffer (4096 and 2048 bytes).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/doc.h"
+
+static const char html_head[] =
+"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+"<title>%s</title>\n<style>\n"
+"body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
+"max-width:1000px;margin:2em auto;padding:0 1em;color:#222;line-height:1.5}\n"
+"h1{border-bottom:2px solid #1f77b4;padding-bottom:.2em}\n"
+"h2{margin-top:1.8em;border-bottom:1px solid #ddd}\n"
+"table{border-collapse:collapse;margin:1em 0;font-size:.85em;"
+"display:block;overflow-x:auto;max-width:100%%}\n"
+"th,td{border:1px solid #ccc;padding:.3em .6em}\n"
+"th{background:#f0f4f8;text-align:left}\n"
+"td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+"tr.win td{background:#e8f5e9;font-weight:600}\n"
+"figure{margin:1em 0}img{max-width:100%%;border:1px solid #eee}\n"
+"figcaption{color:#666;font-size:.9em}\n"
+"footer{margin-top:3em;color:#888;font-size:.85em}\n"
+"</style>\n</head>\n<body>\n";
+
+static void
+html_esc(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default: fputc(*s, f);
+    }
+  }
+}
+
+/* Markdown table cells must not contain '|'. */
+static void
+md_cell(FILE *f, const char *s)
+{
+  for (; *s; s++)
+    fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
+}
+
+/* text as a Markdown line (md_pre text md_post) and as an HTML element
+ * <tag>text</tag>. */
+static void
+doc_text(ooc_doc *d, const char *md_pre, const char *md_post,
+         const char *tag, const char *text)
+{
+  fprintf(d->md, "%s%s%s", md_pre, text, md_post);
+  fprintf(d->html, "<%s>", tag);
+  html_esc(d->html, text);
+  fprintf(d->html, "</%s>\n", tag);
+}
+
+void
+ooc_doc_h(ooc_doc *d, int level, const char *text)
+{
+  char pre[16], tag[8];
+
+  snprintf(pre, sizeof pre, "\n%.*s ", level, "######");
+  snprintf(tag, sizeof tag, "h%d", level);
+  doc_text(d, pre, "\n\n", tag, text);
+}
+
+void
+ooc_doc_p(ooc_doc *d, const char *fmt, ...)
+{
+  char buf[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  doc_text(d, "", "\n\n", "p", buf);
+}
+
+void
+ooc_doc_ul(ooc_doc *d, int open)
+{
+  if (open)
+    fputs("<ul>\n", d->html);
+  else {
+    fputs("</ul>\n", d->html);
+    fputs("\n", d->md);
+  }
+}
+
+void
+ooc_doc_li(ooc_doc *d, const char *fmt, ...)
+{
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  doc_text(d, "- ", "\n", "li", buf);
+}
+
+void
+ooc_doc_table_head(ooc_doc *d, int n, const char *const *h)
+{
+  fputs("|", d->md);
+  for (int i = 0; i < n; i++) {
+    fputc(' ', d->md);
+    md_cell(d->md, h[i]);
+    fputs(" |", d->md);
+  }
+  fputs("\n|", d->md);
+  for (int i = 0; i < n; i++)
+    fputs(i ? "---:|" : "---|", d->md);
+  fputs("\n", d->md);
+  fputs("<table>\n<tr>", d->html);
+  for (int i = 0; i < n; i++) {
+    fputs("<th>", d->html);
+    html_esc(d->html, h[i]);
+    fputs("</th>", d->html);
+  }
+  fputs("</tr>\n", d->html);
+}
+
+void
+ooc_doc_table_row(ooc_doc *d, int n, char cells[][96], int mark)
+{
+  fputs("|", d->md);
+  for (int i = 0; i < n; i++) {
+    fputs(mark && i == 0 ? " **" : " ", d->md);
+    md_cell(d->md, cells[i]);
+    fputs(mark && i == 0 ? "** |" : " |", d->md);
+  }
+  fputs("\n", d->md);
+  fputs(mark ? "<tr class=\"win\">" : "<tr>", d->html);
+  for (int i = 0; i < n; i++) {
+    fputs(i ? "<td class=\"n\">" : "<td>", d->html);
+    html_esc(d->html, cells[i]);
+    fputs("</td>", d->html);
+  }
+  fputs("</tr>\n", d->html);
+}
+
+void
+ooc_doc_table_end(ooc_doc *d)
+{
+  fputs("\n", d->md);
+  fputs("</table>\n", d->html);
+}
+
+void
+ooc_doc_img(ooc_doc *d, const char *dir, const char *file, const char *alt,
+            const char *missing)
+{
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  if (access(path, R_OK) == 0) {
+    fprintf(d->md, "![%s](%s)\n\n", alt, file);
+    fputs("<figure><img src=\"", d->html);
+    html_esc(d->html, file);
+    fputs("\" alt=\"", d->html);
+    html_esc(d->html, alt);
+    fputs("\"><figcaption>", d->html);
+    html_esc(d->html, alt);
+    fputs("</figcaption></figure>\n", d->html);
+  } else {
+    ooc_doc_p(d, "(%s: not drawn: %s)", alt, missing);
+  }
+}
+
+int
+ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
+             const char *title, ooc_err *err)
+{
+  *d = (ooc_doc){ .md = NULL };
+  snprintf(d->md_path, sizeof d->md_path, "%s", md_path);
+  snprintf(d->html_path, sizeof d->html_path, "%s", html_path);
+  d->md = fopen(md_path, "w");
+  d->html = fopen(html_path, "w");
+  if (!d->md || !d->html)
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s",
+                       d->md ? html_path : md_path, strerror(errno));
+  fprintf(d->html, html_head, title);
+  fprintf(d->md, "# %s\n", title);
+  fputs("<h1>", d->html);
+  html_esc(d->html, title);
+  fputs("</h1>\n", d->html);
+  return OOC_OK;
+}
+
+void
+ooc_doc_footer(ooc_doc *d)
+{
+  fprintf(d->md, "\n---\nGenerated by oocsim %s.\n", PACKAGE_VERSION);
+  fprintf(d->html, "<footer>Generated by oocsim %s.</footer>\n"
+          "</body>\n</html>\n", PACKAGE_VERSION);
+}
+
+int
+ooc_doc_close(ooc_doc *d, ooc_err *err)
+{
+  int rc = OOC_OK;
+
+  if (d->md && fclose(d->md) != 0)
+    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", d->md_path);
+  if (d->html && fclose(d->html) != 0 && !rc)
+    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", d->html_path);
+  d->md = d->html = NULL;
+  return rc;
+}

@@ -1,0 +1,61 @@
+/* report/doc.h — a document written as Markdown and as a self-contained
+ * HTML page at once (headings, paragraphs, lists, tables, images), so the
+ * two always say the same.
+ *
+ * The HTML has its CSS inline and refers to images beside it by relative
+ * paths; text is escaped for HTML, and '|' in table cells becomes '/' in
+ * Markdown. Write errors surface when the document is closed.
+ *
+ * Ownership: ooc_doc is caller-embedded; ooc_doc_open opens its two files
+ * and ooc_doc_close closes them (call it even when open failed: it closes
+ * what was opened). Cost: linear in the text.
+ */
+#ifndef OOC_DOC_H
+#define OOC_DOC_H
+
+#include <stdio.h>
+#include "base/error.h"
+
+typedef struct ooc_doc {
+  FILE *md, *html;
+  char md_path[4096], html_path[4096];
+} ooc_doc;
+
+/* Create both files and write the title: "# TITLE" and the HTML head with
+ * <title> and <h1>. OOC_EIO names the file that could not be created. */
+int ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
+                 const char *title, ooc_err *err);
+
+/* A heading of level 1 to 6. */
+void ooc_doc_h(ooc_doc *d, int level, const char *text);
+
+/* A paragraph (printf format; at most 4095 bytes). */
+void ooc_doc_p(ooc_doc *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Open (open = 1) or close (0) a bulleted list. */
+void ooc_doc_ul(ooc_doc *d, int open);
+
+/* A list item (printf format; at most 2047 bytes). */
+void ooc_doc_li(ooc_doc *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A table of n columns: the head row, then rows, then the end. Numbers are
+ * right-aligned in every column but the first; a row with `mark` set is
+ * highlighted (bold first cell in Markdown, class "win" in HTML). */
+void ooc_doc_table_head(ooc_doc *d, int n, const char *const *h);
+void ooc_doc_table_row(ooc_doc *d, int n, char cells[][96], int mark);
+void ooc_doc_table_end(ooc_doc *d);
+
+/* The image dir/file with its caption alt, or, when that file is not
+ * there, a paragraph "(ALT: not drawn: MISSING)". */
+void ooc_doc_img(ooc_doc *d, const char *dir, const char *file,
+                 const char *alt, const char *missing);
+
+/* The footer naming the oocsim version that wrote the document. */
+void ooc_doc_footer(ooc_doc *d);
+
+/* Close both files; OOC_EIO names the first whose close failed. */
+int ooc_doc_close(ooc_doc *d, ooc_err *err);
+
+#endif

@@ -1,0 +1,269 @@
+/* report/report_data.c — the sweeps behind the report (report_parts.h):
+ * throughput around B, slowdown over link bandwidths at B, the largest
+ * batch per planner, and this GPU with the host link of each link
+ * profile. Each sweep's CSV and JSON stay under DIR/data/NAME/.
+ *
+ * Ownership: the tables, the model and the profile go into the caller's
+ * ooc_report_data. Cost: about planners x (batches + 7 bandwidths + 5
+ * links) scenario runs plus one maxbatch search per planner, on o->jobs
+ * threads (sweep.h).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "report/report_parts.h"
+#include "report/sweep.h"
+
+/* The what-if links, slowest first (the table reads top to bottom). */
+static const char *const link_profiles[] = {
+  "v100-pcie3", "a100-pcie4", "h100-pcie5", "v100-nvlink2", "gh200-c2c", NULL
+};
+
+void
+ooc_report_data_init(ooc_report_data *d)
+{
+  *d = (ooc_report_data){ .win = -1 };
+  ooc_table_init(&d->thr);
+  ooc_table_init(&d->bw);
+  ooc_table_init(&d->mb);
+  for (int i = 0; i < OOC_REPORT_MAX_LINKS; i++)
+    ooc_table_init(&d->wi[i]);
+}
+
+void
+ooc_report_data_fini(ooc_report_data *d)
+{
+  for (int i = 0; i < OOC_REPORT_MAX_LINKS; i++)
+    ooc_table_fini(&d->wi[i]);
+  ooc_table_fini(&d->thr);
+  ooc_table_fini(&d->bw);
+  ooc_table_fini(&d->mb);
+  ooc_model_free(d->model);
+  ooc_hw_free(d->hw);
+  d->model = NULL;
+  d->hw = NULL;
+}
+
+int64_t
+ooc_report_find_row(const ooc_table *t, const char *p, int64_t b)
+{
+  for (int64_t r = 0; r < t->nrows; r++)
+    if (strcmp(ts(t, r, "planner"), p) == 0 &&
+        (b <= 0 || (int64_t)tv(t, r, "batch") == b))
+      return r;
+  return -1;
+}
+
+int64_t
+ooc_report_best_row(const ooc_table *t, int64_t b)
+{
+  int64_t best = -1;
+  for (int64_t r = 0; r < t->nrows; r++) {
+    if (!feasible(t, r) || (b > 0 && (int64_t)tv(t, r, "batch") != b))
+      continue;
+    if (best < 0 || tv(t, r, "iteration_s") < tv(t, best, "iteration_s"))
+      best = r;
+  }
+  return best;
+}
+
+/* The grid every sweep starts from: o's model, profile, planners,
+ * allocator, budget and --set. */
+static int
+base_grid(const ooc_report_opts *o, ooc_sweep_grid *g, ooc_err *err)
+{
+  const char *planners = o->planners ? o->planners : "all";
+  int rc;
+  ooc_sweep_grid_init(g);
+  if ((rc = ooc_sweep_set_model(g, o->model, err)) ||
+      (rc = ooc_sweep_parse_hw(g, o->hw, err)) ||
+      (rc = ooc_sweep_parse_planners(g, planners, err)) ||
+      (rc = ooc_sweep_parse_allocators(g, o->allocator ? o->allocator
+                                                       : "caching", err)) ||
+      (rc = ooc_sweep_parse_budgets(g, o->budget ? o->budget : "default",
+                                    err)))
+    return rc;
+  for (int i = 0; i < o->n_sets; i++) {
+    char kv[512];
+    snprintf(kv, sizeof kv, "%s=%s", o->sets[i].key, o->sets[i].value);
+    if ((rc = ooc_sweep_add_set(g, kv, err)))
+      return rc;
+  }
+  return OOC_OK;
+}
+
+/* Check and run g into DIR/data/NAME; rows in *t. Failed points are
+ * counted in d->failed (the first sweep's first error in d->note). */
+static int
+run_sweep(const ooc_report_opts *o, ooc_sweep_grid *g, const char *name,
+          ooc_table *t, ooc_report_data *d, ooc_err *err)
+{
+  char dir[4096];
+  ooc_sweep_opts so = { .jobs = o->jobs, .resume = 0 };
+  ooc_sweep_stats st;
+  int rc;
+
+  if ((rc = ooc_sweep_grid_check(g, err)))
+    return rc;
+  snprintf(dir, sizeof dir, "%s/data/%s", o->dir, name);
+  so.dir = dir;
+  if ((rc = ooc_sweep_run(g, &so, &st, t, err)))
+    return rc;
+  if (st.failed) {
+    d->failed += st.failed;
+    if (!d->note[0])
+      snprintf(d->note, sizeof d->note, "%s: %s", name, st.first_error);
+  }
+  return OOC_OK;
+}
+
+/* Default throughput batches: B/4, B/2, B, 3B/2, 2B (distinct, >= 1). */
+static void
+default_batches(int64_t b, char *buf, size_t n)
+{
+  int64_t v[5] = { b / 4, b / 2, b, b + b / 2, 2 * b };
+  size_t k = 0;
+  int64_t last = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < 5; i++) {
+    if (v[i] < 1 || v[i] <= last)
+      continue;
+    k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, k ? "," : "", v[i]);
+    last = v[i];
+  }
+}
+
+/* 1. Throughput at the batches asked for (default around B), B always
+ * among them: the comparison at B comes from this sweep. */
+static int
+sweep_throughput(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
+{
+  ooc_sweep_grid g;
+  int has_b = 0, rc;
+
+  if (o->batches)
+    snprintf(d->batches, sizeof d->batches, "%s", o->batches);
+  else
+    default_batches(o->batch, d->batches, sizeof d->batches);
+  if ((rc = base_grid(o, &g, err)) ||
+      (rc = ooc_sweep_parse_batches(&g, d->batches, err)))
+    goto out;
+  for (int i = 0; i < g.n_batches; i++)
+    has_b |= g.batches[i] == o->batch;
+  if (!has_b) {
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, o->batch);
+    if ((rc = ooc_sweep_parse_batches(&g, b, err)))
+      goto out;
+  }
+  rc = run_sweep(o, &g, "throughput", &d->thr, d, err);
+out:
+  ooc_sweep_grid_fini(&g);
+  return rc;
+}
+
+/* 2. Slowdown vs link bandwidth at B: a symmetric full-duplex link. */
+static int
+sweep_bandwidth(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
+{
+  ooc_sweep_grid g;
+  char b[32];
+  int rc;
+
+  if ((rc = base_grid(o, &g, err)) ||
+      (rc = ooc_sweep_add_hwset(&g, "link.h2d_GBps+link.d2h_GBps+"
+                                "link.duplex_h2d_GBps+link.duplex_d2h_GBps="
+                                "8,16,32,64,128,256,512", err)))
+    goto out;
+  snprintf(b, sizeof b, "%" PRId64, o->batch);
+  rc = ooc_sweep_parse_batches(&g, b, err);
+  if (!rc)
+    rc = run_sweep(o, &g, "bandwidth", &d->bw, d, err);
+out:
+  ooc_sweep_grid_fini(&g);
+  return rc;
+}
+
+/* 3. Largest batch per planner on this GPU. */
+static int
+sweep_maxbatch(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
+{
+  ooc_sweep_grid g;
+  int rc;
+
+  if ((rc = base_grid(o, &g, err)) == OOC_OK) {
+    g.maxbatch = 1;
+    rc = run_sweep(o, &g, "maxbatch", &d->mb, d, err);
+  }
+  ooc_sweep_grid_fini(&g);
+  if (!rc)
+    d->have_mb = 1;
+  return rc;
+}
+
+/* 4. What-if: this GPU with the host link (pinned and pageable rates,
+ * duplex rates, latency, copy engines) of link profile `name`, into
+ * d->wi[d->n_wi]. A profile that does not load is skipped. */
+static int
+sweep_link(const ooc_report_opts *o, const char *name, ooc_report_data *d,
+           ooc_err *err)
+{
+  ooc_sweep_grid g;
+  ooc_hw *lh = NULL;
+  char kv[8][128], b[32], sweep[256];
+  int rc;
+
+  if (ooc_hw_load(name, NULL, 0, &lh, NULL) != OOC_OK)
+    return OOC_OK;
+  snprintf(kv[0], sizeof kv[0], "link.h2d_GBps=%.6g", lh->h2d_Bps / 1e9);
+  snprintf(kv[1], sizeof kv[1], "link.d2h_GBps=%.6g", lh->d2h_Bps / 1e9);
+  snprintf(kv[2], sizeof kv[2], "link.h2d_pageable_GBps=%.6g",
+           lh->h2d_pageable_Bps / 1e9);
+  snprintf(kv[3], sizeof kv[3], "link.d2h_pageable_GBps=%.6g",
+           lh->d2h_pageable_Bps / 1e9);
+  snprintf(kv[4], sizeof kv[4], "link.duplex_h2d_GBps=%.6g",
+           lh->duplex_h2d_Bps / 1e9);
+  snprintf(kv[5], sizeof kv[5], "link.duplex_d2h_GBps=%.6g",
+           lh->duplex_d2h_Bps / 1e9);
+  snprintf(kv[6], sizeof kv[6], "link.latency_us=%.6g",
+           (double)lh->copy_latency_ns / 1e3);
+  snprintf(kv[7], sizeof kv[7], "link.copy_engines=%d", lh->copy_engines);
+  ooc_hw_free(lh);
+  rc = base_grid(o, &g, err);
+  for (int k = 0; k < 8 && !rc; k++)
+    rc = ooc_sweep_add_hwset(&g, kv[k], err);
+  snprintf(b, sizeof b, "%" PRId64, o->batch);
+  if (!rc)
+    rc = ooc_sweep_parse_batches(&g, b, err);
+  snprintf(sweep, sizeof sweep, "whatif-%s", name);
+  if (!rc)
+    rc = run_sweep(o, &g, sweep, &d->wi[d->n_wi], d, err);
+  ooc_sweep_grid_fini(&g);
+  if (!rc)
+    d->wi_name[d->n_wi++] = name;
+  return rc;
+}
+
+int
+ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
+                   ooc_err *err)
+{
+  ooc_model_opts mo = { .batch = o->batch, .sets = o->sets,
+                        .n_sets = o->n_sets };
+  int rc;
+
+  if ((rc = ooc_model_load(o->model, &mo, &d->model, err)) ||
+      (rc = ooc_hw_load(o->hw, NULL, 0, &d->hw, err)) ||
+      (rc = sweep_throughput(o, d, err)))
+    return rc;
+  d->win = ooc_report_best_row(&d->thr, o->batch);
+  if ((rc = sweep_bandwidth(o, d, err)) ||
+      (o->maxbatch && (rc = sweep_maxbatch(o, d, err))))
+    return rc;
+  for (int i = 0; link_profiles[i] && d->n_wi < OOC_REPORT_MAX_LINKS; i++)
+    if ((rc = sweep_link(o, link_profiles[i], d, err)))
+      return rc;
+  return OOC_OK;
+}

@@ -1,0 +1,441 @@
+/* report/sweep_grid.c — the axes of a sweep grid (sweep_grid.h): parsing
+ * each option into its axis, the checks before anything runs, and the
+ * expansion of a point index into its coordinates.
+ *
+ * Ownership: the grid owns copies of every string it is given. Cost: the
+ * parsers are linear in their spec; ooc_sweep_grid_check loads the model
+ * once and every profile once per --hw-set value; decoding a point is
+ * O(axes).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/sweep_grid.h"
+#include "alloc/alloc.h"
+#include "planners/registry.h"
+#include "base/strv.h"
+#include "base/util.h"
+
+/* Append the items of a new list to an axis (axes may be given twice). */
+static int
+axis_append(char ***axis, int *n, char **items, int ni, ooc_err *err)
+{
+  char **nv = realloc(*axis, (size_t)(*n + ni) * sizeof *nv);
+  if (!nv) {
+    ooc_strv_free(items, ni);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  memcpy(nv + *n, items, (size_t)ni * sizeof *items);
+  free(items);
+  *axis = nv;
+  *n += ni;
+  return OOC_OK;
+}
+
+void
+ooc_sweep_grid_init(ooc_sweep_grid *g)
+{
+  *g = (ooc_sweep_grid){ .model = NULL };
+}
+
+void
+ooc_sweep_grid_fini(ooc_sweep_grid *g)
+{
+  int i;
+  if (!g)
+    return;
+  free(g->model);
+  for (i = 0; i < g->n_sets; i++) {
+    free((char *)g->sets[i].key);
+    free((char *)g->sets[i].value);
+  }
+  free(g->sets);
+  free(g->set_label);
+  free(g->batches);
+  ooc_strv_free(g->hw, g->n_hw);
+  for (i = 0; i < g->n_hwsets; i++) {
+    free(g->hwsets[i].name);
+    ooc_strv_free(g->hwsets[i].keys, g->hwsets[i].n_keys);
+    ooc_strv_free(g->hwsets[i].values, g->hwsets[i].n_values);
+  }
+  free(g->hwsets);
+  ooc_strv_free(g->allocators, g->n_allocators);
+  ooc_strv_free(g->budgets, g->n_budgets);
+  free(g->budget_bytes);
+  ooc_strv_free(g->planners, g->n_planners);
+  *g = (ooc_sweep_grid){ .model = NULL };
+}
+
+int
+ooc_sweep_set_model(ooc_sweep_grid *g, const char *model, ooc_err *err)
+{
+  char *m = strdup(model);
+  if (!m)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  free(g->model);
+  g->model = m;
+  return OOC_OK;
+}
+
+static int
+push_batch(ooc_sweep_grid *g, int64_t b, int *cap, ooc_err *err)
+{
+  if (g->n_batches == *cap) {
+    int nc = *cap ? *cap * 2 : 16;
+    int64_t *nb = realloc(g->batches, (size_t)nc * sizeof *nb);
+    if (!nb)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    g->batches = nb;
+    *cap = nc;
+  }
+  g->batches[g->n_batches++] = b;
+  return OOC_OK;
+}
+
+int
+ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **items = NULL;
+  int n = 0, i, rc, cap = g->n_batches;
+  char what[64];
+
+  if (strchr(spec, ':')) {
+    char **r = NULL;
+    int nr = 0;
+    int64_t a, b, step = 1;
+    rc = ooc_strv_split(spec, ':', "-b", &r, &nr, err);
+    if (rc)
+      return ooc_err_set(err, OOC_EINVAL, "-b '%s': a range is A:B:STEP",
+                         spec);
+    if (nr < 2 || nr > 3) {
+      ooc_strv_free(r, nr);
+      return ooc_err_set(err, OOC_EINVAL, "-b '%s': a range is A:B:STEP",
+                         spec);
+    }
+    rc = ooc_parse_int(r[0], "-b range start", &a, err);
+    if (!rc)
+      rc = ooc_parse_int(r[1], "-b range end", &b, err);
+    if (!rc && nr == 3)
+      rc = ooc_parse_int(r[2], "-b range step", &step, err);
+    ooc_strv_free(r, nr);
+    if (rc)
+      return rc;
+    if (a < 1)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "-b '%s': batch sizes start at 1", spec);
+    if (b < a)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "-b '%s': range end %" PRId64
+                         " is below its start %" PRId64, spec, b, a);
+    if (step < 1)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "-b '%s': range step must be >= 1", spec);
+    if ((b - a) / step >= 100000)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "-b '%s': more than 100000 batch sizes", spec);
+    for (int64_t x = a; x <= b; x += step)
+      if ((rc = push_batch(g, x, &cap, err)))
+        return rc;
+    return OOC_OK;
+  }
+  if ((rc = ooc_strv_split(spec, ',', "-b", &items, &n, err)))
+    return rc;
+  for (i = 0; i < n; i++) {
+    int64_t b;
+    snprintf(what, sizeof what, "-b '%s'", spec);
+    if ((rc = ooc_parse_int(items[i], what, &b, err)))
+      goto out;
+    if (b < 1) {
+      rc = ooc_err_set(err, OOC_EINVAL, "-b '%s': batch sizes start at 1",
+                       spec);
+      goto out;
+    }
+    if ((rc = push_batch(g, b, &cap, err)))
+      goto out;
+  }
+out:
+  ooc_strv_free(items, n);
+  return rc;
+}
+
+int
+ooc_sweep_parse_hw(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, rc = ooc_strv_split(spec, ',', "--hw", &v, &n, err);
+  return rc ? rc : axis_append(&g->hw, &g->n_hw, v, n, err);
+}
+
+int
+ooc_sweep_parse_allocators(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, rc = ooc_strv_split(spec, ',', "--allocator", &v, &n, err);
+  return rc ? rc : axis_append(&g->allocators, &g->n_allocators, v, n, err);
+}
+
+int
+ooc_sweep_parse_planners(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, rc;
+
+  if (strcmp(spec, "all") == 0) {
+    for (n = 0; ooc_planner_types[n]; n++)
+      ;
+    v = calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+      if (!(v[i] = strdup(ooc_planner_types[i]->name))) {
+        ooc_strv_free(v, n);
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      }
+    return axis_append(&g->planners, &g->n_planners, v, n, err);
+  }
+  rc = ooc_strv_split(spec, ',', "-p", &v, &n, err);
+  return rc ? rc : axis_append(&g->planners, &g->n_planners, v, n, err);
+}
+
+int
+ooc_sweep_parse_budgets(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, i, rc = ooc_strv_split(spec, ',', "--budget", &v, &n, err);
+  uint64_t *nb;
+
+  if (rc)
+    return rc;
+  nb = realloc(g->budget_bytes, (size_t)(g->n_budgets + n) * sizeof *nb);
+  if (!nb) {
+    ooc_strv_free(v, n);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  g->budget_bytes = nb;
+  for (i = 0; i < n; i++) {
+    uint64_t b = 0;
+    if (strcmp(v[i], "default") != 0 &&
+        (rc = ooc_parse_size(v[i], "--budget", &b, err))) {
+      ooc_strv_free(v, n);
+      return rc;
+    }
+    if (strcmp(v[i], "default") != 0 && b == 0) {
+      ooc_strv_free(v, n);
+      return ooc_err_set(err, OOC_EINVAL, "--budget '%s': must be > 0", spec);
+    }
+    nb[g->n_budgets + i] = b;
+  }
+  return axis_append(&g->budgets, &g->n_budgets, v, n, err);
+}
+
+int
+ooc_sweep_add_hwset(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  const char *eq = strchr(spec, '=');
+  ooc_sweep_hwset hs = { .name = NULL };
+  ooc_sweep_hwset *nv;
+  int rc;
+
+  if (!eq || eq == spec || !eq[1])
+    return ooc_err_set(err, OOC_EINVAL,
+                       "--hw-set '%s': expected KEY=V1,V2,...", spec);
+  hs.name = malloc((size_t)(eq - spec) + 1);
+  if (!hs.name)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  memcpy(hs.name, spec, (size_t)(eq - spec));
+  hs.name[eq - spec] = '\0';
+  for (int i = 0; i < g->n_hwsets; i++)
+    if (strcmp(g->hwsets[i].name, hs.name) == 0) {
+      free(hs.name);
+      return ooc_err_set(err, OOC_EINVAL, "--hw-set %s given twice", spec);
+    }
+  if ((rc = ooc_strv_split(hs.name, '+', "--hw-set key", &hs.keys, &hs.n_keys, err)))
+    goto fail;
+  if ((rc = ooc_strv_split(eq + 1, ',', "--hw-set values", &hs.values, &hs.n_values,
+                  err)))
+    goto fail;
+  nv = realloc(g->hwsets, (size_t)(g->n_hwsets + 1) * sizeof *nv);
+  if (!nv) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto fail;
+  }
+  g->hwsets = nv;
+  g->hwsets[g->n_hwsets++] = hs;
+  return OOC_OK;
+fail:
+  free(hs.name);
+  ooc_strv_free(hs.keys, hs.n_keys);
+  ooc_strv_free(hs.values, hs.n_values);
+  return rc;
+}
+
+int
+ooc_sweep_add_set(ooc_sweep_grid *g, const char *kv, ooc_err *err)
+{
+  const char *eq = strchr(kv, '=');
+  ooc_kv *nv;
+  char *k, *v, *label;
+  size_t ll;
+
+  if (!eq || eq == kv || !eq[1])
+    return ooc_err_set(err, OOC_EINVAL, "--set '%s': expected KEY=VALUE",
+                       kv);
+  nv = realloc(g->sets, (size_t)(g->n_sets + 1) * sizeof *nv);
+  if (!nv)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  g->sets = nv;
+  k = malloc((size_t)(eq - kv) + 1);
+  v = strdup(eq + 1);
+  ll = (g->set_label ? strlen(g->set_label) + 1 : 0) + strlen(kv) + 1;
+  label = malloc(ll);
+  if (!k || !v || !label) {
+    free(k);
+    free(v);
+    free(label);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  memcpy(k, kv, (size_t)(eq - kv));
+  k[eq - kv] = '\0';
+  snprintf(label, ll, "%s%s%s", g->set_label ? g->set_label : "",
+           g->set_label ? ";" : "", kv);
+  free(g->set_label);
+  g->set_label = label;
+  g->sets[g->n_sets++] = (ooc_kv){ .key = k, .value = v };
+  return OOC_OK;
+}
+
+int
+ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
+{
+  int rc, i, j, k;
+  ooc_model *m = NULL;
+  ooc_hw *hw = NULL;
+  ooc_model_opts mo;
+
+  if (!g->model)
+    return ooc_err_set(err, OOC_EINVAL, "missing -m MODEL");
+  if (!g->maxbatch && g->n_batches == 0)
+    return ooc_err_set(err, OOC_EINVAL, "missing -b BATCHES");
+  if (g->n_hw == 0)
+    return ooc_err_set(err, OOC_EINVAL, "missing --hw PROFILES");
+  if (g->n_planners == 0)
+    return ooc_err_set(err, OOC_EINVAL, "missing -p PLANNERS");
+  {
+    int nk = 0;
+    for (i = 0; i < g->n_hwsets; i++)
+      nk += g->hwsets[i].n_keys;
+    if (g->n_hwsets > OOC_SWEEP_MAX_HWSETS || nk > 64)
+      return ooc_err_set(err, OOC_EINVAL, "--hw-set: at most 32 axes and 64 "
+                         "keys in all");
+  }
+  if (!g->set_label && !(g->set_label = strdup("")))
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  if (g->n_allocators == 0 &&
+      (rc = ooc_sweep_parse_allocators(g, "caching", err)))
+    return rc;
+  if (g->n_budgets == 0 && (rc = ooc_sweep_parse_budgets(g, "default", err)))
+    return rc;
+
+  mo = (ooc_model_opts){ .batch = g->maxbatch ? 1 : g->batches[0],
+                         .sets = g->sets, .n_sets = g->n_sets };
+  if ((rc = ooc_model_load(g->model, &mo, &m, err)))
+    return rc;
+  ooc_model_free(m);
+  for (i = 0; i < g->n_planners; i++)
+    if (!ooc_planner_find(g->planners[i], err))
+      return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
+  for (i = 0; i < g->n_allocators; i++)
+    if (!ooc_allocator_find(g->allocators[i], err))
+      return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
+  for (i = 0; i < g->n_hw; i++) {
+    if ((rc = ooc_hw_load(g->hw[i], NULL, 0, &hw, err)))
+      return rc;
+    ooc_hw_free(hw);
+    hw = NULL;
+    for (j = 0; j < g->n_hwsets; j++) {
+      const ooc_sweep_hwset *hs = &g->hwsets[j];
+      for (k = 0; k < hs->n_values; k++) {
+        ooc_hw_override ov[64];
+        int n = hs->n_keys;
+        for (int q = 0; q < n; q++)
+          ov[q] = (ooc_hw_override){ .key = hs->keys[q],
+                                     .value = hs->values[k] };
+        if ((rc = ooc_hw_load(g->hw[i], ov, n, &hw, err)))
+          return rc;
+        ooc_hw_free(hw);
+        hw = NULL;
+      }
+    }
+  }
+  return OOC_OK;
+}
+
+int64_t
+ooc_sweep_npoints(const ooc_sweep_grid *g)
+{
+  int64_t n = (int64_t)g->n_hw * g->n_allocators * g->n_budgets *
+              g->n_planners * (g->maxbatch ? 1 : g->n_batches);
+  for (int i = 0; i < g->n_hwsets; i++)
+    n *= g->hwsets[i].n_values;
+  return n;
+}
+
+void
+ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
+                       ooc_sweep_point *p)
+{
+  if (!g->maxbatch) {
+    p->batch = (int)(i % g->n_batches);
+    i /= g->n_batches;
+  } else {
+    p->batch = 0;
+  }
+  p->planner = (int)(i % g->n_planners);
+  i /= g->n_planners;
+  p->budget = (int)(i % g->n_budgets);
+  i /= g->n_budgets;
+  p->alloc = (int)(i % g->n_allocators);
+  i /= g->n_allocators;
+  for (int k = g->n_hwsets - 1; k >= 0; k--) {
+    p->hwset[k] = (int)(i % g->hwsets[k].n_values);
+    i /= g->hwsets[k].n_values;
+  }
+  p->hw = (int)i;
+}
+
+int
+ooc_sweep_ncoords(const ooc_sweep_grid *g)
+{
+  /* model, set, hw, hw_set:*, allocator, budget, planner, batch */
+  return 6 + g->n_hwsets + (g->maxbatch ? 0 : 1);
+}
+
+int
+ooc_sweep_point_coords(const ooc_sweep_grid *g, int64_t i, char **cells)
+{
+  ooc_sweep_point p;
+  int k = 0;
+  char buf[32];
+
+  ooc_sweep_point_decode(g, i, &p);
+  cells[k++] = strdup(g->model);
+  cells[k++] = strdup(g->set_label ? g->set_label : "");
+  cells[k++] = strdup(g->hw[p.hw]);
+  for (int j = 0; j < g->n_hwsets; j++)
+    cells[k++] = strdup(g->hwsets[j].values[p.hwset[j]]);
+  cells[k++] = strdup(g->allocators[p.alloc]);
+  cells[k++] = strdup(g->budgets[p.budget]);
+  cells[k++] = strdup(g->planners[p.planner]);
+  if (!g->maxbatch) {
+    snprintf(buf, sizeof buf, "%" PRId64, g->batches[p.batch]);
+    cells[k++] = strdup(buf);
+  }
+  for (int j = 0; j < k; j++)
+    if (!cells[j])
+      return OOC_ENOMEM;
+  return OOC_OK;
+}

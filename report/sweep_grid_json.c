@@ -1,0 +1,149 @@
+/* report/sweep_grid_json.c — grid.json (sweep_grid.h): the axes of a grid
+ * as JSON (cJSON), written beside every sweep's results and read back by
+ * --merge to restore the grid order of shard rows.
+ *
+ * Ownership: the text is the caller's (free); a grid read back owns its
+ * strings like any other. Cost: O(axis values).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "report/sweep_grid.h"
+
+char *
+ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
+{
+  cJSON *o = cJSON_CreateObject(), *a;
+  char *s;
+  int i;
+
+  if (!o)
+    return NULL;
+  cJSON_AddStringToObject(o, "model", g->model);
+  cJSON_AddStringToObject(o, "set", g->set_label ? g->set_label : "");
+  cJSON_AddBoolToObject(o, "maxbatch", g->maxbatch);
+  cJSON_AddNumberToObject(o, "iterations", g->iterations);
+  a = cJSON_AddArrayToObject(o, "hw");
+  for (i = 0; i < g->n_hw; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->hw[i]));
+  a = cJSON_AddArrayToObject(o, "hw_set");
+  for (i = 0; i < g->n_hwsets; i++) {
+    cJSON *h = cJSON_CreateObject(), *v;
+    cJSON_AddStringToObject(h, "key", g->hwsets[i].name);
+    v = cJSON_AddArrayToObject(h, "values");
+    for (int k = 0; k < g->hwsets[i].n_values; k++)
+      cJSON_AddItemToArray(v, cJSON_CreateString(g->hwsets[i].values[k]));
+    cJSON_AddItemToArray(a, h);
+  }
+  a = cJSON_AddArrayToObject(o, "allocator");
+  for (i = 0; i < g->n_allocators; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->allocators[i]));
+  a = cJSON_AddArrayToObject(o, "budget");
+  for (i = 0; i < g->n_budgets; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->budgets[i]));
+  a = cJSON_AddArrayToObject(o, "planner");
+  for (i = 0; i < g->n_planners; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->planners[i]));
+  a = cJSON_AddArrayToObject(o, "batch");
+  for (i = 0; !g->maxbatch && i < g->n_batches; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber((double)g->batches[i]));
+  s = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (s) {
+    size_t n = strlen(s);
+    char *t = malloc(n + 2);
+    if (t) {
+      memcpy(t, s, n);
+      t[n] = '\n';
+      t[n + 1] = '\0';
+    }
+    cJSON_free(s);
+    return t;
+  }
+  return NULL;
+}
+
+static int
+json_strv(const cJSON *o, const char *key, char ***v, int *n)
+{
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *it;
+  int k = 0;
+  if (!cJSON_IsArray(a))
+    return OOC_EPARSE;
+  *n = cJSON_GetArraySize(a);
+  *v = calloc((size_t)(*n ? *n : 1), sizeof **v);
+  if (!*v)
+    return OOC_ENOMEM;
+  cJSON_ArrayForEach(it, a) {
+    if (!cJSON_IsString(it) || !((*v)[k++] = strdup(it->valuestring)))
+      return OOC_EPARSE;
+  }
+  return OOC_OK;
+}
+
+int
+ooc_sweep_grid_from_json(const char *text, const char *path,
+                         ooc_sweep_grid *g, ooc_err *err)
+{
+  cJSON *o = cJSON_Parse(text), *it;
+  const cJSON *m, *s, *mb, *b, *hs;
+  int rc = OOC_EPARSE;
+
+  ooc_sweep_grid_init(g);
+  if (!o)
+    return ooc_err_set(err, OOC_EPARSE, "%s: not valid JSON", path);
+  m = cJSON_GetObjectItemCaseSensitive(o, "model");
+  s = cJSON_GetObjectItemCaseSensitive(o, "set");
+  mb = cJSON_GetObjectItemCaseSensitive(o, "maxbatch");
+  b = cJSON_GetObjectItemCaseSensitive(o, "batch");
+  hs = cJSON_GetObjectItemCaseSensitive(o, "hw_set");
+  if (!cJSON_IsString(m) || !cJSON_IsString(s) || !cJSON_IsBool(mb) ||
+      !cJSON_IsArray(b) || !cJSON_IsArray(hs))
+    goto fail;
+  g->model = strdup(m->valuestring);
+  g->set_label = strdup(s->valuestring);
+  g->maxbatch = cJSON_IsTrue(mb);
+  if (json_strv(o, "hw", &g->hw, &g->n_hw) ||
+      json_strv(o, "allocator", &g->allocators, &g->n_allocators) ||
+      json_strv(o, "budget", &g->budgets, &g->n_budgets) ||
+      json_strv(o, "planner", &g->planners, &g->n_planners))
+    goto fail;
+  g->n_batches = cJSON_GetArraySize(b);
+  g->batches = calloc((size_t)(g->n_batches + 1), sizeof *g->batches);
+  if (!g->batches)
+    goto fail;
+  g->n_batches = 0;
+  cJSON_ArrayForEach(it, b) {
+    if (!cJSON_IsNumber(it))
+      goto fail;
+    g->batches[g->n_batches++] = (int64_t)it->valuedouble;
+  }
+  g->hwsets = calloc((size_t)(cJSON_GetArraySize(hs) + 1), sizeof *g->hwsets);
+  if (!g->hwsets)
+    goto fail;
+  cJSON_ArrayForEach(it, hs) {
+    ooc_sweep_hwset *h = &g->hwsets[g->n_hwsets];
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "key");
+    if (!cJSON_IsString(k))
+      goto fail;
+    g->n_hwsets++;
+    h->name = strdup(k->valuestring);
+    if (json_strv(it, "values", &h->values, &h->n_values) || !h->name)
+      goto fail;
+  }
+  if (!g->model || !g->set_label || g->n_hw == 0 || g->n_planners == 0 ||
+      g->n_allocators == 0 || g->n_budgets == 0 ||
+      (!g->maxbatch && g->n_batches == 0) ||
+      g->n_hwsets > OOC_SWEEP_MAX_HWSETS)
+    goto fail;
+  cJSON_Delete(o);
+  return OOC_OK;
+fail:
+  cJSON_Delete(o);
+  ooc_sweep_grid_fini(g);
+  return ooc_err_set(err, rc, "%s: not a sweep grid file", path);
+}

@@ -1,0 +1,33 @@
+/* report/sweep_row.h — the columns of a sweep's results and one point's
+ * row in them.
+ *
+ * Columns: the coordinates (model, set, hw, "hw_set:KEY" per --hw-set
+ * axis, allocator, budget, planner, batch; sweep_grid.h), "max_batch" in
+ * --maxbatch mode, then every field of the summary object flattened
+ * (dtype, budget_bytes, feasible, ..., oom_reason, plan_note), with the
+ * wall-clock columns (plan_wall_s, sim_wall_s) last so byte comparisons
+ * can cut them.
+ *
+ * Ownership: the header's names and a row's cells are heap strings the
+ * table or the caller owns. Cost: O(columns).
+ */
+#ifndef OOC_SWEEP_ROW_H
+#define OOC_SWEEP_ROW_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "analysis/summary.h"
+#include "report/sweep_grid.h"
+#include "report/table.h"
+
+/* Set t's columns to the header of g's results (t has none yet). */
+int ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err);
+
+/* Fill row (as many cells as the header has columns) for point i of g with
+ * summary s; best is the largest batch in --maxbatch mode. OOC_ENOMEM when
+ * a cell could not be made (those made are in row, for the caller to
+ * free). */
+int ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
+                  const ooc_summary *s, char **row);
+
+#endif
