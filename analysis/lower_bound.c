@@ -1,10 +1,11 @@
-/* analysis/lower_bound.c — the lower bound of docs/lower-bound.md: L(s) by
- * a difference array over the steps, the working set of each step beside
- * what it does not touch, the worst excess over the budget, then the
- * cheapest mix of swapping and recomputing it.
+/* analysis/lower_bound.c — the lower bound of docs/lower-bound.md: L(s) on
+ * the planning toolkit's memory timeline (plan/toolkit.h), the working set
+ * of each step beside what it does not touch, the worst excess over the
+ * budget, then the cheapest mix of swapping and recomputing it.
  *
- * Ownership: one scratch array of n_steps + 1 doubles per call, freed
- * before it returns. Cost: O(activations + steps + step arguments).
+ * Ownership: a timeline and one array of n_steps + 1 values per call,
+ * freed before it returns. Cost: O(activations log steps + steps + step
+ * arguments).
  */
 #include "config.h"
 
@@ -12,58 +13,62 @@
 #include <stdlib.h>
 
 #include "analysis/lower_bound.h"
+#include "plan/toolkit.h"
 
 double
 ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
                         const ooc_hw *hw, uint64_t budget, double compute_s)
 {
-  double *cross, live = 0, peak = 0, avail, excess, r = INFINITY, beta;
+  ooc_timeline cross;
+  int64_t *live = NULL;
+  double peak = 0, avail, excess, r = INFINITY, beta;
   double h2d, d2h;
   uint64_t fixed;
   int32_t a, s;
 
   /* L(s): bytes of activations produced at or before step s and used
-   * after it, by a difference array over the steps. */
-  cross = calloc((size_t)lv->n_steps + 1, sizeof *cross);
-  if (cross == NULL)
+   * after it: each one on [producer, last use - 1] of the planning
+   * toolkit's memory timeline (raw bytes). */
+  if (ooc_timeline_init(&cross, lv->n_steps, NULL) != OOC_OK ||
+      (live = calloc((size_t)lv->n_steps + 1, sizeof *live)) == NULL) {
+    ooc_timeline_fini(&cross);
     return compute_s;
-  for (a = 0; a < lv->n_acts; a++) {
+  }
+  for (a = 1; a < lv->n_acts; a++) {
     int32_t layer = lv->act_layer[a];
-    int32_t p = lv->fwd_step[layer];
-    int32_t last = lv->act_last[a];
+    int32_t p = ooc_kit_producer(lv, a);
     double bytes = (double)lv->act_bytes[a];
-    if (a == 0 || p < 0 || bytes <= 0)
-      continue;                 /* the input batch: see below */
+    if (p < 0 || bytes <= 0)
+      continue;
     if (costs->fwd_ns[layer] > 0) {
       double per_byte = (double)costs->fwd_ns[layer] * 1e-9 / bytes;
       if (per_byte < r)
         r = per_byte;
     }
-    if (last <= p)
-      continue;
-    cross[p] += bytes;
-    cross[last] -= bytes;
+    ooc_timeline_add(&cross, p, lv->act_last[a] - 1,
+                     (int64_t)lv->act_bytes[a]);
   }
+  ooc_timeline_values(&cross, live);
+  ooc_timeline_fini(&cross);
   for (s = 0; s < lv->n_steps; s++) {
     double during, shared = 0;
     int32_t k;
 
-    live += cross[s];
-    if (live > peak)
-      peak = live;
+    if ((double)live[s] > peak)
+      peak = (double)live[s];
     /* While step s runs, its whole working set (step_bytes) is resident
      * beside the activations of L(s) it does not touch. */
     for (k = 0; k < lv->step_nacts[s]; k++) {
       a = lv->step_acts[lv->step_first[s] + k];
-      if (a > 0 && lv->fwd_step[lv->act_layer[a]] >= 0 &&
-          lv->fwd_step[lv->act_layer[a]] <= s && lv->act_last[a] > s)
+      if (a > 0 && ooc_kit_producer(lv, a) >= 0 &&
+          ooc_kit_producer(lv, a) <= s && lv->act_last[a] > s)
         shared += (double)lv->act_bytes[a];
     }
-    during = live - shared + (double)lv->step_bytes[s];
+    during = (double)live[s] - shared + (double)lv->step_bytes[s];
     if (during > peak)
       peak = during;
   }
-  free(cross);
+  free(live);
 
   /* The input batch (act 0) is in persistent_bytes but may be swapped
    * out: give its room to the activations and ignore its own traffic. */
