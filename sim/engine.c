@@ -20,11 +20,13 @@
  * noise never adds a nanosecond. A copy alone thus takes exactly
  * latency + ceil(bytes x 1e9 / rate) ns.
  *
- * ALLOC/FREE call the allocator model (alloc.h) when they start, and last
- * as long as its modelled cost. An ALLOC that fails blocks its stream and
- * is retried after every FREE completes; when nothing is pending and an
- * ALLOC is still blocked, the run is infeasible (OOM report). Host (pinned)
- * ALLOC/FREE are counted against hw->host_mem and cost hw->host_alloc_ns.
+ * ALLOC/FREE call the allocator policy (alloc.h) when they start, and last
+ * as long as the driver actions it sends cost (ooc_cost_drv_ns on the
+ * profile; nothing for an .unpriced policy, which gets no sink). An ALLOC
+ * that fails blocks its stream and is retried after every FREE completes;
+ * when nothing is pending and an ALLOC is still blocked, the run is
+ * infeasible (OOM report). Host (pinned) ALLOC/FREE are counted against
+ * hw->host_mem and cost hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times back to back, each starting when the
@@ -77,6 +79,7 @@ struct ooc_sim {
   const ooc_hw *hw;
   const ooc_costs *costs;
   const ooc_allocator_type *at;
+  const char *alloc_options;    /* borrowed from the config */
   uint64_t budget, chunk;
   int iterations;
   int shared_engine;            /* one copy engine for both directions */
@@ -85,6 +88,9 @@ struct ooc_sim {
   void *astate;
   int alloc_ready;
   int32_t alloc_handles;
+  ooc_drv_sink drv;             /* prices the policy's driver actions */
+  const ooc_drv_sink *drv_use;  /* &drv, or NULL when .unpriced */
+  int64_t drv_ns;               /* what the current request's actions cost */
 
   ooc_heap heap;
   int32_t cap_instr, cap_tensors;
@@ -139,6 +145,41 @@ ooc_stall_name(ooc_stall st)
   return (unsigned)st < OOC_STALL_COUNT ? names[st] : "?";
 }
 
+/* The driver sink: add what each action of the policy costs. */
+static int
+price_action(void *ctx, const ooc_drv_action *a)
+{
+  ooc_sim *s = ctx;
+
+  s->drv_ns += ooc_cost_drv_ns(s->hw, a);
+  return OOC_OK;
+}
+
+/* Place tensor t through the policy; *cost_ns += its actions' price. */
+static int
+dev_alloc(ooc_sim *s, int32_t t, uint64_t bytes, int64_t *cost_ns)
+{
+  ooc_placement where;
+  int rc;
+
+  s->drv_ns = 0;
+  rc = s->at->alloc(s->astate, t, bytes, &where, s->drv_use);
+  *cost_ns += s->drv_ns;
+  return rc;
+}
+
+/* Free tensor t through the policy; *cost_ns += its actions' price. */
+static int
+dev_free(ooc_sim *s, int32_t t, int64_t *cost_ns)
+{
+  int rc;
+
+  s->drv_ns = 0;
+  rc = s->at->free(s->astate, t, s->drv_use);
+  *cost_ns += s->drv_ns;
+  return rc;
+}
+
 int
 ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
 {
@@ -164,6 +205,9 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
   s->hw = cfg->hw;
   s->costs = cfg->costs;
   s->at = cfg->allocator;
+  s->alloc_options = cfg->allocator_options;
+  s->drv = (ooc_drv_sink){ .act = price_action, .ctx = s };
+  s->drv_use = s->at->unpriced ? NULL : &s->drv;
   s->budget = cfg->budget ? cfg->budget : cfg->hw->mem_usable;
   s->chunk = cfg->chunk_bytes;
   s->iterations = cfg->iterations > 0 ? cfg->iterations : 2;
@@ -241,7 +285,7 @@ prepare(ooc_sim *s, const ooc_program *p)
   if (!s->alloc_ready) {
     ooc_alloc_config ac = {
       .budget = s->budget, .n_handles = s->cap_tensors,
-      .chunk_bytes = s->chunk, .hw = s->hw,
+      .chunk_bytes = s->chunk, .hw = s->hw, .options = s->alloc_options,
     };
     int rc = s->at->init(s->astate, &ac, s->err);
     if (rc != OOC_OK)
@@ -443,7 +487,9 @@ do_free(ooc_sim *s, int32_t i, int64_t *cost)
   if (s->p->instr[i].stream != OOC_STREAM_COMPUTE &&
       kernel_using(s, t, 0) >= 0)
     return instr_fail(s, i, "frees", t, "while the running kernel uses it");
-  s->at->free(s->astate, t, cost);
+  if (dev_free(s, t, cost) != OOC_OK)
+    return ooc_err_set(s->err, OOC_ENOMEM, "simulator: allocator out of "
+                       "host memory");
   s->tflags[t] &= (uint8_t)~(T_DEV | T_VALID);
   sample_memory(s);
   return OOC_OK;
@@ -494,7 +540,7 @@ run_prologue(ooc_sim *s)
       } else {
         if (s->tflags[t] & T_DEV)
           return instr_fail(s, i, "allocates", t, "which is already live");
-        rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
+        rc = dev_alloc(s, t, p->tensors[t].bytes, &cost);
         if (rc == OOC_EOOM) {
           fill_oom(s, i, NULL);
           return OOC_EOOM;
@@ -652,7 +698,7 @@ try_start(ooc_sim *s, int k)
     } else {
       if (s->tflags[t] & T_DEV)
         return instr_fail(s, i, "allocates", t, "which is already live");
-      rc = s->at->alloc(s->astate, t, p->tensors[t].bytes, &cost);
+      rc = dev_alloc(s, t, p->tensors[t].bytes, &cost);
       if (rc == OOC_EOOM) {
         st->pending_ns += cost;
         goto blocked;
