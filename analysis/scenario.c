@@ -134,7 +134,8 @@ ooc_scenario_hw(const ooc_scenario *sc)
  * prog receives the lowered program; note the planner's note. */
 static int
 plan_and_simulate(ooc_scenario *sc, const ooc_planner_type *t,
-                  const ooc_allocator_type *a, uint64_t budget,
+                  const ooc_allocator_type *a, const char *aopts,
+                  uint64_t budget,
                   const ooc_kv *opts, int n_opts, int iterations,
                   ooc_program *prog, char *note, size_t note_n,
                   ooc_sim_result *r, ooc_trace *trace, double *plan_wall,
@@ -146,7 +147,8 @@ plan_and_simulate(ooc_scenario *sc, const ooc_planner_type *t,
   ooc_planner_ctx ctx;
   ooc_sim_config cfg = {
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .allocator = a,
-    .budget = budget, .chunk_bytes = 0, .iterations = iterations,
+    .allocator_options = aopts, .budget = budget, .chunk_bytes = 0,
+    .iterations = iterations,
   };
   int plan_inited = 0, rc;
   double t0;
@@ -159,7 +161,8 @@ plan_and_simulate(ooc_scenario *sc, const ooc_planner_type *t,
   plan_inited = 1;
   ctx = (ooc_planner_ctx){
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .live = sc->lv,
-    .allocator = a, .budget = budget, .chunk_bytes = cfg.chunk_bytes,
+    .allocator = a, .allocator_options = aopts, .budget = budget,
+    .chunk_bytes = cfg.chunk_bytes,
     .opts = opts, .n_opts = n_opts, .sim = sim, .scratch = &scratch,
   };
   t0 = ooc_wall_s();
@@ -195,7 +198,8 @@ ooc_scenario_baseline(ooc_scenario *sc, double *incore_s, double *compute_s,
     if ((t = ooc_planner_find("incore", err)) == NULL)
       return ooc_err_prefix(err, OOC_ENOTFOUND, "in-core baseline: ");
     ooc_program_init(&prog);
-    rc = plan_and_simulate(sc, t, &ooc_alloc_ideal, UNLIMITED_BYTES, NULL, 0,
+    rc = plan_and_simulate(sc, t, &ooc_alloc_ideal, NULL, UNLIMITED_BYTES,
+                           NULL, 0,
                            DEFAULT_ITERATIONS, &prog, NULL, 0, &r, NULL, NULL,
                            NULL, err);
     ooc_program_fini(&prog);
@@ -497,20 +501,33 @@ no_fit_summary(ooc_scenario *sc, const char *planner, const char *allocator,
   return OOC_OK;
 }
 
+/* The allocator spec as given ("caching" when none): what summaries
+ * name. */
+static const char *
+alloc_spec(const ooc_scenario_spec *spec)
+{
+  return spec->allocator != NULL ? spec->allocator : "caching";
+}
+
+/* The planner (when t is not NULL) and the allocator of spec, with the
+ * allocator's options (pointing into spec->allocator, or NULL). */
 static int
 lookup(const ooc_scenario_spec *spec, const ooc_planner_type **t,
-       const ooc_allocator_type **a, ooc_err *err)
+       const ooc_allocator_type **a, const char **opts, ooc_err *err)
 {
+  ooc_err e;
+
   if (t != NULL) {
     if (spec->planner == NULL)
       return ooc_err_set(err, OOC_EINVAL, "missing -p PLANNER");
     if ((*t = ooc_planner_find(spec->planner, err)) == NULL)
       return ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
   }
-  if ((*a = ooc_allocator_find(spec->allocator != NULL ? spec->allocator
-                                                       : "caching",
-                               err)) == NULL)
-    return ooc_err_prefix(err, OOC_ENOTFOUND, "--allocator: ");
+  ooc_err_clear(&e);
+  if ((*a = ooc_allocator_find(alloc_spec(spec), opts, &e)) == NULL) {
+    ooc_err_set(err, e.code, "%s", e.msg);
+    return ooc_err_prefix(err, e.code, "--allocator: ");
+  }
   return OOC_OK;
 }
 
@@ -520,6 +537,7 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
 {
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
+  const char *aopts;
   ooc_program prog;
   ooc_sim_result r;
   uint64_t budget;
@@ -528,7 +546,7 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if ((rc = lookup(spec, &t, &a, err)) < 0)
+  if ((rc = lookup(spec, &t, &a, &aopts, err)) < 0)
     return rc;
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
   if (ooc_plan_check_budget(sc->lv, budget, err) < 0) {
@@ -537,11 +555,11 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
     if (spec->budget != 0)
       return ooc_err_prefix(err, OOC_EINVAL, "--budget: ");
     ooc_err_clear(err);
-    return no_fit_summary(sc, t->name, a->name, budget, want_baseline, sum,
-                          err);
+    return no_fit_summary(sc, t->name, alloc_spec(spec), budget,
+                          want_baseline, sum, err);
   }
   ooc_program_init(&prog);
-  rc = plan_and_simulate(sc, t, a, budget, spec->opts, spec->n_opts,
+  rc = plan_and_simulate(sc, t, a, aopts, budget, spec->opts, spec->n_opts,
                          spec->iterations > 0 ? spec->iterations
                                               : DEFAULT_ITERATIONS,
                          &prog, note, sizeof note, &r,
@@ -549,7 +567,8 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
                          &sim_wall, err);
   if (rc < 0)
     goto done;
-  if ((rc = fill_summary(sc, t->name, a->name, budget, &prog, &r, note,
+  if ((rc = fill_summary(sc, t->name, alloc_spec(spec), budget, &prog, &r,
+                         note,
                          plan_wall, sim_wall, want_baseline, sum, err)) < 0)
     goto done;
   if (out != NULL && out->program != NULL) {
@@ -610,6 +629,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
 {
   ooc_scenario *sc = NULL;
   const ooc_allocator_type *a;
+  const char *aopts;
   ooc_sim *sim = NULL;
   ooc_sim_result r;
   ooc_sim_config cfg;
@@ -618,7 +638,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if ((rc = lookup(spec, NULL, &a, err)) < 0)
+  if ((rc = lookup(spec, NULL, &a, &aopts, err)) < 0)
     return rc;
   if ((rc = ooc_scenario_open(spec, &sc, err)) < 0)
     return rc;
@@ -637,7 +657,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   cfg = (ooc_sim_config){
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .allocator = a,
-    .budget = budget, .chunk_bytes = 0,
+    .allocator_options = aopts, .budget = budget, .chunk_bytes = 0,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : DEFAULT_ITERATIONS,
   };
@@ -649,7 +669,8 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   sim_wall = ooc_wall_s() - t0;
   if ((rc = fill_summary(sc, spec->planner != NULL ? spec->planner : "",
-                         a->name, budget, prog, &r, plan_note, 0, sim_wall,
+                         alloc_spec(spec), budget, prog, &r, plan_note, 0,
+                         sim_wall,
                          1, sum, err)) < 0)
     goto done;
   if (out != NULL && out->program != NULL) {
@@ -709,13 +730,14 @@ ooc_scenario_maxbatch(const ooc_scenario_spec *spec, int64_t *best,
 {
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
+  const char *aopts;
   int64_t lo = 0, hi = 0, b = 1, mid;
   const int64_t cap = OOC_MAXBATCH_CAP;
   int rc;
 
   *best = 0;
   *at_max = (ooc_summary){ 0 };
-  if ((rc = lookup(spec, &t, &a, err)) < 0)
+  if ((rc = lookup(spec, &t, &a, &aopts, err)) < 0)
     return rc;
   /* Doubling: lo is the largest batch known to fit, hi the smallest known
    * not to (0: none yet). */
@@ -767,12 +789,13 @@ ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
 {
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
+  const char *aopts;
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if ((rc = lookup(spec, &t, &a, err)) < 0)
+  if ((rc = lookup(spec, &t, &a, &aopts, err)) < 0)
     return rc;
-  return no_fit_summary(sc, t->name, a->name,
+  return no_fit_summary(sc, t->name, alloc_spec(spec),
                         spec->budget != 0 ? spec->budget : sc->hw->mem_usable,
                         1, sum, err);
 }

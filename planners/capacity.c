@@ -19,7 +19,8 @@
  *    it fits in the timeline until its use, and freed right after its last
  *    use (liveness).
  * The timeline counts what the allocator takes, each tensor's footprint
- * (ooc_alloc_footprint, alloc.h): the bytes rounded to 512 B, or under
+ * (ooc_alloc_footprint, alloc.h): the bytes rounded as the policy rounds
+ * a block (512 B under caching, 1 KiB under pool, ...), or under
  * `va` whole chunks for a request of at least half a chunk (its
  * fragmentation is known in advance, schedule-window seed §4; smaller
  * requests share chunk segments), a better "estimation of the memory
@@ -243,7 +244,8 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   st->alloc = ctx->allocator;
   st->acfg = (ooc_alloc_config){ .budget = ctx->budget,
                                  .chunk_bytes = ctx->chunk_bytes,
-                                 .hw = ctx->hw };
+                                 .hw = ctx->hw,
+                                 .options = ctx->allocator_options };
   cap_base(ctx, st, n_cand);
 
   if (have_fixed) {

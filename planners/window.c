@@ -46,11 +46,13 @@
  * oldest swap-outs as in (b).
  *
  * Allocators: the bookkeeping counts what the allocator takes for each
- * tensor, its footprint (ooc_alloc_footprint, alloc.h): the size rounded
- * to 512 B, except under `va` for a request of at least half a chunk,
+ * tensor, its footprint (ooc_alloc_footprint, alloc.h, with the spec's
+ * options): the size rounded as the policy rounds a block (512 B under
+ * caching, 1 KiB under pool, ...), except under `va` for a request of at
+ * least half a chunk,
  * whose fragmentation is known in advance (seed §4, eq. 1: m_r takes
  * ceil(m_r / m_c) chunks of m_c; smaller requests share chunk segments,
- * alloc_va.c). Every activation, gradient, workspace and persistent
+ * alloc/va.c). Every activation, gradient, workspace and persistent
  * tensor is counted at its footprint, and `window` is then in footprint
  * bytes. With the profile's 40 MiB chunk the rounding of activations of
  * 20-40 MiB can double them, which no fraction of the scheduling budget
@@ -389,7 +391,8 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   w->alloc = ctx->allocator;
   w->acfg = (ooc_alloc_config){ .budget = ctx->budget,
                                 .chunk_bytes = ctx->chunk_bytes,
-                                .hw = ctx->hw };
+                                .hw = ctx->hw,
+                                .options = ctx->allocator_options };
   rc = win_setup(w, lv);
   if (rc != OOC_OK) {
     rc = ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
