@@ -105,13 +105,38 @@ ooc_fittree_take_best_fit(ooc_fittree *t, ooc_fit_node *nodes, uint64_t size)
   return id;
 }
 
-uint64_t
-ooc_fittree_largest(const ooc_fittree *t, const ooc_fit_node *nodes)
+int32_t
+ooc_fittree_lower_bound(const ooc_fittree *t, const ooc_fit_node *nodes,
+                        uint64_t size, uint64_t addr)
+{
+  int32_t i = t->root, best = -1;
+
+  while (i >= 0) {
+    if (before(&nodes[i], size, addr)) {
+      i = nodes[i].right;
+    } else {
+      best = i;
+      i = nodes[i].left;
+    }
+  }
+  return best;
+}
+
+int32_t
+ooc_fittree_last(const ooc_fittree *t, const ooc_fit_node *nodes)
 {
   int32_t i = t->root;
 
   while (i >= 0 && nodes[i].right >= 0)
     i = nodes[i].right;
+  return i;
+}
+
+uint64_t
+ooc_fittree_largest(const ooc_fittree *t, const ooc_fit_node *nodes)
+{
+  int32_t i = ooc_fittree_last(t, nodes);
+
   return i >= 0 ? nodes[i].size : 0;
 }
 

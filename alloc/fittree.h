@@ -1,7 +1,8 @@
 /* alloc/fittree.h — the blocks of the best-fit allocators (alloc/caching.c,
- * the small path of alloc/va.c; schedule-window seed §4): segments cut
- * into blocks, and the free ones in a treap ordered by (size, address), so
- * best fit is the leftmost free block of size >= the request.
+ * alloc/bestfit.c, the small path of alloc/va.c, through alloc/blocktab.h;
+ * schedule-window seed §4): segments cut into blocks, and the free ones in
+ * a treap ordered by (size, address), so best fit is the leftmost free
+ * block of size >= the request.
  *
  * One idea: the nodes are an array the caller owns, indexed by the caller's
  * block ids (node i describes block i), and the tree and the segments only
@@ -50,6 +51,17 @@ void ooc_fittree_remove(ooc_fittree *t, ooc_fit_node *nodes, int32_t id);
  * size >= size; -1 when there is none. One descent. */
 int32_t ooc_fittree_take_best_fit(ooc_fittree *t, ooc_fit_node *nodes,
                                   uint64_t size);
+
+/* The first node of t, by (size, addr), whose key is >= (size, addr),
+ * left in the tree; -1 when there is none. With addr + 1 of a node's own
+ * key it gives the node after it. One descent. */
+int32_t ooc_fittree_lower_bound(const ooc_fittree *t,
+                                const ooc_fit_node *nodes, uint64_t size,
+                                uint64_t addr);
+
+/* The last node of t by (size, addr), left in the tree; -1 when t is
+ * empty. */
+int32_t ooc_fittree_last(const ooc_fittree *t, const ooc_fit_node *nodes);
 
 /* The size of the largest node of t, 0 when t is empty. */
 uint64_t ooc_fittree_largest(const ooc_fittree *t, const ooc_fit_node *nodes);

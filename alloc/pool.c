@@ -1,19 +1,38 @@
-/* alloc/pool.c — one pre-allocated arena, first-fit with coalescing
- * (SuperNeurons §3.3: the unified tensor pool's GPU memory pool).
+/* alloc/pool.c — SuperNeurons' GPU memory pool as a placement policy.
  *
- * One idea: the whole budget is one arena [0, budget) taken once; requests
- * are rounded up to 512 B and placed in the free range with the lowest
- * address that fits; a free merges its range with free neighbours. The
- * arena never grows or shrinks, so requests cost nothing; what can go wrong
- * is external fragmentation.
+ * Follows SuperNeurons §3.2.1 (shared/seeds/superneurons.md): one big
+ * chunk of GPU memory preallocated as a shared pool, divided into 1 KiB
+ * blocks; an allocation takes the first free space large enough, a
+ * deallocation finds its node through an ID-to-node table and gives the
+ * space back. The released code (linnanwang/superneurons-release,
+ * src/gpu_malloc.cpp, BLASX's gpu_malloc, read at d20d25c) settles what
+ * the paper leaves open: its "allocated list" keeps, after each node, the
+ * free bytes up to the next node (mem_free); an allocation walks the list
+ * in address order and places the request at the start of the first gap
+ * that holds it; a free adds the node's bytes and its gap to the previous
+ * node's gap. Free space is therefore always coalesced: two free ranges
+ * are never adjacent. This file does the same with the gaps kept in a
+ * treap ordered by address that also knows the largest gap under each
+ * node, so the first fit is one descent instead of a walk.
  *
- * reserved is the arena's high-water mark (the highest end address handed
- * out so far): the arena itself is the whole budget, but the high-water mark
- * says how large a pool this program needs.
+ * Departures: sizes round up to 1 KiB blocks as the paper says (the
+ * released gpu_malloc rounds to 16 B, cuDNN's alignment); the pool is the
+ * whole budget (the release takes a fixed BLASX_GPU_MEM_SIZE, 3000 MB, and
+ * builds with it only under BLASX_MALLOC, off by default); the release's
+ * limit of 200 nodes (BLASX_GPU_MEM_MAX_SEGMENT, past which it crashes) is
+ * not kept; the ID-to-node table is indexed by tensor id (the release
+ * searches the list for the address).
  *
- * State: free ranges sorted by address (at most live handles + 1 of them,
- * sized by init), address and size per handle. Cost: first fit O(free
- * ranges); free O(log f) search plus a memmove.
+ * Driver actions: one SEG_MALLOC (segment 0) of the whole pool, the
+ * budget rounded down to 1 KiB, when the first allocation succeeds; the
+ * pool is never given back (the executor frees it at the end). reserved
+ * is not that arena but its high-water mark, the highest end address
+ * handed out so far: the pool size this program needs (the arena is the
+ * most it may use). Placements are segment 0 at the block's offset.
+ *
+ * State: free ranges in a treap (one node per range, at most live + 1 of
+ * them, nodes sized by init), per handle its offset, size and request.
+ * Cost: alloc and free O(log f) expected in the free ranges f.
  */
 #include "config.h"
 
@@ -24,49 +43,188 @@
 #include "alloc/alloc.h"
 #include "base/util.h"
 
-#define POOL_ALIGN 512u
+#define BLOCK 1024ull
 
+/* A free range; the treap is ordered by address, max is the largest size
+ * in the node's subtree. */
 struct range {
-  uint64_t addr, size;
+  uint64_t addr, size, max;
+  int32_t left, right;
+  uint32_t prio;
 };
 
 struct pool_state {
-  uint64_t budget;
+  uint64_t arena;         /* budget rounded down to BLOCK */
   int32_t n_handles;
-  int32_t n_free;
-  struct range *free;   /* sorted by addr, never adjacent */
-  uint64_t *addr;       /* per handle */
-  uint64_t *size;       /* per handle, rounded */
-  uint64_t *req;        /* per handle, as requested */
-  uint64_t allocated;   /* bytes requested and live */
-  uint64_t in_use;      /* rounded bytes live */
-  uint64_t high;        /* high-water mark */
+  struct range *r;        /* n_handles + 2 nodes */
+  int32_t *slots;         /* unused nodes (a stack) */
+  int32_t n_slots, cap, root;
+  uint64_t *addr;         /* per handle */
+  uint64_t *size;         /* per handle, rounded */
+  uint64_t *req;          /* per handle, as requested */
+  uint64_t allocated, in_use, high;
+  int opened;             /* the arena's SEG_MALLOC was sent */
 };
 
-static int
-pool_init(void *vs, const ooc_alloc_config *cfg, ooc_err *err)
+static uint64_t
+sub_max(const struct pool_state *s, int32_t t)
 {
-  struct pool_state *s = vs;
-  size_t n = (size_t)cfg->n_handles + 2;
+  return t < 0 ? 0 : s->r[t].max;
+}
 
-  *s = (struct pool_state){ .budget = cfg->budget / POOL_ALIGN * POOL_ALIGN,
-                            .n_handles = cfg->n_handles };
-  s->free = malloc(n * sizeof *s->free);
-  s->addr = calloc(n, sizeof *s->addr);
-  s->size = calloc(n, sizeof *s->size);
-  s->req = calloc(n, sizeof *s->req);
-  if (s->free == NULL || s->addr == NULL || s->size == NULL ||
-      s->req == NULL) {
-    free(s->free);
-    free(s->addr);
-    free(s->size);
-    free(s->req);
-    *s = (struct pool_state){ 0 };
-    return ooc_err_set(err, OOC_ENOMEM, "pool allocator: out of memory");
+static void
+pull(struct pool_state *s, int32_t t)
+{
+  uint64_t m = s->r[t].size, l = sub_max(s, s->r[t].left);
+  uint64_t g = sub_max(s, s->r[t].right);
+
+  s->r[t].max = m > l ? (m > g ? m : g) : (l > g ? l : g);
+}
+
+/* Split treap t into ranges below addr (*l) and the rest (*r). */
+static void
+split(struct pool_state *s, int32_t t, uint64_t addr, int32_t *l, int32_t *r)
+{
+  if (t < 0) {
+    *l = *r = -1;
+  } else if (s->r[t].addr < addr) {
+    split(s, s->r[t].right, addr, &s->r[t].right, r);
+    *l = t;
+    pull(s, t);
+  } else {
+    split(s, s->r[t].left, addr, l, &s->r[t].left);
+    *r = t;
+    pull(s, t);
   }
-  s->n_free = 1;
-  s->free[0] = (struct range){ .addr = 0, .size = s->budget };
-  return OOC_OK;
+}
+
+static int32_t
+join(struct pool_state *s, int32_t a, int32_t b)
+{
+  if (a < 0)
+    return b;
+  if (b < 0)
+    return a;
+  if (s->r[a].prio > s->r[b].prio) {
+    s->r[a].right = join(s, s->r[a].right, b);
+    pull(s, a);
+    return a;
+  }
+  s->r[b].left = join(s, a, s->r[b].left);
+  pull(s, b);
+  return b;
+}
+
+static void
+insert(struct pool_state *s, uint64_t addr, uint64_t size)
+{
+  int32_t id = s->slots[--s->n_slots], l, r;
+
+  s->r[id] = (struct range){ .addr = addr, .size = size, .max = size,
+                             .left = -1, .right = -1,
+                             .prio = (uint32_t)id * 2654435761u ^
+                                     0x9e3779b9u };
+  split(s, s->root, addr, &l, &r);
+  s->root = join(s, join(s, l, id), r);
+}
+
+/* Remove the range at addr from t; returns the new subtree. */
+static int32_t
+erase(struct pool_state *s, int32_t t, uint64_t addr)
+{
+  if (s->r[t].addr == addr) {
+    int32_t j = join(s, s->r[t].left, s->r[t].right);
+    s->slots[s->n_slots++] = t;
+    return j;
+  }
+  if (addr < s->r[t].addr)
+    s->r[t].left = erase(s, s->r[t].left, addr);
+  else
+    s->r[t].right = erase(s, s->r[t].right, addr);
+  pull(s, t);
+  return t;
+}
+
+/* Set the range at addr to [addr + cut, addr + size) and fix the maxima
+ * on the way back up (its place in the order does not change). */
+static void
+shrink(struct pool_state *s, int32_t t, uint64_t addr, uint64_t cut)
+{
+  if (s->r[t].addr == addr) {
+    s->r[t].addr += cut;
+    s->r[t].size -= cut;
+  } else if (addr < s->r[t].addr) {
+    shrink(s, s->r[t].left, addr, cut);
+  } else {
+    shrink(s, s->r[t].right, addr, cut);
+  }
+  pull(s, t);
+}
+
+/* Grow the range at addr by `more` bytes at its start or end. */
+static void
+grow(struct pool_state *s, int32_t t, uint64_t addr, uint64_t more,
+     int at_start)
+{
+  if (s->r[t].addr == addr) {
+    if (at_start)
+      s->r[t].addr -= more;
+    s->r[t].size += more;
+  } else if (addr < s->r[t].addr) {
+    grow(s, s->r[t].left, addr, more, at_start);
+  } else {
+    grow(s, s->r[t].right, addr, more, at_start);
+  }
+  pull(s, t);
+}
+
+/* The lowest-addressed range of at least need bytes, -1 when none. */
+static int32_t
+first_fit(const struct pool_state *s, uint64_t need)
+{
+  int32_t t = s->root;
+
+  if (sub_max(s, t) < need)
+    return -1;
+  for (;;) {
+    if (sub_max(s, s->r[t].left) >= need)
+      t = s->r[t].left;
+    else if (s->r[t].size >= need)
+      return t;
+    else
+      t = s->r[t].right;
+  }
+}
+
+/* The last range below addr (*p) and the first at or above it (*n). */
+static void
+neighbours(const struct pool_state *s, uint64_t addr, int32_t *p, int32_t *n)
+{
+  int32_t t = s->root;
+
+  *p = *n = -1;
+  while (t >= 0) {
+    if (s->r[t].addr < addr) {
+      *p = t;
+      t = s->r[t].right;
+    } else {
+      *n = t;
+      t = s->r[t].left;
+    }
+  }
+}
+
+static void
+empty(struct pool_state *s)
+{
+  int32_t i;
+
+  s->n_slots = s->cap;
+  for (i = 0; i < s->cap; i++)
+    s->slots[i] = s->cap - 1 - i;
+  s->root = -1;
+  if (s->arena > 0)
+    insert(s, 0, s->arena);
 }
 
 static void
@@ -74,11 +232,12 @@ pool_fini(void *vs)
 {
   struct pool_state *s = vs;
 
-  free(s->free);
+  free(s->r);
+  free(s->slots);
   free(s->addr);
   free(s->size);
   free(s->req);
-  *s = (struct pool_state){ 0 };
+  memset(s, 0, sizeof *s);
 }
 
 static void
@@ -89,110 +248,114 @@ pool_reset(void *vs)
   memset(s->addr, 0, (size_t)s->n_handles * sizeof *s->addr);
   memset(s->size, 0, (size_t)s->n_handles * sizeof *s->size);
   memset(s->req, 0, (size_t)s->n_handles * sizeof *s->req);
-  s->n_free = 1;
-  s->free[0] = (struct range){ .addr = 0, .size = s->budget };
-  s->allocated = 0;
-  s->in_use = 0;
-  s->high = 0;
+  s->allocated = s->in_use = s->high = 0;
+  s->opened = 0;
+  empty(s);
+}
+
+static int
+pool_init(void *vs, const ooc_alloc_config *cfg, ooc_err *err)
+{
+  struct pool_state *s = vs;
+  size_t n = (size_t)cfg->n_handles + 2;
+  int rc;
+
+  memset(s, 0, sizeof *s);
+  if ((rc = ooc_alloc_options_check(&ooc_alloc_pool, cfg->options, err)) < 0)
+    return rc;
+  s->arena = cfg->budget / BLOCK * BLOCK;
+  s->n_handles = cfg->n_handles;
+  s->cap = (int32_t)n;
+  s->r = malloc(n * sizeof *s->r);
+  s->slots = malloc(n * sizeof *s->slots);
+  s->addr = calloc(n, sizeof *s->addr);
+  s->size = calloc(n, sizeof *s->size);
+  s->req = calloc(n, sizeof *s->req);
+  if (s->r == NULL || s->slots == NULL || s->addr == NULL ||
+      s->size == NULL || s->req == NULL) {
+    pool_fini(s);
+    return ooc_err_set(err, OOC_ENOMEM, "pool allocator: out of memory");
+  }
+  pool_reset(s);
+  return OOC_OK;
 }
 
 static uint64_t
 round_up(uint64_t b)
 {
-  return (b + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
+  return (b + BLOCK - 1) / BLOCK * BLOCK;
 }
 
 static int
-pool_alloc(void *vs, int32_t h, uint64_t bytes, int64_t *cost_ns)
+pool_alloc(void *vs, int32_t h, uint64_t bytes, ooc_placement *where,
+           const ooc_drv_sink *drv)
 {
   struct pool_state *s = vs;
-  uint64_t need;
-  int32_t i;
+  uint64_t need, a;
+  int32_t t;
+  int rc;
 
-  if (bytes > s->budget)
+  *where = (ooc_placement){ .seg = -1 };
+  s->size[h] = 0;
+  s->req[h] = 0;
+  if (bytes == 0)
+    return OOC_OK;
+  if (bytes > s->arena)
     return OOC_EOOM;
   need = round_up(bytes);
-  if (need == 0) {
-    s->addr[h] = 0;
-    s->size[h] = 0;
-    s->req[h] = 0;
-    return OOC_OK;
-  }
-  for (i = 0; i < s->n_free; i++)
-    if (s->free[i].size >= need)
-      break;
-  if (i == s->n_free)
+  if ((t = first_fit(s, need)) < 0)
     return OOC_EOOM;
-  s->addr[h] = s->free[i].addr;
+  if (!s->opened) {
+    s->opened = 1;
+    if ((rc = ooc_drv_emit(drv, OOC_DRV_SEG_MALLOC, 0, 0, s->arena)) < 0)
+      return rc;
+  }
+  a = s->r[t].addr;
+  if (s->r[t].size == need)
+    s->root = erase(s, s->root, a);
+  else
+    shrink(s, s->root, a, need);
+  s->addr[h] = a;
   s->size[h] = need;
   s->req[h] = bytes;
-  if (s->free[i].size == need) {
-    memmove(&s->free[i], &s->free[i + 1],
-            (size_t)(s->n_free - i - 1) * sizeof *s->free);
-    s->n_free--;
-  } else {
-    s->free[i].addr += need;
-    s->free[i].size -= need;
-  }
   s->allocated += bytes;
   s->in_use += need;
-  if (s->addr[h] + need > s->high)
-    s->high = s->addr[h] + need;
+  if (a + need > s->high)
+    s->high = a + need;
+  *where = (ooc_placement){ .seg = 0, .addr = a, .size = need };
   return OOC_OK;
 }
 
-static void
-pool_free(void *vs, int32_t h, int64_t *cost_ns)
+static int
+pool_free(void *vs, int32_t h, const ooc_drv_sink *drv)
 {
   struct pool_state *s = vs;
   uint64_t a = s->addr[h], n = s->size[h];
-  int32_t lo = 0, hi = s->n_free;
-  int merge_prev, merge_next;
+  int32_t p, q;
+  int with_prev, with_next;
 
+  (void)drv;
   s->allocated -= s->req[h];
   s->req[h] = 0;
   if (n == 0)
-    return;
-  /* First free range above a. */
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (s->free[mid].addr < a)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  merge_prev = lo > 0 && s->free[lo - 1].addr + s->free[lo - 1].size == a;
-  merge_next = lo < s->n_free && a + n == s->free[lo].addr;
-  if (merge_prev && merge_next) {
-    s->free[lo - 1].size += n + s->free[lo].size;
-    memmove(&s->free[lo], &s->free[lo + 1],
-            (size_t)(s->n_free - lo - 1) * sizeof *s->free);
-    s->n_free--;
-  } else if (merge_prev) {
-    s->free[lo - 1].size += n;
-  } else if (merge_next) {
-    s->free[lo].addr = a;
-    s->free[lo].size += n;
-  } else {
-    memmove(&s->free[lo + 1], &s->free[lo],
-            (size_t)(s->n_free - lo) * sizeof *s->free);
-    s->free[lo] = (struct range){ .addr = a, .size = n };
-    s->n_free++;
-  }
-  s->in_use -= n;
+    return OOC_OK;
   s->size[h] = 0;
-}
-
-static uint64_t
-largest(const struct pool_state *s)
-{
-  uint64_t m = 0;
-  int32_t i;
-
-  for (i = 0; i < s->n_free; i++)
-    if (s->free[i].size > m)
-      m = s->free[i].size;
-  return m;
+  s->in_use -= n;
+  neighbours(s, a, &p, &q);
+  with_prev = p >= 0 && s->r[p].addr + s->r[p].size == a;
+  with_next = q >= 0 && a + n == s->r[q].addr;
+  if (with_prev && with_next) {
+    uint64_t more = n + s->r[q].size, pa = s->r[p].addr;
+    s->root = erase(s, s->root, s->r[q].addr);
+    grow(s, s->root, pa, more, 0);
+  } else if (with_prev) {
+    grow(s, s->root, s->r[p].addr, n, 0);
+  } else if (with_next) {
+    grow(s, s->root, s->r[q].addr, n, 1);
+  } else {
+    insert(s, a, n);
+  }
+  return OOC_OK;
 }
 
 static void
@@ -202,7 +365,7 @@ pool_stats(const void *vs, ooc_alloc_stats *st)
 
   *st = (ooc_alloc_stats){
     .allocated = s->allocated, .reserved = s->high,
-    .largest_free = largest(s), .n_mallocs = s->budget > 0,
+    .largest_free = sub_max(s, s->root), .n_mallocs = (uint64_t)s->opened,
   };
 }
 
@@ -220,32 +383,34 @@ pool_explain(const void *vs, uint64_t bytes, char *buf, size_t n)
 {
   const struct pool_state *s = vs;
   char b1[32], b2[32], b3[32];
-  uint64_t free_bytes = s->budget - s->in_use;
+  uint64_t free_bytes = s->arena - s->in_use;
 
-  if (round_up(bytes) > free_bytes)
-    snprintf(buf, n, "pool: %s requested but only %s of the %s arena is "
+  if (bytes > free_bytes || round_up(bytes) > free_bytes)
+    snprintf(buf, n, "pool: %s requested but only %s of the %s pool is "
              "free", ooc_fmt_bytes(bytes, b1, sizeof b1),
              ooc_fmt_bytes(free_bytes, b2, sizeof b2),
-             ooc_fmt_bytes(s->budget, b3, sizeof b3));
+             ooc_fmt_bytes(s->arena, b3, sizeof b3));
   else
     snprintf(buf, n, "pool: no free range of %s; %s free but fragmented "
              "(largest %s)", ooc_fmt_bytes(bytes, b1, sizeof b1),
              ooc_fmt_bytes(free_bytes, b2, sizeof b2),
-             ooc_fmt_bytes(largest(s), b3, sizeof b3));
+             ooc_fmt_bytes(sub_max(s, s->root), b3, sizeof b3));
 }
 
-/* A request's footprint: its range, rounded up to 512 B. */
+/* A request's footprint: its blocks, rounded up to 1 KiB. */
 static uint64_t
 pool_footprint(const ooc_alloc_config *cfg, uint64_t bytes)
 {
   (void)cfg;
-  return bytes > UINT64_MAX - POOL_ALIGN ? UINT64_MAX : round_up(bytes);
+  return bytes > UINT64_MAX - BLOCK ? UINT64_MAX : round_up(bytes);
 }
 
 const ooc_allocator_type ooc_alloc_pool = {
   .name = "pool",
-  .summary = "one arena of the whole budget, first-fit with coalescing "
-             "(SuperNeurons §3.3)",
+  .summary = "SuperNeurons' preallocated pool: 1 KiB blocks, first fit, "
+             "free space coalesced",
+  .cite = "SuperNeurons §3.2.1; linnanwang/superneurons-release "
+          "src/gpu_malloc.cpp",
   .state_size = sizeof(struct pool_state),
   .init = pool_init,
   .fini = pool_fini,

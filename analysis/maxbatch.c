@@ -64,7 +64,7 @@ ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
 
   *best = 0;
   *at_max = (ooc_summary){ 0 };
-  if ((rc = ooc_scenario_lookup(spec, &t, &a, err)) < 0)
+  if ((rc = ooc_scenario_lookup(spec, &t, &a, NULL, err)) < 0)
     return rc;
   /* Doubling: lo is the largest batch known to fit, hi the smallest known
    * not to (0: none yet). */

@@ -22,8 +22,8 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
   ooc_planner_ctx ctx;
   ooc_sim_config cfg = {
     .model = job->model, .hw = job->hw, .costs = job->costs,
-    .allocator = job->allocator, .budget = job->budget, .chunk_bytes = 0,
-    .iterations = job->iterations,
+    .allocator = job->allocator, .allocator_options = job->allocator_options,
+    .budget = job->budget, .chunk_bytes = 0, .iterations = job->iterations,
   };
   int plan_inited = 0, rc;
   double t0;
@@ -37,7 +37,8 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
   plan_inited = 1;
   ctx = (ooc_planner_ctx){
     .model = job->model, .hw = job->hw, .costs = job->costs,
-    .live = job->live, .allocator = job->allocator, .budget = job->budget,
+    .live = job->live, .allocator = job->allocator,
+    .allocator_options = job->allocator_options, .budget = job->budget,
     .chunk_bytes = cfg.chunk_bytes, .opts = job->opts,
     .n_opts = job->n_opts, .sim = sim, .scratch = &scratch,
   };

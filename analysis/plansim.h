@@ -36,6 +36,7 @@ typedef struct ooc_plansim {
   const ooc_liveness *live;
   const ooc_planner_type *planner;
   const ooc_allocator_type *allocator;
+  const char *allocator_options; /* "key=value:key", or NULL */
   uint64_t budget;            /* device bytes */
   const ooc_kv *opts; int n_opts;             /* planner options */
   int iterations;             /* timed iterations, >= 1 */

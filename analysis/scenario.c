@@ -202,10 +202,16 @@ no_fit_summary(ooc_scenario *sc, const char *planner, const char *allocator,
   return OOC_OK;
 }
 
+const char *
+ooc_scenario_alloc_spec(const ooc_scenario_spec *spec)
+{
+  return spec->allocator != NULL ? spec->allocator : "caching";
+}
+
 int
 ooc_scenario_lookup(const ooc_scenario_spec *spec,
                     const ooc_planner_type **t, const ooc_allocator_type **a,
-                    ooc_err *err)
+                    const char **alloc_opts, ooc_err *err)
 {
   if (t != NULL) {
     if (spec->planner == NULL)
@@ -213,8 +219,7 @@ ooc_scenario_lookup(const ooc_scenario_spec *spec,
     if ((*t = ooc_planner_find(spec->planner, err)) == NULL)
       return ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
   }
-  if ((*a = ooc_allocator_find(spec->allocator != NULL ? spec->allocator
-                                                       : "caching",
+  if ((*a = ooc_allocator_find(ooc_scenario_alloc_spec(spec), alloc_opts,
                                err)) == NULL)
     return ooc_err_prefix(err, OOC_ENOTFOUND, "--allocator: ");
   return OOC_OK;
@@ -236,7 +241,8 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  rc = ooc_scenario_lookup(spec, &job.planner, &job.allocator, err);
+  rc = ooc_scenario_lookup(spec, &job.planner, &job.allocator,
+                           &job.allocator_options, err);
   if (rc < 0)
     return rc;
   job.budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
@@ -246,13 +252,14 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
     if (spec->budget != 0)
       return ooc_err_prefix(err, OOC_EINVAL, "--budget: ");
     ooc_err_clear(err);
-    return no_fit_summary(sc, job.planner->name, job.allocator->name,
-                          job.budget, want_baseline, sum, err);
+    return no_fit_summary(sc, job.planner->name,
+                          ooc_scenario_alloc_spec(spec), job.budget,
+                          want_baseline, sum, err);
   }
   ooc_program_init(&prog);
   if ((rc = ooc_plansim_run(&job, &prog, &res, err)) < 0)
     goto done;
-  if ((rc = fill_summary(sc, job.planner->name, job.allocator->name,
+  if ((rc = fill_summary(sc, job.planner->name, ooc_scenario_alloc_spec(spec),
                          job.budget, &prog, &res.sim, res.note,
                          res.plan_wall_s, res.sim_wall_s, want_baseline, sum,
                          err)) < 0)
@@ -322,6 +329,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
 {
   ooc_scenario *sc = NULL;
   const ooc_allocator_type *a;
+  const char *aopts;
   ooc_sim *sim = NULL;
   ooc_sim_result r;
   ooc_sim_config cfg;
@@ -330,7 +338,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if ((rc = ooc_scenario_lookup(spec, NULL, &a, err)) < 0)
+  if ((rc = ooc_scenario_lookup(spec, NULL, &a, &aopts, err)) < 0)
     return rc;
   if ((rc = ooc_scenario_open(spec, &sc, err)) < 0)
     return rc;
@@ -349,7 +357,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   cfg = (ooc_sim_config){
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .allocator = a,
-    .budget = budget, .chunk_bytes = 0,
+    .allocator_options = aopts, .budget = budget, .chunk_bytes = 0,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
   };
@@ -361,7 +369,8 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   sim_wall = ooc_wall_s() - t0;
   if ((rc = fill_summary(sc, spec->planner != NULL ? spec->planner : "",
-                         a->name, budget, prog, &r, plan_note, 0, sim_wall,
+                         ooc_scenario_alloc_spec(spec), budget, prog, &r,
+                         plan_note, 0, sim_wall,
                          1, sum, err)) < 0)
     goto done;
   if (out != NULL && out->program != NULL) {
@@ -393,9 +402,9 @@ ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if ((rc = ooc_scenario_lookup(spec, &t, &a, err)) < 0)
+  if ((rc = ooc_scenario_lookup(spec, &t, &a, NULL, err)) < 0)
     return rc;
-  return no_fit_summary(sc, t->name, a->name,
+  return no_fit_summary(sc, t->name, ooc_scenario_alloc_spec(spec),
                         spec->budget != 0 ? spec->budget : sc->hw->mem_usable,
                         1, sum, err);
 }

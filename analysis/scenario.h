@@ -55,10 +55,17 @@ int ooc_scenario_run(const ooc_scenario_spec *spec, ooc_summary *sum,
 /* Find spec's planner and allocator (NULL: "caching") in their registries,
  * with the errors every run gives: "missing -p PLANNER", "-p: unknown
  * planner ...", "--allocator: unknown allocator ...". planner may be NULL:
- * then only the allocator is looked up. */
+ * then only the allocator is looked up. *alloc_opts (when not NULL)
+ * receives the allocator's options, the part of spec->allocator after
+ * the name ("caching:expandable_segments"), or NULL. */
 int ooc_scenario_lookup(const ooc_scenario_spec *spec,
                         const ooc_planner_type **planner,
-                        const ooc_allocator_type **allocator, ooc_err *err);
+                        const ooc_allocator_type **allocator,
+                        const char **alloc_opts, ooc_err *err);
+
+/* The allocator spec of a summary: spec->allocator as given ("caching"
+ * when none). */
+const char *ooc_scenario_alloc_spec(const ooc_scenario_spec *spec);
 
 /* Simulate an already lowered program (plan.json path). */
 int ooc_scenario_run_program(const ooc_scenario_spec *spec,

@@ -9,9 +9,10 @@
  * other work only ever adds time. The
  * cases are resnet50 at batch 256 and `resnet --set depth=1001` and
  * `depth=3002` (about 10^4 layers, as in SuperNeurons) on v100-nvlink2,
- * each with the ideal allocator (the engine's own speed) and the caching
- * allocator (plus its best-fit bookkeeping), under a budget large enough
- * that nothing runs out of memory, so every iteration simulates the whole
+ * each with every allocator policy (ideal: the engine's own speed; the
+ * others add their bookkeeping and the pricing of their driver actions)
+ * and caching with expandable segments, under a budget large enough that
+ * nothing runs out of memory, so every iteration simulates the whole
  * program.
  *
  * Output: a table on stdout and a JSON file (default bench/out/bench.json,
@@ -75,9 +76,11 @@ program_bytes(const ooc_program *p)
 }
 
 static int
-run_case(const struct bench_case *bc, const ooc_allocator_type *at,
-         const ooc_hw *hw, struct bench_result *out, ooc_err *err)
+run_case(const struct bench_case *bc, const char *spec, const ooc_hw *hw,
+         struct bench_result *out, ooc_err *err)
 {
+  const ooc_allocator_type *at;
+  const char *aopts;
   ooc_kv kv[1];
   char key[64];
   ooc_model_opts mo = { .batch = bc->batch };
@@ -98,6 +101,8 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
 
   ooc_program_init(&prog);
   ooc_program_init(&scratch);
+  if ((at = ooc_allocator_find(spec, &aopts, err)) == NULL)
+    return OOC_ENOTFOUND;
   if (bc->set != NULL) {
     const char *eq = strchr(bc->set, '=');
     snprintf(key, sizeof key, "%.*s", (int)(eq - bc->set), bc->set);
@@ -116,7 +121,7 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
     goto done;
   cfg = (ooc_sim_config){
     .model = m, .hw = hw, .costs = costs, .allocator = at,
-    .budget = BUDGET, .iterations = ITERATIONS,
+    .allocator_options = aopts, .budget = BUDGET, .iterations = ITERATIONS,
   };
   if ((rc = ooc_sim_alloc(&cfg, &sim, err)) < 0)
     goto done;
@@ -129,7 +134,8 @@ run_case(const struct bench_case *bc, const ooc_allocator_type *at,
   }
   ctx = (ooc_planner_ctx){
     .model = m, .hw = hw, .costs = costs, .live = lv,
-    .allocator = at, .budget = BUDGET, .sim = sim,
+    .allocator = at, .allocator_options = aopts, .budget = BUDGET,
+    .sim = sim,
     .scratch = &scratch,
   };
   if ((rc = ooc_planner_run(t, &ctx, &pl, &prog, err)) < 0)
@@ -191,8 +197,9 @@ main(int argc, char **argv)
     { "resnet depth=1001 b=16", "resnet", 16, "depth=1001", 0 },
     { "resnet depth=3002 b=16", "resnet", 16, "depth=3002", 100.0 },
   };
-  static const ooc_allocator_type *const allocs[] = {
-    &ooc_alloc_ideal, &ooc_alloc_caching,
+  static const char *const allocs[] = {
+    "ideal", "caching", "caching:expandable_segments", "bestfit", "pool",
+    "va",
   };
   enum { N_CASES = sizeof cases / sizeof cases[0],
          N_ALLOCS = sizeof allocs / sizeof allocs[0] };
@@ -208,7 +215,7 @@ main(int argc, char **argv)
     fprintf(stderr, "bench: %s\n", err.msg);
     return 1;
   }
-  printf("%-24s %-8s %7s %7s %9s %11s %10s %8s %8s %8s %8s\n", "case",
+  printf("%-24s %-27s %7s %7s %9s %11s %10s %8s %8s %8s %8s\n", "case",
          "alloc", "layers", "instr", "events/it", "wall/it ms", "events/s",
          "B/instr", "rss MiB", "load ms", "plan ms");
   for (i = 0; i < N_CASES; i++)
@@ -219,8 +226,8 @@ main(int argc, char **argv)
         ooc_hw_free(hw);
         return 1;
       }
-      printf("%-24s %-8s %7d %7d %9llu %11.4f %10.3e %8.1f %8.1f %8.2f "
-             "%8.2f\n", cases[i].label, allocs[j]->name, r->n_layers,
+      printf("%-24s %-27s %7d %7d %9llu %11.4f %10.3e %8.1f %8.1f %8.2f "
+             "%8.2f\n", cases[i].label, allocs[j], r->n_layers,
              r->n_instr, (unsigned long long)r->events_per_iter, r->iter_ms,
              r->events_per_s, (double)r->program_bytes / r->n_instr,
              r->maxrss_kib / 1024.0, r->load_ms, r->plan_ms);
@@ -272,7 +279,7 @@ main(int argc, char **argv)
               "\"simulated_iteration_s\": %.9f, \"program_bytes\": %llu, "
               "\"maxrss_kib\": %ld, \"model_load_ms\": %.3f, "
               "\"plan_ms\": %.3f, ",
-              cases[i].label, allocs[j]->name, r->n_layers, r->n_instr,
+              cases[i].label, allocs[j], r->n_layers, r->n_instr,
               (unsigned long long)r->events_per_iter, r->iter_ms,
               r->events_per_s, r->sim_iteration_s,
               (unsigned long long)r->program_bytes, r->maxrss_kib,

@@ -49,7 +49,9 @@ usage(FILE *f)
         "      --hw-set K=V      profile field override (repeatable)\n"
         "  -p, --planner LIST    comma-separated planners, or all\n"
         "      --budget SIZE     device budget (default: the profile's usable)\n"
-        "      --allocator A     ideal, caching (default), pool or va\n"
+        "      --allocator A     allocator policy and options (oocsim list\n"
+        "                        allocators): caching (default),\n"
+        "                        caching:expandable_segments, ...\n"
         "      --opt K=V         planner option, given to the planners that\n"
         "                        accept K (repeatable)\n"
         "      --format F        table (default), md, csv or json (an array\n"
@@ -334,8 +336,8 @@ ooc_cmd_compare(int argc, char **argv)
   if (parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n, &err) < 0)
     goto fail;
   if (ooc_allocator_find(a.allocator != NULL ? a.allocator : "caching",
-                         &err) == NULL) {
-    ooc_err_prefix(&err, OOC_ENOTFOUND, "--allocator: ");
+                         NULL, &err) == NULL) {
+    ooc_err_prefix(&err, err.code, "--allocator: ");
     goto fail;
   }
   for (j = 0; j < a.n_opts; j++) {

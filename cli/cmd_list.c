@@ -97,11 +97,18 @@ list_planners(void)
 static int
 list_allocators(void)
 {
+  char keys[256];
   int i;
 
-  for (i = 0; ooc_allocator_types[i] != NULL; i++)
-    printf("%-10s %s\n", ooc_allocator_types[i]->name,
-           ooc_allocator_types[i]->summary);
+  for (i = 0; ooc_allocator_types[i] != NULL; i++) {
+    const ooc_allocator_type *t = ooc_allocator_types[i];
+    printf("%-10s %s\n", t->name, t->summary);
+    if (t->options != NULL && t->options[0] != NULL)
+      printf("%-10s   options: %s\n", "",
+             ooc_join_names(t->options, keys, sizeof keys));
+    if (t->cite != NULL && t->cite[0] != '\0')
+      printf("%-10s   (%s)\n", "", t->cite);
+  }
   return 0;
 }
 

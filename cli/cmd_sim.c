@@ -46,7 +46,9 @@ static const char scenario_help[] =
   "  -p, --planner P       planner (oocsim list planners)\n"
   "      --budget SIZE     device bytes the plan may use: 16GiB, 8GB,\n"
   "                        512MiB (default: the profile's usable memory)\n"
-  "      --allocator A     ideal, caching (default), pool or va\n"
+  "      --allocator A     allocator policy and options (oocsim list\n"
+  "                        allocators): caching (default),\n"
+  "                        caching:expandable_segments, ...\n"
   "      --opt K=V         planner option (repeatable)\n"
   "      --iterations N    timed iterations simulated; the last one is\n"
   "                        reported (default 2)\n";
@@ -375,15 +377,13 @@ ooc_cmd_maxbatch(int argc, char **argv)
   if (a.no_timing)
     ooc_summary_clear_timing(&at);
   if (a.json) {
-    const ooc_allocator_type *al =
-        ooc_allocator_find(a.allocator != NULL ? a.allocator : "caching",
-                           NULL);
+    const char *al = a.allocator != NULL ? a.allocator : "caching";
     const ooc_planner_type *pt = ooc_planner_find(a.planner, NULL);
     if ((o = cJSON_CreateObject()) == NULL ||
         !cJSON_AddStringToObject(o, "model", model_name) ||
         !cJSON_AddStringToObject(o, "hw", hw_name) ||
         !cJSON_AddStringToObject(o, "planner", pt->name) ||
-        !cJSON_AddStringToObject(o, "allocator", al->name) ||
+        !cJSON_AddStringToObject(o, "allocator", al) ||
         !cJSON_AddNumberToObject(o, "budget_bytes", (double)budget) ||
         !cJSON_AddNumberToObject(o, "max_batch", (double)best))
       goto nomem;

@@ -71,6 +71,9 @@ typedef struct ooc_hw {
                             40 MiB, the schedule-window seed §4 choice) */
   uint64_t va_granularity;/* device minimum (2 MiB) */
   int64_t va_map_ns;      /* map cost per chunk */
+  int64_t va_create_ns;   /* cuMemCreate per chunk (optional, 0) */
+  int64_t va_unmap_ns;    /* cuMemUnmap per chunk (optional, 0) */
+  int64_t va_release_ns;  /* cuMemRelease per chunk (optional, 0) */
   int64_t host_alloc_ns;  /* cudaHostAlloc per buffer */
 
   /* Calibrated per-layer times, sorted by hash for binary search. */

@@ -118,6 +118,10 @@ static const field fields[] = {
   F("allocator", "va_granularity_MiB", T_NUM, C_POS, MiB, D_U64,
     va_granularity),
   F("allocator", "va_map_us", T_NUM, C_NONNEG, 1e3, D_NS, va_map_ns),
+  OPT("allocator", "va_create_us", T_NUM, C_NONNEG, 1e3, D_NS, va_create_ns),
+  OPT("allocator", "va_unmap_us", T_NUM, C_NONNEG, 1e3, D_NS, va_unmap_ns),
+  OPT("allocator", "va_release_us", T_NUM, C_NONNEG, 1e3, D_NS,
+      va_release_ns),
   F("allocator", "host_alloc_us", T_NUM, C_NONNEG, 1e3, D_NS, host_alloc_ns),
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))

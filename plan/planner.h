@@ -32,6 +32,8 @@ typedef struct ooc_planner_ctx {
   const ooc_costs *costs;
   const ooc_liveness *live;
   const ooc_allocator_type *allocator;
+  const char *allocator_options; /* its options, "key=value:key" (NULL:
+                                 none), as the oracle was configured */
   uint64_t budget;            /* device bytes (allocator's budget) */
   uint64_t chunk_bytes;       /* va chunk the oracle uses (0: the profile's) */
   const ooc_kv *opts;         /* --opt K=V, already checked against names */

@@ -247,7 +247,8 @@ ooc_kit_footprint(const ooc_planner_ctx *ctx, uint64_t bytes)
     return bytes;
   cfg = (ooc_alloc_config){ .budget = ctx->budget,
                             .chunk_bytes = ctx->chunk_bytes,
-                            .hw = ctx->hw };
+                            .hw = ctx->hw,
+                            .options = ctx->allocator_options };
   return ooc_alloc_footprint(ctx->allocator, &cfg, bytes);
 }
 

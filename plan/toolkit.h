@@ -92,7 +92,8 @@ void ooc_timeline_memory(ooc_timeline *t, const ooc_liveness *lv,
 
 /* The device bytes a request of `bytes` takes under the planner's
  * allocator and budget (ooc_alloc_footprint with ctx->allocator, its
- * options, ctx->budget and ctx->chunk_bytes). O(1). */
+ * options (ctx->allocator_options), ctx->budget and ctx->chunk_bytes).
+ * O(1). */
 uint64_t ooc_kit_footprint(const ooc_planner_ctx *ctx, uint64_t bytes);
 
 /* The footprint of the persistent state: every layer's parameters,

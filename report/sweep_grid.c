@@ -349,7 +349,7 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
     if (!ooc_planner_find(g->planners[i], err))
       return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
   for (i = 0; i < g->n_allocators; i++)
-    if (!ooc_allocator_find(g->allocators[i], err))
+    if (!ooc_allocator_find(g->allocators[i], NULL, err))
       return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
   for (i = 0; i < g->n_hw; i++) {
     if ((rc = ooc_hw_load(g->hw[i], NULL, 0, &hw, err)))

@@ -1,4 +1,5 @@
-/* sim/cost.c — per-layer compute times and copy times (cost.h).
+/* sim/cost.c — per-layer compute times, copy times and the prices of the
+ * allocator policies' driver actions (cost.h).
  *
  * One idea: every compute time the simulator charges is computed here, once
  * per (model, profile), in integer nanoseconds. A kernel costs
@@ -38,6 +39,9 @@
  * - Copy alone on the link: latency + bytes / pinned bandwidth of the
  *   direction, rounded up as the engine does (sim/engine.c, which also
  *   models two copies sharing the link).
+ * - Allocator driver actions (ooc_cost_drv_ns): the profile's allocator
+ *   fields, one per action kind; a segment malloc has a size-dependent
+ *   part rounded to the nearest ns.
  *
  * Cost: O(layers) per ooc_costs_alloc(), plus one signature and an
  * O(log n) lookup per layer when the profile has a calibration table.
@@ -300,4 +304,27 @@ ooc_costs_free(ooc_costs *c)
   free(c->calibrated);
   free(c->algo_ns);
   free(c);
+}
+
+int64_t
+ooc_cost_drv_ns(const ooc_hw *hw, const ooc_drv_action *a)
+{
+  switch ((ooc_drv_kind)a->kind) {
+  case OOC_DRV_SEG_MALLOC:
+    return hw->malloc_ns +
+           (int64_t)((double)a->bytes * hw->malloc_ns_per_GiB /
+                     1073741824.0 + 0.5);
+  case OOC_DRV_SEG_FREE:
+    return hw->free_ns;
+  case OOC_DRV_CHUNK_CREATE:
+    return hw->va_create_ns;
+  case OOC_DRV_CHUNK_MAP:
+    return hw->va_map_ns;
+  case OOC_DRV_CHUNK_UNMAP:
+    return hw->va_unmap_ns;
+  case OOC_DRV_CHUNK_RELEASE:
+    return hw->va_release_ns;
+  default:
+    return 0;
+  }
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "ir/model.h"
 #include "ir/hw.h"
+#include "alloc/alloc.h"
 
 typedef struct ooc_costs {
   int n_layers;
@@ -64,5 +65,19 @@ int64_t ooc_cost_roofline_ns(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
  * simulator charges it: latency + ceil(bytes / pinned bandwidth) ns.
  * dir: 0 = H2D, 1 = D2H. */
 int64_t ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes);
+
+/* What one driver action of an allocator policy (alloc/alloc.h) costs on
+ * profile hw, in ns:
+ *   SEG_MALLOC     malloc_ns + bytes x malloc_ns_per_GiB / GiB, the second
+ *                  term rounded to the nearest ns
+ *   SEG_FREE       free_ns
+ *   CHUNK_CREATE   va_create_ns (allocator.va_create_us, default 0)
+ *   CHUNK_MAP      va_map_ns (cuMemMap + cuMemSetAccess)
+ *   CHUNK_UNMAP    va_unmap_ns (allocator.va_unmap_us, default 0)
+ *   CHUNK_RELEASE  va_release_ns (allocator.va_release_us, default 0)
+ *   VA_RESERVE, VA_FREE  0 (no profile field: address reservations are
+ *                  not on the paths the simulator times)
+ * The simulator charges nothing for a policy marked .unpriced. O(1). */
+int64_t ooc_cost_drv_ns(const ooc_hw *hw, const ooc_drv_action *a);
 
 #endif

@@ -28,9 +28,11 @@
  * noise never adds a nanosecond. A copy alone thus takes exactly
  * latency + ceil(bytes x 1e9 / rate) ns.
  *
- * ALLOC/FREE call the allocator model (alloc.h) when they start, and last
- * as long as its modelled cost. Host (pinned) ALLOC/FREE are counted
- * against hw->host_mem and cost hw->host_alloc_ns.
+ * ALLOC/FREE call the allocator policy (alloc.h) when they start, and last
+ * as long as the driver actions it sends cost (ooc_cost_drv_ns on the
+ * profile; nothing for an .unpriced policy, which gets no sink). Host
+ * (pinned) ALLOC/FREE are counted against hw->host_mem and cost
+ * hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times back to back, each starting when the
@@ -90,6 +92,10 @@ struct ooc_sim {
   void *astate;
   int alloc_ready;
   int32_t alloc_handles;
+  const char *alloc_options;    /* borrowed from the config */
+  ooc_drv_sink drv;             /* prices the policy's driver actions */
+  const ooc_drv_sink *drv_use;  /* &drv, or NULL when .unpriced */
+  int64_t drv_ns;               /* what the current request's actions cost */
 
   ooc_heap heap;
   int32_t cap_instr;
@@ -117,6 +123,16 @@ struct ooc_sim {
   uint64_t host_pinned;
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 };
+
+/* The driver sink: add what each action of the policy costs. */
+static int
+price_action(void *ctx, const ooc_drv_action *a)
+{
+  ooc_sim *s = ctx;
+
+  s->drv_ns += ooc_cost_drv_ns(s->hw, a);
+  return OOC_OK;
+}
 
 const char *
 ooc_stall_name(ooc_stall st)
@@ -152,6 +168,9 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
   s->hw = cfg->hw;
   s->costs = cfg->costs;
   s->at = cfg->allocator;
+  s->alloc_options = cfg->allocator_options;
+  s->drv = (ooc_drv_sink){ .act = price_action, .ctx = s };
+  s->drv_use = s->at->unpriced ? NULL : &s->drv;
   s->budget = cfg->budget ? cfg->budget : cfg->hw->mem_usable;
   s->chunk = cfg->chunk_bytes;
   s->iterations = cfg->iterations > 0 ? cfg->iterations : 2;
@@ -218,7 +237,7 @@ prepare(ooc_sim *s, const ooc_program *p)
   if (!s->alloc_ready) {
     ooc_alloc_config ac = {
       .budget = s->budget, .n_handles = s->sem.cap,
-      .chunk_bytes = s->chunk, .hw = s->hw,
+      .chunk_bytes = s->chunk, .hw = s->hw, .options = s->alloc_options,
     };
     int rc = s->at->init(s->astate, &ac, s->err);
     if (rc != OOC_OK)
@@ -352,6 +371,7 @@ do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
 {
   const ooc_instr *in = &s->p->instr[i];
   int32_t t = in->tensor;
+  ooc_placement where;
   int rc;
 
   if (in->where == OOC_WHERE_HOST) {
@@ -362,7 +382,10 @@ do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
     *cost += s->hw->host_alloc_ns;
     return OOC_OK;
   }
-  rc = s->at->alloc(s->astate, t, s->p->tensors[t].bytes, cost);
+  s->drv_ns = 0;
+  rc = s->at->alloc(s->astate, t, s->p->tensors[t].bytes, &where,
+                    s->drv_use);
+  *cost += s->drv_ns;
   if (rc == OOC_EOOM) {
     fill_oom(s, i, NULL);
     return OOC_EOOM;
@@ -372,16 +395,24 @@ do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
   return OOC_OK;
 }
 
-/* The allocator side of FREE i (checked), adding its cost. */
-static inline void
+/* The allocator side of FREE i (checked), adding its cost. OOC_OK, or an
+ * error when the policy's bookkeeping could not grow. */
+static inline int
 do_free(ooc_sim *s, int32_t i, int64_t *cost)
 {
   const ooc_instr *in = &s->p->instr[i];
+  int rc;
 
-  if (in->where == OOC_WHERE_HOST)
+  if (in->where == OOC_WHERE_HOST) {
     s->host_pinned -= s->p->tensors[in->tensor].bytes;
-  else
-    s->at->free(s->astate, in->tensor, cost);
+    return OOC_OK;
+  }
+  s->drv_ns = 0;
+  rc = s->at->free(s->astate, in->tensor, s->drv_use);
+  *cost += s->drv_ns;
+  if (rc != OOC_OK)
+    return ooc_err_set(s->err, rc, "simulator: allocator out of host memory");
+  return OOC_OK;
 }
 
 /* The prologue: every instruction once, at t = 0, at no cost. */
@@ -404,7 +435,9 @@ run_prologue(ooc_sim *s)
       if (rc != OOC_OK)
         return rc;
     } else if (in->kind == OOC_I_FREE) {
-      do_free(s, i, &cost);
+      rc = do_free(s, i, &cost);
+      if (rc != OOC_OK)
+        return rc;
     }
     rc = ooc_sem_prologue(&s->sem, i, s->err);
     if (rc != OOC_OK)
@@ -589,7 +622,9 @@ try_start(ooc_sim *s, int k)
     rc = push(s, s->now + cost, EV_DONE, k, 0);
     break;
   case OOC_I_FREE:
-    do_free(s, i, &cost);
+    rc = do_free(s, i, &cost);
+    if (rc != OOC_OK)
+      return rc;
     if (s->last_iter)
       s->r->alloc_ns += cost;
     rc = push(s, s->now + cost, EV_DONE, k, 0);

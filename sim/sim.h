@@ -24,9 +24,10 @@
  * or duplex_h2d_Bps/duplex_d2h_Bps each while an H2D and a D2H overlap; a
  * copy alone takes latency + ceil(bytes x 1e9 / rate) ns. With one copy
  * engine the two copy streams share it and the ready copy with the lower
- * index goes first. ALLOC/FREE take the allocator's modelled cost on their
- * stream. Pinned host ALLOC/FREE (where = host) are counted against
- * hw->host_mem (0: no limit) and cost hw->host_alloc_ns.
+ * index goes first. ALLOC/FREE take the price of the allocator policy's
+ * driver actions (ooc_cost_drv_ns) on their stream. Pinned host ALLOC/FREE
+ * (where = host) are counted against hw->host_mem (0: no limit) and cost
+ * hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times, each starting when the previous one has
@@ -127,6 +128,9 @@ typedef struct ooc_sim_config {
   const ooc_hw *hw;
   const ooc_costs *costs;
   const ooc_allocator_type *allocator;
+  const char *allocator_options; /* "key=value:key" after the allocator's
+                             name in its spec, NULL for none; borrowed,
+                             must outlive the simulator */
   uint64_t budget;        /* device bytes the allocator may use (0: the
                              profile's mem_usable) */
   uint64_t chunk_bytes;   /* va chunk (0: the profile's) */

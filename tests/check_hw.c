@@ -179,6 +179,33 @@ START_TEST(override_values)
 }
 END_TEST
 
+/* The optional chunk costs of the allocator section: 0 when a profile
+ * leaves them out (every zoo profile), microseconds to ns when given,
+ * checked like the other allocator costs. */
+START_TEST(override_va_costs)
+{
+  const ooc_hw_override ov[] = {
+    { .key = "allocator.va_create_us", .value = "5" },
+    { .key = "allocator.va_unmap_us", .value = "2" },
+    { .key = "allocator.va_release_us", .value = "1.5" },
+  };
+  ooc_hw *hw = NULL;
+  ooc_err err = { 0 };
+
+  ck_assert_int_eq(ooc_hw_load("v100-nvlink2", NULL, 0, &hw, &err), 0);
+  ck_assert_int_eq(hw->va_create_ns, 0);
+  ck_assert_int_eq(hw->va_unmap_ns, 0);
+  ck_assert_int_eq(hw->va_release_ns, 0);
+  ooc_hw_free(hw);
+  hw = NULL;
+  ck_assert_int_eq(ooc_hw_load("v100-nvlink2", ov, 3, &hw, &err), 0);
+  ck_assert_int_eq(hw->va_create_ns, 5000);
+  ck_assert_int_eq(hw->va_unmap_ns, 2000);
+  ck_assert_int_eq(hw->va_release_ns, 1500);
+  ooc_hw_free(hw);
+}
+END_TEST
+
 static void
 expect_override_error(const char *key, const char *value, int code,
                       const char *msg)
@@ -217,6 +244,9 @@ START_TEST(override_errors)
   expect_override_error("link.h2d_GBps", "fast", OOC_EINVAL,
       "hwprofiles/v100-pcie3.json: --hw-set link.h2d_GBps: 'fast' is not a "
       "number");
+  expect_override_error("allocator.va_unmap_us", "-1", OOC_ERANGE,
+      "hwprofiles/v100-pcie3.json: allocator.va_unmap_us: must be >= 0 "
+      "(got -1, set by --hw-set)");
   expect_override_error("link.h2d_GBps", "0", OOC_ERANGE,
       "hwprofiles/v100-pcie3.json: link.h2d_GBps: must be > 0 (got 0, set "
       "by --hw-set)");
@@ -638,6 +668,7 @@ hw_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("overrides");
   tcase_add_test(tc, override_values);
+  tcase_add_test(tc, override_va_costs);
   tcase_add_test(tc, override_errors);
   suite_add_tcase(s, tc);
   tc = tcase_create("bad");

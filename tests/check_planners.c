@@ -127,7 +127,8 @@ static void fx_budget_chunk(fixture *f, uint64_t budget, const char *alloc,
                             uint64_t chunk)
 {
   ooc_err err = { 0 };
-  const ooc_allocator_type *a = ooc_allocator_find(alloc, &err);
+  const char *opts;
+  const ooc_allocator_type *a = ooc_allocator_find(alloc, &opts, &err);
   ooc_sim_config cfg;
   int rc;
 
@@ -135,14 +136,16 @@ static void fx_budget_chunk(fixture *f, uint64_t budget, const char *alloc,
   ooc_sim_free(f->sim);
   f->sim = NULL;
   cfg = (ooc_sim_config){ .model = f->m, .hw = f->hw, .costs = f->costs,
-                          .allocator = a, .budget = budget,
-                          .chunk_bytes = chunk, .iterations = 2 };
+                          .allocator = a, .allocator_options = opts,
+                          .budget = budget, .chunk_bytes = chunk,
+                          .iterations = 2 };
   rc = ooc_sim_alloc(&cfg, &f->sim, &err);
   ck_assert_msg(rc == OOC_OK, "%s", err.msg);
   f->budget = budget;
   f->ctx = (ooc_planner_ctx){ .model = f->m, .hw = f->hw,
                               .costs = f->costs, .live = f->lv,
-                              .allocator = a, .budget = budget,
+                              .allocator = a, .allocator_options = opts,
+                              .budget = budget,
                               .chunk_bytes = cfg.chunk_bytes,
                               .opts = NULL, .n_opts = 0, .sim = f->sim,
                               .scratch = &f->scratch };
@@ -519,18 +522,21 @@ START_TEST(window_fits_one_simulation)
 }
 END_TEST
 
-/* Autotuned window under every allocator: feasible where in-core is not,
+/* Autotuned window under every allocator policy (and caching with
+ * expandable segments): feasible where in-core is not,
  * and never above the budget. At batch 8192 an activation is 8 MiB; the
  * budget leaves room for five, in-core needs seven (step 6), and `va`
  * rounds each of the seven persistent tensors up to 2 MiB chunks (about
  * 9 MiB lost), which the tuned scheduling budget has to absorb. */
 START_TEST(window_autotune_allocators)
 {
-  static const char *allocs[] = { "ideal", "caching", "pool", "va" };
+  static const char *allocs[] = { "ideal", "caching",
+                                  "caching:expandable_segments", "bestfit",
+                                  "pool", "va" };
   fixture f;
 
   fx_open(&f, chain6, 8192);
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     fx_budget(&f, f.lv->persistent_bytes + 40 * MiB, allocs[k]);
     fx_run(&f, &ooc_planner_incore, NULL, 0);
     ck_assert(!f.res.feasible);

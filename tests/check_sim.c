@@ -259,6 +259,88 @@ START_TEST(test_alloc_cost)
 }
 END_TEST
 
+/* The price of each driver action (ooc_cost_drv_ns) on a profile with
+ * malloc 7000 ns + 1000 ns/GiB, free 300, map 10, create 20, unmap 5,
+ * release 7:
+ *   SEG_MALLOC 1.5 GiB: 7000 + 1500 = 8500
+ *   SEG_MALLOC 1,610,613 B: 7000 + 1.50000025 -> 7002 (to the nearest)
+ *   SEG_FREE 300; CHUNK_CREATE 20, MAP 10, UNMAP 5, RELEASE 7;
+ *   VA_RESERVE, VA_FREE 0 */
+START_TEST(test_drv_prices)
+{
+  ooc_drv_action a = { .bytes = 3ull << 29 };
+
+  hw.malloc_ns = 7000;
+  hw.malloc_ns_per_GiB = 1000;
+  hw.free_ns = 300;
+  hw.va_map_ns = 10;
+  hw.va_create_ns = 20;
+  hw.va_unmap_ns = 5;
+  hw.va_release_ns = 7;
+  a.kind = OOC_DRV_SEG_MALLOC;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 8500);
+  a.bytes = 1610613;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 7002);
+  a.kind = OOC_DRV_SEG_FREE;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 300);
+  a.kind = OOC_DRV_CHUNK_CREATE;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 20);
+  a.kind = OOC_DRV_CHUNK_MAP;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 10);
+  a.kind = OOC_DRV_CHUNK_UNMAP;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 5);
+  a.kind = OOC_DRV_CHUNK_RELEASE;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 7);
+  a.kind = OOC_DRV_VA_RESERVE;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 0);
+  a.kind = OOC_DRV_VA_FREE;
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 0);
+}
+END_TEST
+
+/* The engine charges what the policy's actions cost: under va with 2 MiB
+ * chunks, ALLOC a (3 MiB) creates and maps 2 chunks the first time
+ * (2 x 20 + 2 x 10 = 60 ns), maps the 2 cached ones after (20 ns); FREE
+ * unmaps them (2 x 5 = 10 ns).
+ *   1 iteration:  60 + FWD 100000 + 10 = 100070 ns, alloc_ns 70
+ *   2 iterations: the last is 20 + 100000 + 10 = 100030, alloc_ns 30
+ * The ideal policy is unpriced: the same program costs FWD alone. */
+START_TEST(test_drv_cost)
+{
+  int32_t a;
+  int it;
+
+  hw.va_chunk_bytes = 2ull << 20;
+  hw.va_map_ns = 10;
+  hw.va_create_ns = 20;
+  hw.va_unmap_ns = 5;
+  hw.malloc_ns = 7000;
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 3ull << 20);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  for (it = 1; it <= 2; it++) {
+    ooc_sim_config cfg = {
+      .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_va,
+      .budget = 1ull << 30, .iterations = it,
+    };
+    ooc_sim_free(sim);
+    sim = NULL;
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
+    run_ok();
+    ck_assert_int_eq(res.iteration_ns, it == 1 ? 100070 : 100030);
+    ck_assert_int_eq(res.alloc_ns, it == 1 ? 70 : 30);
+  }
+  ooc_sim_free(sim);
+  sim = NULL;
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 100000);
+  ck_assert_int_eq(res.alloc_ns, 0);
+}
+END_TEST
+
 /* The same copies on one copy engine: the ready copy with the lower index
  * (H2D a, instruction 4) goes first: [0, 1000 + 1e6/10 = 101000); then
  * D2H b: [101000, 101000 + 1000 + 2e6/10 = 302000). No link sharing. */
@@ -690,6 +772,8 @@ sim_suite(void)
   tcase_add_test(tc, test_detail);
   tcase_add_test(tc, test_host_alloc);
   tcase_add_test(tc, test_alloc_cost);
+  tcase_add_test(tc, test_drv_prices);
+  tcase_add_test(tc, test_drv_cost);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("semantics");

@@ -19,6 +19,14 @@ expect_ok "list planners" "$OOCSIM" list planners
 for p in incore naive vdnn lms capacity window; do
   grep -q "^$p " "$TMP/out" && ok "list planners has $p" || not_ok "list planners has $p"
 done
+expect_ok "list allocators" "$OOCSIM" list allocators
+for al in ideal caching bestfit pool va; do
+  grep -q "^$al " "$TMP/out" && ok "list allocators has $al" || not_ok "list allocators has $al"
+done
+grep -q '^ *options: expandable_segments, max_split_size_mb, roundup_power2_divisions$' "$TMP/out" &&
+  ok "list allocators: caching's options" || not_ok "list allocators: caching's options"
+grep -q '^ *(pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp' "$TMP/out" &&
+  ok "list allocators: caching's source" || not_ok "list allocators: caching's source"
 expect_fail "list junk" "unknown list 'junk'" "$OOCSIM" list junk
 expect_fail "list nothing" "list: expected one of" "$OOCSIM" list
 
@@ -67,6 +75,13 @@ expect_fail "set empty key" "--set '=3': empty key" "$OOCSIM" info -m "$MLP" --s
 expect_fail "unknown --set key" "nosuchkey" "$OOCSIM" info -m "$MLP" --set nosuchkey=3
 expect_fail "unknown --hw-set key" "link.nosuch" "$OOCSIM" simulate $S --hw-set link.nosuch=3
 expect_fail "unknown allocator" "--allocator" "$OOCSIM" simulate $S --allocator buddy
+expect_fail "unknown allocator option" \
+  "--allocator: allocator 'caching': unknown option 'frob' (valid: expandable_segments, max_split_size_mb, roundup_power2_divisions)" \
+  "$OOCSIM" simulate $S --allocator caching:frob
+expect_fail "allocator option of another policy" "allocator 'pool': unknown option 'expandable_segments' (it takes no options)" \
+  "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --allocator pool:expandable_segments
+expect_fail "bad allocator option value" "allocator 'caching': max_split_size_mb must be an integer >= 20 (MiB), got '4'" \
+  "$OOCSIM" simulate $S --allocator caching:max_split_size_mb=4
 expect_fail "unknown planner" "-p" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 -p magic
 expect_fail "unknown planner in compare" "magic" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 -p incore,magic
 expect_fail "unknown model" "nosuchmodel" "$OOCSIM" info -m nosuchmodel

@@ -202,8 +202,20 @@ expect_fail "profile with negative bandwidth" "link.d2h_GBps: must be > 0" \
 expect_fail "--hw-set zero bandwidth" "link.h2d_GBps: must be > 0" \
   "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 --hw-set link.h2d_GBps=0 -p incore
 
+# an allocator spec with options works wherever a name does, and outputs
+# name it as given
+AL=caching:expandable_segments
+expect_ok "simulate --allocator $AL" "$OOCSIM" simulate -m resnet50 -b 256 --hw v100-pcie3 -p window --allocator $AL --json
+[ "$(num allocator "$TMP/out")" = "\"$AL\"" ] && [ "$(num feasible "$TMP/out")" = true ] &&
+  ok "simulate names $AL" || not_ok "simulate names $AL"
+expect_ok "maxbatch --allocator $AL" "$OOCSIM" maxbatch -m alexnet --hw v100-pcie3 -p incore --allocator $AL --json
+[ "$(num allocator "$TMP/out")" = "\"$AL\"" ] && ok "maxbatch names $AL" || not_ok "maxbatch names $AL"
+expect_ok "compare --allocator $AL" "$OOCSIM" compare -m alexnet -b 64 --hw v100-pcie3 -p incore,vdnn --allocator $AL --format json
+[ "$(grep -c "\"allocator\":[[:space:]]*\"$AL\"" "$TMP/out")" = 2 ] &&
+  ok "compare names $AL" || not_ok "compare names $AL"
+
 # determinism beyond incore: a swapping planner, every allocator, the trace
-for al in ideal caching pool va; do
+for al in ideal caching caching:expandable_segments bestfit pool va; do
   S="-m resnet50 -b 384 --hw v100-pcie3 -p vdnn --allocator $al --json --no-timing"
   "$OOCSIM" simulate $S --trace "$TMP/ta.json" >"$TMP/a.json" 2>&1
   "$OOCSIM" simulate $S --trace "$TMP/tb.json" >"$TMP/b.json" 2>&1

@@ -131,6 +131,14 @@ expect_fail "merge without -o" "sweep --merge: missing -o DIR" $OOCSIM sweep --m
 expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $OOCSIM sweep --merge "$TMP/nosuchdir" -o "$TMP/e3"
 expect_fail "zero budget" "--budget '0': must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 0 -o "$TMP/e"
 expect_fail "bad budget" "--budget" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 12XB -o "$TMP/e"
+# Allocator specs with options are an axis like names, kept as given.
+expect_ok "sweep over allocator specs" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn \
+  --allocator caching,caching:expandable_segments,bestfit -o "$TMP/al"
+als=$(awk -F, 'NR>1 {printf "%s ", $4}' "$TMP/al/results.csv")
+[ "$als" = "caching caching:expandable_segments bestfit " ] \
+  && ok "allocator specs in the rows" || not_ok "allocators: $als"
+expect_fail "unknown allocator option in a sweep" "allocator 'caching': unknown option 'frob'" \
+  $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator caching:frob -o "$TMP/e"
 expect_fail "unknown allocator" "nosuchalloc" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator nosuchalloc -o "$TMP/e"
 expect_fail "bad -j" "-j 0: must be 1..1024" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -j 0 -o "$TMP/e"
 expect_fail "range missing its end" "a range is A:B:STEP" $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
