@@ -562,7 +562,7 @@ try_start(ooc_sim *s, int k)
   int64_t cost = 0, dur = 0;
   int rc;
 
-  if (st->state == ST_BUSY || st->pos == st->n || s->oom)
+  if (st->state == ST_BUSY || st->pos == st->n)
     return OOC_OK;
   i = s->order[st->first + st->pos];
   in = &p->instr[i];
@@ -738,7 +738,7 @@ schedule(ooc_sim *s)
       ord[b] = ord[b - 1];
       ord[b - 1] = tmp;
     }
-  for (a = 0; a < OOC_NSTREAMS; a++) {
+  for (a = 0; a < OOC_NSTREAMS && !s->oom; a++) {
     rc = try_start(s, ord[a]);
     if (rc != OOC_OK)
       return rc;
