@@ -129,6 +129,45 @@ ooc_text_pos(const char *text, const char *at, int *line, int *col)
 }
 
 int
+ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
+                  int max_depth, const char *origin, const char *kind,
+                  ooc_err *err)
+{
+  char b1[32], b2[32];
+  int depth = 0, in_str = 0, line, col;
+  size_t i;
+
+  if (len > max_bytes)
+    return ooc_err_set(err, OOC_ERANGE, "%s: too large: %s, at most %s for "
+                       "%s", origin, ooc_fmt_bytes(len, b1, sizeof b1),
+                       ooc_fmt_bytes(max_bytes, b2, sizeof b2), kind);
+  for (i = 0; i < len; i++) {
+    char ch = text[i];
+    if (in_str) {
+      if (ch == '\\')
+        i++;
+      else if (ch == '"')
+        in_str = 0;
+      continue;
+    }
+    if (ch == '"') {
+      in_str = 1;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > max_depth) {
+        ooc_text_pos(text, text + i, &line, &col);
+        return ooc_err_set(err, OOC_ERANGE, "%s: nested too deep at line "
+                           "%d, column %d: more than %d levels of arrays and "
+                           "objects (%s)", origin, line, col, max_depth,
+                           kind);
+      }
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return OOC_OK;
+}
+
+int
 ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err)
 {
   FILE *f;

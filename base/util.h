@@ -37,6 +37,16 @@ const char *ooc_join_names(const char *const *names, char *buf, size_t n);
  * Refuses files over 256 MiB and files containing NUL bytes. */
 int ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err);
 
+/* Before a JSON text is parsed: refuse one longer than max_bytes ("too
+ * large: 300.00 MiB, at most 64.00 MiB for a model"), or nested deeper
+ * than max_depth arrays and objects ("nested too deep at line 3, column
+ * 65: more than 64 levels"), naming origin and the kind of file. The
+ * parser's memory grows with both (tens of bytes per input byte), and its
+ * own depth limit would only say "malformed". O(len), no allocation. */
+int ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
+                      int max_depth, const char *origin, const char *kind,
+                      ooc_err *err);
+
 /* Resolve a model/profile name: if it contains '/' or ends in ".json" it is
  * a path; otherwise "<datadir>/<subdir>/<name>.json". The result is a heap
  * string (caller frees). OOC_ENOTFOUND lists the available names. */

@@ -22,6 +22,11 @@
 #include "ir/algo.h"
 #include "base/util.h"   /* ooc_hash64 */
 
+/* The largest profile and nesting the loader reads: a calibration table
+ * of every layer of a 10^4-layer model is about 2 MiB. */
+#define OOC_HW_MAX_BYTES ((size_t)16 << 20)
+#define OOC_HW_MAX_DEPTH 16
+
 typedef struct ooc_calib_entry {
   uint64_t hash;          /* FNV-1a 64 of the signature */
   const char *sig;        /* layer signature (model.h) */

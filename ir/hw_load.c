@@ -489,14 +489,28 @@ convert_field(const cJSON *root, const field *fd, int was_overridden,
     break;
   }
   x = v * fd->scale;
+  /* In the struct's units a value must stay a usable number: finite, and
+   * a positive one not rounding to zero (a 1e-7 MiB granularity is 0
+   * bytes, which the allocators would divide by; 1e-300 GiB of host memory
+   * would read as "no limit"). */
+  if (!isfinite(x))
+    return ooc_err_set(err, OOC_ERANGE, "%s: %s: too large (got %s%s)",
+                       origin, name, got, from);
   switch (fd->dest) {
   case D_DBL:
+    if (fd->check == C_POS && !(x > 0))
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: rounds to 0 (got %s%s)",
+                         origin, name, got, from);
     *(double *)base = x;
     break;
   case D_U64:
     if (x >= 9.2e18)
       return ooc_err_set(err, OOC_ERANGE, "%s: %s: too large (got %s%s)",
                          origin, name, got, from);
+    if (fd->check == C_POS && llround(x) < 1)
+      return ooc_err_set(err, OOC_ERANGE, "%s: %s: rounds to 0 bytes (got "
+                         "%s%s); it must be at least 1 byte", origin, name,
+                         got, from);
     *(uint64_t *)base = (uint64_t)llround(x);
     break;
   case D_NS:
@@ -762,6 +776,10 @@ load_tree(const char *json, const char *origin, const char *path,
 
   *out = NULL;
   memset(overridden, 0, sizeof overridden);
+  if ((rc = ooc_json_precheck(json, strlen(json), OOC_HW_MAX_BYTES,
+                              OOC_HW_MAX_DEPTH, origin, "a profile",
+                              err)) < 0)
+    return rc;
   root = cJSON_ParseWithOpts(json, &end, 1);
   if (root == NULL)
     return parse_error(json, end, origin, err);

@@ -25,6 +25,12 @@
 
 #define OOC_MAX_DIMS 5
 
+/* The largest model file and nesting the loader reads: a 10^6-layer model
+ * written layer by layer (about 60 B a layer) fits, while the JSON
+ * parser's memory (tens of bytes per input byte) stays bounded. */
+#define OOC_MODEL_MAX_BYTES ((size_t)64 << 20)
+#define OOC_MODEL_MAX_DEPTH 64
+
 typedef enum { OOC_FP32 = 0, OOC_FP16 = 1, OOC_BF16 = 2 } ooc_dtype;
 
 /* "fp32" -> OOC_FP32 ... ; returns 0 or OOC_EINVAL. */

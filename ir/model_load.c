@@ -1180,6 +1180,10 @@ ooc_model_load_string(const char *json, const char *origin,
   if (json == NULL)
     return ooc_err_set(err, OOC_EINVAL, "%s: no JSON text", ld.origin);
 
+  if ((rc = ooc_json_precheck(json, strlen(json), OOC_MODEL_MAX_BYTES,
+                              OOC_MODEL_MAX_DEPTH, ld.origin, "a model",
+                              err)) < 0)
+    goto fail;
   root = cJSON_ParseWithOpts(json, &end, 1);
   if (root == NULL) {
     int line, col, at_end;

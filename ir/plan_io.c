@@ -540,6 +540,10 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
   if (R.st == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
   pf->store = R.st;
+  if ((rc = ooc_json_precheck(text, len, OOC_PLAN_MAX_BYTES,
+                              OOC_PLAN_MAX_DEPTH, origin, "a plan file",
+                              err)) < 0)
+    goto fail;
   root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (root == NULL) {
     size_t off = end && end >= text ? (size_t)(end - text) : 0;

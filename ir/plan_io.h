@@ -25,6 +25,11 @@
 #include "ir/program.h"
 
 #define OOC_PLAN_FILE_FORMAT "oocsim-plan"
+
+/* The largest plan file and nesting the reader takes: the program of a
+ * 10^4-layer model (58,000 instructions) is about 4 MiB. */
+#define OOC_PLAN_MAX_BYTES ((size_t)256 << 20)
+#define OOC_PLAN_MAX_DEPTH 16
 /* Version 2: an instruction may name its kernel algorithm (a ninth
  * element), every convolution has a forward and a backward workspace
  * tensor, and an ALLOC that cannot be met is out of memory (it no longer

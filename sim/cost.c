@@ -107,7 +107,18 @@ ooc_cost_copy_ns(const ooc_hw *hw, int dir, uint64_t bytes)
 }
 
 /* Times above this (about 146 years) are treated as overflow. */
-#define MAX_NS 4.6e18
+#define MAX_NS ((double)OOC_TIME_MAX_NS)
+
+/* *out = a + b when it stays within OOC_TIME_MAX_NS (a, b >= 0); else 0
+ * is returned and *out untouched. */
+static int
+add_ns(int64_t a, int64_t b, int64_t *out)
+{
+  if (a < 0 || b < 0 || a > OOC_TIME_MAX_NS - b)
+    return 0;
+  *out = a + b;
+  return 1;
+}
 
 static int
 no_kernel(const ooc_layer *l)
@@ -141,17 +152,23 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
   if (!(tf < MAX_NS) || !(tb < MAX_NS))
     return ooc_err_set(err, OOC_ERANGE,
                        "layer %s: compute time overflows (FLOPs or bytes too "
-                       "large)", l->name);
-  if (l->fwd_flops > 0 || l->fwd_bytes_rw > 0)
-    *fwd = (int64_t)llround(tf) + hw->launch_ns;
+                       "large, or profile '%s' rates and efficiencies too "
+                       "small)", l->name, hw->name ? hw->name : "?");
   launches = 0;
   if (bf > 0 || l->bwd_bytes_rw > 0)
     launches = 1;
   if ((l->cls == OOC_CLASS_CONV || l->cls == OOC_CLASS_GEMM) &&
       l->bwd_data_flops > 0 && l->bwd_weight_flops > 0)
     launches = 2;
-  if (launches > 0)
-    *bwd = (int64_t)llround(tb) + launches * hw->launch_ns;
+  if (((l->fwd_flops > 0 || l->fwd_bytes_rw > 0) &&
+       !add_ns((int64_t)llround(tf), hw->launch_ns, fwd)) ||
+      (launches > 0 &&
+       (hw->launch_ns > OOC_TIME_MAX_NS / 2 ||
+        !add_ns((int64_t)llround(tb), launches * hw->launch_ns, bwd))))
+    return ooc_err_set(err, OOC_ERANGE,
+                       "layer %s: compute time overflows: profile '%s' "
+                       "compute.launch_us is out of range", l->name,
+                       hw->name ? hw->name : "?");
   return OOC_OK;
 }
 
@@ -269,8 +286,14 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       goto fail;
     if (l->params > 0)
       param_layers++;
-    c->total_fwd_ns += c->fwd_ns[i];
-    c->total_bwd_ns += c->bwd_ns[i];
+    if (!add_ns(c->total_fwd_ns, c->fwd_ns[i], &c->total_fwd_ns) ||
+        !add_ns(c->total_bwd_ns, c->bwd_ns[i], &c->total_bwd_ns)) {
+      rc = ooc_err_set(err, OOC_ERANGE, "model %s: one iteration's compute "
+                       "time overflows: profile '%s' compute.launch_us or "
+                       "its rates are out of range", m->name,
+                       hw->name ? hw->name : "?");
+      goto fail;
+    }
   }
   if ((rc = algo_times(m, hw, c, err)) < 0)
     goto fail;
@@ -278,12 +301,17 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
            2.0 * (double)m->opt_bytes;
   if (ubytes > 0) {
     ut = ubytes / (hw->hbm_Bps * hw->mem_eff) * 1e9;
-    if (!(ut < MAX_NS)) {
+    if (hw->launch_ns > 0 && param_layers > OOC_TIME_MAX_NS / hw->launch_ns)
+      ut = MAX_NS;
+    if (!(ut < MAX_NS) || !add_ns((int64_t)llround(ut),
+                                  param_layers * hw->launch_ns,
+                                  &c->update_ns)) {
       rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step time "
-                       "overflows", m->name);
+                       "overflows: profile '%s' compute.hbm_GBps, mem_eff or "
+                       "launch_us is out of range", m->name,
+                       hw->name ? hw->name : "?");
       goto fail;
     }
-    c->update_ns = (int64_t)llround(ut) + param_layers * hw->launch_ns;
   }
   *out = c;
   return OOC_OK;
@@ -310,10 +338,13 @@ int64_t
 ooc_cost_drv_ns(const ooc_hw *hw, const ooc_drv_action *a)
 {
   switch ((ooc_drv_kind)a->kind) {
-  case OOC_DRV_SEG_MALLOC:
-    return hw->malloc_ns +
-           (int64_t)((double)a->bytes * hw->malloc_ns_per_GiB /
-                     1073741824.0 + 0.5);
+  case OOC_DRV_SEG_MALLOC: {
+    double x = (double)a->bytes * hw->malloc_ns_per_GiB / 1073741824.0 + 0.5;
+    int64_t t;
+    if (!(x < MAX_NS) || !add_ns(hw->malloc_ns, (int64_t)x, &t))
+      return OOC_TIME_MAX_NS;   /* the simulator reports the overflow */
+    return t;
+  }
   case OOC_DRV_SEG_FREE:
     return hw->free_ns;
   case OOC_DRV_CHUNK_CREATE:

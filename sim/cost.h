@@ -22,6 +22,12 @@
 #include "ir/hw.h"
 #include "alloc/alloc.h"
 
+/* The largest time, in ns, a cost or the simulator's clock may reach
+ * (about 146 years): far enough below INT64_MAX that the sum of two such
+ * times cannot wrap. Anything longer is a profile value out of range,
+ * reported as an error naming it, never a wrapped time. */
+#define OOC_TIME_MAX_NS 4600000000000000000LL
+
 typedef struct ooc_costs {
   int n_layers;
   int64_t *fwd_ns;        /* forward (and recompute) time per layer */

@@ -57,6 +57,9 @@
 #include "sim/heap.h"
 #include "sim/sim.h"
 
+/* The largest time the clock may reach (sim/cost.h). */
+#define TIME_MAX OOC_TIME_MAX_NS
+
 enum { EV_DONE = 0, EV_LAT, EV_XFER };                 /* event kinds */
 enum { ST_IDLE = 0, ST_BUSY };                         /* stream states */
 #define STALL_NONE (-1)
@@ -129,8 +132,10 @@ static int
 price_action(void *ctx, const ooc_drv_action *a)
 {
   ooc_sim *s = ctx;
+  int64_t t = ooc_cost_drv_ns(s->hw, a);
 
-  s->drv_ns += ooc_cost_drv_ns(s->hw, a);
+  /* Saturate: push() reports a request that would end past TIME_MAX. */
+  s->drv_ns = t > TIME_MAX - s->drv_ns ? TIME_MAX + 1 : s->drv_ns + t;
   return OOC_OK;
 }
 
@@ -259,6 +264,8 @@ xfer_ns(double bytes, double rate)
 
   if (x <= 0)
     return 0;
+  if (!(x < (double)TIME_MAX))
+    return INT64_MAX;           /* push() reports the overflow */
   return (int64_t)(fabs(x - rx) < 1e-3 ? rx : ceil(x));
 }
 
@@ -281,10 +288,12 @@ ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
     return in->phase == OOC_PH_BWD ? s->costs->bwd_ns[in->layer]
                                    : s->costs->fwd_ns[in->layer];
   case OOC_I_H2D:
-  case OOC_I_D2H:
-    return s->hw->copy_latency_ns +
-           xfer_ns((double)p->tensors[in->tensor].bytes,
-                   s->alone[in->kind == OOC_I_D2H]);
+  case OOC_I_D2H: {
+    int64_t x = xfer_ns((double)p->tensors[in->tensor].bytes,
+                        s->alone[in->kind == OOC_I_D2H]);
+    return x > TIME_MAX - s->hw->copy_latency_ns
+               ? INT64_MAX : s->hw->copy_latency_ns + x;
+  }
   default:
     return 0;
   }
@@ -449,10 +458,42 @@ run_prologue(ooc_sim *s)
   return OOC_OK;
 }
 
-static int
-push(ooc_sim *s, int64_t t, int kind, int32_t a, uint32_t gen)
+/* The profile fields that set the duration of instruction i, for the
+ * message of a time overflow. */
+static const char *
+fields_of(const ooc_instr *in)
 {
-  if (ooc_heap_push(&s->heap, t, kind, a, gen) != OOC_OK)
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    return "compute rates, efficiencies and launch_us, or a calibrated time";
+  case OOC_I_H2D:
+    return "link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us";
+  case OOC_I_D2H:
+    return "link.d2h_GBps, link.duplex_d2h_GBps and link.latency_us";
+  default:
+    return "allocator.* costs and host_alloc_us";
+  }
+}
+
+/* Schedule an event `delta` ns from now for instruction i (on behalf of
+ * which a time overflow is reported: a profile value out of any sane
+ * range, never a silently wrong time). */
+static int
+push(ooc_sim *s, int32_t i, int64_t delta, int kind, int32_t a, uint32_t gen)
+{
+  if (delta < 0 || delta > TIME_MAX - s->now) {
+    const ooc_instr *in = &s->p->instr[i];
+    return ooc_err_set(s->err, OOC_ERANGE,
+                       "simulator: time overflow: instruction %d (%s, layer "
+                       "%d) would end more than 146 years into the run; "
+                       "profile '%s' has a value out of range (check %s)", i,
+                       in->kind == OOC_I_COMPUTE
+                           ? ooc_phase_name((ooc_phase)in->phase)
+                           : ooc_instr_kind_name((ooc_instr_kind)in->kind),
+                       in->layer, s->hw->name ? s->hw->name : "?",
+                       fields_of(in));
+  }
+  if (ooc_heap_push(&s->heap, s->now + delta, kind, a, gen) != OOC_OK)
     return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
   return OOC_OK;
 }
@@ -484,8 +525,8 @@ chan_reschedule(ooc_sim *s)
       continue;
     c->rate = both ? s->duplex[d] : s->alone[d];
     c->gen++;
-    rc = push(s, s->now + xfer_ns(c->remaining, c->rate), EV_XFER, d,
-              c->gen);
+    rc = push(s, s->st[d ? OOC_STREAM_D2H : OOC_STREAM_H2D].cur,
+              xfer_ns(c->remaining, c->rate), EV_XFER, d, c->gen);
     if (rc != OOC_OK)
       return rc;
   }
@@ -595,7 +636,7 @@ try_start(ooc_sim *s, int k)
       if (s->detail != NULL)
         kernel_starts(s, i);
     }
-    rc = push(s, s->now + dur, EV_DONE, k, 0);
+    rc = push(s, i, dur, EV_DONE, k, 0);
     break;
   case OOC_I_H2D:
   case OOC_I_D2H: {
@@ -608,7 +649,7 @@ try_start(ooc_sim *s, int k)
       else
         s->r->h2d_bytes += p->tensors[t].bytes;
     }
-    rc = push(s, s->now + s->hw->copy_latency_ns, EV_LAT, d, 0);
+    rc = push(s, i, s->hw->copy_latency_ns, EV_LAT, d, 0);
     break;
   }
   case OOC_I_ALLOC:
@@ -619,7 +660,7 @@ try_start(ooc_sim *s, int k)
       return rc;
     if (s->last_iter)
       s->r->alloc_ns += cost;
-    rc = push(s, s->now + cost, EV_DONE, k, 0);
+    rc = push(s, i, cost, EV_DONE, k, 0);
     break;
   case OOC_I_FREE:
     rc = do_free(s, i, &cost);
@@ -627,7 +668,7 @@ try_start(ooc_sim *s, int k)
       return rc;
     if (s->last_iter)
       s->r->alloc_ns += cost;
-    rc = push(s, s->now + cost, EV_DONE, k, 0);
+    rc = push(s, i, cost, EV_DONE, k, 0);
     break;
   default:
     rc = OOC_OK;

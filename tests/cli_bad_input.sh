@@ -127,4 +127,54 @@ expect_fail "profile: negative --hw-set value" \
   "oocsim: hwprofiles/v100-pcie3.json: link.h2d_GBps: must be > 0 (got -3, set by --hw-set)" \
   "$OOCSIM" simulate $S --hw v100-pcie3 --hw-set link.h2d_GBps=-3
 
+# Sizes and rates that round to 0 or to infinity, and times past the
+# simulator's clock (issue: SIGFPE on a 0-byte VA granularity, "no limit"
+# for 1e-300 GiB of host memory, wrapped int64 times with exit 0).
+W="simulate -m resnet50 -b 512 --hw v100-pcie3 -p vdnn"
+hw_set_fail() { # NAME EXPECTED SETTING
+  expect_fail "profile: $1" "$2" "$OOCSIM" $W --hw-set "$3"
+}
+hw_set_fail "VA granularity that rounds to 0 bytes" \
+  "allocator.va_granularity_MiB: rounds to 0 bytes (got 1e-07, set by --hw-set); it must be at least 1 byte" \
+  allocator.va_granularity_MiB=1e-7
+hw_set_fail "host memory that rounds to 0 bytes" \
+  "host.memory_GiB: rounds to 0 bytes (got 1e-300, set by --hw-set)" \
+  host.memory_GiB=1e-300
+hw_set_fail "VA chunk that rounds to 0 bytes" \
+  "allocator.va_chunk_MiB: rounds to 0 bytes (got 1e-09, set by --hw-set)" \
+  allocator.va_chunk_MiB=1e-9
+hw_set_fail "rate that is infinite in bytes/s" \
+  "link.h2d_GBps: too large (got 1e+308, set by --hw-set)" \
+  link.h2d_GBps=1e308
+hw_set_fail "copies longer than the clock" \
+  "simulator: time overflow: instruction 796 (H2D, layer 171) would end more than 146 years into the run; profile 'v100-pcie3' has a value out of range (check link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us)" \
+  link.h2d_GBps=1e-12
+hw_set_fail "launches longer than the clock" \
+  "model resnet50: one iteration's compute time overflows: profile 'v100-pcie3' compute.launch_us or its rates are out of range" \
+  compute.launch_us=1e15
+hw_set_fail "allocator costs longer than the clock" \
+  "time overflow: instruction" allocator.malloc_us_per_GiB=1e300
+hw_set_fail "compute rate near 0" \
+  "layer conv1: compute time overflows (FLOPs or bytes too large, or profile 'v100-pcie3' rates and efficiencies too small)" \
+  compute.fp32_TFLOPS=1e-300
+
+# JSON too large or nested too deep: refused before the parser spends
+# memory on it, with what is wrong instead of "malformed".
+awk 'BEGIN { s = "{\"name\": \"x\", \"input\": [3], \"layers\": ";
+             for (i = 0; i < 100; i++) s = s "["; for (i = 0; i < 100; i++)
+             s = s "]"; print s "}" }' >"$TMP/deep.json"
+expect_fail "model nested too deep" \
+  "oocsim: $TMP/deep.json: nested too deep at line 1, column 102: more than 64 levels of arrays and objects (a model)" \
+  "$OOCSIM" info -m "$TMP/deep.json"
+head -c 70000000 /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+expect_fail "model file too large" \
+  "oocsim: $TMP/big.json: too large: 66.76 MiB, at most 64.00 MiB for a model" \
+  "$OOCSIM" info -m "$TMP/big.json"
+rm -f "$TMP/big.json"
+printf '{"a": %s1%s}\n' "$(printf '[%.0s' $(seq 20))" \
+  "$(printf ']%.0s' $(seq 20))" >"$TMP/deephw.json"
+expect_fail "profile nested too deep" \
+  "oocsim: $TMP/deephw.json: nested too deep at line 1, column 22: more than 16 levels of arrays and objects (a profile)" \
+  "$OOCSIM" simulate $S --hw "$TMP/deephw.json"
+
 finish
