@@ -17,21 +17,6 @@ static const char *const lane_names[OOC_NSTREAMS] = {
   [OOC_STREAM_D2H] = "D2H",
 };
 
-int64_t
-ooc_trace_origin_ns(const ooc_trace *t)
-{
-  int64_t o = INT64_MAX;
-  int32_t i;
-
-  for (i = 0; i < t->n_spans; i++)
-    if (t->spans[i].start_ns < o)
-      o = t->spans[i].start_ns;
-  for (i = 0; i < t->n_mem; i++)
-    if (t->mem[i].t_ns < o)
-      o = t->mem[i].t_ns;
-  return o == INT64_MAX ? 0 : o;
-}
-
 static void
 put_json_string(FILE *f, const char *s)
 {

@@ -25,9 +25,7 @@
 #include "ir/model.h"
 #include "ir/program.h"
 #include "sim/sim.h"
-
-/* Time origin of a trace: the earliest span start or memory sample. */
-int64_t ooc_trace_origin_ns(const ooc_trace *t);
+#include "report/timeline.h"
 
 int ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
                            const ooc_trace *t);
