@@ -27,7 +27,6 @@
 #include "base/util.h"
 #include "report/plot.h"
 #include "report/table.h"
-#include "report/trace_out.h"
 
 extern char **environ;
 
@@ -894,87 +893,4 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
                        "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
                        "wrote %s but not %s", gp, dat, out);
   return run_gnuplot(gp, &v, script, out, err);
-}
-
-/* ---- trace writers --------------------------------------------------------------- */
-
-struct tspan {
-  int lane;
-  int64_t s, e;
-  int32_t instr;
-};
-
-static int
-tspan_cmp(const void *a, const void *b)
-{
-  const struct tspan *x = a, *y = b;
-  if (x->lane != y->lane)
-    return x->lane - y->lane;
-  if (x->s != y->s)
-    return x->s < y->s ? -1 : 1;
-  if (x->e != y->e)
-    return x->e < y->e ? -1 : 1;
-  return x->instr - y->instr;
-}
-
-static const char *
-span_phase(const ooc_instr *in)
-{
-  switch (in->kind) {
-  case OOC_I_COMPUTE:
-    switch (in->phase) {
-    case OOC_PH_FWD: return "fwd";
-    case OOC_PH_BWD: return "bwd";
-    case OOC_PH_RECOMP: return "recompute";
-    case OOC_PH_UPDATE: return "update";
-    default: return "compute";
-    }
-  case OOC_I_H2D: return "swapin";
-  case OOC_I_D2H: return "swapout";
-  case OOC_I_ALLOC: return "alloc";
-  default: return "free";
-  }
-}
-
-int
-ooc_plot_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
-                        const ooc_trace *t)
-{
-  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
-  struct tspan *sp;
-  int32_t n = 0;
-  int64_t t0 = ooc_trace_origin_ns(t), prev_end = -1;
-
-  fputs("lane,start_s,end_s,phase,layer\n", f);
-  if (t->n_spans == 0)
-    return ferror(f) ? OOC_EIO : OOC_OK;
-  sp = malloc((size_t)t->n_spans * sizeof *sp);
-  if (!sp)
-    return OOC_ENOMEM;
-  for (int32_t i = 0; i < t->n_spans; i++) {
-    const ooc_span *s = &t->spans[i];
-    if (s->instr < 0 || s->instr >= p->n_instr)
-      continue;
-    sp[n++] = (struct tspan){ .lane = p->instr[s->instr].stream,
-                              .s = s->start_ns, .e = s->end_ns,
-                              .instr = s->instr };
-  }
-  qsort(sp, (size_t)n, sizeof *sp, tspan_cmp);
-  for (int32_t i = 0; i < n; i++) {
-    const ooc_instr *in = &p->instr[sp[i].instr];
-    const char *layer = in->layer >= 0 && m && in->layer < m->n_layers
-                        ? m->layers[in->layer].name : "";
-    int lane = sp[i].lane >= 0 && sp[i].lane < OOC_NSTREAMS ? sp[i].lane : 0;
-    if (lane == OOC_STREAM_COMPUTE && prev_end >= 0 && sp[i].s > prev_end)
-      fprintf(f, "compute,%.9g,%.9g,stall,\n", (double)(prev_end - t0) / 1e9,
-              (double)(sp[i].s - t0) / 1e9);
-    if (lane == OOC_STREAM_COMPUTE && sp[i].e > prev_end)
-      prev_end = sp[i].e;
-    fprintf(f, "%s,%.9g,%.9g,%s,", lanes[lane], (double)(sp[i].s - t0) / 1e9,
-            (double)(sp[i].e - t0) / 1e9, span_phase(in));
-    ooc_csv_cell(f, layer ? layer : "");
-    fputc('\n', f);
-  }
-  free(sp);
-  return ferror(f) ? OOC_EIO : OOC_OK;
 }

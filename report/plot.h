@@ -14,7 +14,8 @@
  *               results.csv             clustered bars
  *   memory      mem CSV "time_s,allocated_bytes,reserved_bytes"
  *                                       allocated, reserved, budget
- *   gantt       timeline CSV "lane,start_s,end_s,phase,layer"
+ *   gantt       timeline CSV "lane,start_s,end_s,phase,layer,cause"
+ *               (trace_out.h)
  *                                       compute / H2D / D2H lanes, stalls;
  *                                       touching spans of a phase joined
  *
@@ -31,9 +32,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "base/error.h"
-#include "ir/model.h"
-#include "ir/program.h"
-#include "sim/sim.h"
 
 typedef enum {
   OOC_PLOT_THROUGHPUT = 0,
@@ -62,14 +60,5 @@ int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
 /* The gnuplot program that would run; sets *path and returns 1 when it is
  * runnable, 0 when not. */
 int ooc_plot_gnuplot(const char **path);
-
-/* Timeline CSV of one iteration from a trace: a header, then one line per
- * span "lane,start_s,end_s,phase,layer" with lane compute|h2d|d2h, phase
- * fwd|bwd|recompute|update|swapin|swapout|alloc|free|stall (stall: the
- * compute lane idle between two of its spans), times from the trace's
- * origin (ooc_trace_origin_ns, as the memory CSV of trace_out.h), ordered
- * by lane then start. */
-int ooc_plot_write_timeline(FILE *f, const ooc_model *m,
-                            const ooc_program *p, const ooc_trace *t);
 
 #endif

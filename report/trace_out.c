@@ -1,4 +1,5 @@
-/* report/trace_out.c — Chrome trace event JSON and memory CSV (trace_out.h).
+/* report/trace_out.c — Chrome trace event JSON, memory and timeline CSV
+ * (trace_out.h).
  *
  * Written with fprintf, event by event, so a trace of 10^5 spans needs no
  * document tree in memory. Strings are JSON-escaped. O(spans + samples).
@@ -7,8 +8,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "report/table.h"
 #include "report/trace_out.h"
 
 static const char *const lane_names[OOC_NSTREAMS] = {
@@ -143,6 +146,127 @@ ooc_trace_write_mem_csv(FILE *f, const ooc_trace *t)
   return ferror(f) ? OOC_EIO : OOC_OK;
 }
 
+/* Seconds with nine decimals, exact, from integer ns. */
+static void
+put_s(FILE *f, int64_t ns)
+{
+  if (ns < 0) {
+    fputc('-', f);
+    ns = -ns;
+  }
+  fprintf(f, "%" PRId64 ".%09d", ns / 1000000000, (int)(ns % 1000000000));
+}
+
+/* One row of the timeline: a span (stall < 0) or a stall (instr < 0). */
+struct trow {
+  int lane;
+  int64_t s, e;
+  int32_t instr, stall;
+};
+
+static int
+trow_cmp(const void *a, const void *b)
+{
+  const struct trow *x = a, *y = b;
+  if (x->lane != y->lane)
+    return x->lane - y->lane;
+  if (x->s != y->s)
+    return x->s < y->s ? -1 : 1;
+  if (x->e != y->e)
+    return x->e < y->e ? -1 : 1;
+  if (x->instr != y->instr)
+    return x->instr - y->instr;
+  return x->stall - y->stall;
+}
+
+static const char *
+span_phase(const ooc_instr *in)
+{
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    switch (in->phase) {
+    case OOC_PH_FWD: return "fwd";
+    case OOC_PH_BWD: return "bwd";
+    case OOC_PH_RECOMP: return "recompute";
+    case OOC_PH_UPDATE: return "update";
+    default: return "compute";
+    }
+  case OOC_I_H2D: return "swapin";
+  case OOC_I_D2H: return "swapout";
+  case OOC_I_ALLOC: return "alloc";
+  default: return "free";
+  }
+}
+
+static const char *
+layer_name(const ooc_model *m, int32_t layer)
+{
+  return m != NULL && layer >= 0 && layer < m->n_layers &&
+         m->layers[layer].name != NULL ? m->layers[layer].name : "";
+}
+
+int
+ooc_trace_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
+                         const ooc_trace *t)
+{
+  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
+  static const char *const causes[OOC_STALL_COUNT] = {
+    [OOC_STALL_SWAPIN] = "swapin", [OOC_STALL_SWAPOUT] = "swapout",
+    [OOC_STALL_OTHER] = "other",
+  };
+  ooc_stall_span *st = NULL;
+  struct trow *rows;
+  int32_t nst = 0, n = 0;
+  int64_t t0 = ooc_trace_origin_ns(t);
+  int rc;
+
+  fputs("lane,start_s,end_s,phase,layer,cause\n", f);
+  if ((rc = ooc_timeline_stalls(p, t, &st, &nst)) < 0)
+    return rc;
+  rows = malloc(((size_t)t->n_spans + (size_t)nst + 1) * sizeof *rows);
+  if (rows == NULL) {
+    free(st);
+    return OOC_ENOMEM;
+  }
+  for (int32_t i = 0; i < t->n_spans; i++) {
+    const ooc_span *s = &t->spans[i];
+    int lane;
+    if (s->instr < 0 || s->instr >= p->n_instr)
+      continue;
+    lane = p->instr[s->instr].stream;
+    rows[n++] = (struct trow){ .lane = lane < OOC_NSTREAMS ? lane : 0,
+                               .s = s->start_ns, .e = s->end_ns,
+                               .instr = s->instr, .stall = -1 };
+  }
+  for (int32_t i = 0; i < nst; i++)
+    rows[n++] = (struct trow){ .lane = OOC_STREAM_COMPUTE,
+                               .s = st[i].start_ns, .e = st[i].end_ns,
+                               .instr = -1, .stall = i };
+  qsort(rows, (size_t)n, sizeof *rows, trow_cmp);
+  for (int32_t i = 0; i < n; i++) {
+    const struct trow *r = &rows[i];
+    fprintf(f, "%s,", lanes[r->lane]);
+    put_s(f, r->s - t0);
+    fputc(',', f);
+    put_s(f, r->e - t0);
+    if (r->stall >= 0) {
+      const ooc_stall_span *x = &st[r->stall];
+      fputs(",stall,", f);
+      ooc_csv_cell(f, x->waits_for >= 0
+                          ? layer_name(m, p->instr[x->waits_for].layer) : "");
+      fprintf(f, ",%s\n", causes[x->cause]);
+    } else {
+      const ooc_instr *in = &p->instr[r->instr];
+      fprintf(f, ",%s,", span_phase(in));
+      ooc_csv_cell(f, layer_name(m, in->layer));
+      fputs(",\n", f);
+    }
+  }
+  free(rows);
+  free(st);
+  return ferror(f) ? OOC_EIO : OOC_OK;
+}
+
 static int
 save(const char *path, FILE **f, ooc_err *err)
 {
@@ -158,6 +282,8 @@ finish(const char *path, FILE *f, int rc, ooc_err *err)
 {
   if (fclose(f) != 0 && rc == OOC_OK)
     rc = OOC_EIO;
+  if (rc == OOC_ENOMEM)
+    return ooc_err_set(err, rc, "%s: out of memory", path);
   if (rc < 0)
     return ooc_err_set(err, OOC_EIO, "%s: write failed", path);
   return OOC_OK;
@@ -184,4 +310,17 @@ ooc_trace_save_mem_csv(const char *path, const ooc_trace *t, ooc_err *err)
   if ((rc = save(path, &f, err)) < 0)
     return rc;
   return finish(path, f, ooc_trace_write_mem_csv(f, t), err);
+}
+
+int
+ooc_trace_save_timeline(const char *path, const ooc_model *m,
+                        const ooc_program *p, const ooc_trace *t,
+                        ooc_err *err)
+{
+  FILE *f;
+  int rc;
+
+  if ((rc = save(path, &f, err)) < 0)
+    return rc;
+  return finish(path, f, ooc_trace_write_timeline(f, m, p, t), err);
 }

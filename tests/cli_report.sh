@@ -47,7 +47,7 @@ grep -q "What if: other host links" "$R/report.md" && grep -q "gh200-c2c" "$R/re
   && ok "what-if section" || not_ok "what-if section"
 grep -q "Where the time goes" "$R/report.html" && grep -q "<style>" "$R/report.html" \
   && ok "html has the breakdown and inline CSS" || not_ok "html content"
-head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer$' \
+head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer,cause$' \
   && grep -q '^compute,.*,fwd,' "$R/data/timeline.csv" && grep -q '^compute,.*,bwd,' "$R/data/timeline.csv" \
   && ok "timeline CSV" || not_ok "timeline CSV"
 head -n 1 "$R/data/memory.csv" | grep -q '^time_s,allocated_bytes,reserved_bytes$' && ok "memory CSV" || not_ok "memory CSV"
