@@ -67,14 +67,140 @@ category(const ooc_instr *in)
   }
 }
 
+/* A span's event name: "<category> <layer>", or "update". */
+static void
+span_name(const ooc_model *m, const ooc_instr *in, char *buf, size_t n)
+{
+  const char *lname = m != NULL && in->layer >= 0 && in->layer < m->n_layers
+                          ? m->layers[in->layer].name : NULL;
+  if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_UPDATE)
+    snprintf(buf, n, "update");
+  else
+    snprintf(buf, n, "%s %s", category(in), lname != NULL ? lname : "-");
+}
+
+/* A COMPUTE's work from the model: FLOPs and bytes read + written of the
+ * layer's forward (recompute is a forward) or backward (data and weight
+ * gradients); the update reads and writes the weights and the optimizer
+ * state and reads the gradients (sim/cost.c), FLOPs not modelled. */
+static void
+put_work(FILE *f, const ooc_model *m, const ooc_instr *in)
+{
+  const ooc_layer *l;
+
+  if (m == NULL)
+    return;
+  if (in->phase == OOC_PH_UPDATE) {
+    fprintf(f, ",\"bytes\":%.17g", 2.0 * (double)m->weight_bytes +
+            (double)m->grad_bytes + 2.0 * (double)m->opt_bytes);
+    return;
+  }
+  if (in->layer < 0 || in->layer >= m->n_layers)
+    return;
+  l = &m->layers[in->layer];
+  if (in->phase == OOC_PH_BWD)
+    fprintf(f, ",\"flops\":%.17g,\"bytes\":%.17g",
+            l->bwd_data_flops + l->bwd_weight_flops, l->bwd_bytes_rw);
+  else
+    fprintf(f, ",\"flops\":%.17g,\"bytes\":%.17g", l->fwd_flops,
+            l->fwd_bytes_rw);
+}
+
+static void
+put_span(FILE *f, const ooc_model *m, const ooc_program *p,
+         const ooc_span *sp, int64_t origin)
+{
+  const ooc_instr *in = &p->instr[sp->instr];
+  char name[320];
+
+  span_name(m, in, name, sizeof name);
+  fputs(",\n{\"name\":", f);
+  put_json_string(f, name);
+  fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":",
+          category(in), in->stream < OOC_NSTREAMS ? in->stream : 0);
+  put_us(f, sp->start_ns - origin);
+  fputs(",\"dur\":", f);
+  put_us(f, sp->end_ns - sp->start_ns);
+  fprintf(f, ",\"args\":{\"instr\":%d", (int)sp->instr);
+  if (in->kind == OOC_I_COMPUTE)
+    put_work(f, m, in);
+  else if (in->tensor >= 0 && in->tensor < p->n_tensors)
+    fprintf(f, ",\"tensor\":%d,\"bytes\":%" PRIu64, (int)in->tensor,
+            p->tensors[in->tensor].bytes);
+  fputs("}}", f);
+}
+
+/* A stall on the compute lane: "stall swap-in", "stall swap-out" or
+ * "stall other", with what it waited for. */
+static void
+put_stall(FILE *f, const ooc_model *m, const ooc_program *p,
+          const ooc_stall_span *st, int64_t origin)
+{
+  static const char *const keys[OOC_STALL_COUNT] = {
+    [OOC_STALL_SWAPIN] = "swapin", [OOC_STALL_SWAPOUT] = "swapout",
+    [OOC_STALL_OTHER] = "other",
+  };
+  char name[320];
+
+  fprintf(f, ",\n{\"name\":\"stall %s\",\"cat\":\"stall\",\"ph\":\"X\","
+             "\"pid\":1,\"tid\":%d,\"ts\":",
+          ooc_timeline_cause_label(st->cause), OOC_STREAM_COMPUTE);
+  put_us(f, st->start_ns - origin);
+  fputs(",\"dur\":", f);
+  put_us(f, st->end_ns - st->start_ns);
+  fprintf(f, ",\"args\":{\"cause\":\"%s\"", keys[st->cause]);
+  if (st->waits_for >= 0) {
+    span_name(m, &p->instr[st->waits_for], name, sizeof name);
+    fprintf(f, ",\"waits_for_instr\":%d,\"waits_for\":", (int)st->waits_for);
+    put_json_string(f, name);
+  }
+  fprintf(f, ",\"next_instr\":%d}}", (int)st->next);
+}
+
+/* The flow from a swap-out to its swap-in: "s" inside the D2H slice, "f"
+ * inside the H2D slice (bound to it, "bp":"e"), both at the slice's middle
+ * so neither can bind to a neighbour that touches it. Flows match by id,
+ * category and name. */
+static void
+put_flow(FILE *f, const ooc_model *m, const ooc_program *p,
+         const ooc_trace *t, const ooc_swap_pair *sw, int id, int64_t origin)
+{
+  const ooc_span *o = &t->spans[sw->out_span], *in = &t->spans[sw->in_span];
+  const ooc_instr *oi = &p->instr[o->instr];
+  const char *lname = m != NULL && oi->layer >= 0 && oi->layer < m->n_layers
+                          ? m->layers[oi->layer].name : NULL;
+  char name[320];
+
+  snprintf(name, sizeof name, "swap %s", lname != NULL ? lname : "-");
+  fputs(",\n{\"name\":", f);
+  put_json_string(f, name);
+  fprintf(f, ",\"cat\":\"swap\",\"ph\":\"s\",\"id\":%d,\"pid\":1,\"tid\":%d,"
+             "\"ts\":", id, OOC_STREAM_D2H);
+  put_us(f, o->start_ns + (o->end_ns - o->start_ns) / 2 - origin);
+  fprintf(f, ",\"args\":{\"tensor\":%d}}", (int)sw->tensor);
+  fputs(",\n{\"name\":", f);
+  put_json_string(f, name);
+  fprintf(f, ",\"cat\":\"swap\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%d,"
+             "\"pid\":1,\"tid\":%d,\"ts\":", id, OOC_STREAM_H2D);
+  put_us(f, in->start_ns + (in->end_ns - in->start_ns) / 2 - origin);
+  fprintf(f, ",\"args\":{\"tensor\":%d}}", (int)sw->tensor);
+}
+
 int
 ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
                        const ooc_trace *t)
 {
   int64_t origin = ooc_trace_origin_ns(t);
-  int32_t i;
-  int lane;
+  ooc_stall_span *st = NULL;
+  ooc_swap_pair *sw = NULL;
+  int32_t i, nst = 0, nsw = 0;
+  int lane, rc;
 
+  if ((rc = ooc_timeline_stalls(p, t, &st, &nst)) < 0 ||
+      (rc = ooc_timeline_swaps(p, t, &sw, &nsw)) < 0) {
+    free(st);
+    return rc;
+  }
   fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
   fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
         "\"args\":{\"name\":", f);
@@ -89,44 +215,32 @@ ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
   }
   for (i = 0; i < t->n_spans; i++) {
     const ooc_span *sp = &t->spans[i];
-    const ooc_instr *in;
-    const char *cat, *lname;
-    char name[320];
-
     if (sp->instr < 0 || sp->instr >= p->n_instr)
       continue;
-    in = &p->instr[sp->instr];
-    if (sp->end_ns <= sp->start_ns && in->kind != OOC_I_COMPUTE)
+    if (sp->end_ns <= sp->start_ns && p->instr[sp->instr].kind !=
+                                          OOC_I_COMPUTE)
       continue;     /* zero-cost ALLOC/FREE: nothing to see */
-    cat = category(in);
-    lname = in->layer >= 0 && in->layer < m->n_layers
-                ? m->layers[in->layer].name : NULL;
-    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_UPDATE)
-      snprintf(name, sizeof name, "update");
-    else
-      snprintf(name, sizeof name, "%s %s", cat, lname != NULL ? lname : "-");
-    fputs(",\n{\"name\":", f);
-    put_json_string(f, name);
-    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":",
-            cat, in->stream < OOC_NSTREAMS ? in->stream : 0);
-    put_us(f, sp->start_ns - origin);
-    fputs(",\"dur\":", f);
-    put_us(f, sp->end_ns - sp->start_ns);
-    fprintf(f, ",\"args\":{\"instr\":%d", (int)sp->instr);
-    if (in->tensor >= 0 && in->tensor < p->n_tensors)
-      fprintf(f, ",\"tensor\":%d,\"bytes\":%" PRIu64, (int)in->tensor,
-              p->tensors[in->tensor].bytes);
-    fputs("}}", f);
+    put_span(f, m, p, sp, origin);
   }
+  for (i = 0; i < nst; i++)
+    put_stall(f, m, p, &st[i], origin);
+  for (i = 0; i < nsw; i++)
+    put_flow(f, m, p, t, &sw[i], (int)i + 1, origin);
+  /* Two counters, so Perfetto draws two tracks instead of stacking two
+   * series of one counter. */
   for (i = 0; i < t->n_mem; i++) {
-    fputs(",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":1,\"tid\":0,\"ts\":",
-          f);
+    fputs(",\n{\"name\":\"allocated\",\"ph\":\"C\",\"pid\":1,\"tid\":0,"
+          "\"ts\":", f);
     put_us(f, t->mem[i].t_ns - origin);
-    fprintf(f, ",\"args\":{\"allocated_bytes\":%" PRIu64
-               ",\"reserved_bytes\":%" PRIu64 "}}",
-            t->mem[i].allocated, t->mem[i].reserved);
+    fprintf(f, ",\"args\":{\"bytes\":%" PRIu64 "}}", t->mem[i].allocated);
+    fputs(",\n{\"name\":\"reserved\",\"ph\":\"C\",\"pid\":1,\"tid\":0,"
+          "\"ts\":", f);
+    put_us(f, t->mem[i].t_ns - origin);
+    fprintf(f, ",\"args\":{\"bytes\":%" PRIu64 "}}", t->mem[i].reserved);
   }
   fputs("\n]}\n", f);
+  free(st);
+  free(sw);
   return ferror(f) ? OOC_EIO : OOC_OK;
 }
 

@@ -3,13 +3,28 @@
  * CSV.
  *
  * Trace: one process named after the model ("oocsim" without one), one
- * thread (lane) per stream: "compute",
- * "H2D", "D2H"; each timed instruction with a duration is an "X" event named
- * by phase and layer ("fwd conv1", "bwd res2a", "recomp conv1", "update",
- * "h2d conv1", "d2h conv1", "alloc conv1") with category fwd, bwd, recomp,
- * update, h2d, d2h or alloc; a counter track "memory" carries allocated and
- * reserved bytes at every sample. Times are microseconds from the start of
- * the recorded iteration, with nanosecond precision.
+ * thread (lane) per stream: "compute", "H2D", "D2H". Times are
+ * microseconds from the trace's origin (timeline.h), with nanosecond
+ * precision.
+ *  - Each timed instruction with a duration is an "X" event named by phase
+ *    and layer ("fwd conv1", "bwd res2a", "recomp conv1", "update",
+ *    "h2d conv1", "d2h conv1", "alloc conv1") with category fwd, bwd,
+ *    recomp, update, h2d, d2h or alloc. args: "instr"; a copy, ALLOC or
+ *    FREE adds "tensor" and its "bytes"; a COMPUTE adds the model's
+ *    "flops" and "bytes" (read + written) of its layer's forward
+ *    (recompute too) or backward, the update "bytes" only.
+ *  - Each compute stall (timeline.h) is an "X" event on the compute lane,
+ *    category "stall", named "stall swap-in", "stall swap-out" or "stall
+ *    other"; args "cause" (swapin, swapout, other), "waits_for" (the name
+ *    of the instruction waited for) and its "waits_for_instr", and
+ *    "next_instr". Their durations add up, per cause, to the summary's
+ *    stall_s.
+ *  - Each swap pair (timeline.h) is a flow, category "swap", named "swap
+ *    <layer>", id 1, 2, ... in swap-in order: an "s" event inside the D2H
+ *    slice and an "f" event ("bp":"e") inside the H2D slice; Perfetto
+ *    draws an arrow from one to the other.
+ *  - Memory: two counters, "allocated" and "reserved", args {"bytes"}, a
+ *    sample each at every memory sample (two tracks in Perfetto).
  *
  * Memory CSV: header "time_s,allocated_bytes,reserved_bytes", one row per
  * memory sample, same time origin.
