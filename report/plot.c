@@ -754,19 +754,158 @@ out:
   return rc;
 }
 
-static const char *const gantt_phases[] = {
-  "fwd", "bwd", "recompute", "update", "swapin", "swapout", "alloc", "stall",
-  NULL
+/* gantt: the kinds of box, in drawing and stacking order (colour and key
+ * name in gantt.gp by the same 1-based index). A stall row's kind follows
+ * its cause; a timeline without the cause column has plain stalls. */
+enum {
+  GK_FWD, GK_BWD, GK_RECOMP, GK_UPDATE, GK_SWAPIN, GK_SWAPOUT, GK_ALLOC,
+  GK_STALL_IN, GK_STALL_OUT, GK_STALL_OTHER, GK_STALL, GK_COUNT
 };
+
+/* The visible width: an iteration is about GANTT_COLUMNS of them across
+ * the plot (3 to 4 pixels each at the default size). */
+#define GANTT_COLUMNS 200
+/* The update is never drawn narrower than this share of the iteration. */
+#define GANTT_MIN_UPDATE 150
+
+static int
+gantt_kind(const char *phase, const char *cause)
+{
+  static const char *const ph[] = { "fwd", "bwd", "recompute", "update",
+                                    "swapin", "swapout", "alloc" };
+  for (int k = 0; k < (int)(sizeof ph / sizeof ph[0]); k++)
+    if (strcmp(phase, ph[k]) == 0)
+      return k;
+  if (strcmp(phase, "free") == 0)
+    return GK_ALLOC;
+  if (strcmp(phase, "stall") == 0) {
+    if (cause && strcmp(cause, "swapin") == 0)
+      return GK_STALL_IN;
+    if (cause && strcmp(cause, "swapout") == 0)
+      return GK_STALL_OUT;
+    if (cause && strcmp(cause, "other") == 0)
+      return GK_STALL_OTHER;
+    return GK_STALL;
+  }
+  return -1;
+}
+
+/* A box to draw: [x0, x1] ms on lane y (3 compute, 2 H2D, 1 D2H), from
+ * height y0 to y1 (the full lane is y -/+ 0.32). */
+struct gbox {
+  int kind;
+  double x0, x1, y0, y1;
+};
+
+struct gitem {
+  int lane, kind;
+  double s, e;               /* ms */
+};
+
+static int
+gitem_cmp(const void *a, const void *b)
+{
+  const struct gitem *x = a, *y = b;
+  if (x->lane != y->lane)
+    return y->lane - x->lane;
+  if (x->s != y->s)
+    return x->s < y->s ? -1 : 1;
+  return x->kind - y->kind;
+}
+
+static int
+gbox_cmp(const void *a, const void *b)
+{
+  const struct gbox *x = a, *y = b;
+  if (x->kind != y->kind)
+    return x->kind - y->kind;
+  if (x->y0 != y->y0)
+    return x->y0 < y->y0 ? -1 : 1;
+  if (x->y1 != y->y1)
+    return x->y1 < y->y1 ? -1 : 1;
+  if (x->x0 != y->x0)
+    return x->x0 < y->x0 ? -1 : 1;
+  return (x->x1 > y->x1) - (x->x1 < y->x1);
+}
+
+typedef struct gboxes {
+  struct gbox *b;
+  int64_t n, cap;
+} gboxes;
+
+static int
+gbox_push(gboxes *g, struct gbox b)
+{
+  if (g->n == g->cap) {
+    int64_t nc = g->cap ? 2 * g->cap : 256;
+    struct gbox *x = realloc(g->b, (size_t)nc * sizeof *x);
+    if (!x)
+      return OOC_ENOMEM;
+    g->b = x;
+    g->cap = nc;
+  }
+  g->b[g->n++] = b;
+  return OOC_OK;
+}
+
+/* Items [a, b) of one lane, all narrower than w and close together: cut
+ * their extent into pieces about w wide and draw each piece as a stacked
+ * bar, one box per kind with a height in proportion to the time that kind
+ * takes in the piece (idle time stays white at the top). */
+static int
+gantt_stack(const struct gitem *it, int64_t a, int64_t b, double w,
+            gboxes *out, int *stacked)
+{
+  double x0 = it[a].s, x1 = it[a].e;
+  int np;
+
+  for (int64_t i = a; i < b; i++)
+    if (it[i].e > x1)
+      x1 = it[i].e;
+  np = (int)floor((x1 - x0) / w + 0.5);
+  if (np < 1)
+    np = 1;
+  for (int k = 0; k < np; k++) {
+    double p0 = x0 + (x1 - x0) * k / np, p1 = x0 + (x1 - x0) * (k + 1) / np;
+    double share[GK_COUNT] = { 0 }, y = it[a].lane - 0.32;
+    for (int64_t i = a; i < b; i++) {
+      double lo = it[i].s > p0 ? it[i].s : p0;
+      double hi = it[i].e < p1 ? it[i].e : p1;
+      if (hi > lo)
+        share[it[i].kind] += (hi - lo) / (p1 - p0);
+    }
+    for (int kd = 0; kd < GK_COUNT; kd++) {
+      if (!(share[kd] > 0))
+        continue;
+      if (gbox_push(out, (struct gbox){ .kind = kd, .x0 = p0, .x1 = p1,
+                                        .y0 = y, .y1 = y + 0.64 * share[kd]
+                                      }))
+        return OOC_ENOMEM;
+      y += 0.64 * share[kd];
+    }
+  }
+  *stacked = 1;
+  return OOC_OK;
+}
 
 static int
 data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
            ooc_err *err)
 {
+  static const char *const names[GK_COUNT] = {
+    "forward", "backward", "recompute", "update", "swap-in", "swap-out",
+    "allocator", "stall: swap-in", "stall: swap-out", "stall: other",
+    "stall",
+  };
   ooc_table t;
-  int lc, sc, ec, pc, rc;
-  char present[256] = "", ph_idx[64] = "";
-  size_t kp = 0, ki = 0;
+  int lc, sc, ec, pc, cc, rc, stacked = 0;
+  struct gitem *it = NULL;
+  gboxes boxes = { 0 };
+  int64_t n = 0;
+  double tmin = INFINITY, tmax = -INFINITY, w, upd_x = NAN;
+  char ph_idx[64] = "", key[32];
+  size_t ki = 0;
+  int nblk = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -774,68 +913,155 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   sc = ooc_table_col(&t, "start_s");
   ec = ooc_table_col(&t, "end_s");
   pc = ooc_table_col(&t, "phase");
+  cc = ooc_table_col(&t, "cause");
   if (lc < 0 || sc < 0 || ec < 0 || pc < 0) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: expected a timeline CSV "
-                     "lane,start_s,end_s,phase,layer", in);
+                     "lane,start_s,end_s,phase,layer[,cause]", in);
     goto out;
   }
   if (t.nrows == 0) {
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no spans to plot", in);
     goto out;
   }
-  /* One block per phase present; "free" spans join "alloc". y: compute 3,
-   * h2d 2, d2h 1. Each line: centre_ms y half_width_ms. Spans of the phase
-   * that touch on one lane (the timeline is ordered by lane then start)
-   * are joined into one box: drawn apart, anti-aliasing leaves a white
-   * seam between them that reads as a gap. */
-  for (int ph = 0, blk = 0; gantt_phases[ph]; ph++) {
-    int any = 0, open_y = 0;
-    double open_s = 0, open_e = 0;
-    for (int64_t r = 0; r <= t.nrows; r++) {
-      char **row = r < t.nrows ? t.rows[r] : NULL;
-      double s = 0, e = 0;
-      int y = 0;
-      if (row) {
-        const char *p = row[pc];
-        if (strcmp(p, gantt_phases[ph]) != 0 &&
-            !(ph == 6 && strcmp(p, "free") == 0))
-          continue;
-        s = cell_d(row[sc]) * 1e3;
-        e = cell_d(row[ec]) * 1e3;
-        y = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2 : 1;
-        if (!(e > s))
-          continue;
-        /* Touching (within 1 ns) on the same lane: extend the open box. */
-        if (open_y == y && s <= open_e + 1e-6) {
-          if (e > open_e)
-            open_e = e;
-          continue;
+  it = malloc((size_t)t.nrows * sizeof *it);
+  if (!it) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int64_t r = 0; r < t.nrows; r++) {
+    char **row = t.rows[r];
+    struct gitem x = {
+      .lane = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2
+                                                                        : 1,
+      .kind = gantt_kind(row[pc], cc >= 0 ? row[cc] : NULL),
+      .s = cell_d(row[sc]) * 1e3, .e = cell_d(row[ec]) * 1e3,
+    };
+    if (x.kind < 0 || !(x.e > x.s))
+      continue;               /* zero-cost allocator calls: nothing to see */
+    if (x.s < tmin)
+      tmin = x.s;
+    if (x.e > tmax)
+      tmax = x.e;
+    it[n++] = x;
+  }
+  if (n == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no span with a duration to plot",
+                     in);
+    goto out;
+  }
+  qsort(it, (size_t)n, sizeof *it, gitem_cmp);
+  /* Join touching spans of one kind on one lane: drawn apart, anti-aliasing
+   * leaves a white seam between them that reads as a gap. */
+  {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (k > 0 && it[k - 1].lane == it[i].lane &&
+          it[k - 1].kind == it[i].kind && it[i].s <= it[k - 1].e + 1e-6) {
+        if (it[i].e > it[k - 1].e)
+          it[k - 1].e = it[i].e;
+        continue;
+      }
+      it[k++] = it[i];
+    }
+    n = k;
+  }
+  /* What a reader can see: spans at least w wide are drawn as they are;
+   * runs of two or more narrower ones, less than w apart, become stacked
+   * bars about w wide (gantt_stack), so a stall-heavy plan reads as the
+   * share of compute and stall over time instead of stripes thinner than
+   * a pixel. The update, narrow but always of interest, is drawn as it is,
+   * at least 1/GANTT_MIN_UPDATE of the iteration wide, and labelled. */
+  w = (tmax - tmin) / GANTT_COLUMNS;
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    int narrow = it[i].e - it[i].s < w && it[i].kind != GK_UPDATE;
+    if (narrow) {
+      double reach = it[i].e;
+      while (j < n && it[j].lane == it[i].lane && it[j].kind != GK_UPDATE &&
+             it[j].e - it[j].s < w && it[j].s - reach < w) {
+        if (it[j].e > reach)
+          reach = it[j].e;
+        j++;
+      }
+    }
+    if (narrow && j - i >= 2) {
+      if (gantt_stack(it, i, j, w, &boxes, &stacked)) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        goto out;
+      }
+    } else {
+      struct gbox b = { .kind = it[i].kind, .x0 = it[i].s, .x1 = it[i].e,
+                        .y0 = it[i].lane - 0.32, .y1 = it[i].lane + 0.32 };
+      if (b.kind == GK_UPDATE) {
+        double mw = (tmax - tmin) / GANTT_MIN_UPDATE, c = (b.x0 + b.x1) / 2;
+        upd_x = c;
+        if (b.x1 - b.x0 < mw) {
+          b.x0 = c - mw / 2 < tmin ? tmin : c - mw / 2;
+          b.x1 = b.x0 + mw > tmax ? tmax : b.x0 + mw;
+          b.x0 = b.x1 - mw;
         }
       }
-      if (open_y) {
-        if (!any)
-          fprintf(f, "# %s\n", gantt_phases[ph]);
-        any = 1;
-        fprintf(f, "%.9g %d %.9g\n", (open_s + open_e) / 2, open_y,
-                (open_e - open_s) / 2);
+      if (gbox_push(&boxes, b)) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        goto out;
       }
-      open_y = y;
-      open_s = s;
-      open_e = e;
+      j = i + 1;
     }
-    if (any) {
-      fprintf(f, "\n\n");
-      kp += (size_t)snprintf(present + kp, sizeof present - kp, "%s%s",
-                             kp ? " " : "", gantt_phases[ph]);
-      ki += (size_t)snprintf(ph_idx + ki, sizeof ph_idx - ki, "%s%d",
-                             ki ? " " : "", ph + 1);
-      blk++;
-    }
+    i = j;
   }
-  var_s(v, "phases", present);
+  /* Stacked bars of one kind at one height side by side are one box (no
+   * seams, fewer lines). */
+  qsort(boxes.b, (size_t)boxes.n, sizeof *boxes.b, gbox_cmp);
+  {
+    int64_t k = 0;
+    for (int64_t b = 0; b < boxes.n; b++) {
+      struct gbox *p = k > 0 ? &boxes.b[k - 1] : NULL, *x = &boxes.b[b];
+      if (p && p->kind == x->kind && p->y0 == x->y0 && p->y1 == x->y1 &&
+          x->x0 <= p->x1 + 1e-6 && x->x0 >= p->x0) {
+        if (x->x1 > p->x1)
+          p->x1 = x->x1;
+        continue;
+      }
+      boxes.b[k++] = *x;
+    }
+    boxes.n = k;
+  }
+  /* One block per kind present, the update last so that its box (made
+   * wider than it is) stays on top. Lines "x0 x1 y0 y1" in ms. */
+  fprintf(f, "# gantt: iteration %.9g ms, visible width %.9g ms\n",
+          tmax - tmin, w);
+  for (int pass = 0; pass < GK_COUNT; pass++) {
+    int kd = pass < GK_UPDATE ? pass : pass == GK_COUNT - 1 ? GK_UPDATE
+                                                            : pass + 1;
+    int any = 0;
+    for (int64_t b = 0; b < boxes.n; b++) {
+      if (boxes.b[b].kind != kd)
+        continue;
+      if (!any)
+        fprintf(f, "# %s\n", names[kd]);
+      any = 1;
+      fprintf(f, "%.9g %.9g %.9g %.9g\n", boxes.b[b].x0, boxes.b[b].x1,
+              boxes.b[b].y0, boxes.b[b].y1);
+    }
+    if (!any)
+      continue;
+    fputs("\n\n", f);
+    ki += (size_t)snprintf(ph_idx + ki, sizeof ph_idx - ki, "%s%d",
+                           ki ? " " : "", kd + 1);
+    snprintf(key, sizeof key, "kname_%d", ++nblk);
+    var_s(v, key, names[kd]);
+  }
   var_s(v, "phase_ids", ph_idx);
+  var_d(v, "tmin", tmin);
+  var_d(v, "tmax", tmax);
+  var_d(v, "has_update", !isnan(upd_x));
+  var_d(v, "upd_x", isnan(upd_x) ? 0 : upd_x);
+  var_d(v, "stacked", stacked);
+  var_d(v, "vis_ms", w);
   var_s(v, "plottitle", o->title ? o->title : "Timeline of one iteration");
 out:
+  free(it);
+  free(boxes.b);
   ooc_table_fini(&t);
   return rc;
 }

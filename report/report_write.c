@@ -396,7 +396,10 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
     ooc_doc_p(d, "The winner (%s) over one iteration: device memory against "
               "the budget, and its timeline (compute, H2D and D2H lanes). %s",
               winner, rd->win_stall_s > 0 ? "Red boxes on the compute lane "
-              "are stalls: the GPU idle, waiting for a copy or for memory."
+              "are stalls, the GPU idle: red while it waits for a swap-in, "
+              "dark red for a swap-out (the room it makes), light red for "
+              "anything else. Where spans are too short to see one by one, "
+              "stacked bars show each one's share of the time."
               : "Its compute lane never stalls.");
     ooc_doc_img(d, o->dir, "memory.png", "memory over one iteration", why);
     ooc_doc_img(d, o->dir, "gantt.png", "timeline of one iteration", why);

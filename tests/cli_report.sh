@@ -106,10 +106,32 @@ if [ $have_gnuplot -eq 1 ]; then
   grep -q '>recompute<' "$TMP/tl.svg" && grep -q '>stall<' "$TMP/tl.svg" \
     && grep -q '>swap-in<' "$TMP/tl.svg" && grep -q '>swap-out<' "$TMP/tl.svg" \
     && ok "timeline shows recompute, copies and stalls" || not_ok "gantt recompute/stall: $(cat "$TMP/perr")"
-  # Back-to-back spans of a phase on a lane are one box (no seams that
-  # read as stalls): no two boxes of a block touch on the same lane.
-  seams=$(awk '/^#/ {blk++; n=0; next} NF==3 { s=$1-$3; e=$1+$3; if (($2 SUBSEP blk) in last && s <= last[$2 SUBSEP blk] + 1e-6) c++; last[$2 SUBSEP blk]=e } END {print c+0}' "$TMP/p-gantt.dat")
+  # Back-to-back boxes of a kind at one height on a lane are one box (no
+  # seams that read as stalls): no two boxes of a block with the same
+  # vertical extent touch.
+  seams=$(awk '/^#/ {blk++; next} NF==4 { k = blk SUBSEP $3 SUBSEP $4; if ((k in last) && $1 <= last[k] + 1e-6) c++; last[k]=$2 } END {print c+0}' "$TMP/p-gantt.dat")
   [ "$seams" -eq 0 ] && ok "timeline boxes merged ($(grep -c '^[0-9]' "$TMP/p-gantt.dat") boxes)" || not_ok "timeline: $seams touching boxes"
+  # A plan that stalls between short kernels (vdnn) reads at a glance:
+  # stalls are spans on the compute lane, by cause; no stripes, i.e. no two
+  # neighbouring boxes on a lane both narrower than half the visible width
+  # (the data file's header says it); the update is at least 1/150 of the
+  # iteration wide and labelled.
+  $OOCSIM simulate -m resnet50 -b 256 --hw v100-pcie3 -p vdnn --timeline-csv "$TMP/vdnn-tl.csv" >/dev/null 2>&1
+  $OOCSIM plot gantt --in "$TMP/vdnn-tl.csv" -o "$TMP/vdnn-gantt.svg" 2>"$TMP/perr"
+  is_svg "$TMP/vdnn-gantt.svg" && grep -q '^# stall: swap-in$' "$TMP/vdnn-gantt.dat" && grep -q '^# stall: swap-out$' "$TMP/vdnn-gantt.dat" \
+    && grep -q '>stall: swap-in<' "$TMP/vdnn-gantt.svg" && grep -q '>stall: swap-out<' "$TMP/vdnn-gantt.svg" \
+    && awk '/^# stall/ {s=1; next} /^#/ {s=0} s && NF==4 && $3 >= 2.5 {n++} END {exit !(n > 0)}' "$TMP/vdnn-gantt.dat" \
+    && ok "stalls drawn on the compute lane by cause" || not_ok "vdnn gantt stalls: $(cat "$TMP/perr")"
+  stripes=$(awk 'NR==1 {w=$NF+0; it=$5+0} /^#/ {next} NF==4 { print int($3 + 0.5), $1, $2 }' "$TMP/vdnn-gantt.dat" | sort -k1,1n -k2,2g -u |
+    awk -v w="$(sed -n '1s/.*visible width \([0-9.e+-]*\) ms/\1/p' "$TMP/vdnn-gantt.dat")" '
+      { if ($1 != lane) { lane = $1; prevn = 0; px = "" } if ($2 == px) next; px = $2
+        n = ($3 - $2 < w / 2); if (n && prevn) c++; prevn = n }
+      END { print c + 0 }')
+  spans=$(grep -c '^compute,' "$TMP/vdnn-tl.csv")
+  [ "$stripes" -eq 0 ] && [ "$spans" -gt 400 ] && ok "vdnn timeline without stripes ($spans compute-lane spans)" || not_ok "vdnn timeline: $stripes stripe pairs"
+  upd=$(awk '/^# gantt:/ {it=$4} /^# update/ {u=1; next} u && NF==4 {print ($2 - $1) / it; exit}' "$TMP/vdnn-gantt.dat")
+  awk -v r="$upd" 'BEGIN { exit !(r >= 1 / 150 - 1e-9) }' && [ "$(grep -c '>update<' "$TMP/vdnn-gantt.svg")" -ge 2 ] \
+    && ok "update visible ($upd of the iteration) and labelled" || not_ok "update width $upd"
   # A sweep over two profiles: one panel per profile, a planner keyed once.
   $OOCSIM sweep -m alexnet -b 64,128 --hw v100-pcie3,a100-pcie4 -p vdnn,window -o "$TMP/thr2" >/dev/null 2>&1
   $OOCSIM plot throughput --in "$TMP/thr2/results.csv" -o "$TMP/thr2.svg" 2>"$TMP/perr"
