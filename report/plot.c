@@ -104,7 +104,7 @@ gp_str(char *dst, size_t n, const char *s)
 
 /* Variables passed with -e, built up as "name='value'; ". */
 typedef struct gpvars {
-  char buf[8192];
+  char buf[32768];
   size_t len;
 } gpvars;
 
@@ -381,7 +381,9 @@ sort_rows_by(const ooc_table *t, int col, int64_t *idx)
 }
 
 /* throughput: per group, block 2g = feasible (batch samples/s), block 2g+1 =
- * OOM points (batch), last block(s) = in-core (batch, batch/incore_s). */
+ * OOM points (batch, row in the OOM strip), both empty for a group drawn
+ * as part of an earlier one; last block(s) = in-core (batch,
+ * batch/incore_s), one per panel. */
 static int
 data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                 ooc_err *err)
@@ -389,9 +391,9 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   ooc_table t;
   groups g = { 0 }, ic = { 0 }, ln = { 0 };
   int bc, sc, fc, ic_col, pc, ac, uc, rc;
-  int *skip3 = NULL, ns3 = 0;
+  int *skip3 = NULL, ns3 = 0, *merged = NULL, *row_of = NULL, nrows = 0;
   int64_t *idx = NULL;
-  char ctx[512], title[700];
+  char ctx[512], title[700], **sig = NULL;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -430,18 +432,70 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     }
   }
   sort_rows_by(&t, bc, idx);
+  /* Groups whose points are all the same (planners that reach the same
+   * speed at every batch, and fail at the same ones) are one line keyed
+   * "lms = capacity = window", drawn in the first one's colour: drawn
+   * apart, they would hide one another. */
+  merged = malloc((size_t)g.n * sizeof *merged);
+  sig = calloc((size_t)g.n, sizeof *sig);
+  if (!merged || !sig) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int gi = 0; gi < g.n; gi++) {
+    size_t len = 1, k = 0;
+    for (int64_t q = 0; q < t.nrows; q++)
+      if (g.of_row[idx[q]] == gi)
+        len += strlen(t.rows[idx[q]][bc]) + strlen(t.rows[idx[q]][sc]) + 4;
+    if (!(sig[gi] = malloc(len))) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    sig[gi][0] = '\0';
+    for (int64_t q = 0; q < t.nrows; q++) {
+      char **r = t.rows[idx[q]];
+      int feas = strcmp(r[fc], "1") == 0;
+      if (g.of_row[idx[q]] == gi)
+        k += (size_t)snprintf(sig[gi] + k, len - k, "%s:%s;", r[bc],
+                              feas ? r[sc] : "oom");
+    }
+    merged[gi] = -1;
+    for (int gj = 0; gj < gi && merged[gi] < 0; gj++) {
+      int64_t ri = 0, rj = 0;
+      while (g.of_row[ri] != gi)
+        ri++;
+      while (g.of_row[rj] != gj)
+        rj++;
+      if (merged[gj] < 0 && ic.of_row[ri] == ic.of_row[rj] &&
+          strcmp(sig[gi], sig[gj]) == 0)
+        merged[gi] = gj;
+    }
+  }
+  /* The OOM strip under the plot: one row per colour that has an OOM
+   * point on a drawn line. */
+  row_of = calloc((size_t)ln.n + 1, sizeof *row_of);
+  if (!row_of) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int64_t q = 0; q < t.nrows; q++)
+    if (strcmp(t.rows[q][fc], "1") != 0 && merged[g.of_row[q]] < 0)
+      row_of[ln.of_row[q]] = 1;
+  for (int c = 0; c < ln.n; c++)
+    if (row_of[c])
+      row_of[c] = ++nrows;
   for (int gi = 0; gi < g.n; gi++) {
     for (int pass = 0; pass < 2; pass++) {
       int any = 0;
       fprintf(f, "# %s %s\n", g.label[gi], pass ? "oom" : "feasible");
-      for (int64_t k = 0; k < t.nrows; k++) {
+      for (int64_t k = 0; k < t.nrows && merged[gi] < 0; k++) {
         char **r = t.rows[idx[k]];
         int feas = strcmp(r[fc], "1") == 0;
         if (g.of_row[idx[k]] != gi || feas == pass)
           continue;
         any = 1;
         if (pass)
-          fprintf(f, "%s 0\n", r[bc]);
+          fprintf(f, "%s %d\n", r[bc], row_of[ln.of_row[idx[k]]]);
         else
           fprintf(f, "%s %s\n", r[bc], r[sc]);
       }
@@ -464,7 +518,8 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     block_end(f, any);
   }
   {
-    /* One x tic per batch size when there are few of them. */
+    /* One x tic per batch size when there are few of them; the x range is
+     * that of the batches, nothing past them. */
     char xt[400] = "";
     size_t kx = 0;
     int nb = 0;
@@ -479,31 +534,53 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                              "%s%s", kx ? " " : "", t.rows[idx[k]][bc]);
     }
     var_s(v, "xt", nb <= 12 && kx < sizeof xt ? xt : "");
+    var_d(v, "xmin", cell_d(t.rows[idx[0]][bc]));
+    var_d(v, "xmax", last);
   }
   {
-    /* Per group: its key title, colour and panel (from any of its rows). */
-    char ti[4000] = "", co[1200] = "", pa[1200] = "";
-    size_t kt = 0, kc = 0, kp = 0;
+    /* Per group: its colour, its panel, whether it stands for several
+     * planners, and its key title (gt_<i>; with spaces, so one variable
+     * each). */
+    char co[1200] = "", pa[1200] = "", me[1200] = "", key[32], gt[2000];
+    size_t kc = 0, kp = 0, km = 0;
     for (int gi = 0; gi < g.n; gi++) {
       int64_t r = 0;
+      size_t kt = 0;
+      int many = 0;
       while (r < t.nrows && g.of_row[r] != gi)
         r++;
-      kt += (size_t)snprintf(ti + kt, kt < sizeof ti ? sizeof ti - kt : 0,
-                             "%s%s", gi ? " " : "", ln.label[ln.of_row[r]]);
+      gt[0] = '\0';
+      for (int gj = gi; gj < g.n && merged[gi] < 0; gj++) {
+        int64_t rj = 0;
+        if (gj != gi && merged[gj] != gi)
+          continue;
+        while (g.of_row[rj] != gj)
+          rj++;
+        kt += (size_t)snprintf(gt + kt, kt < sizeof gt ? sizeof gt - kt : 0,
+                               "%s%s", kt ? " = " : "",
+                               ln.label[ln.of_row[rj]]);
+        many += gj != gi;
+      }
+      snprintf(key, sizeof key, "gt_%d", gi + 1);
+      var_s(v, key, gt);
       kc += (size_t)snprintf(co + kc, kc < sizeof co ? sizeof co - kc : 0,
                              "%s%d", gi ? " " : "", ln.of_row[r] + 1);
       kp += (size_t)snprintf(pa + kp, kp < sizeof pa ? sizeof pa - kp : 0,
                              "%s%d", gi ? " " : "", ic.of_row[r] + 1);
+      km += (size_t)snprintf(me + km, km < sizeof me ? sizeof me - km : 0,
+                             "%s%d", gi ? " " : "", many > 0);
     }
-    if (kt >= sizeof ti || kc >= sizeof co || kp >= sizeof pa) {
+    if (kc >= sizeof co || kp >= sizeof pa || km >= sizeof me ||
+        v->len + 16 >= sizeof v->buf) {
       rc = ooc_err_set(err, OOC_EINVAL, "%s: too many lines to plot (%d)",
                        in, g.n);
       goto out;
     }
-    var_s(v, "titles", ti);
     var_s(v, "gcolor", co);
     var_s(v, "gpanel", pa);
+    var_s(v, "gmany", me);
   }
+  var_d(v, "oomrows", nrows);
   var_d(v, "ngroups", g.n);
   var_d(v, "nlines", ln.n);
   titles_var(v, "ltitles", &ln);
@@ -513,6 +590,11 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   snprintf(title, sizeof title, "Throughput vs batch: %s", ctx);
   var_s(v, "plottitle", o->title ? o->title : title);
 out:
+  for (int gi = 0; sig && gi < g.n; gi++)
+    free(sig[gi]);
+  free(sig);
+  free(merged);
+  free(row_of);
   free(idx);
   free(skip3);
   groups_free(&g);

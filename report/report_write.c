@@ -387,10 +387,12 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
   int64_t win = rd->win;
   const char *why = rd->pl.missing ? "gnuplot is missing" : rd->pl.first_msg;
   ooc_doc_h(d, 2, "Plots");
-  ooc_doc_p(d, "Throughput over batch sizes %s, one line per planner. "
-            "Crosses along the bottom, one row per planner in its colour, "
-            "mark the batches it cannot fit; the dashed black line is in-core "
-            "speed with unlimited memory.", rd->batches);
+  ooc_doc_p(d, "Throughput over batch sizes %s, one line per planner; "
+            "planners that reach the same speed at every batch share one "
+            "line (\"lms = capacity = window\"). Crosses in the strip under "
+            "the plot, one row per planner in its colour, mark the batches "
+            "it cannot fit; the dashed black line is in-core speed with "
+            "unlimited memory.", rd->batches);
   ooc_doc_img(d, o->dir, "throughput.png", "samples/s vs batch", why);
   if (win >= 0) {
     ooc_doc_p(d, "The winner (%s) over one iteration: device memory against "
