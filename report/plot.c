@@ -611,6 +611,22 @@ static const struct { const char *profile, *label; } link_marks[] = {
   { "gh200-c2c", "C2C" },
 };
 
+/* A --hw-set link key in words for an axis label ("link.duplex_h2d_GBps"
+ * -> "duplex H2D"); another key as it is. */
+static const char *
+link_key_words(const char *key)
+{
+  static const struct { const char *key, *words; } w[] = {
+    { "link.h2d_GBps", "H2D" }, { "link.d2h_GBps", "D2H" },
+    { "link.duplex_h2d_GBps", "duplex H2D" },
+    { "link.duplex_d2h_GBps", "duplex D2H" },
+  };
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+    if (strcmp(key, w[i].key) == 0)
+      return w[i].words;
+  return key;
+}
+
 static int
 data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                ooc_err *err)
@@ -706,19 +722,25 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   titles_var(v, "titles", &g);
   var_d(v, "ngroups", g.n);
   {
-    /* "K1+K2+...": name the first key and count the others. */
-    char xl[300];
-    const char *plus = strchr(t.cols[xc] + 7, '+');
-    int more = 0;
-    for (const char *q = plus; q; q = strchr(q + 1, '+'))
-      more++;
-    if (plus)
-      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%.*s; "
-               "%d more key%s set alike)", (int)(plus - (t.cols[xc] + 7)),
-               t.cols[xc] + 7, more, more > 1 ? "s" : "");
-    else
-      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%s)",
-               t.cols[xc] + 7);
+    /* The axis names every key the sweep set to the plotted value, in
+     * words: "H2D = D2H = duplex H2D = duplex D2H". */
+    char xl[600], words_[500] = "";
+    size_t kw = 0;
+    const char *k = t.cols[xc] + 7;
+    int nk = 0;
+    while (*k) {
+      const char *e = strchr(k, '+');
+      size_t n = e ? (size_t)(e - k) : strlen(k);
+      char key[160];
+      snprintf(key, sizeof key, "%.*s", (int)n, k);
+      kw += (size_t)snprintf(words_ + kw, kw < sizeof words_
+                                          ? sizeof words_ - kw : 0,
+                             "%s%s", nk ? " = " : "", link_key_words(key));
+      nk++;
+      k += n + (e != NULL);
+    }
+    snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale: %s%s",
+             words_, nk > 1 ? ", all set to it" : "");
     var_s(v, "xlabel", xl);
   }
   context(&t, ctx, sizeof ctx);

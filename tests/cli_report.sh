@@ -153,6 +153,27 @@ if [ $have_gnuplot -eq 1 ]; then
   OOCSIM_GNUPLOT="$TMP/gpwrap" $OOCSIM plot throughput --in "$TMP/many/results.csv" -o "$TMP/many.png" 2>"$TMP/perr"
   [ "$(cat "$TMP/xr" 2>/dev/null)" = "8.0 104.0" ] && is_png "$TMP/many.png" \
     && ok "throughput x axis spans the batches only" || not_ok "throughput x range: $(cat "$TMP/xr" "$TMP/perr")"
+  # Bandwidth: the link labels stand above the plot (above its top border,
+  # gnuplot's GPVAL_TERM_YMAX read back through the wrapper), each at its
+  # dotted line (the baseline of the rotated text within 10 px right of
+  # it) and apart from the others; the x label names the keys set.
+  printf '#!/bin/sh\nexec "%s" "$@" -e "set print \\"%s\\"; print GPVAL_TERM_XMIN, GPVAL_TERM_XMAX, GPVAL_TERM_YMAX, GPVAL_TERM_YSIZE / GPVAL_TERM_SCALE, GPVAL_X_MIN, GPVAL_X_MAX"\n' "$gp" "$TMP/bwr" >"$TMP/gpwrap2"
+  chmod +x "$TMP/gpwrap2"
+  OOCSIM_GNUPLOT="$TMP/gpwrap2" $OOCSIM plot bandwidth --in "$TMP/bw/results.csv" -o "$TMP/bw2.svg" 2>"$TMP/perr"
+  set -- $(cat "$TMP/bwr" 2>/dev/null)
+  bad=$(awk -v x0="$1" -v x1="$2" -v ytop="$(awk -v a="$4" -v b="$3" 'BEGIN {print a - b}')" -v lo="$5" -v hi="$6" -v marks="12.2 25.5 55.9 68 360" '
+    BEGIN { n = split(marks, m, " ") }
+    /translate\(/ { t = $0; sub(/.*translate\(/, "", t); sub(/\).*/, "", t); split(t, xy, ","); next }
+    /<text[^>]*>(PCIe|NVLink|C2C)/ {
+      k++; lx = x0 + (log(m[k]) - log(lo)) / (log(hi) - log(lo)) * (x1 - x0)
+      if (xy[2] >= ytop) print "label " k " below the top border (" xy[2] " >= " ytop ")"
+      if (xy[1] - lx > 10 || xy[1] < lx) print "label " k " at x " xy[1] ", its line at " lx
+      if (k > 1 && xy[1] - px < 9) print "labels " k - 1 " and " k " overlap"
+      px = xy[1] }
+    END { if (k != n) print k " labels of " n }' "$TMP/bw2.svg")
+  [ -z "$bad" ] && ok "link labels above the plot, each at its line" || not_ok "link labels: $bad $(cat "$TMP/perr")"
+  grep -q '>host link bandwidth, GB/s, log scale: H2D = D2H, all set to it<' "$TMP/bw2.svg" && ! grep -q 'more key' "$TMP/bw2.svg" \
+    && ok "bandwidth axis names the keys set" || not_ok "bandwidth axis label: $(grep 'host link' "$TMP/bw2.svg")"
   # A sweep over two profiles: one panel per profile, a planner keyed once.
   $OOCSIM sweep -m alexnet -b 64,128 --hw v100-pcie3,a100-pcie4 -p vdnn,window -o "$TMP/thr2" >/dev/null 2>&1
   $OOCSIM plot throughput --in "$TMP/thr2/results.csv" -o "$TMP/thr2.svg" 2>"$TMP/perr"
