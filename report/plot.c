@@ -231,16 +231,16 @@ need_col(const ooc_table *t, const char *name, const char *in, int *c,
   return OOC_OK;
 }
 
-/* Coordinate columns of a sweep table: everything before "dtype". */
+/* Coordinate columns of a sweep table: everything before "dtype", or
+ * before "max_batch" (and what follows it) in a maxbatch table. */
 static int
 n_coords(const ooc_table *t)
 {
-  int d = ooc_table_col(t, "dtype");
+  int d = ooc_table_col(t, "dtype"), m = ooc_table_col(t, "max_batch");
   if (d < 0)
     return 0;
-  /* maxbatch tables have max_batch just before dtype */
-  if (d > 0 && strcmp(t->cols[d - 1], "max_batch") == 0)
-    return d - 1;
+  if (m >= 0 && m < d)
+    return m;
   return d;
 }
 
@@ -753,15 +753,23 @@ out:
   return rc;
 }
 
-/* maxbatch: a matrix, one row per GPU (hw), one column per planner. */
+/* maxbatch: a matrix, one row per GPU (hw), one column per planner; and
+ * for each run of bars of equal height in a cluster (two or more planners
+ * that stop at the same batch), what stops them, from the fail_* columns
+ * of the maxbatch results: "limited by the working set of step S" when
+ * the next batch fails at the step with the largest working set (or no
+ * plan can fit it), else "batch N runs out of memory at S". */
 static int
 data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
               ooc_err *err)
 {
   ooc_table t;
-  int hc, pc, mc, rc, nh = 0, np = 0;
+  int hc, pc, mc, rc, nh = 0, np = 0, nann = 0;
+  int fbc, flc, foc;
   const char **hws = NULL, **pls = NULL;
+  int64_t *cell = NULL;
   char ctx[512], title[700];
+  double ymax = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -774,6 +782,9 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                      "with oocsim sweep --maxbatch)", in);
     goto out;
   }
+  fbc = ooc_table_col(&t, "fail_batch");
+  flc = ooc_table_col(&t, "fail_limit");
+  foc = ooc_table_col(&t, "fail_op");
   hws = calloc((size_t)t.nrows + 1, sizeof *hws);
   pls = calloc((size_t)t.nrows + 1, sizeof *pls);
   if (!hws || !pls) {
@@ -795,6 +806,22 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no rows to plot", in);
     goto out;
   }
+  /* cell[i * np + j]: the row of hw i and planner j, -1 none. */
+  cell = malloc((size_t)nh * (size_t)np * sizeof *cell);
+  if (!cell) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < nh * np; i++)
+    cell[i] = -1;
+  for (int64_t r = t.nrows - 1; r >= 0; r--) {
+    int i = 0, j = 0;
+    while (strcmp(hws[i], t.rows[r][hc]))
+      i++;
+    while (strcmp(pls[j], t.rows[r][pc]))
+      j++;
+    cell[i * np + j] = r;
+  }
   fprintf(f, "hw");
   for (int j = 0; j < np; j++)
     fprintf(f, " %s", pls[j]);
@@ -802,21 +829,132 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   for (int i = 0; i < nh; i++) {
     fprintf(f, "%s", hws[i]);
     for (int j = 0; j < np; j++) {
-      const char *val = "0";
-      for (int64_t r = 0; r < t.nrows; r++)
-        if (!strcmp(t.rows[r][hc], hws[i]) && !strcmp(t.rows[r][pc], pls[j])) {
-          val = t.rows[r][mc];
-          break;
-        }
-      fprintf(f, " %s", val);
+      int64_t r = cell[i * np + j];
+      fprintf(f, " %s", r >= 0 ? t.rows[r][mc] : "0");
+      if (r >= 0 && cell_d(t.rows[r][mc]) > ymax)
+        ymax = cell_d(t.rows[r][mc]);
     }
     fprintf(f, "\n");
   }
+  /* Runs of equal bars: the bars' centres follow maxbatch.gp (clusters at
+   * x = 0, 1, ..., np bars of width 0.9 / (np + 1) each). */
+  for (int i = 0; fbc >= 0 && flc >= 0 && foc >= 0 && i < nh; i++) {
+    char *done = calloc((size_t)np, 1);
+    if (!done) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (int j = 0; j < np; j++) {
+      int64_t r = cell[i * np + j];
+      int first = j, last = j, n = 0, same_op = 1, ws = 1;
+      char text[700], line1[200] = "", key[32];
+      size_t k = 0;
+      if (done[j] || r < 0 || !(cell_d(t.rows[r][mc]) > 0) ||
+          !t.rows[r][fbc][0])
+        continue;
+      for (int q = j; q < np; q++) {
+        int64_t rq = cell[i * np + q];
+        if (rq < 0 || strcmp(t.rows[rq][mc], t.rows[r][mc]) != 0 ||
+            !t.rows[rq][fbc][0])
+          continue;
+        done[q] = 1;
+        last = q;
+        n++;
+        same_op &= strcmp(t.rows[rq][foc], t.rows[r][foc]) == 0;
+        ws &= strcmp(t.rows[rq][flc], "working_set") == 0 ||
+              strcmp(t.rows[rq][flc], "largest_step") == 0;
+      }
+      if (n < 2)
+        continue;
+      if (same_op && ws)
+        snprintf(text, sizeof text, "limited by the working set of step %s",
+                 t.rows[r][foc]);
+      else if (same_op)
+        snprintf(text, sizeof text, "batch %s runs out of memory at %s",
+                 t.rows[r][fbc], t.rows[r][foc]);
+      else {
+        /* Name each step once, with the planners that fail there, on a
+         * second line. */
+        snprintf(line1, sizeof line1, "batch %s runs out of memory at",
+                 t.rows[r][fbc]);
+        k = 0;
+        text[0] = '\0';
+        for (int q = first; q <= last; q++) {
+          int64_t rq = cell[i * np + q];
+          int seen = 0, m = 0;
+          if (rq < 0 || strcmp(t.rows[rq][mc], t.rows[r][mc]) != 0)
+            continue;
+          for (int u = first; u < q; u++) {
+            int64_t ru = cell[i * np + u];
+            seen |= ru >= 0 && !strcmp(t.rows[ru][mc], t.rows[r][mc]) &&
+                    !strcmp(t.rows[ru][foc], t.rows[rq][foc]);
+          }
+          if (seen)
+            continue;
+          k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                          : 0,
+                                "%s%s (", k ? ", " : "", t.rows[rq][foc]);
+          for (int u = q; u <= last; u++) {
+            int64_t ru = cell[i * np + u];
+            if (ru < 0 || strcmp(t.rows[ru][mc], t.rows[r][mc]) ||
+                strcmp(t.rows[ru][foc], t.rows[rq][foc]))
+              continue;
+            k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                            : 0,
+                                  "%s%s", m++ ? ", " : "", pls[u]);
+          }
+          k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                          : 0, ")");
+        }
+      }
+      nann++;
+      snprintf(key, sizeof key, "ann_t_%d", nann);
+      var_s(v, key, line1[0] ? line1 : text);
+      snprintf(key, sizeof key, "ann_u_%d", nann);
+      var_s(v, key, line1[0] ? text : "");
+      snprintf(key, sizeof key, "ann_x0_%d", nann);
+      var_d(v, key, i + (first + 1 - (np + 1) / 2.0) / (np + 1.0) -
+                    0.45 / (np + 1.0));
+      snprintf(key, sizeof key, "ann_x1_%d", nann);
+      var_d(v, key, i + (last + 1 - (np + 1) / 2.0) / (np + 1.0) +
+                    0.45 / (np + 1.0));
+      {
+        /* The bracket stands over every bar between its first and last,
+         * with a tick down to each of its own. */
+        char mem[600] = "";
+        size_t km = 0;
+        double top = 0;
+        for (int q = first; q <= last; q++) {
+          int64_t rq = cell[i * np + q];
+          if (rq < 0)
+            continue;
+          if (cell_d(t.rows[rq][mc]) > top)
+            top = cell_d(t.rows[rq][mc]);
+          if (strcmp(t.rows[rq][mc], t.rows[r][mc]) == 0 &&
+              t.rows[rq][fbc][0])
+            km += (size_t)snprintf(mem + km, km < sizeof mem ? sizeof mem - km
+                                                             : 0,
+                                   "%s%.9g", km ? " " : "",
+                                   i + (q + 1 - (np + 1) / 2.0) / (np + 1.0));
+        }
+        snprintf(key, sizeof key, "ann_y_%d", nann);
+        var_d(v, key, top);
+        snprintf(key, sizeof key, "ann_h_%d", nann);
+        var_d(v, key, cell_d(t.rows[r][mc]));
+        snprintf(key, sizeof key, "ann_m_%d", nann);
+        var_s(v, key, mem);
+      }
+    }
+    free(done);
+  }
+  var_d(v, "nann", nann);
+  var_d(v, "ymax", ymax);
   var_d(v, "nplanners", np);
   context(&t, ctx, sizeof ctx);
   snprintf(title, sizeof title, "Largest trainable batch: %s", ctx);
   var_s(v, "plottitle", o->title ? o->title : title);
 out:
+  free(cell);
   free(hws);
   free(pls);
   ooc_table_fini(&t);

@@ -408,8 +408,9 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
   }
   if (rd->have_mb) {
     ooc_doc_p(d, "Largest batch each planner can train on %s (search by "
-              "doubling then bisection; data/maxbatch/results.csv).",
-              hw->name);
+              "doubling then bisection; data/maxbatch/results.csv, whose "
+              "fail_* columns say what stops the next batch). A bracket over "
+              "bars of equal height says why they stop there.", hw->name);
     ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch", why);
   }
   ooc_doc_p(d, "Slowdown against host link bandwidth at batch %" PRId64 ", "
