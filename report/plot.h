@@ -13,7 +13,8 @@
  *   maxbatch    sweep --maxbatch        largest batch per planner per GPU,
  *               results.csv             clustered bars
  *   memory      mem CSV "time_s,allocated_bytes,reserved_bytes"
- *                                       allocated, reserved, budget
+ *                                       allocated, reserved, budget; a
+ *                                       note when reserved is flat
  *   gantt       timeline CSV "lane,start_s,end_s,phase,layer,cause"
  *               (trace_out.h)
  *                                       compute / H2D / D2H lanes, stalls;
@@ -48,6 +49,9 @@ int ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err);
 typedef struct ooc_plot_opts {
   const char *title;          /* NULL: derived from the input */
   uint64_t budget;            /* memory: budget line in bytes (0: none) */
+  const char *allocator;      /* memory: the allocator model that ran, for
+                                 the note on a flat reserved curve (NULL:
+                                 "the allocator") */
 } ooc_plot_opts;
 
 /* Write the data file for kind from `in` and draw `out` (.png or .svg).

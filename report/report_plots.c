@@ -88,7 +88,8 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
       snprintf(ttl, sizeof ttl, "Device memory over one iteration: %s",
                sum.planner);
       draw(&d->pl, OOC_PLOT_MEMORY, mem, o->dir, "memory.png",
-           &(ooc_plot_opts){ .title = ttl, .budget = sum.budget_bytes });
+           &(ooc_plot_opts){ .title = ttl, .budget = sum.budget_bytes,
+                             .allocator = sum.allocator });
       for (int st = 0; st < OOC_STALL_COUNT; st++)
         d->win_stall_s += sum.stall_s[st];
       snprintf(ttl, sizeof ttl, "Timeline of one iteration: %s%s",

@@ -96,6 +96,15 @@ if [ $have_gnuplot -eq 1 ]; then
   grep -q 'in-core (unlimited memory)' "$TMP/p-throughput.svg" \
     && ok "throughput plot keys the in-core line" || not_ok "throughput key"
   grep -q 'budget 15.50 GiB' "$TMP/p-memory.svg" && ok "memory plot shows the budget (15.50 GiB)" || not_ok "memory budget"
+  # Reserved is flat in a steady-state iteration, and the plot says why;
+  # a reserved curve that moves gets no such note.
+  awk -F, 'NR > 1 { if (min == "" || $3 < min) min = $3; if ($3 > max) max = $3 } END { exit !(max - min <= 0.02 * max) }' "$R/data/memory.csv" \
+    && grep -q 'reserved stays flat: this is a steady-state iteration; the allocator keeps the segments it reserved' "$TMP/p-memory.svg" \
+    && ok "memory plot explains the flat reserved curve" || not_ok "no note on the flat reserved curve"
+  printf 'time_s,allocated_bytes,reserved_bytes\n0,0,0\n0.001,1073741824,1073741824\n0.002,0,2147483648\n' >"$TMP/mem-grow.csv"
+  $OOCSIM plot memory --in "$TMP/mem-grow.csv" -o "$TMP/mem-grow.svg" 2>"$TMP/perr"
+  is_svg "$TMP/mem-grow.svg" && ! grep -q 'reserved stays flat' "$TMP/mem-grow.svg" \
+    && ok "no flat-reserved note when reserved grows" || not_ok "memory note on a growing curve: $(cat "$TMP/perr")"
   grep -q '>vdnn<' "$TMP/p-maxbatch.svg" && grep -q '>window<' "$TMP/p-maxbatch.svg" \
     && ok "maxbatch bars name the planners" || not_ok "maxbatch key"
   grep -q '>forward<' "$TMP/p-gantt.svg" && grep -q '>backward<' "$TMP/p-gantt.svg" \
