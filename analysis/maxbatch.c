@@ -2,20 +2,23 @@
  * scenario runs, one opened scenario per batch tried.
  *
  * Ownership: each tried scenario is opened and closed here; only the
- * summary at the best batch leaves. Cost: about 2 log2(best) + 1 runs (the
+ * summary at the best batch, and what stopped the next, leave. Cost: about 2 log2(best) + 1 runs (the
  * doubling, the bisection, the final run with the baseline); every run
  * before the last skips the in-core baseline (ooc_scenario_probe).
  */
 #include "config.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "analysis/maxbatch.h"
 
 /* Feasibility of batch b: 1 feasible (sum filled when want_sum), 0 not
  * (the working set exceeds the budget, the batch overflows, or the plan
- * runs out of memory), < 0 an error. */
+ * runs out of memory; lim, when given, says which), < 0 an error. */
 static int
 try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
-          ooc_summary *sum, ooc_err *err)
+          ooc_summary *sum, ooc_maxbatch_limit *lim, ooc_err *err)
 {
   ooc_scenario_spec s = *spec;
   ooc_scenario *sc = NULL;
@@ -25,8 +28,11 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
 
   s.batch = b;
   rc = ooc_scenario_open(&s, &sc, &e2);
-  if (rc == OOC_ERANGE)
+  if (rc == OOC_ERANGE) {
+    if (lim != NULL)
+      *lim = (ooc_maxbatch_limit){ .batch = b };
     return 0;           /* bytes of the batch overflow: too large */
+  }
   if (rc < 0) {
     if (err != NULL)
       *err = e2;
@@ -36,15 +42,36 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
                                         ? spec->budget
                                         : ooc_scenario_hw(sc)->mem_usable,
                                 NULL) < 0) {
+    if (lim != NULL) {
+      *lim = (ooc_maxbatch_limit){ .batch = b,
+                                   .kind = OOC_LIMIT_WORKING_SET };
+      ooc_scenario_working_set(sc, lim->op, sizeof lim->op);
+    }
     ooc_scenario_close(sc);
     return 0;
   }
   rc = want_sum ? ooc_scenario_run_in(sc, &s, &tmp, NULL, err)
                 : ooc_scenario_probe(sc, &s, &tmp, err);
-  ooc_scenario_close(sc);
-  if (rc < 0)
+  if (rc < 0) {
+    ooc_scenario_close(sc);
     return rc;
+  }
   feasible = tmp.feasible;
+  if (!feasible && lim != NULL) {
+    /* No program (oom.instr < 0): the profile's memory is below the
+     * working set of the step the OOM names. Else the plan ran out of
+     * memory, at the largest step or elsewhere. */
+    char largest[160];
+    ooc_scenario_working_set(sc, largest, sizeof largest);
+    *lim = (ooc_maxbatch_limit){ .batch = b, .kind = OOC_LIMIT_OOM };
+    snprintf(lim->op, sizeof lim->op, "%s",
+             tmp.oom_op != NULL ? tmp.oom_op : "");
+    if (tmp.oom.instr < 0)
+      lim->kind = OOC_LIMIT_WORKING_SET;
+    else if (strcmp(lim->op, largest) == 0)
+      lim->kind = OOC_LIMIT_LARGEST_STEP;
+  }
+  ooc_scenario_close(sc);
   if (want_sum && feasible)
     *sum = tmp;
   else
@@ -52,10 +79,30 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
   return feasible;
 }
 
+const char *
+ooc_limit_kind_name(ooc_limit_kind k)
+{
+  switch (k) {
+  case OOC_LIMIT_WORKING_SET: return "working_set";
+  case OOC_LIMIT_LARGEST_STEP: return "largest_step";
+  case OOC_LIMIT_OOM: return "oom";
+  default: return "";
+  }
+}
+
 int
 ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
                   ooc_summary *at_max, ooc_err *err)
 {
+  return ooc_maxbatch_find_limit(spec, best, at_max, NULL, err);
+}
+
+int
+ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
+                        ooc_summary *at_max, ooc_maxbatch_limit *limit,
+                        ooc_err *err)
+{
+  ooc_maxbatch_limit lim = { .batch = 0 };
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
   int64_t lo = 0, hi = 0, b = 1, mid;
@@ -69,7 +116,7 @@ ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
   /* Doubling: lo is the largest batch known to fit, hi the smallest known
    * not to (0: none yet). */
   while (b <= cap) {
-    if ((rc = try_batch(spec, b, 0, NULL, err)) < 0)
+    if ((rc = try_batch(spec, b, 0, NULL, &lim, err)) < 0)
       return rc;
     if (rc == 0) {
       hi = b;
@@ -82,17 +129,20 @@ ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
     hi = cap + 1;
   while (hi - lo > 1) {
     mid = lo + (hi - lo) / 2;
-    if ((rc = try_batch(spec, mid, 0, NULL, err)) < 0)
+    if ((rc = try_batch(spec, mid, 0, NULL, &lim, err)) < 0)
       return rc;
     if (rc)
       lo = mid;
     else
       hi = mid;
   }
+  /* The last batch that failed is hi, the first that does not fit. */
   *best = lo;
+  if (limit != NULL)
+    *limit = hi <= cap ? lim : (ooc_maxbatch_limit){ .batch = 0 };
   if (lo == 0)
     return OOC_OK;
-  if ((rc = try_batch(spec, lo, 1, at_max, err)) < 0)
+  if ((rc = try_batch(spec, lo, 1, at_max, NULL, err)) < 0)
     return rc;
   if (rc == 0)
     return ooc_err_set(err, OOC_EINVAL, "maxbatch: batch %lld fitted once "

@@ -30,4 +30,33 @@
 int ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
                       ooc_summary *at_max, ooc_err *err);
 
+/* What stops the batch after the largest: the first batch that does not
+ * fit, and why. */
+typedef enum {
+  OOC_LIMIT_NONE = 0,     /* the search reached the cap, or the batch's
+                             bytes overflow */
+  OOC_LIMIT_WORKING_SET,  /* the working set of one step exceeds the
+                             budget: no plan can fit this batch */
+  OOC_LIMIT_LARGEST_STEP, /* the plan ran out of memory at the step with
+                             the largest working set */
+  OOC_LIMIT_OOM           /* the plan ran out of memory at another step */
+} ooc_limit_kind;
+
+typedef struct ooc_maxbatch_limit {
+  int64_t batch;          /* best + 1; 0 when the search reached the cap */
+  ooc_limit_kind kind;
+  char op[160];           /* the step the OOM names: "fwd res3_3_add" */
+} ooc_maxbatch_limit;
+
+/* "working_set", "largest_step", "oom", "" (none). */
+const char *ooc_limit_kind_name(ooc_limit_kind k);
+
+/* ooc_maxbatch_find, and the limit (may be NULL) of the batch after the
+ * best: the first that does not fit, the step its OOM names and whether
+ * that is the step with the largest working set. Costs nothing more: the
+ * search has run that batch already. */
+int ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
+                            ooc_summary *at_max, ooc_maxbatch_limit *limit,
+                            ooc_err *err);
+
 #endif

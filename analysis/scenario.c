@@ -102,6 +102,13 @@ ooc_scenario_hw(const ooc_scenario *sc)
   return sc->hw;
 }
 
+uint64_t
+ooc_scenario_working_set(const ooc_scenario *sc, char *step, size_t n)
+{
+  ooc_step_name(sc->lv, sc->lv->max_step, step, n);
+  return sc->lv->persistent_bytes + sc->lv->max_step_bytes;
+}
+
 int
 ooc_scenario_baseline(ooc_scenario *sc, double *incore_s, double *compute_s,
                       ooc_err *err)

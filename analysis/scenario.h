@@ -85,6 +85,11 @@ int ooc_scenario_open(const ooc_scenario_spec *spec, ooc_scenario **out,
 void ooc_scenario_close(ooc_scenario *sc);
 const ooc_model *ooc_scenario_model(const ooc_scenario *sc);
 const ooc_hw *ooc_scenario_hw(const ooc_scenario *sc);
+/* The largest working set of the opened scenario: persistent bytes plus
+ * the bytes of its largest step, whose name ("fwd res3_3_add") goes to
+ * step (n bytes). No plan fits a budget below it. */
+uint64_t ooc_scenario_working_set(const ooc_scenario *sc, char *step,
+                                  size_t n);
 
 /* Run spec's planner, allocator, budget, options and iterations on the
  * opened scenario (spec's model, batch, dtype, sets, hw and hw_sets are

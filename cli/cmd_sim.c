@@ -3,8 +3,9 @@
  *   plan      run a planner on a scenario and write its lowered program and
  *             the scenario that produced it to PLAN.json (ir/plan_io.h)
  *   simulate  PLAN.json, or a one-shot -m/-b/--hw/-p scenario: the summary
- *             object (--json) or readable text, a Chrome trace (--trace)
- *             and the memory curve (--mem-csv). Both forms print the same
+ *             object (--json) or readable text, a Chrome trace (--trace),
+ *             the memory curve (--mem-csv) and the timeline the Gantt plot
+ *             draws (--timeline-csv). Both forms print the same
  *             result for the same scenario; --no-timing zeroes the wall
  *             times so the outputs compare byte for byte.
  *   maxbatch  the largest batch a planner fits, by doubling then bisection
@@ -190,6 +191,7 @@ simulate_usage(FILE *f)
 {
   fprintf(f, "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
              "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
+             "                       [--timeline-csv FILE]\n"
              "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
              "                       [--json] [--trace FILE] [--mem-csv FILE]\n\n"
              "Predict the time and memory of one training iteration: the\n"
@@ -205,17 +207,40 @@ simulate_usage(FILE *f)
              "                        and D2H lanes and a memory counter\n"
              "      --mem-csv FILE    write time_s,allocated_bytes,\n"
              "                        reserved_bytes over the iteration\n"
+             "      --timeline-csv FILE  write the timeline that oocsim plot\n"
+             "                        gantt draws (as oocsim report does)\n"
              "      --no-timing       print wall-clock fields as 0\n"
              "  -h, --help            show this help\n", scenario_help);
 }
 
+/* simulate's own option, --timeline-csv FILE: the timeline CSV of
+ * report/trace_out.h, so `oocsim plot gantt` works after a simulate. */
+enum { OPT_TIMELINE_CSV = 1000 };
+
+static const struct option simulate_opts[] = {
+  { "timeline-csv", required_argument, NULL, OPT_TIMELINE_CSV },
+  { NULL, 0, NULL, 0 },
+};
+
 static int
-write_outputs(const ooc_cli_args *a, const ooc_summary *sum,
-              const ooc_model *m, const ooc_program *prog,
-              const ooc_trace *tr, ooc_err *err)
+simulate_opt(void *ctx, int val, const char *arg, ooc_err *err)
+{
+  (void)val;
+  (void)err;
+  *(const char **)ctx = arg;
+  return OOC_OK;
+}
+
+static int
+write_outputs(const ooc_cli_args *a, const char *timeline_csv,
+              const ooc_summary *sum, const ooc_model *m,
+              const ooc_program *prog, const ooc_trace *tr, ooc_err *err)
 {
   int rc;
 
+  if (timeline_csv != NULL &&
+      (rc = ooc_trace_save_timeline(timeline_csv, m, prog, tr, err)) < 0)
+    return ooc_err_prefix(err, rc, "--timeline-csv: ");
   if (a->trace != NULL &&
       (rc = ooc_trace_save_chrome(a->trace, m, prog, tr, err)) < 0)
     return ooc_err_prefix(err, rc, "--trace: ");
@@ -245,15 +270,24 @@ ooc_cmd_simulate(int argc, char **argv)
   ooc_model *model = NULL;
   ooc_scenario_out out = { .program = &prog, .model = &model };
   ooc_plan_file pf;
+  const char *timeline_csv = NULL;
+  ooc_cli_extra extra = { .options = simulate_opts, .handle = simulate_opt,
+                          .ctx = &timeline_csv };
   int pf_loaded = 0, rc = 1;
 
   ooc_program_init(&prog);
   ooc_trace_init(&tr);
-  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
+  ooc_cli_args_init(&a);
+  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
                          OOC_CLI_TRACE | OOC_CLI_MEMCSV | OOC_CLI_NOTIMING |
-                         OOC_CLI_POSITIONAL, 0, simulate_usage, &rc))
+                         OOC_CLI_POSITIONAL, &extra, &err) < 0)
+    goto fail;
+  if (a.help) {
+    simulate_usage(stdout);
+    rc = 0;
     goto done;
-  if (a.trace != NULL || a.mem_csv != NULL)
+  }
+  if (a.trace != NULL || a.mem_csv != NULL || timeline_csv != NULL)
     out.trace = &tr;
   if (a.n_pos > 1) {
     ooc_err_set(&err, OOC_EINVAL, "simulate: one plan file at most (got "
@@ -289,7 +323,8 @@ ooc_cmd_simulate(int argc, char **argv)
     }
     if (a.no_timing)
       ooc_summary_clear_timing(&sum);
-    if (write_outputs(&a, &sum, model, &pf.program, &tr, &err) < 0)
+    if (write_outputs(&a, timeline_csv, &sum, model, &pf.program, &tr,
+                      &err) < 0)
       goto fail;
   } else {
     if (ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
@@ -300,7 +335,7 @@ ooc_cmd_simulate(int argc, char **argv)
       goto fail;
     if (a.no_timing)
       ooc_summary_clear_timing(&sum);
-    if (write_outputs(&a, &sum, model, &prog, &tr, &err) < 0)
+    if (write_outputs(&a, timeline_csv, &sum, model, &prog, &tr, &err) < 0)
       goto fail;
   }
   rc = 0;

@@ -27,7 +27,6 @@
 #include "base/util.h"
 #include "report/plot.h"
 #include "report/table.h"
-#include "report/trace_out.h"
 
 extern char **environ;
 
@@ -105,7 +104,7 @@ gp_str(char *dst, size_t n, const char *s)
 
 /* Variables passed with -e, built up as "name='value'; ". */
 typedef struct gpvars {
-  char buf[8192];
+  char buf[32768];
   size_t len;
 } gpvars;
 
@@ -232,16 +231,16 @@ need_col(const ooc_table *t, const char *name, const char *in, int *c,
   return OOC_OK;
 }
 
-/* Coordinate columns of a sweep table: everything before "dtype". */
+/* Coordinate columns of a sweep table: everything before "dtype", or
+ * before "max_batch" (and what follows it) in a maxbatch table. */
 static int
 n_coords(const ooc_table *t)
 {
-  int d = ooc_table_col(t, "dtype");
+  int d = ooc_table_col(t, "dtype"), m = ooc_table_col(t, "max_batch");
   if (d < 0)
     return 0;
-  /* maxbatch tables have max_batch just before dtype */
-  if (d > 0 && strcmp(t->cols[d - 1], "max_batch") == 0)
-    return d - 1;
+  if (m >= 0 && m < d)
+    return m;
   return d;
 }
 
@@ -382,7 +381,9 @@ sort_rows_by(const ooc_table *t, int col, int64_t *idx)
 }
 
 /* throughput: per group, block 2g = feasible (batch samples/s), block 2g+1 =
- * OOM points (batch), last block(s) = in-core (batch, batch/incore_s). */
+ * OOM points (batch, row in the OOM strip), both empty for a group drawn
+ * as part of an earlier one; last block(s) = in-core (batch,
+ * batch/incore_s), one per panel. */
 static int
 data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                 ooc_err *err)
@@ -390,9 +391,9 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   ooc_table t;
   groups g = { 0 }, ic = { 0 }, ln = { 0 };
   int bc, sc, fc, ic_col, pc, ac, uc, rc;
-  int *skip3 = NULL, ns3 = 0;
+  int *skip3 = NULL, ns3 = 0, *merged = NULL, *row_of = NULL, nrows = 0;
   int64_t *idx = NULL;
-  char ctx[512], title[700];
+  char ctx[512], title[700], **sig = NULL;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -431,18 +432,70 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     }
   }
   sort_rows_by(&t, bc, idx);
+  /* Groups whose points are all the same (planners that reach the same
+   * speed at every batch, and fail at the same ones) are one line keyed
+   * "lms = capacity = window", drawn in the first one's colour: drawn
+   * apart, they would hide one another. */
+  merged = malloc((size_t)g.n * sizeof *merged);
+  sig = calloc((size_t)g.n, sizeof *sig);
+  if (!merged || !sig) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int gi = 0; gi < g.n; gi++) {
+    size_t len = 1, k = 0;
+    for (int64_t q = 0; q < t.nrows; q++)
+      if (g.of_row[idx[q]] == gi)
+        len += strlen(t.rows[idx[q]][bc]) + strlen(t.rows[idx[q]][sc]) + 4;
+    if (!(sig[gi] = malloc(len))) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    sig[gi][0] = '\0';
+    for (int64_t q = 0; q < t.nrows; q++) {
+      char **r = t.rows[idx[q]];
+      int feas = strcmp(r[fc], "1") == 0;
+      if (g.of_row[idx[q]] == gi)
+        k += (size_t)snprintf(sig[gi] + k, len - k, "%s:%s;", r[bc],
+                              feas ? r[sc] : "oom");
+    }
+    merged[gi] = -1;
+    for (int gj = 0; gj < gi && merged[gi] < 0; gj++) {
+      int64_t ri = 0, rj = 0;
+      while (g.of_row[ri] != gi)
+        ri++;
+      while (g.of_row[rj] != gj)
+        rj++;
+      if (merged[gj] < 0 && ic.of_row[ri] == ic.of_row[rj] &&
+          strcmp(sig[gi], sig[gj]) == 0)
+        merged[gi] = gj;
+    }
+  }
+  /* The OOM strip under the plot: one row per colour that has an OOM
+   * point on a drawn line. */
+  row_of = calloc((size_t)ln.n + 1, sizeof *row_of);
+  if (!row_of) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int64_t q = 0; q < t.nrows; q++)
+    if (strcmp(t.rows[q][fc], "1") != 0 && merged[g.of_row[q]] < 0)
+      row_of[ln.of_row[q]] = 1;
+  for (int c = 0; c < ln.n; c++)
+    if (row_of[c])
+      row_of[c] = ++nrows;
   for (int gi = 0; gi < g.n; gi++) {
     for (int pass = 0; pass < 2; pass++) {
       int any = 0;
       fprintf(f, "# %s %s\n", g.label[gi], pass ? "oom" : "feasible");
-      for (int64_t k = 0; k < t.nrows; k++) {
+      for (int64_t k = 0; k < t.nrows && merged[gi] < 0; k++) {
         char **r = t.rows[idx[k]];
         int feas = strcmp(r[fc], "1") == 0;
         if (g.of_row[idx[k]] != gi || feas == pass)
           continue;
         any = 1;
         if (pass)
-          fprintf(f, "%s 0\n", r[bc]);
+          fprintf(f, "%s %d\n", r[bc], row_of[ln.of_row[idx[k]]]);
         else
           fprintf(f, "%s %s\n", r[bc], r[sc]);
       }
@@ -465,7 +518,8 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     block_end(f, any);
   }
   {
-    /* One x tic per batch size when there are few of them. */
+    /* One x tic per batch size when there are few of them; the x range is
+     * that of the batches, nothing past them. */
     char xt[400] = "";
     size_t kx = 0;
     int nb = 0;
@@ -480,31 +534,53 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                              "%s%s", kx ? " " : "", t.rows[idx[k]][bc]);
     }
     var_s(v, "xt", nb <= 12 && kx < sizeof xt ? xt : "");
+    var_d(v, "xmin", cell_d(t.rows[idx[0]][bc]));
+    var_d(v, "xmax", last);
   }
   {
-    /* Per group: its key title, colour and panel (from any of its rows). */
-    char ti[4000] = "", co[1200] = "", pa[1200] = "";
-    size_t kt = 0, kc = 0, kp = 0;
+    /* Per group: its colour, its panel, whether it stands for several
+     * planners, and its key title (gt_<i>; with spaces, so one variable
+     * each). */
+    char co[1200] = "", pa[1200] = "", me[1200] = "", key[32], gt[2000];
+    size_t kc = 0, kp = 0, km = 0;
     for (int gi = 0; gi < g.n; gi++) {
       int64_t r = 0;
+      size_t kt = 0;
+      int many = 0;
       while (r < t.nrows && g.of_row[r] != gi)
         r++;
-      kt += (size_t)snprintf(ti + kt, kt < sizeof ti ? sizeof ti - kt : 0,
-                             "%s%s", gi ? " " : "", ln.label[ln.of_row[r]]);
+      gt[0] = '\0';
+      for (int gj = gi; gj < g.n && merged[gi] < 0; gj++) {
+        int64_t rj = 0;
+        if (gj != gi && merged[gj] != gi)
+          continue;
+        while (g.of_row[rj] != gj)
+          rj++;
+        kt += (size_t)snprintf(gt + kt, kt < sizeof gt ? sizeof gt - kt : 0,
+                               "%s%s", kt ? " = " : "",
+                               ln.label[ln.of_row[rj]]);
+        many += gj != gi;
+      }
+      snprintf(key, sizeof key, "gt_%d", gi + 1);
+      var_s(v, key, gt);
       kc += (size_t)snprintf(co + kc, kc < sizeof co ? sizeof co - kc : 0,
                              "%s%d", gi ? " " : "", ln.of_row[r] + 1);
       kp += (size_t)snprintf(pa + kp, kp < sizeof pa ? sizeof pa - kp : 0,
                              "%s%d", gi ? " " : "", ic.of_row[r] + 1);
+      km += (size_t)snprintf(me + km, km < sizeof me ? sizeof me - km : 0,
+                             "%s%d", gi ? " " : "", many > 0);
     }
-    if (kt >= sizeof ti || kc >= sizeof co || kp >= sizeof pa) {
+    if (kc >= sizeof co || kp >= sizeof pa || km >= sizeof me ||
+        v->len + 16 >= sizeof v->buf) {
       rc = ooc_err_set(err, OOC_EINVAL, "%s: too many lines to plot (%d)",
                        in, g.n);
       goto out;
     }
-    var_s(v, "titles", ti);
     var_s(v, "gcolor", co);
     var_s(v, "gpanel", pa);
+    var_s(v, "gmany", me);
   }
+  var_d(v, "oomrows", nrows);
   var_d(v, "ngroups", g.n);
   var_d(v, "nlines", ln.n);
   titles_var(v, "ltitles", &ln);
@@ -514,6 +590,11 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   snprintf(title, sizeof title, "Throughput vs batch: %s", ctx);
   var_s(v, "plottitle", o->title ? o->title : title);
 out:
+  for (int gi = 0; sig && gi < g.n; gi++)
+    free(sig[gi]);
+  free(sig);
+  free(merged);
+  free(row_of);
   free(idx);
   free(skip3);
   groups_free(&g);
@@ -529,6 +610,22 @@ static const struct { const char *profile, *label; } link_marks[] = {
   { "h100-pcie5", "PCIe5" }, { "v100-nvlink2", "NVLink2" },
   { "gh200-c2c", "C2C" },
 };
+
+/* A --hw-set link key in words for an axis label ("link.duplex_h2d_GBps"
+ * -> "duplex H2D"); another key as it is. */
+static const char *
+link_key_words(const char *key)
+{
+  static const struct { const char *key, *words; } w[] = {
+    { "link.h2d_GBps", "H2D" }, { "link.d2h_GBps", "D2H" },
+    { "link.duplex_h2d_GBps", "duplex H2D" },
+    { "link.duplex_d2h_GBps", "duplex D2H" },
+  };
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+    if (strcmp(key, w[i].key) == 0)
+      return w[i].words;
+  return key;
+}
 
 static int
 data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
@@ -625,19 +722,25 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   titles_var(v, "titles", &g);
   var_d(v, "ngroups", g.n);
   {
-    /* "K1+K2+...": name the first key and count the others. */
-    char xl[300];
-    const char *plus = strchr(t.cols[xc] + 7, '+');
-    int more = 0;
-    for (const char *q = plus; q; q = strchr(q + 1, '+'))
-      more++;
-    if (plus)
-      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%.*s; "
-               "%d more key%s set alike)", (int)(plus - (t.cols[xc] + 7)),
-               t.cols[xc] + 7, more, more > 1 ? "s" : "");
-    else
-      snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale (%s)",
-               t.cols[xc] + 7);
+    /* The axis names every key the sweep set to the plotted value, in
+     * words: "H2D = D2H = duplex H2D = duplex D2H". */
+    char xl[600], words_[500] = "";
+    size_t kw = 0;
+    const char *k = t.cols[xc] + 7;
+    int nk = 0;
+    while (*k) {
+      const char *e = strchr(k, '+');
+      size_t n = e ? (size_t)(e - k) : strlen(k);
+      char key[160];
+      snprintf(key, sizeof key, "%.*s", (int)n, k);
+      kw += (size_t)snprintf(words_ + kw, kw < sizeof words_
+                                          ? sizeof words_ - kw : 0,
+                             "%s%s", nk ? " = " : "", link_key_words(key));
+      nk++;
+      k += n + (e != NULL);
+    }
+    snprintf(xl, sizeof xl, "host link bandwidth, GB/s, log scale: %s%s",
+             words_, nk > 1 ? ", all set to it" : "");
     var_s(v, "xlabel", xl);
   }
   context(&t, ctx, sizeof ctx);
@@ -650,15 +753,23 @@ out:
   return rc;
 }
 
-/* maxbatch: a matrix, one row per GPU (hw), one column per planner. */
+/* maxbatch: a matrix, one row per GPU (hw), one column per planner; and
+ * for each run of bars of equal height in a cluster (two or more planners
+ * that stop at the same batch), what stops them, from the fail_* columns
+ * of the maxbatch results: "limited by the working set of step S" when
+ * the next batch fails at the step with the largest working set (or no
+ * plan can fit it), else "batch N runs out of memory at S". */
 static int
 data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
               ooc_err *err)
 {
   ooc_table t;
-  int hc, pc, mc, rc, nh = 0, np = 0;
+  int hc, pc, mc, rc, nh = 0, np = 0, nann = 0;
+  int fbc, flc, foc;
   const char **hws = NULL, **pls = NULL;
+  int64_t *cell = NULL;
   char ctx[512], title[700];
+  double ymax = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -671,6 +782,9 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
                      "with oocsim sweep --maxbatch)", in);
     goto out;
   }
+  fbc = ooc_table_col(&t, "fail_batch");
+  flc = ooc_table_col(&t, "fail_limit");
+  foc = ooc_table_col(&t, "fail_op");
   hws = calloc((size_t)t.nrows + 1, sizeof *hws);
   pls = calloc((size_t)t.nrows + 1, sizeof *pls);
   if (!hws || !pls) {
@@ -692,6 +806,22 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no rows to plot", in);
     goto out;
   }
+  /* cell[i * np + j]: the row of hw i and planner j, -1 none. */
+  cell = malloc((size_t)nh * (size_t)np * sizeof *cell);
+  if (!cell) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < nh * np; i++)
+    cell[i] = -1;
+  for (int64_t r = t.nrows - 1; r >= 0; r--) {
+    int i = 0, j = 0;
+    while (strcmp(hws[i], t.rows[r][hc]))
+      i++;
+    while (strcmp(pls[j], t.rows[r][pc]))
+      j++;
+    cell[i * np + j] = r;
+  }
   fprintf(f, "hw");
   for (int j = 0; j < np; j++)
     fprintf(f, " %s", pls[j]);
@@ -699,21 +829,132 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   for (int i = 0; i < nh; i++) {
     fprintf(f, "%s", hws[i]);
     for (int j = 0; j < np; j++) {
-      const char *val = "0";
-      for (int64_t r = 0; r < t.nrows; r++)
-        if (!strcmp(t.rows[r][hc], hws[i]) && !strcmp(t.rows[r][pc], pls[j])) {
-          val = t.rows[r][mc];
-          break;
-        }
-      fprintf(f, " %s", val);
+      int64_t r = cell[i * np + j];
+      fprintf(f, " %s", r >= 0 ? t.rows[r][mc] : "0");
+      if (r >= 0 && cell_d(t.rows[r][mc]) > ymax)
+        ymax = cell_d(t.rows[r][mc]);
     }
     fprintf(f, "\n");
   }
+  /* Runs of equal bars: the bars' centres follow maxbatch.gp (clusters at
+   * x = 0, 1, ..., np bars of width 0.9 / (np + 1) each). */
+  for (int i = 0; fbc >= 0 && flc >= 0 && foc >= 0 && i < nh; i++) {
+    char *done = calloc((size_t)np, 1);
+    if (!done) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto out;
+    }
+    for (int j = 0; j < np; j++) {
+      int64_t r = cell[i * np + j];
+      int first = j, last = j, n = 0, same_op = 1, ws = 1;
+      char text[700], line1[200] = "", key[32];
+      size_t k = 0;
+      if (done[j] || r < 0 || !(cell_d(t.rows[r][mc]) > 0) ||
+          !t.rows[r][fbc][0])
+        continue;
+      for (int q = j; q < np; q++) {
+        int64_t rq = cell[i * np + q];
+        if (rq < 0 || strcmp(t.rows[rq][mc], t.rows[r][mc]) != 0 ||
+            !t.rows[rq][fbc][0])
+          continue;
+        done[q] = 1;
+        last = q;
+        n++;
+        same_op &= strcmp(t.rows[rq][foc], t.rows[r][foc]) == 0;
+        ws &= strcmp(t.rows[rq][flc], "working_set") == 0 ||
+              strcmp(t.rows[rq][flc], "largest_step") == 0;
+      }
+      if (n < 2)
+        continue;
+      if (same_op && ws)
+        snprintf(text, sizeof text, "limited by the working set of step %s",
+                 t.rows[r][foc]);
+      else if (same_op)
+        snprintf(text, sizeof text, "batch %s runs out of memory at %s",
+                 t.rows[r][fbc], t.rows[r][foc]);
+      else {
+        /* Name each step once, with the planners that fail there, on a
+         * second line. */
+        snprintf(line1, sizeof line1, "batch %s runs out of memory at",
+                 t.rows[r][fbc]);
+        k = 0;
+        text[0] = '\0';
+        for (int q = first; q <= last; q++) {
+          int64_t rq = cell[i * np + q];
+          int seen = 0, m = 0;
+          if (rq < 0 || strcmp(t.rows[rq][mc], t.rows[r][mc]) != 0)
+            continue;
+          for (int u = first; u < q; u++) {
+            int64_t ru = cell[i * np + u];
+            seen |= ru >= 0 && !strcmp(t.rows[ru][mc], t.rows[r][mc]) &&
+                    !strcmp(t.rows[ru][foc], t.rows[rq][foc]);
+          }
+          if (seen)
+            continue;
+          k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                          : 0,
+                                "%s%s (", k ? ", " : "", t.rows[rq][foc]);
+          for (int u = q; u <= last; u++) {
+            int64_t ru = cell[i * np + u];
+            if (ru < 0 || strcmp(t.rows[ru][mc], t.rows[r][mc]) ||
+                strcmp(t.rows[ru][foc], t.rows[rq][foc]))
+              continue;
+            k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                            : 0,
+                                  "%s%s", m++ ? ", " : "", pls[u]);
+          }
+          k += (size_t)snprintf(text + k, k < sizeof text ? sizeof text - k
+                                                          : 0, ")");
+        }
+      }
+      nann++;
+      snprintf(key, sizeof key, "ann_t_%d", nann);
+      var_s(v, key, line1[0] ? line1 : text);
+      snprintf(key, sizeof key, "ann_u_%d", nann);
+      var_s(v, key, line1[0] ? text : "");
+      snprintf(key, sizeof key, "ann_x0_%d", nann);
+      var_d(v, key, i + (first + 1 - (np + 1) / 2.0) / (np + 1.0) -
+                    0.45 / (np + 1.0));
+      snprintf(key, sizeof key, "ann_x1_%d", nann);
+      var_d(v, key, i + (last + 1 - (np + 1) / 2.0) / (np + 1.0) +
+                    0.45 / (np + 1.0));
+      {
+        /* The bracket stands over every bar between its first and last,
+         * with a tick down to each of its own. */
+        char mem[600] = "";
+        size_t km = 0;
+        double top = 0;
+        for (int q = first; q <= last; q++) {
+          int64_t rq = cell[i * np + q];
+          if (rq < 0)
+            continue;
+          if (cell_d(t.rows[rq][mc]) > top)
+            top = cell_d(t.rows[rq][mc]);
+          if (strcmp(t.rows[rq][mc], t.rows[r][mc]) == 0 &&
+              t.rows[rq][fbc][0])
+            km += (size_t)snprintf(mem + km, km < sizeof mem ? sizeof mem - km
+                                                             : 0,
+                                   "%s%.9g", km ? " " : "",
+                                   i + (q + 1 - (np + 1) / 2.0) / (np + 1.0));
+        }
+        snprintf(key, sizeof key, "ann_y_%d", nann);
+        var_d(v, key, top);
+        snprintf(key, sizeof key, "ann_h_%d", nann);
+        var_d(v, key, cell_d(t.rows[r][mc]));
+        snprintf(key, sizeof key, "ann_m_%d", nann);
+        var_s(v, key, mem);
+      }
+    }
+    free(done);
+  }
+  var_d(v, "nann", nann);
+  var_d(v, "ymax", ymax);
   var_d(v, "nplanners", np);
   context(&t, ctx, sizeof ctx);
   snprintf(title, sizeof title, "Largest trainable batch: %s", ctx);
   var_s(v, "plottitle", o->title ? o->title : title);
 out:
+  free(cell);
   free(hws);
   free(pls);
   ooc_table_fini(&t);
@@ -726,6 +967,7 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
 {
   ooc_table t;
   int tc, ac, rc_, rc;
+  double rmin = INFINITY, rmax = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -743,10 +985,32 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     goto out;
   }
   fprintf(f, "# time_ms allocated_GiB reserved_GiB\n");
-  for (int64_t r = 0; r < t.nrows; r++)
+  for (int64_t r = 0; r < t.nrows; r++) {
+    double res = cell_d(t.rows[r][rc_]);
     fprintf(f, "%.9g %.9g %.9g\n", cell_d(t.rows[r][tc]) * 1e3,
-            cell_d(t.rows[r][ac]) / 1073741824.0,
-            cell_d(t.rows[r][rc_]) / 1073741824.0);
+            cell_d(t.rows[r][ac]) / 1073741824.0, res / 1073741824.0);
+    if (res < rmin)
+      rmin = res;
+    if (res > rmax)
+      rmax = res;
+  }
+  /* A reserved curve that hardly moves while allocated swings from near
+   * zero to its peak looks like a bug; it is the steady state the run
+   * reports (the last of its iterations): the allocator keeps the segments
+   * it reserved before and hands them out again. Flat: within 2% of its
+   * peak. */
+  if (rmax > 0 && rmax - rmin <= 0.02 * rmax) {
+    char note[300];
+    snprintf(note, sizeof note, "reserved stays flat: this is a "
+             "steady-state iteration; %s%s%s keeps the segments it reserved "
+             "in the iterations before and reuses them",
+             o->allocator ? "the " : "the allocator",
+             o->allocator ? o->allocator : "",
+             o->allocator ? " allocator" : "");
+    var_s(v, "note", note);
+  } else {
+    var_s(v, "note", "");
+  }
   var_d(v, "budget_gib", (double)o->budget / 1073741824.0);
   var_s(v, "plottitle", o->title ? o->title : "Device memory over one "
         "iteration");
@@ -755,19 +1019,158 @@ out:
   return rc;
 }
 
-static const char *const gantt_phases[] = {
-  "fwd", "bwd", "recompute", "update", "swapin", "swapout", "alloc", "stall",
-  NULL
+/* gantt: the kinds of box, in drawing and stacking order (colour and key
+ * name in gantt.gp by the same 1-based index). A stall row's kind follows
+ * its cause; a timeline without the cause column has plain stalls. */
+enum {
+  GK_FWD, GK_BWD, GK_RECOMP, GK_UPDATE, GK_SWAPIN, GK_SWAPOUT, GK_ALLOC,
+  GK_STALL_IN, GK_STALL_OUT, GK_STALL_OTHER, GK_STALL, GK_COUNT
 };
+
+/* The visible width: an iteration is about GANTT_COLUMNS of them across
+ * the plot (3 to 4 pixels each at the default size). */
+#define GANTT_COLUMNS 200
+/* The update is never drawn narrower than this share of the iteration. */
+#define GANTT_MIN_UPDATE 150
+
+static int
+gantt_kind(const char *phase, const char *cause)
+{
+  static const char *const ph[] = { "fwd", "bwd", "recompute", "update",
+                                    "swapin", "swapout", "alloc" };
+  for (int k = 0; k < (int)(sizeof ph / sizeof ph[0]); k++)
+    if (strcmp(phase, ph[k]) == 0)
+      return k;
+  if (strcmp(phase, "free") == 0)
+    return GK_ALLOC;
+  if (strcmp(phase, "stall") == 0) {
+    if (cause && strcmp(cause, "swapin") == 0)
+      return GK_STALL_IN;
+    if (cause && strcmp(cause, "swapout") == 0)
+      return GK_STALL_OUT;
+    if (cause && strcmp(cause, "other") == 0)
+      return GK_STALL_OTHER;
+    return GK_STALL;
+  }
+  return -1;
+}
+
+/* A box to draw: [x0, x1] ms on lane y (3 compute, 2 H2D, 1 D2H), from
+ * height y0 to y1 (the full lane is y -/+ 0.32). */
+struct gbox {
+  int kind;
+  double x0, x1, y0, y1;
+};
+
+struct gitem {
+  int lane, kind;
+  double s, e;               /* ms */
+};
+
+static int
+gitem_cmp(const void *a, const void *b)
+{
+  const struct gitem *x = a, *y = b;
+  if (x->lane != y->lane)
+    return y->lane - x->lane;
+  if (x->s != y->s)
+    return x->s < y->s ? -1 : 1;
+  return x->kind - y->kind;
+}
+
+static int
+gbox_cmp(const void *a, const void *b)
+{
+  const struct gbox *x = a, *y = b;
+  if (x->kind != y->kind)
+    return x->kind - y->kind;
+  if (x->y0 != y->y0)
+    return x->y0 < y->y0 ? -1 : 1;
+  if (x->y1 != y->y1)
+    return x->y1 < y->y1 ? -1 : 1;
+  if (x->x0 != y->x0)
+    return x->x0 < y->x0 ? -1 : 1;
+  return (x->x1 > y->x1) - (x->x1 < y->x1);
+}
+
+typedef struct gboxes {
+  struct gbox *b;
+  int64_t n, cap;
+} gboxes;
+
+static int
+gbox_push(gboxes *g, struct gbox b)
+{
+  if (g->n == g->cap) {
+    int64_t nc = g->cap ? 2 * g->cap : 256;
+    struct gbox *x = realloc(g->b, (size_t)nc * sizeof *x);
+    if (!x)
+      return OOC_ENOMEM;
+    g->b = x;
+    g->cap = nc;
+  }
+  g->b[g->n++] = b;
+  return OOC_OK;
+}
+
+/* Items [a, b) of one lane, all narrower than w and close together: cut
+ * their extent into pieces about w wide and draw each piece as a stacked
+ * bar, one box per kind with a height in proportion to the time that kind
+ * takes in the piece (idle time stays white at the top). */
+static int
+gantt_stack(const struct gitem *it, int64_t a, int64_t b, double w,
+            gboxes *out, int *stacked)
+{
+  double x0 = it[a].s, x1 = it[a].e;
+  int np;
+
+  for (int64_t i = a; i < b; i++)
+    if (it[i].e > x1)
+      x1 = it[i].e;
+  np = (int)floor((x1 - x0) / w + 0.5);
+  if (np < 1)
+    np = 1;
+  for (int k = 0; k < np; k++) {
+    double p0 = x0 + (x1 - x0) * k / np, p1 = x0 + (x1 - x0) * (k + 1) / np;
+    double share[GK_COUNT] = { 0 }, y = it[a].lane - 0.32;
+    for (int64_t i = a; i < b; i++) {
+      double lo = it[i].s > p0 ? it[i].s : p0;
+      double hi = it[i].e < p1 ? it[i].e : p1;
+      if (hi > lo)
+        share[it[i].kind] += (hi - lo) / (p1 - p0);
+    }
+    for (int kd = 0; kd < GK_COUNT; kd++) {
+      if (!(share[kd] > 0))
+        continue;
+      if (gbox_push(out, (struct gbox){ .kind = kd, .x0 = p0, .x1 = p1,
+                                        .y0 = y, .y1 = y + 0.64 * share[kd]
+                                      }))
+        return OOC_ENOMEM;
+      y += 0.64 * share[kd];
+    }
+  }
+  *stacked = 1;
+  return OOC_OK;
+}
 
 static int
 data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
            ooc_err *err)
 {
+  static const char *const names[GK_COUNT] = {
+    "forward", "backward", "recompute", "update", "swap-in", "swap-out",
+    "allocator", "stall: swap-in", "stall: swap-out", "stall: other",
+    "stall",
+  };
   ooc_table t;
-  int lc, sc, ec, pc, rc;
-  char present[256] = "", ph_idx[64] = "";
-  size_t kp = 0, ki = 0;
+  int lc, sc, ec, pc, cc, rc, stacked = 0;
+  struct gitem *it = NULL;
+  gboxes boxes = { 0 };
+  int64_t n = 0;
+  double tmin = INFINITY, tmax = -INFINITY, w, upd_x = NAN;
+  char ph_idx[64] = "", key[32];
+  size_t ki = 0;
+  int nblk = 0;
 
   if ((rc = ooc_table_read_csv(in, &t, err)))
     return rc;
@@ -775,68 +1178,155 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   sc = ooc_table_col(&t, "start_s");
   ec = ooc_table_col(&t, "end_s");
   pc = ooc_table_col(&t, "phase");
+  cc = ooc_table_col(&t, "cause");
   if (lc < 0 || sc < 0 || ec < 0 || pc < 0) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: expected a timeline CSV "
-                     "lane,start_s,end_s,phase,layer", in);
+                     "lane,start_s,end_s,phase,layer[,cause]", in);
     goto out;
   }
   if (t.nrows == 0) {
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no spans to plot", in);
     goto out;
   }
-  /* One block per phase present; "free" spans join "alloc". y: compute 3,
-   * h2d 2, d2h 1. Each line: centre_ms y half_width_ms. Spans of the phase
-   * that touch on one lane (the timeline is ordered by lane then start)
-   * are joined into one box: drawn apart, anti-aliasing leaves a white
-   * seam between them that reads as a gap. */
-  for (int ph = 0, blk = 0; gantt_phases[ph]; ph++) {
-    int any = 0, open_y = 0;
-    double open_s = 0, open_e = 0;
-    for (int64_t r = 0; r <= t.nrows; r++) {
-      char **row = r < t.nrows ? t.rows[r] : NULL;
-      double s = 0, e = 0;
-      int y = 0;
-      if (row) {
-        const char *p = row[pc];
-        if (strcmp(p, gantt_phases[ph]) != 0 &&
-            !(ph == 6 && strcmp(p, "free") == 0))
-          continue;
-        s = cell_d(row[sc]) * 1e3;
-        e = cell_d(row[ec]) * 1e3;
-        y = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2 : 1;
-        if (!(e > s))
-          continue;
-        /* Touching (within 1 ns) on the same lane: extend the open box. */
-        if (open_y == y && s <= open_e + 1e-6) {
-          if (e > open_e)
-            open_e = e;
-          continue;
+  it = malloc((size_t)t.nrows * sizeof *it);
+  if (!it) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int64_t r = 0; r < t.nrows; r++) {
+    char **row = t.rows[r];
+    struct gitem x = {
+      .lane = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2
+                                                                        : 1,
+      .kind = gantt_kind(row[pc], cc >= 0 ? row[cc] : NULL),
+      .s = cell_d(row[sc]) * 1e3, .e = cell_d(row[ec]) * 1e3,
+    };
+    if (x.kind < 0 || !(x.e > x.s))
+      continue;               /* zero-cost allocator calls: nothing to see */
+    if (x.s < tmin)
+      tmin = x.s;
+    if (x.e > tmax)
+      tmax = x.e;
+    it[n++] = x;
+  }
+  if (n == 0) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: no span with a duration to plot",
+                     in);
+    goto out;
+  }
+  qsort(it, (size_t)n, sizeof *it, gitem_cmp);
+  /* Join touching spans of one kind on one lane: drawn apart, anti-aliasing
+   * leaves a white seam between them that reads as a gap. */
+  {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (k > 0 && it[k - 1].lane == it[i].lane &&
+          it[k - 1].kind == it[i].kind && it[i].s <= it[k - 1].e + 1e-6) {
+        if (it[i].e > it[k - 1].e)
+          it[k - 1].e = it[i].e;
+        continue;
+      }
+      it[k++] = it[i];
+    }
+    n = k;
+  }
+  /* What a reader can see: spans at least w wide are drawn as they are;
+   * runs of two or more narrower ones, less than w apart, become stacked
+   * bars about w wide (gantt_stack), so a stall-heavy plan reads as the
+   * share of compute and stall over time instead of stripes thinner than
+   * a pixel. The update, narrow but always of interest, is drawn as it is,
+   * at least 1/GANTT_MIN_UPDATE of the iteration wide, and labelled. */
+  w = (tmax - tmin) / GANTT_COLUMNS;
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    int narrow = it[i].e - it[i].s < w && it[i].kind != GK_UPDATE;
+    if (narrow) {
+      double reach = it[i].e;
+      while (j < n && it[j].lane == it[i].lane && it[j].kind != GK_UPDATE &&
+             it[j].e - it[j].s < w && it[j].s - reach < w) {
+        if (it[j].e > reach)
+          reach = it[j].e;
+        j++;
+      }
+    }
+    if (narrow && j - i >= 2) {
+      if (gantt_stack(it, i, j, w, &boxes, &stacked)) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        goto out;
+      }
+    } else {
+      struct gbox b = { .kind = it[i].kind, .x0 = it[i].s, .x1 = it[i].e,
+                        .y0 = it[i].lane - 0.32, .y1 = it[i].lane + 0.32 };
+      if (b.kind == GK_UPDATE) {
+        double mw = (tmax - tmin) / GANTT_MIN_UPDATE, c = (b.x0 + b.x1) / 2;
+        upd_x = c;
+        if (b.x1 - b.x0 < mw) {
+          b.x0 = c - mw / 2 < tmin ? tmin : c - mw / 2;
+          b.x1 = b.x0 + mw > tmax ? tmax : b.x0 + mw;
+          b.x0 = b.x1 - mw;
         }
       }
-      if (open_y) {
-        if (!any)
-          fprintf(f, "# %s\n", gantt_phases[ph]);
-        any = 1;
-        fprintf(f, "%.9g %d %.9g\n", (open_s + open_e) / 2, open_y,
-                (open_e - open_s) / 2);
+      if (gbox_push(&boxes, b)) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        goto out;
       }
-      open_y = y;
-      open_s = s;
-      open_e = e;
+      j = i + 1;
     }
-    if (any) {
-      fprintf(f, "\n\n");
-      kp += (size_t)snprintf(present + kp, sizeof present - kp, "%s%s",
-                             kp ? " " : "", gantt_phases[ph]);
-      ki += (size_t)snprintf(ph_idx + ki, sizeof ph_idx - ki, "%s%d",
-                             ki ? " " : "", ph + 1);
-      blk++;
-    }
+    i = j;
   }
-  var_s(v, "phases", present);
+  /* Stacked bars of one kind at one height side by side are one box (no
+   * seams, fewer lines). */
+  qsort(boxes.b, (size_t)boxes.n, sizeof *boxes.b, gbox_cmp);
+  {
+    int64_t k = 0;
+    for (int64_t b = 0; b < boxes.n; b++) {
+      struct gbox *p = k > 0 ? &boxes.b[k - 1] : NULL, *x = &boxes.b[b];
+      if (p && p->kind == x->kind && p->y0 == x->y0 && p->y1 == x->y1 &&
+          x->x0 <= p->x1 + 1e-6 && x->x0 >= p->x0) {
+        if (x->x1 > p->x1)
+          p->x1 = x->x1;
+        continue;
+      }
+      boxes.b[k++] = *x;
+    }
+    boxes.n = k;
+  }
+  /* One block per kind present, the update last so that its box (made
+   * wider than it is) stays on top. Lines "x0 x1 y0 y1" in ms. */
+  fprintf(f, "# gantt: iteration %.9g ms, visible width %.9g ms\n",
+          tmax - tmin, w);
+  for (int pass = 0; pass < GK_COUNT; pass++) {
+    int kd = pass < GK_UPDATE ? pass : pass == GK_COUNT - 1 ? GK_UPDATE
+                                                            : pass + 1;
+    int any = 0;
+    for (int64_t b = 0; b < boxes.n; b++) {
+      if (boxes.b[b].kind != kd)
+        continue;
+      if (!any)
+        fprintf(f, "# %s\n", names[kd]);
+      any = 1;
+      fprintf(f, "%.9g %.9g %.9g %.9g\n", boxes.b[b].x0, boxes.b[b].x1,
+              boxes.b[b].y0, boxes.b[b].y1);
+    }
+    if (!any)
+      continue;
+    fputs("\n\n", f);
+    ki += (size_t)snprintf(ph_idx + ki, sizeof ph_idx - ki, "%s%d",
+                           ki ? " " : "", kd + 1);
+    snprintf(key, sizeof key, "kname_%d", ++nblk);
+    var_s(v, key, names[kd]);
+  }
   var_s(v, "phase_ids", ph_idx);
+  var_d(v, "tmin", tmin);
+  var_d(v, "tmax", tmax);
+  var_d(v, "has_update", !isnan(upd_x));
+  var_d(v, "upd_x", isnan(upd_x) ? 0 : upd_x);
+  var_d(v, "stacked", stacked);
+  var_d(v, "vis_ms", w);
   var_s(v, "plottitle", o->title ? o->title : "Timeline of one iteration");
 out:
+  free(it);
+  free(boxes.b);
   ooc_table_fini(&t);
   return rc;
 }
@@ -894,87 +1384,4 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
                        "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
                        "wrote %s but not %s", gp, dat, out);
   return run_gnuplot(gp, &v, script, out, err);
-}
-
-/* ---- trace writers --------------------------------------------------------------- */
-
-struct tspan {
-  int lane;
-  int64_t s, e;
-  int32_t instr;
-};
-
-static int
-tspan_cmp(const void *a, const void *b)
-{
-  const struct tspan *x = a, *y = b;
-  if (x->lane != y->lane)
-    return x->lane - y->lane;
-  if (x->s != y->s)
-    return x->s < y->s ? -1 : 1;
-  if (x->e != y->e)
-    return x->e < y->e ? -1 : 1;
-  return x->instr - y->instr;
-}
-
-static const char *
-span_phase(const ooc_instr *in)
-{
-  switch (in->kind) {
-  case OOC_I_COMPUTE:
-    switch (in->phase) {
-    case OOC_PH_FWD: return "fwd";
-    case OOC_PH_BWD: return "bwd";
-    case OOC_PH_RECOMP: return "recompute";
-    case OOC_PH_UPDATE: return "update";
-    default: return "compute";
-    }
-  case OOC_I_H2D: return "swapin";
-  case OOC_I_D2H: return "swapout";
-  case OOC_I_ALLOC: return "alloc";
-  default: return "free";
-  }
-}
-
-int
-ooc_plot_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
-                        const ooc_trace *t)
-{
-  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
-  struct tspan *sp;
-  int32_t n = 0;
-  int64_t t0 = ooc_trace_origin_ns(t), prev_end = -1;
-
-  fputs("lane,start_s,end_s,phase,layer\n", f);
-  if (t->n_spans == 0)
-    return ferror(f) ? OOC_EIO : OOC_OK;
-  sp = malloc((size_t)t->n_spans * sizeof *sp);
-  if (!sp)
-    return OOC_ENOMEM;
-  for (int32_t i = 0; i < t->n_spans; i++) {
-    const ooc_span *s = &t->spans[i];
-    if (s->instr < 0 || s->instr >= p->n_instr)
-      continue;
-    sp[n++] = (struct tspan){ .lane = p->instr[s->instr].stream,
-                              .s = s->start_ns, .e = s->end_ns,
-                              .instr = s->instr };
-  }
-  qsort(sp, (size_t)n, sizeof *sp, tspan_cmp);
-  for (int32_t i = 0; i < n; i++) {
-    const ooc_instr *in = &p->instr[sp[i].instr];
-    const char *layer = in->layer >= 0 && m && in->layer < m->n_layers
-                        ? m->layers[in->layer].name : "";
-    int lane = sp[i].lane >= 0 && sp[i].lane < OOC_NSTREAMS ? sp[i].lane : 0;
-    if (lane == OOC_STREAM_COMPUTE && prev_end >= 0 && sp[i].s > prev_end)
-      fprintf(f, "compute,%.9g,%.9g,stall,\n", (double)(prev_end - t0) / 1e9,
-              (double)(sp[i].s - t0) / 1e9);
-    if (lane == OOC_STREAM_COMPUTE && sp[i].e > prev_end)
-      prev_end = sp[i].e;
-    fprintf(f, "%s,%.9g,%.9g,%s,", lanes[lane], (double)(sp[i].s - t0) / 1e9,
-            (double)(sp[i].e - t0) / 1e9, span_phase(in));
-    ooc_csv_cell(f, layer ? layer : "");
-    fputc('\n', f);
-  }
-  free(sp);
-  return ferror(f) ? OOC_EIO : OOC_OK;
 }

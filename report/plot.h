@@ -13,8 +13,10 @@
  *   maxbatch    sweep --maxbatch        largest batch per planner per GPU,
  *               results.csv             clustered bars
  *   memory      mem CSV "time_s,allocated_bytes,reserved_bytes"
- *                                       allocated, reserved, budget
- *   gantt       timeline CSV "lane,start_s,end_s,phase,layer"
+ *                                       allocated, reserved, budget; a
+ *                                       note when reserved is flat
+ *   gantt       timeline CSV "lane,start_s,end_s,phase,layer,cause"
+ *               (trace_out.h)
  *                                       compute / H2D / D2H lanes, stalls;
  *                                       touching spans of a phase joined
  *
@@ -31,9 +33,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "base/error.h"
-#include "ir/model.h"
-#include "ir/program.h"
-#include "sim/sim.h"
 
 typedef enum {
   OOC_PLOT_THROUGHPUT = 0,
@@ -50,6 +49,9 @@ int ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err);
 typedef struct ooc_plot_opts {
   const char *title;          /* NULL: derived from the input */
   uint64_t budget;            /* memory: budget line in bytes (0: none) */
+  const char *allocator;      /* memory: the allocator model that ran, for
+                                 the note on a flat reserved curve (NULL:
+                                 "the allocator") */
 } ooc_plot_opts;
 
 /* Write the data file for kind from `in` and draw `out` (.png or .svg).
@@ -62,14 +64,5 @@ int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
 /* The gnuplot program that would run; sets *path and returns 1 when it is
  * runnable, 0 when not. */
 int ooc_plot_gnuplot(const char **path);
-
-/* Timeline CSV of one iteration from a trace: a header, then one line per
- * span "lane,start_s,end_s,phase,layer" with lane compute|h2d|d2h, phase
- * fwd|bwd|recompute|update|swapin|swapout|alloc|free|stall (stall: the
- * compute lane idle between two of its spans), times from the trace's
- * origin (ooc_trace_origin_ns, as the memory CSV of trace_out.h), ordered
- * by lane then start. */
-int ooc_plot_write_timeline(FILE *f, const ooc_model *m,
-                            const ooc_program *p, const ooc_trace *t);
 
 #endif

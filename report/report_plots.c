@@ -65,7 +65,6 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   ooc_summary sum;
   ooc_model *wm = NULL;
   ooc_scenario_out so;
-  FILE *f;
   char mem[4096], tl[4096], ttl[256];
   ooc_scenario_spec spec = {
     .model = o->model, .batch = o->batch, .sets = o->sets,
@@ -83,19 +82,14 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
     snprintf(mem, sizeof mem, "%s/data/memory.csv", o->dir);
     snprintf(tl, sizeof tl, "%s/data/timeline.csv", o->dir);
     rc = ooc_trace_save_mem_csv(mem, &tr, err);
-    if (!rc) {
-      f = fopen(tl, "w");
-      if (!f)
-        rc = ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", tl,
-                         strerror(errno));
-      else if (ooc_plot_write_timeline(f, wm, &prog, &tr) | fclose(f))
-        rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", tl);
-    }
+    if (!rc)
+      rc = ooc_trace_save_timeline(tl, wm, &prog, &tr, err);
     if (!rc) {
       snprintf(ttl, sizeof ttl, "Device memory over one iteration: %s",
                sum.planner);
       draw(&d->pl, OOC_PLOT_MEMORY, mem, o->dir, "memory.png",
-           &(ooc_plot_opts){ .title = ttl, .budget = sum.budget_bytes });
+           &(ooc_plot_opts){ .title = ttl, .budget = sum.budget_bytes,
+                             .allocator = sum.allocator });
       for (int st = 0; st < OOC_STALL_COUNT; st++)
         d->win_stall_s += sum.stall_s[st];
       snprintf(ttl, sizeof ttl, "Timeline of one iteration: %s%s",

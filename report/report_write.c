@@ -387,24 +387,30 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
   int64_t win = rd->win;
   const char *why = rd->pl.missing ? "gnuplot is missing" : rd->pl.first_msg;
   ooc_doc_h(d, 2, "Plots");
-  ooc_doc_p(d, "Throughput over batch sizes %s, one line per planner. "
-            "Crosses along the bottom, one row per planner in its colour, "
-            "mark the batches it cannot fit; the dashed black line is in-core "
-            "speed with unlimited memory.", rd->batches);
+  ooc_doc_p(d, "Throughput over batch sizes %s, one line per planner; "
+            "planners that reach the same speed at every batch share one "
+            "line (\"lms = capacity = window\"). Crosses in the strip under "
+            "the plot, one row per planner in its colour, mark the batches "
+            "it cannot fit; the dashed black line is in-core speed with "
+            "unlimited memory.", rd->batches);
   ooc_doc_img(d, o->dir, "throughput.png", "samples/s vs batch", why);
   if (win >= 0) {
     ooc_doc_p(d, "The winner (%s) over one iteration: device memory against "
               "the budget, and its timeline (compute, H2D and D2H lanes). %s",
               winner, rd->win_stall_s > 0 ? "Red boxes on the compute lane "
-              "are stalls: the GPU idle, waiting for a copy or for memory."
+              "are stalls, the GPU idle: red while it waits for a swap-in, "
+              "dark red for a swap-out (the room it makes), light red for "
+              "anything else. Where spans are too short to see one by one, "
+              "stacked bars show each one's share of the time."
               : "Its compute lane never stalls.");
     ooc_doc_img(d, o->dir, "memory.png", "memory over one iteration", why);
     ooc_doc_img(d, o->dir, "gantt.png", "timeline of one iteration", why);
   }
   if (rd->have_mb) {
     ooc_doc_p(d, "Largest batch each planner can train on %s (search by "
-              "doubling then bisection; data/maxbatch/results.csv).",
-              hw->name);
+              "doubling then bisection; data/maxbatch/results.csv, whose "
+              "fail_* columns say what stops the next batch). A bracket over "
+              "bars of equal height says why they stop there.", hw->name);
     ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch", why);
   }
   ooc_doc_p(d, "Slowdown against host link bandwidth at batch %" PRId64 ", "

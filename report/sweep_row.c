@@ -32,7 +32,7 @@ static const char *const summary_cols[] = {
 int
 ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
 {
-  int nc = ooc_sweep_ncoords(g), n = nc + (g->maxbatch ? 1 : 0) +
+  int nc = ooc_sweep_ncoords(g), n = nc + (g->maxbatch ? 4 : 0) +
            (int)N_SUMMARY_COLS, k = 0, i;
   char **c = calloc((size_t)n, sizeof *c);
   char buf[300];
@@ -49,10 +49,14 @@ ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
   c[k++] = strdup("allocator");
   c[k++] = strdup("budget");
   c[k++] = strdup("planner");
-  if (!g->maxbatch)
+  if (!g->maxbatch) {
     c[k++] = strdup("batch");
-  else
+  } else {
     c[k++] = strdup("max_batch");
+    c[k++] = strdup("fail_batch");
+    c[k++] = strdup("fail_limit");
+    c[k++] = strdup("fail_op");
+  }
   for (i = 0; summary_cols[i]; i++)
     c[k++] = strdup(summary_cols[i]);
   for (i = 0; i < n; i++)
@@ -132,13 +136,22 @@ summary_cells(const ooc_summary *s, char **c)
 
 int
 ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
-              const ooc_summary *s, char **row)
+              const ooc_maxbatch_limit *lim, const ooc_summary *s,
+              char **row)
 {
   int k = ooc_sweep_ncoords(g);
 
   if (ooc_sweep_point_coords(g, i, row))
     return OOC_ENOMEM;
-  if (g->maxbatch && !(row[k++] = fmt_u((uint64_t)best)))
-    return OOC_ENOMEM;
+  if (g->maxbatch) {
+    int known = lim != NULL && lim->batch > 0;
+    row[k++] = fmt_u((uint64_t)best);
+    row[k++] = known ? fmt_u((uint64_t)lim->batch) : strdup("");
+    row[k++] = strdup(known ? ooc_limit_kind_name(lim->kind) : "");
+    row[k++] = strdup(known ? lim->op : "");
+    for (int j = k - 4; j < k; j++)
+      if (!row[j])
+        return OOC_ENOMEM;
+  }
   return summary_cells(s, row + k);
 }

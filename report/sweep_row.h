@@ -2,8 +2,13 @@
  * row in them.
  *
  * Columns: the coordinates (model, set, hw, "hw_set:KEY" per --hw-set
- * axis, allocator, budget, planner, batch; sweep_grid.h), "max_batch" in
- * --maxbatch mode, then every field of the summary object flattened
+ * axis, allocator, budget, planner, batch; sweep_grid.h), in --maxbatch
+ * mode "max_batch" and what stops the next batch (maxbatch.h): fail_batch
+ * (the first batch that does not fit; empty at the cap), fail_limit
+ * ("working_set" when one step's working set exceeds the budget, so no
+ * plan fits it; "largest_step" when the plan ran out of memory at the step
+ * with the largest working set; "oom" at another step) and fail_op (the
+ * step the OOM names), then every field of the summary object flattened
  * (dtype, budget_bytes, feasible, ..., oom_reason, plan_note), with the
  * wall-clock columns (plan_wall_s, sim_wall_s) last so byte comparisons
  * can cut them.
@@ -16,6 +21,7 @@
 
 #include <stdint.h>
 #include "base/error.h"
+#include "analysis/maxbatch.h"
 #include "analysis/summary.h"
 #include "report/sweep_grid.h"
 #include "report/table.h"
@@ -24,10 +30,11 @@
 int ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err);
 
 /* Fill row (as many cells as the header has columns) for point i of g with
- * summary s; best is the largest batch in --maxbatch mode. OOC_ENOMEM when
- * a cell could not be made (those made are in row, for the caller to
- * free). */
+ * summary s; best is the largest batch and lim (may be NULL) what stops
+ * the next in --maxbatch mode. OOC_ENOMEM when a cell could not be made
+ * (those made are in row, for the caller to free). */
 int ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
-                  const ooc_summary *s, char **row);
+                  const ooc_maxbatch_limit *lim, const ooc_summary *s,
+                  char **row);
 
 #endif

@@ -82,6 +82,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
   int nov = 0, rc;
   ooc_summary sum = { .feasible = 0 };
   int64_t best = 0;
+  ooc_maxbatch_limit lim = { .batch = 0 };
 
   ooc_sweep_point_decode(g, i, &p);
   for (int j = 0; j < g->n_hwsets; j++)
@@ -100,7 +101,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     .iterations = g->iterations,
   };
   if (g->maxbatch) {
-    rc = ooc_maxbatch_find(&spec, &best, &sum, err);
+    rc = ooc_maxbatch_find_limit(&spec, &best, &sum, &lim, err);
     if (!rc && best == 0) {
       ooc_summary_fini(&sum);
       sum = (ooc_summary){ .feasible = 0 };
@@ -130,7 +131,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     ooc_summary_fini(&sum);
     return rc;
   }
-  rc = ooc_sweep_row(g, i, best, &sum, row);
+  rc = ooc_sweep_row(g, i, best, &lim, &sum, row);
   ooc_summary_fini(&sum);
   return rc ? ooc_err_set(err, OOC_ENOMEM, "out of memory") : OOC_OK;
 }

@@ -201,6 +201,41 @@ START_TEST(scenario_maxbatch_edge)
 }
 END_TEST
 
+/* What stops the batch after the largest (maxbatch.h): with the ideal
+ * allocator and 64 MiB, every planner takes the MLP to the batch where the
+ * working set of its largest step, 'bwd relu1', exceeds the budget; with
+ * the caching allocator on a V100, vdnn stops earlier, out of memory at
+ * AlexNet's largest step, 'bwd pool1'. */
+START_TEST(scenario_maxbatch_limit)
+{
+  ooc_scenario_spec spec = { .model = MLP, .hw = "v100-pcie3",
+                             .planner = "window", .allocator = "ideal",
+                             .budget = 64u << 20 };
+  ooc_maxbatch_limit lim;
+  ooc_summary at;
+  ooc_err err = { 0 };
+  int64_t best = 0;
+
+  ck_assert_msg(ooc_maxbatch_find_limit(&spec, &best, &at, &lim, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_gt(best, 1);
+  ck_assert_int_eq(lim.batch, best + 1);
+  ck_assert_int_eq(lim.kind, OOC_LIMIT_WORKING_SET);
+  ck_assert_str_eq(lim.op, "bwd relu1");
+  ck_assert_str_eq(ooc_limit_kind_name(lim.kind), "working_set");
+  ooc_summary_fini(&at);
+
+  spec = (ooc_scenario_spec){ .model = "alexnet", .hw = "v100-pcie3",
+                              .planner = "vdnn" };
+  ck_assert_msg(ooc_maxbatch_find_limit(&spec, &best, &at, &lim, &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(lim.batch, best + 1);
+  ck_assert_int_eq(lim.kind, OOC_LIMIT_LARGEST_STEP);
+  ck_assert_str_eq(lim.op, "bwd pool1");
+  ooc_summary_fini(&at);
+}
+END_TEST
+
 /* Budget semantics (docs/lower-bound.md, "Budget"). tests/data/cli_mlp.json
  * at batch 64: persistent = 172 params x 4 B x 3 (weights, gradients,
  * momentum) + the 16 x 64 x 4 B input = 2064 + 4096 = 6160 B; the largest
@@ -275,6 +310,7 @@ analysis_suite(void)
   tcase_add_test(tc, scenario_incore);
   tcase_add_test(tc, scenario_probe);
   tcase_add_test(tc, scenario_maxbatch_edge);
+  tcase_add_test(tc, scenario_maxbatch_limit);
   tcase_add_test(tc, scenario_budget_semantics);
   suite_add_tcase(s, tc);
   return s;

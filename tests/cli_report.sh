@@ -47,7 +47,7 @@ grep -q "What if: other host links" "$R/report.md" && grep -q "gh200-c2c" "$R/re
   && ok "what-if section" || not_ok "what-if section"
 grep -q "Where the time goes" "$R/report.html" && grep -q "<style>" "$R/report.html" \
   && ok "html has the breakdown and inline CSS" || not_ok "html content"
-head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer$' \
+head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer,cause$' \
   && grep -q '^compute,.*,fwd,' "$R/data/timeline.csv" && grep -q '^compute,.*,bwd,' "$R/data/timeline.csv" \
   && ok "timeline CSV" || not_ok "timeline CSV"
 head -n 1 "$R/data/memory.csv" | grep -q '^time_s,allocated_bytes,reserved_bytes$' && ok "memory CSV" || not_ok "memory CSV"
@@ -93,9 +93,18 @@ if [ $have_gnuplot -eq 1 ]; then
   done
   grep -q '>PCIe3 ' "$TMP/p-bandwidth.svg" && grep -q '>C2C ' "$TMP/p-bandwidth.svg" \
     && ok "bandwidth plot marks the link profiles" || not_ok "bandwidth marks"
-  grep -q 'in-core (unlimited memory)' "$TMP/p-throughput.svg" && grep -q 'out of memory' "$TMP/p-throughput.svg" \
-    && ok "throughput plot keys the in-core line and OOM points" || not_ok "throughput key"
+  grep -q 'in-core (unlimited memory)' "$TMP/p-throughput.svg" \
+    && ok "throughput plot keys the in-core line" || not_ok "throughput key"
   grep -q 'budget 15.50 GiB' "$TMP/p-memory.svg" && ok "memory plot shows the budget (15.50 GiB)" || not_ok "memory budget"
+  # Reserved is flat in a steady-state iteration, and the plot says why;
+  # a reserved curve that moves gets no such note.
+  awk -F, 'NR > 1 { if (min == "" || $3 < min) min = $3; if ($3 > max) max = $3 } END { exit !(max - min <= 0.02 * max) }' "$R/data/memory.csv" \
+    && grep -q 'reserved stays flat: this is a steady-state iteration; the allocator keeps the segments it reserved' "$TMP/p-memory.svg" \
+    && ok "memory plot explains the flat reserved curve" || not_ok "no note on the flat reserved curve"
+  printf 'time_s,allocated_bytes,reserved_bytes\n0,0,0\n0.001,1073741824,1073741824\n0.002,0,2147483648\n' >"$TMP/mem-grow.csv"
+  $OOCSIM plot memory --in "$TMP/mem-grow.csv" -o "$TMP/mem-grow.svg" 2>"$TMP/perr"
+  is_svg "$TMP/mem-grow.svg" && ! grep -q 'reserved stays flat' "$TMP/mem-grow.svg" \
+    && ok "no flat-reserved note when reserved grows" || not_ok "memory note on a growing curve: $(cat "$TMP/perr")"
   grep -q '>vdnn<' "$TMP/p-maxbatch.svg" && grep -q '>window<' "$TMP/p-maxbatch.svg" \
     && ok "maxbatch bars name the planners" || not_ok "maxbatch key"
   grep -q '>forward<' "$TMP/p-gantt.svg" && grep -q '>backward<' "$TMP/p-gantt.svg" \
@@ -106,10 +115,88 @@ if [ $have_gnuplot -eq 1 ]; then
   grep -q '>recompute<' "$TMP/tl.svg" && grep -q '>stall<' "$TMP/tl.svg" \
     && grep -q '>swap-in<' "$TMP/tl.svg" && grep -q '>swap-out<' "$TMP/tl.svg" \
     && ok "timeline shows recompute, copies and stalls" || not_ok "gantt recompute/stall: $(cat "$TMP/perr")"
-  # Back-to-back spans of a phase on a lane are one box (no seams that
-  # read as stalls): no two boxes of a block touch on the same lane.
-  seams=$(awk '/^#/ {blk++; n=0; next} NF==3 { s=$1-$3; e=$1+$3; if (($2 SUBSEP blk) in last && s <= last[$2 SUBSEP blk] + 1e-6) c++; last[$2 SUBSEP blk]=e } END {print c+0}' "$TMP/p-gantt.dat")
+  # Back-to-back boxes of a kind at one height on a lane are one box (no
+  # seams that read as stalls): no two boxes of a block with the same
+  # vertical extent touch.
+  seams=$(awk '/^#/ {blk++; next} NF==4 { k = blk SUBSEP $3 SUBSEP $4; if ((k in last) && $1 <= last[k] + 1e-6) c++; last[k]=$2 } END {print c+0}' "$TMP/p-gantt.dat")
   [ "$seams" -eq 0 ] && ok "timeline boxes merged ($(grep -c '^[0-9]' "$TMP/p-gantt.dat") boxes)" || not_ok "timeline: $seams touching boxes"
+  # A plan that stalls between short kernels (vdnn) reads at a glance:
+  # stalls are spans on the compute lane, by cause; no stripes, i.e. no two
+  # neighbouring boxes on a lane both narrower than half the visible width
+  # (the data file's header says it); the update is at least 1/150 of the
+  # iteration wide and labelled.
+  $OOCSIM simulate -m resnet50 -b 256 --hw v100-pcie3 -p vdnn --timeline-csv "$TMP/vdnn-tl.csv" >/dev/null 2>&1
+  $OOCSIM plot gantt --in "$TMP/vdnn-tl.csv" -o "$TMP/vdnn-gantt.svg" 2>"$TMP/perr"
+  is_svg "$TMP/vdnn-gantt.svg" && grep -q '^# stall: swap-in$' "$TMP/vdnn-gantt.dat" && grep -q '^# stall: swap-out$' "$TMP/vdnn-gantt.dat" \
+    && grep -q '>stall: swap-in<' "$TMP/vdnn-gantt.svg" && grep -q '>stall: swap-out<' "$TMP/vdnn-gantt.svg" \
+    && awk '/^# stall/ {s=1; next} /^#/ {s=0} s && NF==4 && $3 >= 2.5 {n++} END {exit !(n > 0)}' "$TMP/vdnn-gantt.dat" \
+    && ok "stalls drawn on the compute lane by cause" || not_ok "vdnn gantt stalls: $(cat "$TMP/perr")"
+  stripes=$(awk 'NR==1 {w=$NF+0; it=$5+0} /^#/ {next} NF==4 { print int($3 + 0.5), $1, $2 }' "$TMP/vdnn-gantt.dat" | sort -k1,1n -k2,2g -u |
+    awk -v w="$(sed -n '1s/.*visible width \([0-9.e+-]*\) ms/\1/p' "$TMP/vdnn-gantt.dat")" '
+      { if ($1 != lane) { lane = $1; prevn = 0; px = "" } if ($2 == px) next; px = $2
+        n = ($3 - $2 < w / 2); if (n && prevn) c++; prevn = n }
+      END { print c + 0 }')
+  spans=$(grep -c '^compute,' "$TMP/vdnn-tl.csv")
+  [ "$stripes" -eq 0 ] && [ "$spans" -gt 400 ] && ok "vdnn timeline without stripes ($spans compute-lane spans)" || not_ok "vdnn timeline: $stripes stripe pairs"
+  upd=$(awk '/^# gantt:/ {it=$4} /^# update/ {u=1; next} u && NF==4 {print ($2 - $1) / it; exit}' "$TMP/vdnn-gantt.dat")
+  awk -v r="$upd" 'BEGIN { exit !(r >= 1 / 150 - 1e-9) }' && [ "$(grep -c '>update<' "$TMP/vdnn-gantt.svg")" -ge 2 ] \
+    && ok "update visible ($upd of the iteration) and labelled" || not_ok "update width $upd"
+  # Throughput at a glance. Planners that coincide at every batch are one
+  # line keyed "lms = capacity = window"; infeasible batches are crosses in
+  # a strip of their own (rows 1, 2, ... in the data, keyed and labelled
+  # "infeasible"), not points near zero samples/s; the x axis ends at the
+  # first and last batch (gnuplot's own range, read back through a wrapper).
+  $OOCSIM sweep -m alexnet -b 64,128 --hw v100-pcie3 -p lms,capacity,window -o "$TMP/same" >/dev/null 2>&1
+  $OOCSIM plot throughput --in "$TMP/same/results.csv" -o "$TMP/same.svg" 2>"$TMP/perr"
+  grep -q '>lms = capacity = window<' "$TMP/same.svg" && ! grep -q '>capacity<' "$TMP/same.svg" \
+    && ok "coinciding planners keyed as one line" || not_ok "coinciding planners: $(cat "$TMP/perr")"
+  gp=$($OOCSIM plot --help | sed -n 's/^.*gnuplot is \(.*\) unless$/\1/p')
+  [ -n "$OOCSIM_GNUPLOT" ] && gp=$OOCSIM_GNUPLOT
+  printf '#!/bin/sh\nexec "%s" "$@" -e "set print \\"%s\\"; print GPVAL_X_MIN, GPVAL_X_MAX"\n' "$gp" "$TMP/xr" >"$TMP/gpwrap"
+  chmod +x "$TMP/gpwrap"
+  $OOCSIM sweep -m alexnet -b 8:104:8 --hw v100-pcie3 -p incore,vdnn,window --budget 900MiB -o "$TMP/many" >/dev/null 2>&1
+  $OOCSIM plot throughput --in "$TMP/many/results.csv" -o "$TMP/many.svg" 2>"$TMP/perr"
+  oomy=$(awk '/^# .* oom$/ {o=1; next} /^#/ {o=0} o && NF==2 && $2 != "NaN" {print $2}' "$TMP/many.dat" | sort -u | tr '\n' ' ')
+  [ "$oomy" = "1 2 3 " ] && [ "$(grep -c '>infeasible<' "$TMP/many.svg")" -ge 2 ] \
+    && ok "OOM marks in a strip of their own (rows $oomy), keyed infeasible" || not_ok "OOM marks: rows '$oomy' $(cat "$TMP/perr")"
+  OOCSIM_GNUPLOT="$TMP/gpwrap" $OOCSIM plot throughput --in "$TMP/many/results.csv" -o "$TMP/many.png" 2>"$TMP/perr"
+  [ "$(cat "$TMP/xr" 2>/dev/null)" = "8.0 104.0" ] && is_png "$TMP/many.png" \
+    && ok "throughput x axis spans the batches only" || not_ok "throughput x range: $(cat "$TMP/xr" "$TMP/perr")"
+  # Bandwidth: the link labels stand above the plot (above its top border,
+  # gnuplot's GPVAL_TERM_YMAX read back through the wrapper), each at its
+  # dotted line (the baseline of the rotated text within 10 px right of
+  # it) and apart from the others; the x label names the keys set.
+  printf '#!/bin/sh\nexec "%s" "$@" -e "set print \\"%s\\"; print GPVAL_TERM_XMIN, GPVAL_TERM_XMAX, GPVAL_TERM_YMAX, GPVAL_TERM_YSIZE / GPVAL_TERM_SCALE, GPVAL_X_MIN, GPVAL_X_MAX"\n' "$gp" "$TMP/bwr" >"$TMP/gpwrap2"
+  chmod +x "$TMP/gpwrap2"
+  OOCSIM_GNUPLOT="$TMP/gpwrap2" $OOCSIM plot bandwidth --in "$TMP/bw/results.csv" -o "$TMP/bw2.svg" 2>"$TMP/perr"
+  set -- $(cat "$TMP/bwr" 2>/dev/null)
+  bad=$(awk -v x0="$1" -v x1="$2" -v ytop="$(awk -v a="$4" -v b="$3" 'BEGIN {print a - b}')" -v lo="$5" -v hi="$6" -v marks="12.2 25.5 55.9 68 360" '
+    BEGIN { n = split(marks, m, " ") }
+    /translate\(/ { t = $0; sub(/.*translate\(/, "", t); sub(/\).*/, "", t); split(t, xy, ","); next }
+    /<text[^>]*>(PCIe|NVLink|C2C)/ {
+      k++; lx = x0 + (log(m[k]) - log(lo)) / (log(hi) - log(lo)) * (x1 - x0)
+      if (xy[2] >= ytop) print "label " k " below the top border (" xy[2] " >= " ytop ")"
+      if (xy[1] - lx > 10 || xy[1] < lx) print "label " k " at x " xy[1] ", its line at " lx
+      if (k > 1 && xy[1] - px < 9) print "labels " k - 1 " and " k " overlap"
+      px = xy[1] }
+    END { if (k != n) print k " labels of " n }' "$TMP/bw2.svg")
+  [ -z "$bad" ] && ok "link labels above the plot, each at its line" || not_ok "link labels: $bad $(cat "$TMP/perr")"
+  grep -q '>host link bandwidth, GB/s, log scale: H2D = D2H, all set to it<' "$TMP/bw2.svg" && ! grep -q 'more key' "$TMP/bw2.svg" \
+    && ok "bandwidth axis names the keys set" || not_ok "bandwidth axis label: $(grep 'host link' "$TMP/bw2.svg")"
+  # Maxbatch: equal bars say why. On the MLP (ideal allocator, 64 MiB)
+  # every planner stops where the working set of 'bwd relu1' exceeds the
+  # budget; on AlexNet vdnn and lms stop at the same batch, out of memory
+  # at its largest step 'bwd pool1', and window (higher) gets no bracket.
+  $OOCSIM sweep --maxbatch -m "$top_srcdir/tests/data/cli_mlp.json" --hw v100-pcie3 -p vdnn,window,capacity --allocator ideal --budget 64MiB -o "$TMP/mbm" >/dev/null 2>&1
+  $OOCSIM plot maxbatch --in "$TMP/mbm/results.csv" -o "$TMP/mbm.svg" 2>"$TMP/perr"
+  grep -q '>limited by the working set of step bwd relu1<' "$TMP/mbm.svg" \
+    && ok "equal bars limited by one step's working set are annotated" || not_ok "maxbatch annotation: $(cat "$TMP/perr")"
+  $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn,lms,window -o "$TMP/mbt" >/dev/null 2>&1
+  $OOCSIM plot maxbatch --in "$TMP/mbt/results.csv" -o "$TMP/mbt.svg" 2>"$TMP/perr"
+  [ "$(grep -c '>limited by the working set of step bwd pool1<' "$TMP/mbt.svg")" -eq 1 ] && is_svg "$TMP/mbt.svg" \
+    && ok "equal vdnn and lms bars annotated once" || not_ok "alexnet maxbatch annotation: $(cat "$TMP/perr")"
+  [ "$(grep -c 'limited by\|runs out of memory' "$TMP/p-maxbatch.svg")" -eq 0 ] \
+    && ok "bars of different heights carry no bracket" || not_ok "unexpected maxbatch bracket"
   # A sweep over two profiles: one panel per profile, a planner keyed once.
   $OOCSIM sweep -m alexnet -b 64,128 --hw v100-pcie3,a100-pcie4 -p vdnn,window -o "$TMP/thr2" >/dev/null 2>&1
   $OOCSIM plot throughput --in "$TMP/thr2/results.csv" -o "$TMP/thr2.svg" 2>"$TMP/perr"

@@ -109,6 +109,36 @@ fi
 awk -F, 'NR > 1 && ($3 + 0 < $2 + 0) { bad = 1 } END { exit bad }' "$TMP/mem.csv" &&
   ok "mem csv reserved >= allocated" || not_ok "mem csv reserved >= allocated"
 
+# --timeline-csv: the same timeline CSV `oocsim report` writes for its
+# Gantt plot, stalls on the compute lane with their cause adding up to the
+# summary's stall_s; `oocsim plot gantt` draws it.
+expect_ok "simulate --timeline-csv" "$OOCSIM" simulate -m alexnet -b 128 \
+  --hw v100-pcie3 -p vdnn --json --timeline-csv "$TMP/tl.csv"
+cp "$TMP/out" "$TMP/tl.json"
+[ "$(head -n 1 "$TMP/tl.csv")" = "lane,start_s,end_s,phase,layer,cause" ] &&
+  grep -q '^compute,[0-9.]*,[0-9.]*,fwd,conv1,$' "$TMP/tl.csv" &&
+  ok "timeline csv header and rows" || not_ok "timeline csv: $(head -n 3 "$TMP/tl.csv")"
+for c in swapin swapout; do
+  want=$(sed -n "s/^[[:space:]]*\"$c\":[[:space:]]*\([^,]*\),*$/\1/p" "$TMP/tl.json")
+  got=$(awk -F, -v c=$c '$1 == "compute" && $4 == "stall" && $6 == c { s += $3 - $2 } END { printf "%.9f", s }' "$TMP/tl.csv")
+  awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(b > 0 && d < 1e-8 && d > -1e-8) }' &&
+    ok "timeline $c stalls add up to stall_s ($got s)" || not_ok "timeline $c stalls $got s, summary $want"
+done
+"$OOCSIM" report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -j 1 \
+  -o "$TMP/rep" >/dev/null 2>&1
+cmp -s "$TMP/tl.csv" "$TMP/rep/data/timeline.csv" &&
+  ok "simulate --timeline-csv equals the report's data/timeline.csv" ||
+  not_ok "timeline differs from the report's: $(diff "$TMP/tl.csv" "$TMP/rep/data/timeline.csv" | head -n 4)"
+if "$OOCSIM" plot gantt --in "$TMP/tl.csv" -o "$TMP/tl.png" 2>"$TMP/perr"; then
+  [ "$(tail -c 8 "$TMP/tl.png" | head -c 4)" = "IEND" ] && ok "plot gantt of simulate's timeline" || not_ok "gantt PNG cut short"
+elif grep -q "gnuplot is missing" "$TMP/perr"; then
+  echo "# gnuplot not found: gantt drawing skipped"
+else
+  not_ok "plot gantt of simulate's timeline: $(cat "$TMP/perr")"
+fi
+expect_fail "--timeline-csv into a missing directory" "--timeline-csv: $TMP/nodir/tl.csv" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p incore --timeline-csv "$TMP/nodir/tl.csv"
+
 # an infeasible plan is a result: exit 0, oom object, null iteration
 expect_ok "infeasible incore" "$OOCSIM" simulate -m resnet50 -b 1024 --hw v100-pcie3 -p incore --json
 [ "$(num feasible "$TMP/out")" = false ] && ok "b1024 incore infeasible on 16 GB" || not_ok "b1024 incore infeasible on 16 GB"

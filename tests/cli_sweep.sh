@@ -111,9 +111,12 @@ set -- $lbchk
 
 # --maxbatch: a max_batch column, at least 1 for a swapping planner.
 expect_ok "sweep --maxbatch" $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn -o "$TMP/mb"
-head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,max_batch,dtype,' && ok "max_batch column" || not_ok "max_batch column"
+head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,max_batch,fail_batch,fail_limit,fail_op,dtype,' && ok "max_batch and fail_* columns" || not_ok "max_batch column"
 mbv=$(awk -F, 'NR==2 {print $7}' "$TMP/mb/results.csv")
 [ "${mbv:-0}" -ge 1 ] && ok "vdnn max batch $mbv >= 1" || not_ok "max batch: $mbv"
+# What stops the next batch: fail_batch = max_batch + 1, a kind and a step.
+fail=$(awk -F, 'NR==2 {print $8, $9, $10}' "$TMP/mb/results.csv")
+[ "$fail" = "$((mbv + 1)) largest_step bwd pool1" ] && ok "maxbatch names what stops batch $((mbv + 1))" || not_ok "fail columns: $fail"
 
 # Errors: one clear line, exit 1.
 expect_fail "range end below start" "range end 1 is below its start 64" $OOCSIM sweep -m alexnet -b 64:1:64 --hw v100-pcie3 -p vdnn -o "$TMP/e"
