@@ -565,6 +565,44 @@ stall_account(ooc_sim *s)
   s->stall_since = s->now;
 }
 
+/* The allocator policy is about to see device ALLOC/FREE i: keep the
+ * order (the detail recorder). OOC_ENOMEM when the record cannot grow. */
+static int
+record_mem(ooc_sim *s, int32_t i)
+{
+  ooc_sim_detail *d = s->detail;
+
+  if (d->n_mem_order == d->cap_mem_order) {
+    int32_t cap = d->cap_mem_order ? 2 * d->cap_mem_order : 1024;
+    int32_t *q = realloc(d->mem_order, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
+    d->mem_order = q;
+    d->cap_mem_order = cap;
+  }
+  d->mem_order[d->n_mem_order++] = i;
+  return OOC_OK;
+}
+
+/* A timed iteration starts: where its part of mem_order begins. */
+static int
+record_iteration(ooc_sim *s)
+{
+  ooc_sim_detail *d = s->detail;
+
+  if (d->n_iter + 2 > d->cap_iter) {
+    int32_t cap = d->cap_iter ? 2 * d->cap_iter : 8;
+    int32_t *q = realloc(d->iter_first, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
+    d->iter_first = q;
+    d->cap_iter = cap;
+  }
+  d->iter_first[d->n_iter++] = d->n_mem_order;
+  d->iter_first[d->n_iter] = d->n_mem_order;
+  return OOC_OK;
+}
+
 /* A kernel starts: hand it the compute stream's idle time since the last
  * one (the detail recorder). */
 static void
@@ -653,6 +691,9 @@ try_start(ooc_sim *s, int k)
     break;
   }
   case OOC_I_ALLOC:
+    if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
+        (rc = record_mem(s, i)) != OOC_OK)
+      return rc;
     rc = do_alloc(s, i, &cost);
     if (rc == OOC_EOOM)
       return OOC_OK;
@@ -663,6 +704,9 @@ try_start(ooc_sim *s, int k)
     rc = push(s, i, cost, EV_DONE, k, 0);
     break;
   case OOC_I_FREE:
+    if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
+        (rc = record_mem(s, i)) != OOC_OK)
+      return rc;
     rc = do_free(s, i, &cost);
     if (rc != OOC_OK)
       return rc;
@@ -981,7 +1025,11 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       if (detail != NULL)
         ooc_sim_detail_clear(detail);
     }
+    if (detail != NULL && (rc = record_iteration(s)) != OOC_OK)
+      return rc;
     rc = run_iteration(s);
+    if (detail != NULL)
+      detail->iter_first[detail->n_iter] = detail->n_mem_order;
     if (rc != OOC_OK)
       return rc;
     if (!r->feasible)
@@ -1017,6 +1065,8 @@ ooc_sim_detail_fini(ooc_sim_detail *d)
   free(d->free_bytes);
   free(d->exposed_in_ns);
   free(d->exposed_out_ns);
+  free(d->mem_order);
+  free(d->iter_first);
   memset(d, 0, sizeof *d);
 }
 
@@ -1049,6 +1099,7 @@ ooc_sim_detail_reserve(ooc_sim_detail *d, const ooc_program *p)
   }
   d->n_instr = p->n_instr;
   d->n_tensors = p->n_tensors;
+  d->n_mem_order = d->n_iter = 0;
   ooc_sim_detail_clear(d);
   return OOC_OK;
 }

@@ -114,6 +114,13 @@ typedef struct ooc_sim_detail {
                                    swap-in (H2D or the ALLOC before it) */
   int64_t *exposed_out_ns;      /* per tensor: compute idle waiting for its
                                    swap-out (D2H or the FREE after it) */
+  /* The order in which the allocator policy saw the device ALLOC and FREE
+   * instructions, over every timed iteration (the prologue runs in index
+   * order): iteration k's are mem_order[iter_first[k] .. iter_first[k+1]).
+   * An executor that applies them in this order gets the placements, and
+   * so the fragmentation, the simulator predicted. */
+  int32_t *mem_order, n_mem_order, cap_mem_order;
+  int32_t *iter_first, n_iter, cap_iter;
 } ooc_sim_detail;
 
 void ooc_sim_detail_init(ooc_sim_detail *d);

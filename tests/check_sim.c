@@ -581,6 +581,18 @@ START_TEST(test_detail)
   ck_assert_int_eq(d.exposed_out_ns[1], 201000);
   ck_assert_int_eq(d.exposed_in_ns[1], 0);
   ck_assert_int_eq(d.start_ns[4], -1);          /* not a kernel */
+  /* The allocator saw, in each of the two iterations: ALLOC b (2), FREE b
+   * (5, on the D2H stream after the copy), ALLOC c (6, which waited for
+   * it), FREE c (8). */
+  ck_assert_int_eq(d.n_iter, 2);
+  ck_assert_int_eq(d.n_mem_order, 8);
+  ck_assert_int_eq(d.iter_first[0], 0);
+  ck_assert_int_eq(d.iter_first[1], 4);
+  ck_assert_int_eq(d.iter_first[2], 8);
+  for (int k = 0; k < 8; k++) {
+    static const int32_t order[4] = { 2, 5, 6, 8 };
+    ck_assert_int_eq(d.mem_order[k], order[k % 4]);
+  }
   ooc_sim_detail_fini(&d);
 }
 END_TEST
