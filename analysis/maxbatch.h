@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include "base/error.h"
+#include "base/progress.h"
 #include "analysis/scenario.h"
 #include "analysis/summary.h"
 
@@ -29,5 +30,10 @@
  * and not the second time (a non-deterministic planner). */
 int ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
                       ooc_summary *at_max, ooc_err *err);
+
+/* ooc_maxbatch_find, showing on prog (base/progress.h; NULL: nothing) the
+ * batches tried: no total while doubling, the probes left once bisecting. */
+int ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
+                        int64_t *best, ooc_summary *at_max, ooc_err *err);
 
 #endif

@@ -384,6 +384,12 @@ ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
   return ooc_plan_check_budget(sc->lv, budget, err);
 }
 
+uint64_t
+ooc_scenario_working_set(const ooc_scenario *sc)
+{
+  return sc->lv->persistent_bytes + sc->lv->max_step_bytes;
+}
+
 int
 ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
                     ooc_summary *sum, ooc_err *err)

@@ -108,6 +108,11 @@ int ooc_scenario_probe(ooc_scenario *sc, const ooc_scenario_spec *spec,
 int ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                               ooc_err *err);
 
+/* The largest working set of the opened scenario: the persistent bytes
+ * plus the largest step's (ooc_plan_check_budget). No plan fits a budget
+ * below it. */
+uint64_t ooc_scenario_working_set(const ooc_scenario *sc);
+
 /* The INFEASIBLE summary ooc_scenario_run_in gives when spec's budget (0:
  * the profile's) is below the largest working set, for any budget: for a
  * sweep over budgets, where a too small one is a point, not bad input.

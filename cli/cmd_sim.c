@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/args.h"
@@ -27,49 +28,26 @@
 #include "analysis/maxbatch.h"
 #include "report/trace_out.h"
 #include "ir/plan_io.h"
+#include "base/progress.h"
 #include "base/util.h"
-
-#define SCENARIO_OPTS (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET |          \
-                       OOC_CLI_DTYPE | OOC_CLI_OPTIMIZER | OOC_CLI_HW |       \
-                       OOC_CLI_HW_SET | OOC_CLI_PLANNER | OOC_CLI_BUDGET |    \
-                       OOC_CLI_ALLOCATOR | OOC_CLI_OPT | OOC_CLI_ITERS)
-
-static const char scenario_help[] =
-  "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
-  "  -b, --batch BATCH     batch size (an integer >= 1)\n"
-  "      --set K=V         model parameter override (repeatable)\n"
-  "      --dtype D         fp32, fp16 or bf16 (default: the model's)\n"
-  "      --optimizer O     sgd, momentum (default) or adam\n"
-  "      --hw HW           hardware profile (oocsim list hw) or JSON path\n"
-  "      --hw-set K=V      profile field override, e.g. link.h2d_GBps=32\n"
-  "                        (repeatable)\n"
-  "  -p, --planner P       planner (oocsim list planners)\n"
-  "      --budget SIZE     device bytes the plan may use: 16GiB, 8GB,\n"
-  "                        512MiB (default: the profile's usable memory)\n"
-  "      --allocator A     ideal, caching (default), pool or va\n"
-  "      --opt K=V         planner option (repeatable)\n"
-  "      --iterations N    timed iterations simulated; the last one is\n"
-  "                        reported (default 2)\n";
 
 /* --- plan -------------------------------------------------------------- */
 
-static void
-plan_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim plan -m MODEL -b BATCH --hw HW -p PLANNER "
-             "[--budget SIZE]\n"
-             "                   [--allocator A] [--opt K=V ...] -o PLAN.json\n\n"
-             "Run a planner and write the lowered program (ops on the compute,\n"
-             "H2D and D2H streams, with their waits) together with the\n"
-             "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
-             "PLAN.json' replays it and prints what the one-shot simulate\n"
-             "prints; it is also what a GPU executor will replay.\n\n"
-             "Options:\n%s"
-             "  -o, --output FILE     the plan file to write\n"
-             "      --json            print the plan's summary object\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
+static const ooc_cli_doc plan_doc = {
+  .name = "plan", .cmd = OOC_CMD_PLAN,
+  .usage = "Usage: oocsim plan -m MODEL -b BATCH --hw HW -p PLANNER "
+           "[--budget SIZE]\n"
+           "                   [--allocator A] [--opt K=V ...] -o PLAN.json\n",
+  .about =
+    "Run a planner and write the lowered program (ops on the compute,\n"
+    "H2D and D2H streams, with their waits) together with the\n"
+    "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
+    "PLAN.json' replays it and prints what the one-shot simulate\n"
+    "prints; it is also what a GPU executor will replay.\n",
+  .examples =
+    "  oocsim plan -m resnet50 -b 512 --hw v100-nvlink2 -p window "
+    "--allocator va -o plan.json\n",
+};
 
 /* A model or profile argument as the plan file records it: a zoo name as
  * is, a path made absolute so the plan replays from any directory. Returns
@@ -138,10 +116,9 @@ ooc_cmd_plan(int argc, char **argv)
   int rc = 1;
 
   ooc_program_init(&prog);
-  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_OUTPUT |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
+  if (ooc_cli_args_start(&a, argc, argv, &plan_doc, 0,
                          OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
-                         OOC_CLI_PLANNER | OOC_CLI_OUTPUT, plan_usage, &rc))
+                         OOC_CLI_PLANNER | OOC_CLI_OUTPUT, &rc))
     goto done;
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
@@ -183,29 +160,25 @@ done:
 
 /* --- simulate ------------------------------------------------------------ */
 
-static void
-simulate_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
-             "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
-             "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
-             "                       [--json] [--trace FILE] [--mem-csv FILE]\n\n"
-             "Predict the time and memory of one training iteration: the\n"
-             "summary object (oocsim(1), SUMMARY OBJECT) with --json, else\n"
-             "a readable summary. A PLAN.json written by 'oocsim plan' is replayed with\n"
-             "the model and profile it names (its fingerprint must match the\n"
-             "model); the result equals the one-shot form's. --allocator and\n"
-             "--budget may override the plan's for a what-if.\n\n"
-             "Options:\n%s"
-             "      --json            print the summary object as JSON\n"
-             "      --trace FILE      write a Chrome trace (open it in\n"
-             "                        https://ui.perfetto.dev): compute, H2D\n"
-             "                        and D2H lanes and a memory counter\n"
-             "      --mem-csv FILE    write time_s,allocated_bytes,\n"
-             "                        reserved_bytes over the iteration\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
+static const ooc_cli_doc simulate_doc = {
+  .name = "simulate", .cmd = OOC_CMD_SIMULATE,
+  .usage = "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
+           "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
+           "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
+           "                       [--json] [--trace FILE] [--mem-csv FILE]\n",
+  .about =
+    "Predict the time and memory of one training iteration: the summary\n"
+    "object (oocsim(1), SUMMARY OBJECT) with --json, else a readable\n"
+    "summary. A PLAN.json written by 'oocsim plan' is replayed with the\n"
+    "model and profile it names (its fingerprint must match the model);\n"
+    "the result equals the one-shot form's. --allocator and --budget may\n"
+    "override the plan's for a what-if. When the one-shot form is\n"
+    "infeasible and no --budget was given, the text output adds the\n"
+    "smallest budget at which one of the planners fits (oocsim minbudget).\n",
+  .examples =
+    "  oocsim simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json\n"
+    "  oocsim simulate plan.json --trace trace.json --mem-csv mem.csv\n",
+};
 
 static int
 write_outputs(const ooc_cli_args *a, const ooc_summary *sum,
@@ -247,9 +220,7 @@ ooc_cmd_simulate(int argc, char **argv)
 
   ooc_program_init(&prog);
   ooc_trace_init(&tr);
-  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
-                         OOC_CLI_TRACE | OOC_CLI_MEMCSV | OOC_CLI_NOTIMING |
-                         OOC_CLI_POSITIONAL, 0, simulate_usage, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &simulate_doc, 1, 0, &rc))
     goto done;
   if (a.trace != NULL || a.mem_csv != NULL)
     out.trace = &tr;
@@ -289,6 +260,9 @@ ooc_cmd_simulate(int argc, char **argv)
       ooc_summary_clear_timing(&sum);
     if (write_outputs(&a, &sum, model, &pf.program, &tr, &err) < 0)
       goto fail;
+    if (!a.json && !sum.feasible && a.budget == 0 &&
+        (rc = ooc_cli_minbudget_hint(stdout, &spec, NULL, 0)) != 0)
+      goto done;
   } else {
     if (ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
                              OOC_CLI_PLANNER, &err) < 0)
@@ -300,6 +274,11 @@ ooc_cmd_simulate(int argc, char **argv)
       ooc_summary_clear_timing(&sum);
     if (write_outputs(&a, &sum, model, &prog, &tr, &err) < 0)
       goto fail;
+    /* What budget would have worked: only in text, only when the user
+     * left the budget to the profile (a --budget is a what-if). */
+    if (!a.json && !sum.feasible && a.budget == 0 &&
+        (rc = ooc_cli_minbudget_hint(stdout, &spec, NULL, 0)) != 0)
+      goto done;
   }
   rc = 0;
   goto done;
@@ -318,23 +297,23 @@ done:
 
 /* --- maxbatch ------------------------------------------------------------ */
 
-static void
-maxbatch_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim maxbatch -m MODEL --hw HW -p PLANNER "
-             "[--allocator A]\n"
-             "                       [--budget SIZE] [--json]\n\n"
-             "Find the largest batch the planner can train under the budget:\n"
-             "double the batch from 1 until it no longer fits, then bisect.\n"
-             "A batch fits when the planner's plan simulates without running\n"
-             "out of memory. Prints the batch and the summary there; --json\n"
-             "prints {\"model\", \"hw\", \"planner\", \"allocator\",\n"
-             "\"budget_bytes\", \"max_batch\", \"at_max\": summary or null}.\n\n"
-             "Options:\n%s"
-             "      --json            JSON output\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
+static const ooc_cli_doc maxbatch_doc = {
+  .name = "maxbatch", .cmd = OOC_CMD_MAXBATCH,
+  .usage = "Usage: oocsim maxbatch -m MODEL --hw HW -p PLANNER "
+           "[--allocator A]\n"
+           "                       [--budget SIZE] [--json]\n",
+  .about =
+    "Find the largest batch the planner can train under the budget:\n"
+    "double the batch from 1 until it no longer fits, then bisect.\n"
+    "A batch fits when the planner's plan simulates without running\n"
+    "out of memory. Prints the batch and the summary there; --json\n"
+    "prints {\"model\", \"hw\", \"planner\", \"allocator\",\n"
+    "\"budget_bytes\", \"max_batch\", \"at_max\": summary or null}.\n"
+    "A progress line with ETA is drawn on stderr when it is a terminal.\n",
+  .examples =
+    "  oocsim maxbatch -m resnet50 --hw v100-nvlink2 -p window "
+    "--allocator va\n",
+};
 
 int
 ooc_cmd_maxbatch(int argc, char **argv)
@@ -348,12 +327,11 @@ ooc_cmd_maxbatch(int argc, char **argv)
   char *text = NULL, *model_name = NULL, *hw_name = NULL;
   uint64_t budget;
   int64_t best = 0;
+  ooc_progress prog;
   int rc = 1;
 
-  if (ooc_cli_args_start(&a, argc, argv, (SCENARIO_OPTS & ~OOC_CLI_BATCH) |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
-                         OOC_CLI_MODEL | OOC_CLI_HW | OOC_CLI_PLANNER,
-                         maxbatch_usage, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &maxbatch_doc, 0,
+                         OOC_CLI_MODEL | OOC_CLI_HW | OOC_CLI_PLANNER, &rc))
     goto done;
   ooc_cli_args_spec(&a, &spec);
   /* Check the model and profile once at batch 1 (clear errors up front)
@@ -370,7 +348,10 @@ ooc_cmd_maxbatch(int argc, char **argv)
     ooc_err_set(&err, OOC_ENOMEM, "out of memory");
     goto fail;
   }
-  if (ooc_maxbatch_find(&spec, &best, &at, &err) < 0)
+  ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "maxbatch");
+  rc = ooc_maxbatch_search(&spec, &prog, &best, &at, &err);
+  ooc_progress_end(&prog);
+  if (rc < 0)
     goto fail;
   if (a.no_timing)
     ooc_summary_clear_timing(&at);

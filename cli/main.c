@@ -14,12 +14,15 @@ struct command {
 };
 
 static const struct command commands[] = {
-  { "list", ooc_cmd_list, "list models, hardware profiles or planners" },
+  { "list", ooc_cmd_list,
+    "list models, hardware profiles, planners or allocators" },
   { "info", ooc_cmd_info, "per-layer table and totals of a model" },
   { "plan", ooc_cmd_plan, "run a planner and write its program (plan.json)" },
   { "simulate", ooc_cmd_simulate, "predict time and memory of a plan" },
   { "compare", ooc_cmd_compare, "compare planners on one scenario" },
   { "maxbatch", ooc_cmd_maxbatch, "largest batch a planner can train" },
+  { "minbudget", ooc_cmd_minbudget,
+    "smallest device budget at which a planner fits" },
   { "sweep", ooc_cmd_sweep, "what-if grid over batches, profiles, planners" },
   { "plot", ooc_cmd_plot, "draw plots from sweep or simulate outputs" },
   { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
@@ -34,6 +37,7 @@ usage(FILE *f)
              "Commands:\n");
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+
   fprintf(f, "\nGlobal options (before COMMAND):\n"
              "      --datadir DIR   read models, profiles and plot scripts from "
              "DIR\n"
@@ -42,7 +46,10 @@ usage(FILE *f)
              "  -V, --version       print the version and the data directory\n"
              "  -h, --help          show this help\n"
              "\nRun 'oocsim COMMAND --help' for a command's options; "
-             "see also oocsim(1).\n");
+             "see also oocsim(1).\n"
+             "\nExamples:\n"
+             "  oocsim list allocators\n"
+             "  oocsim compare -m resnet50 -b 512 --hw v100-nvlink2 -p all\n");
 }
 
 static int
