@@ -111,6 +111,24 @@ ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
   return buf;
 }
 
+const char *
+ooc_fmt_count(uint64_t v, char *buf, size_t n)
+{
+  static const char *const u[] = { "", " K", " M", " B", " T" };
+  double x = (double)v;
+  int i = 0;
+
+  while (x >= 1000.0 && i < 4) {
+    x /= 1000.0;
+    i++;
+  }
+  if (i == 0)
+    snprintf(buf, n, "%llu", (unsigned long long)v);
+  else
+    snprintf(buf, n, "%.1f%s", x, u[i]);
+  return buf;
+}
+
 void
 ooc_text_pos(const char *text, const char *at, int *line, int *col)
 {

@@ -27,8 +27,13 @@ int ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err);
 int ooc_parse_double(const char *s, const char *what, double *out,
                      ooc_err *err);
 
-/* Human-readable bytes ("1.50 GiB") into buf. */
+/* Human-readable bytes ("1.50 GiB", "523.00 KiB", "172 B") into buf: the
+ * largest binary unit that keeps the value >= 1. */
 const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
+
+/* A count with a decimal unit ("172", "61.1 K", "25.6 M", "1.5 B") into
+ * buf: parameters, FLOPs per sample and the like. */
+const char *ooc_fmt_count(uint64_t v, char *buf, size_t n);
 
 /* Line and column (both from 1) of position `at` in text, for messages
  * about where a parser stopped. O(at - text). */

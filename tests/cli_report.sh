@@ -148,4 +148,9 @@ touch "$TMP/afile"
 expect_fail "report unwritable directory" "afile/r" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -o "$TMP/afile/r"
 expect_ok "plot --help" $OOCSIM plot --help
 expect_ok "report --help" $OOCSIM report --help
+# A tiny model reads in its own units, not "0.0 M parameters ... 0.00 GiB".
+$OOCSIM report -m "$top_srcdir/tests/data/cli_mlp.json" -b 2 --hw v100-pcie3 -p incore --no-maxbatch -j 2 -o "$TMP/tiny" >/dev/null 2>&1
+grep -q '; 172 parameters; weights + gradients + optimizer state 2.02 KiB; activations kept for backward 328 B$' "$TMP/tiny/report.md" &&
+  ! grep -q '0\.00 GiB\|0\.0 M' "$TMP/tiny/report.md" && ok "tiny model in adaptive units" ||
+  not_ok "tiny model units: $(grep 'Model:' "$TMP/tiny/report.md")"
 finish
