@@ -94,7 +94,7 @@ int
 ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
                   ooc_summary *at_max, ooc_err *err)
 {
-  return ooc_maxbatch_find_limit(spec, best, at_max, NULL, err);
+  return ooc_maxbatch_search(spec, NULL, best, at_max, NULL, err);
 }
 
 int
@@ -102,7 +102,36 @@ ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
                         ooc_summary *at_max, ooc_maxbatch_limit *limit,
                         ooc_err *err)
 {
+  return ooc_maxbatch_search(spec, NULL, best, at_max, limit, err);
+}
+
+/* Probes left to bisect (lo, hi), the final run included. */
+static int64_t
+probes_left(int64_t lo, int64_t hi)
+{
+  int64_t n = 1;
+  while (hi - lo > 1) {
+    lo += (hi - lo) / 2;
+    n++;
+  }
+  return n;
+}
+
+static void
+show(ooc_progress *prog, int64_t done, int64_t total, int64_t b)
+{
+  char note[64];
+  snprintf(note, sizeof note, "trying batch %lld", (long long)b);
+  ooc_progress_show(prog, done, total, "simulations", note);
+}
+
+int
+ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
+                    int64_t *best, ooc_summary *at_max,
+                    ooc_maxbatch_limit *limit, ooc_err *err)
+{
   ooc_maxbatch_limit lim = { .batch = 0 };
+  int64_t probes = 0;
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
   int64_t lo = 0, hi = 0, b = 1, mid;
@@ -116,6 +145,7 @@ ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
   /* Doubling: lo is the largest batch known to fit, hi the smallest known
    * not to (0: none yet). */
   while (b <= cap) {
+    show(prog, probes++, 0, b);
     if ((rc = try_batch(spec, b, 0, NULL, &lim, err)) < 0)
       return rc;
     if (rc == 0) {
@@ -129,6 +159,8 @@ ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
     hi = cap + 1;
   while (hi - lo > 1) {
     mid = lo + (hi - lo) / 2;
+    show(prog, probes, probes + probes_left(lo, hi), mid);
+    probes++;
     if ((rc = try_batch(spec, mid, 0, NULL, &lim, err)) < 0)
       return rc;
     if (rc)
@@ -142,8 +174,10 @@ ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
     *limit = hi <= cap ? lim : (ooc_maxbatch_limit){ .batch = 0 };
   if (lo == 0)
     return OOC_OK;
+  show(prog, probes, probes + 1, lo);
   if ((rc = try_batch(spec, lo, 1, at_max, NULL, err)) < 0)
     return rc;
+  ooc_progress_show(prog, probes + 1, probes + 1, "simulations", NULL);
   if (rc == 0)
     return ooc_err_set(err, OOC_EINVAL, "maxbatch: batch %lld fitted once "
                        "and not the second time (non-deterministic planner "

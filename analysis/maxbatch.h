@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include "base/error.h"
+#include "base/progress.h"
 #include "analysis/scenario.h"
 #include "analysis/summary.h"
 
@@ -58,5 +59,12 @@ const char *ooc_limit_kind_name(ooc_limit_kind k);
 int ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
                             ooc_summary *at_max, ooc_maxbatch_limit *limit,
                             ooc_err *err);
+
+/* ooc_maxbatch_find_limit, showing on prog (base/progress.h; NULL: nothing)
+ * the batches tried: no total while doubling, the probes left once
+ * bisecting. */
+int ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
+                        int64_t *best, ooc_summary *at_max,
+                        ooc_maxbatch_limit *limit, ooc_err *err);
 
 #endif

@@ -105,7 +105,8 @@ ooc_scenario_hw(const ooc_scenario *sc)
 uint64_t
 ooc_scenario_working_set(const ooc_scenario *sc, char *step, size_t n)
 {
-  ooc_step_name(sc->lv, sc->lv->max_step, step, n);
+  if (step != NULL)
+    ooc_step_name(sc->lv, sc->lv->max_step, step, n);
   return sc->lv->persistent_bytes + sc->lv->max_step_bytes;
 }
 

@@ -86,8 +86,9 @@ void ooc_scenario_close(ooc_scenario *sc);
 const ooc_model *ooc_scenario_model(const ooc_scenario *sc);
 const ooc_hw *ooc_scenario_hw(const ooc_scenario *sc);
 /* The largest working set of the opened scenario: persistent bytes plus
- * the bytes of its largest step, whose name ("fwd res3_3_add") goes to
- * step (n bytes). No plan fits a budget below it. */
+ * the bytes of its largest step (ooc_plan_check_budget), whose name
+ * ("fwd res3_3_add") goes to step (n bytes; step may be NULL). No plan fits
+ * a budget below it. */
 uint64_t ooc_scenario_working_set(const ooc_scenario *sc, char *step,
                                   size_t n);
 

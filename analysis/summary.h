@@ -25,6 +25,7 @@ typedef struct ooc_summary {
   char *model, *hw, *planner, *allocator;
   int64_t batch;
   ooc_dtype dtype;
+  ooc_optimizer optimizer;    /* whose state counts in memory */
   uint64_t budget_bytes;
   int feasible;
   ooc_oom oom;
@@ -80,11 +81,32 @@ void ooc_summary_clear_timing(ooc_summary *s);
 
 /* Writers. JSON is the summary object of oocsim(1) (cJSON), followed by
  * the extension fields (compute_s, peak_host_pinned_bytes, fragmentation,
- * stall_s{swapin,swapout,memory,other}, alloc_s, plan_wall_s, plan_note).
- * When feasible is 0, iteration_s and slowdown are 0 in the struct and
- * written as JSON null; samples_per_s is 0. */
+ * stall_s{swapin,swapout,other}, alloc_s, plan_wall_s, plan_note,
+ * optimizer). When feasible is 0, iteration_s, samples_per_s and slowdown
+ * are 0 in the struct and written as JSON null (docs/output-schema.md). */
 int ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty);
 void ooc_summary_write_text(FILE *f, const ooc_summary *s);
+
+/* The summary as the result columns of every table (sweep results,
+ * compare --format csv; docs/output-schema.md): the names, in order,
+ * NULL-terminated, and OOC_SUMMARY_NCOLS of them. The wall-clock columns
+ * (plan_wall_s, sim_wall_s) are last so byte comparisons can cut them. */
+extern const char *const ooc_summary_columns[];
+#define OOC_SUMMARY_NCOLS 39
+
+/* The cells of s under ooc_summary_columns, as heap strings into
+ * cells[0 .. OOC_SUMMARY_NCOLS): numbers as "%.9g" or integers, feasible
+ * as "1" or "0", and "" where a value does not exist: iteration_s,
+ * samples_per_s, slowdown and vs_lower_bound of an infeasible run, the oom_*
+ * cells of a feasible one. OOC_ENOMEM when a cell could not be made (those
+ * made are in cells, for the caller to free). */
+int ooc_summary_cells(const ooc_summary *s, char **cells);
+
+/* Iteration time over the lower bound, 0 when infeasible or unbounded. */
+double ooc_summary_vs_bound(const ooc_summary *s);
+
+/* Total compute stall time (every stall reason), seconds. */
+double ooc_summary_stall_s(const ooc_summary *s);
 
 /* The summary as a cJSON object (caller deletes it with cJSON_Delete; the
  * return type is void * so this header does not need cJSON.h). NULL when

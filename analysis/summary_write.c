@@ -1,16 +1,21 @@
-/* analysis/summary_write.c — the summary object (summary.h) as JSON (cJSON)
- * and as readable text.
+/* analysis/summary_write.c — the summary object (summary.h) as JSON
+ * (cJSON), as the flat result columns every table shares, and as readable
+ * text. docs/output-schema.md documents every field and column.
  *
  * Field order is the contract's, then the extensions (summary.h). An
- * infeasible run writes "iteration_s": null and "slowdown": null (there is
- * no iteration to time), "samples_per_s": 0 and the "oom" object; every
- * other number stays a number. Output is deterministic: the same summary
- * prints the same bytes. O(1) per summary.
+ * infeasible run writes "iteration_s", "samples_per_s" and "slowdown" as
+ * null (there is no iteration to time) and the "oom" object; in the flat
+ * columns the same values are empty cells. Every other number stays a
+ * number. Output is deterministic: the same summary prints the same bytes.
+ * O(1) per summary.
  */
 #include "config.h"
 
 #include <cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/summary.h"
 #include "base/util.h"
@@ -77,7 +82,7 @@ ooc_summary_to_cjson(const ooc_summary *s)
       goto fail;
   }
   ok = add_num_or_null(o, "iteration_s", s->feasible, s->iteration_s) &&
-       add_num(o, "samples_per_s", s->samples_per_s) &&
+       add_num_or_null(o, "samples_per_s", s->feasible, s->samples_per_s) &&
        add_num(o, "incore_iteration_s", s->incore_iteration_s) &&
        add_num_or_null(o, "slowdown", s->feasible && s->slowdown > 0,
                        s->slowdown) &&
@@ -108,13 +113,126 @@ ooc_summary_to_cjson(const ooc_summary *s)
       goto fail;
   ok = add_num(o, "alloc_s", s->alloc_s) &&
        add_num(o, "plan_wall_s", s->plan_wall_s) &&
-       add_str(o, "plan_note", s->plan_note);
+       add_str(o, "plan_note", s->plan_note) &&
+       add_str(o, "optimizer", ooc_optimizer_name(s->optimizer));
   if (!ok)
     goto fail;
   return o;
 fail:
   cJSON_Delete(o);
   return NULL;
+}
+
+const char *const ooc_summary_columns[] = {
+  "budget_bytes", "feasible", "iteration_s", "samples_per_s",
+  "incore_iteration_s", "slowdown", "vs_lower_bound", "lower_bound_s",
+  "compute_s", "peak_allocated_bytes", "peak_reserved_bytes",
+  "peak_host_pinned_bytes", "fragmentation", "h2d_bytes", "d2h_bytes",
+  "recompute_flops", "recompute_s", "compute_busy_s", "h2d_busy_s",
+  "d2h_busy_s", "stall_total_s", "stall_swapin_s", "stall_swapout_s",
+  "stall_other_s", "alloc_s", "keep", "swap", "recompute", "events",
+  "oom_op", "oom_time_s", "oom_requested_bytes", "oom_live_bytes",
+  "oom_reserved_bytes", "oom_largest_free_bytes", "oom_reason", "plan_note",
+  "plan_wall_s", "sim_wall_s", NULL
+};
+
+_Static_assert(sizeof ooc_summary_columns / sizeof ooc_summary_columns[0] ==
+               OOC_SUMMARY_NCOLS + 1, "OOC_SUMMARY_NCOLS is the column count");
+_Static_assert(OOC_STALL_COUNT == 3, "one stall column per reason");
+
+double
+ooc_summary_vs_bound(const ooc_summary *s)
+{
+  return s->feasible && s->lower_bound_s > 0
+             ? s->iteration_s / s->lower_bound_s : 0;
+}
+
+double
+ooc_summary_stall_s(const ooc_summary *s)
+{
+  double t = 0;
+  for (int i = 0; i < OOC_STALL_COUNT; i++)
+    t += s->stall_s[i];
+  return t;
+}
+
+static char *
+cell_d(double v)
+{
+  char b[48];
+  snprintf(b, sizeof b, "%.9g", v);
+  return strdup(b);
+}
+
+/* A double that exists only when `valid`: "" otherwise. */
+static char *
+cell_d_if(int valid, double v)
+{
+  return valid ? cell_d(v) : strdup("");
+}
+
+static char *
+cell_u(uint64_t v)
+{
+  char b[32];
+  snprintf(b, sizeof b, "%" PRIu64, v);
+  return strdup(b);
+}
+
+static char *
+cell_u_if(int valid, uint64_t v)
+{
+  return valid ? cell_u(v) : strdup("");
+}
+
+int
+ooc_summary_cells(const ooc_summary *s, char **c)
+{
+  int k = 0, oom = !s->feasible, st;
+
+  c[k++] = cell_u(s->budget_bytes);
+  c[k++] = strdup(s->feasible ? "1" : "0");
+  c[k++] = cell_d_if(s->feasible, s->iteration_s);
+  c[k++] = cell_d_if(s->feasible, s->samples_per_s);
+  c[k++] = cell_d(s->incore_iteration_s);
+  c[k++] = cell_d_if(s->feasible && s->slowdown > 0, s->slowdown);
+  c[k++] = cell_d_if(s->feasible && s->lower_bound_s > 0,
+                     ooc_summary_vs_bound(s));
+  c[k++] = cell_d(s->lower_bound_s);
+  c[k++] = cell_d(s->compute_s);
+  c[k++] = cell_u(s->peak_allocated_bytes);
+  c[k++] = cell_u(s->peak_reserved_bytes);
+  c[k++] = cell_u(s->peak_host_pinned_bytes);
+  c[k++] = cell_d(s->fragmentation);
+  c[k++] = cell_u(s->h2d_bytes);
+  c[k++] = cell_u(s->d2h_bytes);
+  c[k++] = cell_d(s->recompute_flops);
+  c[k++] = cell_d(s->recompute_s);
+  c[k++] = cell_d(s->compute_busy_s);
+  c[k++] = cell_d(s->h2d_busy_s);
+  c[k++] = cell_d(s->d2h_busy_s);
+  c[k++] = cell_d(ooc_summary_stall_s(s));
+  for (st = 0; st < OOC_STALL_COUNT; st++)
+    c[k++] = cell_d(s->stall_s[st]);
+  c[k++] = cell_d(s->alloc_s);
+  c[k++] = cell_u((uint64_t)s->counts[0]);
+  c[k++] = cell_u((uint64_t)s->counts[1]);
+  c[k++] = cell_u((uint64_t)s->counts[2]);
+  c[k++] = cell_u(s->events);
+  c[k++] = strdup(oom && s->oom_op ? s->oom_op : "");
+  c[k++] = cell_d_if(oom, (double)s->oom.time_ns / 1e9);
+  c[k++] = cell_u_if(oom, s->oom.requested_bytes);
+  c[k++] = cell_u_if(oom, s->oom.live_bytes);
+  c[k++] = cell_u_if(oom, s->oom.reserved_bytes);
+  c[k++] = cell_u_if(oom, s->oom.largest_free_bytes);
+  c[k++] = strdup(oom ? s->oom.reason : "");
+  c[k++] = strdup(s->plan_note ? s->plan_note : "");
+  c[k++] = cell_d(s->plan_wall_s);
+  c[k++] = cell_d(s->sim_wall_s);
+  for (int j = 0; j < k; j++)
+    if (!c[j])
+      return OOC_ENOMEM;
+  return OOC_OK;
 }
 
 int

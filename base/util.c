@@ -111,6 +111,24 @@ ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
   return buf;
 }
 
+const char *
+ooc_fmt_count(uint64_t v, char *buf, size_t n)
+{
+  static const char *const u[] = { "", " K", " M", " B", " T" };
+  double x = (double)v;
+  int i = 0;
+
+  while (x >= 1000.0 && i < 4) {
+    x /= 1000.0;
+    i++;
+  }
+  if (i == 0)
+    snprintf(buf, n, "%llu", (unsigned long long)v);
+  else
+    snprintf(buf, n, "%.1f%s", x, u[i]);
+  return buf;
+}
+
 void
 ooc_text_pos(const char *text, const char *at, int *line, int *col)
 {
@@ -222,25 +240,84 @@ ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err)
   return OOC_OK;
 }
 
-/* The data directories in search order. */
+/* --datadir, set once by main before any lookup (NULL: not given). */
+static const char *datadir_option;
+
+int
+ooc_data_set_dir(const char *dir, ooc_err *err)
+{
+  struct stat st;
+
+  if (dir == NULL || *dir == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "--datadir: empty directory name");
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return ooc_err_set(err, OOC_EINVAL, "--datadir %s: not a directory", dir);
+  datadir_option = dir;
+  return OOC_OK;
+}
+
+/* The directory the user named (--datadir, then $OOCSIM_DATADIR) and where
+ * it came from; NULL when neither is given. */
+static const char *
+data_dir_override(const char **origin)
+{
+  const char *env;
+
+  if (datadir_option != NULL) {
+    *origin = "--datadir";
+    return datadir_option;
+  }
+  env = getenv("OOCSIM_DATADIR");
+  if (env != NULL && *env != '\0') {
+    *origin = "OOCSIM_DATADIR";
+    return env;
+  }
+  return NULL;
+}
+
+/* 1 when the running program is the installed one ($(bindir)/oocsim). */
 static int
-data_dirs(const char *dirs[2])
+running_installed(void)
 {
   char exe[PATH_MAX], bindir[PATH_MAX];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  int installed = 0;
+  char *slash;
 
-  if (k > 0) {
-    char *slash;
-    exe[k] = '\0';
-    slash = strrchr(exe, '/');
-    if (slash)
-      *slash = '\0';
-    if (realpath(OOC_BINDIR, bindir) != NULL && strcmp(bindir, exe) == 0)
-      installed = 1;
+  if (k <= 0)
+    return 0;
+  exe[k] = '\0';
+  slash = strrchr(exe, '/');
+  if (slash)
+    *slash = '\0';
+  return realpath(OOC_BINDIR, bindir) != NULL && strcmp(bindir, exe) == 0;
+}
+
+/* The data directories in search order, with where each comes from: the
+ * one the user named alone, else the installed $(pkgdatadir) first when
+ * the running binary is the installed one and the source tree first when
+ * it is not (a build tree's ./oocsim). Returns their number. */
+static int
+data_dirs(const char *dirs[2], const char *origins[2])
+{
+  const char *origin;
+  const char *over = data_dir_override(&origin);
+
+  if (over != NULL) {
+    dirs[0] = over;
+    origins[0] = origin;
+    return 1;
   }
-  dirs[0] = installed ? OOC_PKGDATADIR : OOC_SRCDIR;
-  dirs[1] = installed ? OOC_SRCDIR : OOC_PKGDATADIR;
+  if (running_installed()) {
+    dirs[0] = OOC_PKGDATADIR;
+    origins[0] = "installed";
+    dirs[1] = OOC_SRCDIR;
+    origins[1] = "source tree";
+  } else {
+    dirs[0] = OOC_SRCDIR;
+    origins[0] = "source tree";
+    dirs[1] = OOC_PKGDATADIR;
+    origins[1] = "installed";
+  }
   return 2;
 }
 
@@ -251,19 +328,50 @@ is_dir(const char *p)
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *
-ooc_data_dir(void)
+/* The first data directory that has a models/ folder, or NULL. */
+static const char *
+data_dir_found(const char **origin)
 {
-  const char *dirs[2];
+  const char *dirs[2], *origins[2];
   char p[PATH_MAX];
-  int i, n = data_dirs(dirs);
+  int i, n = data_dirs(dirs, origins);
 
   for (i = 0; i < n; i++) {
     snprintf(p, sizeof p, "%s/models", dirs[i]);
-    if (is_dir(p))
+    if (is_dir(p)) {
+      *origin = origins[i];
       return dirs[i];
+    }
   }
-  return "";
+  return NULL;
+}
+
+const char *
+ooc_data_dir(void)
+{
+  const char *origin;
+  const char *d = data_dir_found(&origin);
+  return d != NULL ? d : "";
+}
+
+const char *
+ooc_data_dir_describe(char *buf, size_t n)
+{
+  const char *dirs[2], *origins[2], *origin;
+  const char *d = data_dir_found(&origin);
+  int k;
+
+  if (d != NULL) {
+    snprintf(buf, n, "%s (%s)", d, origin);
+    return buf;
+  }
+  k = data_dirs(dirs, origins);
+  if (k == 1)
+    snprintf(buf, n, "none: %s (%s) has no models/", dirs[0], origins[0]);
+  else
+    snprintf(buf, n, "none: neither %s nor %s has models/", dirs[0],
+             dirs[1]);
+  return buf;
 }
 
 static int
@@ -286,10 +394,12 @@ ooc_data_list(const char *subdir, char ***names, int *count, ooc_err *err)
   *count = 0;
   snprintf(p, sizeof p, "%s/%s", dir, subdir);
   d = opendir(p);
-  if (d == NULL)
-    return ooc_err_set(err, OOC_ENOTFOUND,
-                       "no %s directory found (looked in %s and %s)", subdir,
-                       OOC_SRCDIR, OOC_PKGDATADIR);
+  if (d == NULL) {
+    char where[PATH_MAX + 64];
+    return ooc_err_set(err, OOC_ENOTFOUND, "no %s directory found (data "
+                       "directory: %s)", subdir,
+                       ooc_data_dir_describe(where, sizeof where));
+  }
   while ((e = readdir(d)) != NULL) {
     size_t L = strlen(e->d_name);
     if (L <= 5 || strcmp(e->d_name + L - 5, ".json") != 0 ||
@@ -331,7 +441,7 @@ ooc_data_list_free(char **names, int n)
 int
 ooc_data_find(const char *subdir, const char *name, char **path, ooc_err *err)
 {
-  const char *dirs[2];
+  const char *dirs[2], *origins[2];
   char p[PATH_MAX], list[256];
   size_t L = strlen(name);
   int i, n;
@@ -343,7 +453,7 @@ ooc_data_find(const char *subdir, const char *name, char **path, ooc_err *err)
     *path = strdup(name);
     return *path ? OOC_OK : ooc_err_set(err, OOC_ENOMEM, "out of memory");
   }
-  n = data_dirs(dirs);
+  n = data_dirs(dirs, origins);
   for (i = 0; i < n; i++) {
     snprintf(p, sizeof p, "%s/%s/%s.json", dirs[i], subdir, name);
     if (access(p, R_OK) == 0) {

@@ -1,9 +1,13 @@
 /* base/util.h — small shared helpers: sizes, data-file lookup, files, hashing.
  *
- * Data lookup: models and profiles are found by name in the data
- * directories: the installed $(pkgdatadir) when the running binary is the
- * installed one, else the source tree it was built from (so `./oocsim` in a
- * build tree uses the tree's models/ and hwprofiles/), then the other.
+ * Data lookup: models, profiles and plot scripts are found by name in the
+ * data directory: the one named by --datadir (ooc_data_set_dir), else by
+ * $OOCSIM_DATADIR, else the installed $(pkgdatadir) when the running binary
+ * is the installed one and the source tree it was built from when it is not
+ * (so `./oocsim` in a build tree uses the tree's models/ and hwprofiles/),
+ * then the other of those two. The configured paths come from base/paths.h,
+ * which make generates from the configured prefix and rewrites whenever it
+ * changes, so every object that sees them is rebuilt (Makefile.am).
  */
 #ifndef OOC_UTIL_H
 #define OOC_UTIL_H
@@ -11,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base/error.h"
+#include "base/paths.h"
 
 /* Parse "16GiB", "8GB", "512MiB", "1e9", "123" into bytes. Suffixes: B, K,
  * KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB (KB=1e3, KiB=1024). Rejects
@@ -22,8 +27,13 @@ int ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err);
 int ooc_parse_double(const char *s, const char *what, double *out,
                      ooc_err *err);
 
-/* Human-readable bytes ("1.50 GiB") into buf. */
+/* Human-readable bytes ("1.50 GiB", "523.00 KiB", "172 B") into buf: the
+ * largest binary unit that keeps the value >= 1. */
 const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
+
+/* A count with a decimal unit ("172", "61.1 K", "25.6 M", "1.5 B") into
+ * buf: parameters, FLOPs per sample and the like. */
+const char *ooc_fmt_count(uint64_t v, char *buf, size_t n);
 
 /* Line and column (both from 1) of position `at` in text, for messages
  * about where a parser stopped. O(at - text). */
@@ -60,6 +70,17 @@ void ooc_data_list_free(char **names, int n);
 
 /* The data directory actually used ("" if none). */
 const char *ooc_data_dir(void);
+
+/* Use dir, and only dir, as the data directory (--datadir; takes precedence
+ * over $OOCSIM_DATADIR). dir is borrowed and must outlive every lookup.
+ * OOC_EINVAL "--datadir X: not a directory". Not thread-safe: call it
+ * before any lookup. */
+int ooc_data_set_dir(const char *dir, ooc_err *err);
+
+/* Where data is read from, for --version and error messages: "DIR (ORIGIN)"
+ * with ORIGIN one of --datadir, OOCSIM_DATADIR, installed, source tree; or
+ * "none: ..." naming the directories tried. Returns buf. */
+const char *ooc_data_dir_describe(char *buf, size_t n);
 
 /* Monotonic wall clock in seconds (sim_wall_s, benchmarks). */
 double ooc_wall_s(void);

@@ -1,8 +1,9 @@
 /* cli/args.c — shared option parsing for the oocsim commands (args.h).
  *
- * One getopt_long table holds every shared option; a command's mask picks
- * the ones it accepts, so an option a command does not take is reported as
- * unknown for that command. getopt's own messages are silenced (opterr = 0)
+ * One table (ooc_cli_options) holds every option of every command; the
+ * getopt_long table and the --help of a command are both made from the
+ * rows that name the command, so an option a command does not take is
+ * reported as unknown for that command and is not in its --help. getopt's own messages are silenced (opterr = 0)
  * and replaced by one ooc_err line naming the option. O(argc).
  */
 #include "config.h"
@@ -14,40 +15,124 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "base/util.h"
+#include "planners/registry.h"
 
-enum {
-  O_SET = 256, O_DTYPE, O_HW, O_HW_SET, O_BUDGET, O_ALLOCATOR, O_OPT, O_JSON,
-  O_TRACE, O_MEMCSV, O_FORMAT, O_NOTIMING, O_OPTIMIZER, O_ITERS, O_HELP
+/* Commands sharing a meaning of an option. */
+#define SCEN (OOC_CMD_PLAN | OOC_CMD_SIMULATE | OOC_CMD_MAXBATCH)
+#define ALLSCEN (SCEN | OOC_CMD_COMPARE | OOC_CMD_MINBUDGET)
+#define ONEB (OOC_CMD_INFO | OOC_CMD_PLAN | OOC_CMD_SIMULATE | \
+              OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT)
+#define MODELCMDS (ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT)
+
+const ooc_cli_option ooc_cli_options[] = {
+  { "model", 'm', OOC_OPT_MODEL, "MODEL", MODELCMDS | OOC_CMD_SWEEP,
+    "zoo name (oocsim list models) or JSON path" },
+  { "batch", 'b', OOC_OPT_BATCH, "BATCH", ONEB,
+    "batch size, an integer >= 1" },
+  { "batch", 'b', OOC_OPT_BATCH, "LIST", OOC_CMD_SWEEP,
+    "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
+  { "set", 0, OOC_OPT_SET, "K=V", MODELCMDS | OOC_CMD_SWEEP,
+    "override a model parameter, e.g. depth=1001\n(repeatable)" },
+  { "dtype", 0, OOC_OPT_DTYPE, "D", MODELCMDS,
+    "fp32, fp16 or bf16 (default: the model's)" },
+  { "dtype", 0, OOC_OPT_DTYPE, "LIST", OOC_CMD_SWEEP,
+    "an axis of dtypes: fp32,fp16,bf16 (default: the model's)" },
+  { "optimizer", 0, OOC_OPT_OPTIMIZER, "O", MODELCMDS,
+    "optimizer whose state counts: sgd, momentum (default)\nor adam" },
+  { "optimizer", 0, OOC_OPT_OPTIMIZER, "LIST", OOC_CMD_SWEEP,
+    "an axis of optimizers: sgd,momentum,adam (default\nmomentum)" },
+  { "hw", 0, OOC_OPT_HW, "HW", ALLSCEN | OOC_CMD_REPORT,
+    "hardware profile (oocsim list hw) or JSON path" },
+  { "hw", 0, OOC_OPT_HW, "LIST", OOC_CMD_SWEEP,
+    "hardware profiles (names or paths)" },
+  { "hw", 0, OOC_OPT_HW, "HW", OOC_CMD_PLOT,
+    "memory: draw HW's usable memory as the budget line" },
+  { "hw-set", 0, OOC_OPT_HW_SET, "K=V", ALLSCEN | OOC_CMD_REPORT,
+    "profile field override, e.g. link.h2d_GBps=32\n(repeatable)" },
+  { "hw-set", 0, OOC_OPT_HW_SET, "K=V1,V2", OOC_CMD_SWEEP,
+    "one more axis over a profile field, e.g.\n"
+    "link.h2d_GBps=8,16,32,64,128,450; K1+K2=V,... sets\n"
+    "both keys to each value (repeatable)" },
+  { "planner", 'p', OOC_OPT_PLANNER, "PLANNER", SCEN,
+    "planner (oocsim list planners)" },
+  { "planner", 'p', OOC_OPT_PLANNER, "LIST",
+    OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT,
+    "comma-separated planners, or all (the default)" },
+  { "planner", 'p', OOC_OPT_PLANNER, "LIST", OOC_CMD_SWEEP,
+    "comma-separated planners, or all" },
+  { "budget", 0, OOC_OPT_BUDGET, "SIZE",
+    SCEN | OOC_CMD_COMPARE | OOC_CMD_REPORT,
+    "device bytes a plan may use: 16GiB, 8GB, 512MiB\n"
+    "(default: the profile's usable memory)" },
+  { "budget", 0, OOC_OPT_BUDGET, "LIST", OOC_CMD_SWEEP,
+    "device budgets, or default (each profile's usable\nmemory)" },
+  { "budget", 0, OOC_OPT_BUDGET, "SIZE", OOC_CMD_PLOT,
+    "memory: the budget line to draw" },
+  { "allocator", 0, OOC_OPT_ALLOCATOR, "A", ALLSCEN | OOC_CMD_REPORT,
+    "allocator policy and options: caching (default),\n"
+    "caching:expandable_segments, bestfit, pool, va, ideal\n"
+    "(oocsim list allocators)" },
+  { "allocator", 0, OOC_OPT_ALLOCATOR, "LIST", OOC_CMD_SWEEP,
+    "allocator specs, e.g. caching,bestfit,\n"
+    "caching:expandable_segments (default caching)" },
+  { "opt", 0, OOC_OPT_OPT, "K=V", ALLSCEN,
+    "planner option, given to the planners that accept K\n(repeatable)" },
+  { "iterations", 0, OOC_OPT_ITERS, "N", ALLSCEN | OOC_CMD_SWEEP,
+    "timed iterations simulated; the last one is reported\n(default 2)" },
+  { "batches", 0, OOC_OPT_BATCHES, "LIST", OOC_CMD_REPORT,
+    "batches of the throughput plot (default B/4, B/2, B,\n3B/2, 2B)" },
+  { "maxbatch", 0, OOC_OPT_MAXBATCH, NULL, OOC_CMD_SWEEP,
+    "each point is the largest trainable batch (no -b)" },
+  { "no-maxbatch", 0, OOC_OPT_NOMAXBATCH, NULL, OOC_CMD_REPORT,
+    "skip the largest-batch search (faster)" },
+  { "jobs", 'j', OOC_OPT_JOBS, "N", OOC_CMD_SWEEP,
+    "points run in parallel on N threads (default 1)" },
+  { "jobs", 'j', OOC_OPT_JOBS, "N", OOC_CMD_REPORT,
+    "threads (default: the number of CPUs)" },
+  { "shard", 0, OOC_OPT_SHARD, "K/N", OOC_CMD_SWEEP,
+    "run only points with index % N == K-1 (1 <= K <= N)" },
+  { "merge", 0, OOC_OPT_MERGE, NULL, OOC_CMD_SWEEP,
+    "join the shard directories named after the options\ninto -o DIR, in grid order" },
+  { "fresh", 0, OOC_OPT_FRESH, NULL, OOC_CMD_SWEEP,
+    "replace DIR/results.csv instead of resuming it" },
+  { "in", 0, OOC_OPT_IN, "FILE", OOC_CMD_PLOT,
+    "the input CSV (see KIND above)" },
+  { "title", 0, OOC_OPT_TITLE, "TEXT", OOC_CMD_PLOT,
+    "the plot's title" },
+  { "format", 0, OOC_OPT_FORMAT, "F", OOC_CMD_COMPARE,
+    "table (default), md, csv (docs/output-schema.md) or\n"
+    "json (an array of summary objects)" },
+  { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_INFO | OOC_CMD_PLAN,
+    "print the result as JSON" },
+  { "json", 0, OOC_OPT_JSON, NULL,
+    OOC_CMD_SIMULATE | OOC_CMD_MAXBATCH | OOC_CMD_MINBUDGET,
+    "print the result as JSON (oocsim(1), SUMMARY OBJECT)" },
+  { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_COMPARE,
+    "the same as --format json" },
+  { "trace", 0, OOC_OPT_TRACE, "FILE", OOC_CMD_SIMULATE,
+    "write a Chrome trace (open it in\n"
+    "https://ui.perfetto.dev): compute, H2D and D2H lanes\n"
+    "and a memory counter" },
+  { "mem-csv", 0, OOC_OPT_MEMCSV, "FILE", OOC_CMD_SIMULATE,
+    "write time_s,allocated_bytes,reserved_bytes over the\niteration" },
+  { "timeline-csv", 0, OOC_OPT_TIMELINE_CSV, "FILE", OOC_CMD_SIMULATE,
+    "write the timeline that oocsim plot gantt draws (as\noocsim report does)" },
+  { "no-timing", 0, OOC_OPT_NOTIMING, NULL,
+    ALLSCEN,
+    "print wall-clock fields as 0 (byte-comparable output)" },
+  { "output", 'o', OOC_OPT_OUTPUT, "PLAN.json", OOC_CMD_PLAN,
+    "the plan file to write" },
+  { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_SWEEP,
+    "output directory (created if missing; default\n./sweep, required with --merge)" },
+  { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_REPORT,
+    "output directory (created if missing)" },
+  { "output", 'o', OOC_OPT_OUTPUT, "OUT", OOC_CMD_PLOT,
+    "the image to write: OUT.png or OUT.svg" },
+  { NULL, 0, 0, NULL, 0, NULL }
 };
 
-struct shared_opt {
-  struct option opt;
-  unsigned bit;
-  char shortc;
-};
-
-static const struct shared_opt shared[] = {
-  { { "model", required_argument, NULL, 'm' }, OOC_CLI_MODEL, 'm' },
-  { { "batch", required_argument, NULL, 'b' }, OOC_CLI_BATCH, 'b' },
-  { { "set", required_argument, NULL, O_SET }, OOC_CLI_SET, 0 },
-  { { "dtype", required_argument, NULL, O_DTYPE }, OOC_CLI_DTYPE, 0 },
-  { { "hw", required_argument, NULL, O_HW }, OOC_CLI_HW, 0 },
-  { { "hw-set", required_argument, NULL, O_HW_SET }, OOC_CLI_HW_SET, 0 },
-  { { "planner", required_argument, NULL, 'p' }, OOC_CLI_PLANNER, 'p' },
-  { { "budget", required_argument, NULL, O_BUDGET }, OOC_CLI_BUDGET, 0 },
-  { { "allocator", required_argument, NULL, O_ALLOCATOR }, OOC_CLI_ALLOCATOR, 0 },
-  { { "opt", required_argument, NULL, O_OPT }, OOC_CLI_OPT, 0 },
-  { { "json", no_argument, NULL, O_JSON }, OOC_CLI_JSON, 0 },
-  { { "output", required_argument, NULL, 'o' }, OOC_CLI_OUTPUT, 'o' },
-  { { "trace", required_argument, NULL, O_TRACE }, OOC_CLI_TRACE, 0 },
-  { { "mem-csv", required_argument, NULL, O_MEMCSV }, OOC_CLI_MEMCSV, 0 },
-  { { "format", required_argument, NULL, O_FORMAT }, OOC_CLI_FORMAT, 0 },
-  { { "no-timing", no_argument, NULL, O_NOTIMING }, OOC_CLI_NOTIMING, 0 },
-  { { "optimizer", required_argument, NULL, O_OPTIMIZER }, OOC_CLI_OPTIMIZER, 0 },
-  { { "iterations", required_argument, NULL, O_ITERS }, OOC_CLI_ITERS, 0 },
-};
-#define N_SHARED ((int)(sizeof shared / sizeof shared[0]))
-#define MAX_EXTRA 32
+/* Most options one command takes. */
+#define MAX_OPTS 48
 
 int
 ooc_cli_fail(const char *fmt, ...)
@@ -98,28 +183,68 @@ ooc_cli_split_kv(char *s, const char *opt, const char **key,
 int
 ooc_cli_parse_optimizer(const char *s, ooc_optimizer *out, ooc_err *err)
 {
-  if (strcmp(s, "momentum") == 0 || strcmp(s, "sgd-momentum") == 0)
-    *out = OOC_OPT_SGD_MOMENTUM;
-  else if (strcmp(s, "sgd") == 0)
-    *out = OOC_OPT_SGD;
-  else if (strcmp(s, "adam") == 0)
-    *out = OOC_OPT_ADAM;
-  else
+  if (ooc_optimizer_parse(s, out) != OOC_OK)
     return ooc_err_set(err, OOC_EINVAL,
                        "--optimizer: unknown optimizer '%s' (sgd, momentum, "
                        "adam)", s);
   return OOC_OK;
 }
 
+/* Split the -p list ("all" or "a,b,c") into planner types. */
 int
-ooc_cli_getopt_error(int c, char *const *argv, const char *cmd,
-                     ooc_err *err)
+ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
+               ooc_err *err)
 {
-  if (c == ':')
-    return ooc_err_set(err, OOC_EINVAL, "option '%s' needs a value",
-                       argv[optind - 1]);
-  return ooc_err_set(err, OOC_EINVAL, "%s: unknown option '%s' (see 'oocsim "
-                     "%s --help')", cmd, argv[optind - 1], cmd);
+  const ooc_planner_type **ts = NULL, **tmp;
+  char *copy = NULL, *tok, *save = NULL;
+  int cnt = 0, i;
+
+  *out = NULL;
+  *n = 0;
+  if (strcmp(spec, "all") == 0) {
+    for (i = 0; ooc_planner_types[i] != NULL; i++)
+      ;
+    if ((ts = calloc((size_t)i + 1, sizeof *ts)) == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    for (i = 0; ooc_planner_types[i] != NULL; i++)
+      ts[cnt++] = ooc_planner_types[i];
+    goto ok;
+  }
+  if ((copy = strdup(spec)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (tok = strtok_r(copy, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    const ooc_planner_type *t = ooc_planner_find(tok, err);
+    if (t == NULL) {
+      ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
+      goto fail;
+    }
+    for (i = 0; i < cnt; i++)
+      if (ts[i] == t)
+        break;
+    if (i < cnt)
+      continue;   /* listed twice */
+    tmp = realloc(ts, (size_t)(cnt + 1) * sizeof *ts);
+    if (tmp == NULL) {
+      ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto fail;
+    }
+    ts = tmp;
+    ts[cnt++] = t;
+  }
+  if (cnt == 0) {
+    ooc_err_set(err, OOC_EINVAL, "-p: empty planner list '%s'", spec);
+    goto fail;
+  }
+  free(copy);
+ok:
+  *out = ts;
+  *n = cnt;
+  return OOC_OK;
+fail:
+  free(copy);
+  free(ts);
+  return err != NULL ? err->code : OOC_EINVAL;
 }
 
 int
@@ -177,9 +302,10 @@ push_hw(ooc_hw_override **arr, int *n, const char *key, const char *value)
   return OOC_OK;
 }
 
-static int
-handle_shared(ooc_cli_args *a, int c, const char *arg, ooc_err *err)
+int
+ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
 {
+  ooc_cli_args *a = ctx;
   const char *k, *v;
   int64_t n;
   int rc;
@@ -197,22 +323,22 @@ handle_shared(ooc_cli_args *a, int c, const char *arg, ooc_err *err)
     a->batch = n;
     a->batch_set = 1;
     return OOC_OK;
-  case O_SET:
+  case OOC_OPT_SET:
     if ((rc = add_kv(a, arg, "--set", &k, &v, err)) < 0)
       return rc;
     if (push_kv(&a->sets, &a->n_sets, k, v) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "--set: out of memory");
     return OOC_OK;
-  case O_DTYPE:
+  case OOC_OPT_DTYPE:
     if (ooc_dtype_parse(arg, &a->dtype) < 0)
       return ooc_err_set(err, OOC_EINVAL, "--dtype: unknown dtype '%s' "
                          "(fp32, fp16, bf16)", arg);
     a->dtype_set = 1;
     return OOC_OK;
-  case O_HW:
+  case OOC_OPT_HW:
     a->hw = arg;
     return OOC_OK;
-  case O_HW_SET:
+  case OOC_OPT_HW_SET:
     if ((rc = add_kv(a, arg, "--hw-set", &k, &v, err)) < 0)
       return rc;
     if (push_hw(&a->hw_sets, &a->n_hw_sets, k, v) < 0)
@@ -223,22 +349,23 @@ handle_shared(ooc_cli_args *a, int c, const char *arg, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "-p: empty planner name");
     a->planner = arg;
     return OOC_OK;
-  case O_BUDGET:
+  case OOC_OPT_BUDGET:
     if ((rc = ooc_parse_size(arg, "--budget", &a->budget, err)) < 0)
       return rc;
     if (a->budget == 0)
       return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", arg);
+    a->budget_arg = arg;
     return OOC_OK;
-  case O_ALLOCATOR:
+  case OOC_OPT_ALLOCATOR:
     a->allocator = arg;
     return OOC_OK;
-  case O_OPT:
+  case OOC_OPT_OPT:
     if ((rc = add_kv(a, arg, "--opt", &k, &v, err)) < 0)
       return rc;
     if (push_kv(&a->opts, &a->n_opts, k, v) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "--opt: out of memory");
     return OOC_OK;
-  case O_JSON:
+  case OOC_OPT_JSON:
     a->json = 1;
     return OOC_OK;
   case 'o':
@@ -246,73 +373,112 @@ handle_shared(ooc_cli_args *a, int c, const char *arg, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "-o: empty output name");
     a->output = arg;
     return OOC_OK;
-  case O_TRACE:
+  case OOC_OPT_TRACE:
     a->trace = arg;
     return OOC_OK;
-  case O_MEMCSV:
+  case OOC_OPT_MEMCSV:
     a->mem_csv = arg;
     return OOC_OK;
-  case O_FORMAT:
+  case OOC_OPT_TIMELINE_CSV:
+    a->timeline_csv = arg;
+    return OOC_OK;
+  case OOC_OPT_FORMAT:
     if (strcmp(arg, "table") != 0 && strcmp(arg, "md") != 0 &&
         strcmp(arg, "csv") != 0 && strcmp(arg, "json") != 0)
       return ooc_err_set(err, OOC_EINVAL, "--format: unknown format '%s' "
                          "(table, md, csv, json)", arg);
     a->format = arg;
     return OOC_OK;
-  case O_NOTIMING:
+  case OOC_OPT_NOTIMING:
     a->no_timing = 1;
     return OOC_OK;
-  case O_OPTIMIZER:
+  case OOC_OPT_OPTIMIZER:
     return ooc_cli_parse_optimizer(arg, &a->optimizer, err);
-  case O_ITERS:
+  case OOC_OPT_ITERS:
     if (ooc_parse_int(arg, "--iterations", &n, err) < 0 || n < 1 || n > 1000)
       return ooc_err_set(err, OOC_EINVAL, "--iterations: '%s' must be an "
                          "integer in [1, 1000]", arg);
     a->iterations = (int)n;
     return OOC_OK;
+  case OOC_OPT_JOBS:
+    return ooc_cli_parse_jobs(arg, &a->jobs, err);
   default:
     return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", c);
   }
 }
 
-int
-ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv, unsigned accept,
-                   const ooc_cli_extra *extra, ooc_err *err)
+/* Add o to getopt_long's table unless a row of the same name is there. */
+static void
+add_getopt(struct option *lo, int *nl, char *so, int *ns,
+           const ooc_cli_option *o)
 {
-  struct option longopts[N_SHARED + MAX_EXTRA + 2];
-  char shortopts[64];
+  for (int i = 0; i < *nl; i++)
+    if (strcmp(lo[i].name, o->name) == 0)
+      return;
+  lo[(*nl)++] = (struct option){ o->name,
+                                 o->arg ? required_argument : no_argument,
+                                 NULL, o->id };
+  if (o->shortc) {
+    so[(*ns)++] = o->shortc;
+    if (o->arg)
+      so[(*ns)++] = ':';
+  }
+}
+
+/* getopt_long takes any unambiguous prefix of a long name ("--opt" for
+ * "--optimizer" where a command has no --opt): refuse it, so that an
+ * option the command does not take is never read as another one. o is the
+ * option getopt_long matched; the element it came from is the last one
+ * read, or the one before its separate value. */
+static int
+exact_name(char *const *argv, const struct option *o, const char *cmd,
+           ooc_err *err)
+{
+  const char *e = argv[optind - 1];
+  size_t n = strlen(o->name);
+
+  if (o->has_arg == required_argument && optarg == argv[optind - 1] &&
+      optind >= 2)
+    e = argv[optind - 2];
+  if (strncmp(e, "--", 2) == 0 && (strncmp(e + 2, o->name, n) != 0 ||
+                                   (e[2 + n] != '\0' && e[2 + n] != '=')))
+    return ooc_err_set(err, OOC_EINVAL, "%s: unknown option '%.*s' (see "
+                       "'oocsim %s --help'; did you mean '--%s'?)", cmd,
+                       (int)strcspn(e, "="), e, cmd, o->name);
+  return OOC_OK;
+}
+
+int
+ooc_cli_parse(unsigned cmd, int argc, char **argv, ooc_cli_handler handle,
+              void *ctx, const char **pos, int max_pos, int *n_pos,
+              int *help, ooc_err *err)
+{
+  struct option longopts[MAX_OPTS + 2];
+  char shortopts[2 * MAX_OPTS + 4];
   int nl = 0, ns = 0, i, c, rc;
 
+  *help = 0;
+  if (n_pos)
+    *n_pos = 0;
   shortopts[ns++] = ':';   /* report a missing argument as ':' */
   shortopts[ns++] = 'h';
-  for (i = 0; i < N_SHARED; i++) {
-    if ((accept & shared[i].bit) == 0)
-      continue;
-    longopts[nl++] = shared[i].opt;
-    if (shared[i].shortc) {
-      shortopts[ns++] = shared[i].shortc;
-      shortopts[ns++] = ':';
-    }
-  }
-  if (extra != NULL && extra->options != NULL)
-    for (i = 0; extra->options[i].name != NULL && i < MAX_EXTRA; i++)
-      longopts[nl++] = extra->options[i];
-  longopts[nl++] = (struct option){ "help", no_argument, NULL, O_HELP };
+  for (i = 0; ooc_cli_options[i].name != NULL && nl < MAX_OPTS; i++)
+    if (ooc_cli_options[i].cmds & cmd)
+      add_getopt(longopts, &nl, shortopts, &ns, &ooc_cli_options[i]);
+  longopts[nl++] = (struct option){ "help", no_argument, NULL, OOC_OPT_HELP };
   longopts[nl] = (struct option){ 0 };
-  if (extra != NULL && extra->shortopts != NULL) {
-    size_t len = strlen(extra->shortopts);
-    if (len > sizeof shortopts - (size_t)ns - 1)
-      return ooc_err_set(err, OOC_EINVAL, "internal: too many short options");
-    memcpy(shortopts + ns, extra->shortopts, len);
-    ns += (int)len;
-  }
   shortopts[ns] = '\0';
 
   opterr = 0;
   optind = 0;   /* glibc: full reset, so commands may parse more than once */
-  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-    if (c == 'h' || c == O_HELP) {
-      a->help = 1;
+  for (;;) {
+    int li = -1;
+    if ((c = getopt_long(argc, argv, shortopts, longopts, &li)) == -1)
+      break;
+    if (li >= 0 && (rc = exact_name(argv, &longopts[li], argv[0], err)) < 0)
+      return rc;
+    if (c == 'h' || c == OOC_OPT_HELP) {
+      *help = 1;
       return OOC_OK;
     }
     if (c == '?') {
@@ -330,45 +496,94 @@ ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv, unsigned accept,
       return ooc_err_set(err, OOC_EINVAL, "%s: option '%s' needs a value",
                          argv[0], argv[optind - 1]);
     }
-    if (c >= 1000) {
-      if (extra == NULL || extra->handle == NULL)
-        return ooc_err_set(err, OOC_EINVAL, "internal: no handler for %d", c);
-      if ((rc = extra->handle(extra->ctx, c, optarg, err)) < 0)
-        return rc;
-      continue;
-    }
-    if (extra != NULL && extra->shortopts != NULL && c < 256 &&
-        strchr(extra->shortopts, c) != NULL) {
-      if ((rc = extra->handle(extra->ctx, c, optarg, err)) < 0)
-        return rc;
-      continue;
-    }
-    if ((rc = handle_shared(a, c, optarg, err)) < 0)
+    if ((rc = handle(ctx, c, optarg, err)) < 0)
       return rc;
   }
   for (i = optind; i < argc; i++) {
-    if ((accept & OOC_CLI_POSITIONAL) == 0 || a->n_pos == OOC_CLI_MAX_POS)
+    if (n_pos == NULL || *n_pos >= max_pos)
       return ooc_err_set(err, OOC_EINVAL, "%s: unexpected argument '%s'",
                          argv[0], argv[i]);
-    a->pos[a->n_pos++] = argv[i];
+    pos[(*n_pos)++] = argv[i];
   }
   return OOC_OK;
 }
 
+/* "  -m, --model MODEL" padded to the help column, then the help lines. */
+#define HELP_COL 24
+
+static void
+print_option(FILE *f, char shortc, const char *name, const char *arg,
+             const char *help)
+{
+  char left[96];
+  const char *p;
+  int n;
+
+  if (shortc)
+    n = snprintf(left, sizeof left, "  -%c, --%s%s%s", shortc, name,
+                 arg ? " " : "", arg ? arg : "");
+  else
+    n = snprintf(left, sizeof left, "      --%s%s%s", name, arg ? " " : "",
+                 arg ? arg : "");
+  if (n + 2 > HELP_COL)
+    fprintf(f, "%s\n%*s", left, HELP_COL, "");
+  else
+    fprintf(f, "%-*s", HELP_COL, left);
+  for (p = help; *p; p++) {
+    fputc(*p, f);
+    if (*p == '\n')
+      fprintf(f, "%*s", HELP_COL, "");
+  }
+  fputc('\n', f);
+}
+
+void
+ooc_cli_usage(FILE *f, const ooc_cli_doc *doc)
+{
+  int i;
+
+  fputs(doc->usage, f);
+  if (doc->about != NULL && doc->about[0] != '\0') {
+    fputc('\n', f);
+    fputs(doc->about, f);
+  }
+  fputs("\nOptions:\n", f);
+  for (i = 0; ooc_cli_options[i].name != NULL; i++) {
+    const ooc_cli_option *o = &ooc_cli_options[i];
+    if (o->cmds & doc->cmd)
+      print_option(f, o->shortc, o->name, o->arg, o->help);
+  }
+  print_option(f, 'h', "help", NULL, "show this help");
+  if (doc->examples != NULL && doc->examples[0] != '\0') {
+    fputs("\nExamples:\n", f);
+    fputs(doc->examples, f);
+  }
+}
+
 int
-ooc_cli_args_start(ooc_cli_args *a, int argc, char **argv, unsigned accept,
-                   unsigned require, void (*usage)(FILE *), int *status)
+ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv, unsigned cmd,
+                   int positional, ooc_err *err)
+{
+  return ooc_cli_parse(cmd, argc, argv, ooc_cli_args_handle, a, a->pos,
+                       positional ? OOC_CLI_MAX_POS : 0, &a->n_pos, &a->help,
+                       err);
+}
+
+int
+ooc_cli_args_start(ooc_cli_args *a, int argc, char **argv,
+                   const ooc_cli_doc *doc, int positional, unsigned require,
+                   int *status)
 {
   ooc_err err = { 0 };
 
   ooc_cli_args_init(a);
-  if (ooc_cli_args_parse(a, argc, argv, accept, NULL, &err) < 0 ||
+  if (ooc_cli_args_parse(a, argc, argv, doc->cmd, positional, &err) < 0 ||
       (!a->help && ooc_cli_args_require(a, require, &err) < 0)) {
     *status = ooc_cli_fail("%s", err.msg);
     return 1;
   }
   if (a->help) {
-    usage(stdout);
+    ooc_cli_usage(stdout, doc);
     *status = 0;
     return 1;
   }

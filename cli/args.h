@@ -1,9 +1,12 @@
 /* cli/args.h — the options every oocsim command shares, parsed once.
  *
- * ooc_cli_args_parse() runs getopt_long over a command's arguments with the
- * subset of shared options the command accepts (a mask of OOC_CLI_* bits)
- * plus, optionally, the command's own extra options handled by a callback.
- * Values are checked as they are read, so a command only sees well-formed
+ * One table (ooc_cli_options) lists every option of every command: its
+ * names, argument, help line and the commands that accept it. getopt_long's
+ * table and each command's --help are both made from it, so what a command
+ * accepts is exactly what its --help lists (tests/cli_help.sh checks it).
+ * ooc_cli_args_parse() fills the shared struct below; commands with options
+ * of their own (sweep, report, plot) pass their own handler to
+ * ooc_cli_parse(). Values are checked as they are read, so a command only sees well-formed
  * input: -b is an integer >= 1, --budget a size (ooc_parse_size), --dtype a
  * known dtype, --set/--opt/--hw-set are split at the first '='. Anything
  * wrong yields OOC_EINVAL with err naming the option ("-b: '0' must be
@@ -23,28 +26,89 @@
 #include "ir/model.h"
 #include "ir/hw.h"
 #include "analysis/scenario.h"
+#include "plan/planner.h"
 
-/* Shared options, as bits of the `accept` mask. */
+/* The commands, as bits of an option's `cmds` mask. */
+enum {
+  OOC_CMD_LIST      = 1u << 0,
+  OOC_CMD_INFO      = 1u << 1,
+  OOC_CMD_PLAN      = 1u << 2,
+  OOC_CMD_SIMULATE  = 1u << 3,
+  OOC_CMD_COMPARE   = 1u << 4,
+  OOC_CMD_MAXBATCH  = 1u << 5,
+  OOC_CMD_MINBUDGET = 1u << 6,
+  OOC_CMD_SWEEP     = 1u << 7,
+  OOC_CMD_PLOT      = 1u << 8,
+  OOC_CMD_REPORT    = 1u << 9
+};
+
+/* What getopt_long returns for each option: the short letter when there
+ * is one, else a value from 256 up. Options of the same name share it. */
+enum {
+  OOC_OPT_MODEL = 'm', OOC_OPT_BATCH = 'b', OOC_OPT_PLANNER = 'p',
+  OOC_OPT_OUTPUT = 'o', OOC_OPT_JOBS = 'j',
+  OOC_OPT_SET = 256, OOC_OPT_DTYPE, OOC_OPT_OPTIMIZER, OOC_OPT_HW,
+  OOC_OPT_HW_SET, OOC_OPT_BUDGET, OOC_OPT_ALLOCATOR, OOC_OPT_OPT,
+  OOC_OPT_ITERS, OOC_OPT_JSON, OOC_OPT_TRACE, OOC_OPT_MEMCSV,
+  OOC_OPT_FORMAT, OOC_OPT_NOTIMING, OOC_OPT_SHARD, OOC_OPT_MERGE,
+  OOC_OPT_MAXBATCH, OOC_OPT_FRESH, OOC_OPT_BATCHES, OOC_OPT_NOMAXBATCH,
+  OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP
+};
+
+/* One row of the option table (cli/args.c), from which both getopt_long's
+ * table and every command's --help are made, so that they cannot drift.
+ * An option whose argument or meaning differs between commands (a list in
+ * sweep, one value elsewhere) has one row per meaning, with disjoint cmds
+ * and the same id. */
+typedef struct ooc_cli_option {
+  const char *name;           /* long name, without "--" */
+  char shortc;                /* short letter, 0: none */
+  int id;                     /* OOC_OPT_* */
+  const char *arg;            /* argument name in --help; NULL: a flag */
+  unsigned cmds;              /* OOC_CMD_* bits of the commands taking it */
+  const char *help;           /* one line; '\n' continues it */
+} ooc_cli_option;
+
+/* The option table, terminated by a row whose name is NULL. */
+extern const ooc_cli_option ooc_cli_options[];
+
+/* What --help prints around the generated option list: the usage lines,
+ * what the command does, and one or two examples. */
+typedef struct ooc_cli_doc {
+  const char *name;           /* "compare" */
+  unsigned cmd;               /* OOC_CMD_COMPARE */
+  const char *usage;          /* "Usage: oocsim compare ...\n" lines */
+  const char *about;          /* paragraphs, each line ending in '\n' */
+  const char *examples;       /* example command lines, '\n'-terminated */
+} ooc_cli_doc;
+
+/* Print a command's --help: usage, about, "Options:" made from the table
+ * (every option of doc->cmd, then -h, --help), "Examples:". */
+void ooc_cli_usage(FILE *f, const ooc_cli_doc *doc);
+
+/* Called for each option parsed, with its id and argument (NULL for a
+ * flag); returns OOC_OK or an error through err. */
+typedef int (*ooc_cli_handler)(void *ctx, int id, const char *arg,
+                               ooc_err *err);
+
+/* Run getopt_long over argv[1..argc) with the options of cmd (from the
+ * table, plus -h/--help), calling handle for each. Positional arguments go
+ * to pos (at most max_pos; more, or any when max_pos is 0, is "CMD:
+ * unexpected argument 'X'"). *help is set when -h/--help is seen (parsing
+ * stops there). Unknown options and missing values give "CMD: unknown
+ * option '--x' (see 'oocsim CMD --help')" and "CMD: option '--x' needs a
+ * value". getopt itself prints nothing. */
+int ooc_cli_parse(unsigned cmd, int argc, char **argv, ooc_cli_handler handle,
+                  void *ctx, const char **pos, int max_pos, int *n_pos,
+                  int *help, ooc_err *err);
+
+/* Shared options, as bits of ooc_cli_args_require's mask. */
 enum {
   OOC_CLI_MODEL     = 1u << 0,   /* -m, --model MODEL */
   OOC_CLI_BATCH     = 1u << 1,   /* -b, --batch B */
-  OOC_CLI_SET       = 1u << 2,   /* --set K=V (repeatable) */
-  OOC_CLI_DTYPE     = 1u << 3,   /* --dtype fp32|fp16|bf16 */
   OOC_CLI_HW        = 1u << 4,   /* --hw HW */
-  OOC_CLI_HW_SET    = 1u << 5,   /* --hw-set K=V (repeatable) */
   OOC_CLI_PLANNER   = 1u << 6,   /* -p, --planner P (or a list for compare) */
-  OOC_CLI_BUDGET    = 1u << 7,   /* --budget SIZE */
-  OOC_CLI_ALLOCATOR = 1u << 8,   /* --allocator A */
-  OOC_CLI_OPT       = 1u << 9,   /* --opt K=V (repeatable) */
-  OOC_CLI_JSON      = 1u << 10,  /* --json */
-  OOC_CLI_OUTPUT    = 1u << 11,  /* -o, --output FILE|DIR */
-  OOC_CLI_TRACE     = 1u << 12,  /* --trace FILE */
-  OOC_CLI_MEMCSV    = 1u << 13,  /* --mem-csv FILE */
-  OOC_CLI_FORMAT    = 1u << 14,  /* --format table|md|csv|json */
-  OOC_CLI_NOTIMING  = 1u << 15,  /* --no-timing: wall times printed as 0 */
-  OOC_CLI_OPTIMIZER = 1u << 16,  /* --optimizer sgd|momentum|adam */
-  OOC_CLI_ITERS     = 1u << 17,  /* --iterations N (timed iterations) */
-  OOC_CLI_POSITIONAL = 1u << 30  /* accept positional arguments */
+  OOC_CLI_OUTPUT    = 1u << 11   /* -o, --output FILE|DIR */
 };
 
 #define OOC_CLI_MAX_POS 16
@@ -59,51 +123,48 @@ typedef struct ooc_cli_args {
   ooc_hw_override *hw_sets; int n_hw_sets;
   const char *planner;
   uint64_t budget;            /* 0: not given */
+  const char *budget_arg;     /* --budget as given (NULL: not given) */
   const char *allocator;
   ooc_kv *opts; int n_opts;
   int json;
   const char *output;
   const char *trace;
   const char *mem_csv;
+  const char *timeline_csv;
   const char *format;
   int no_timing;
   int iterations;             /* 0: not given */
+  int jobs;                   /* -j (0: not given) */
   int help;                   /* --help / -h seen (parsing stops there) */
   const char *pos[OOC_CLI_MAX_POS]; int n_pos;
   char **owned; int n_owned;  /* owned copies of the K=V arguments */
 } ooc_cli_args;
 
-/* A command's own options: `options` is a getopt_long table terminated by
- * a zero entry whose `val`s are >= 1000 (so they never clash with the
- * shared ones), `shortopts` their short letters in getopt syntax (may be
- * NULL). handle() gets each one with its argument (NULL if none) and
- * returns OOC_OK or an error through err. */
-typedef struct ooc_cli_extra {
-  const struct option *options;
-  const char *shortopts;
-  int (*handle)(void *ctx, int val, const char *arg, ooc_err *err);
-  void *ctx;
-} ooc_cli_extra;
-
 void ooc_cli_args_init(ooc_cli_args *a);
 void ooc_cli_args_fini(ooc_cli_args *a);
 
-/* Parse argv[1..argc) (argv[0] is the command name). Returns OOC_OK, or
- * OOC_EINVAL with err naming the option. extra may be NULL. */
-int ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv,
-                       unsigned accept, const ooc_cli_extra *extra,
-                       ooc_err *err);
+/* Parse argv[1..argc) (argv[0] is the command name) with the options of
+ * cmd into a (ooc_cli_parse; positional arguments into a->pos when
+ * positional is non-zero). Returns OOC_OK, or OOC_EINVAL with err naming
+ * the option. */
+int ooc_cli_args_parse(ooc_cli_args *a, int argc, char **argv, unsigned cmd,
+                       int positional, ooc_err *err);
+
+/* The handler that fills an ooc_cli_args (ctx) from the shared options:
+ * for commands that parse some options their own way and the rest like
+ * everyone (report). */
+int ooc_cli_args_handle(void *ctx, int id, const char *arg, ooc_err *err);
 
 /* How every command that takes the shared options starts: initialise a,
- * parse argv with the options in accept (ooc_cli_args_parse) and, unless
+ * parse argv with the options of doc->cmd (ooc_cli_args_parse) and, unless
  * --help was given, check that those in require were given
  * (ooc_cli_args_require). Returns 0 when the command goes on; otherwise 1,
- * with *status the command's exit status: 0 after printing usage on stdout
- * for --help, 1 after printing the error line on stderr (ooc_cli_fail).
+ * with *status the command's exit status: 0 after printing its --help on
+ * stdout, 1 after printing the error line on stderr (ooc_cli_fail).
  * a needs ooc_cli_args_fini either way. */
 int ooc_cli_args_start(ooc_cli_args *a, int argc, char **argv,
-                       unsigned accept, unsigned require,
-                       void (*usage)(FILE *), int *status);
+                       const ooc_cli_doc *doc, int positional,
+                       unsigned require, int *status);
 
 /* Check that the options in `mask` were given (e.g. OOC_CLI_MODEL |
  * OOC_CLI_HW); err names the first missing one ("missing -m MODEL"). */
@@ -118,13 +179,11 @@ void ooc_cli_args_spec(const ooc_cli_args *a, ooc_scenario_spec *spec);
 int ooc_cli_split_kv(char *s, const char *opt, const char **key,
                      const char **value, ooc_err *err);
 
-/* For the commands with their own getopt_long loop (sweep, plot, report;
- * opterr = 0, shortopts starting with ':'): the error for a return value c
- * they do not handle, argv and optind as getopt_long left them. c == ':'
- * gives "option '--x' needs a value", anything else "CMD: unknown option
- * '--x' (see oocsim CMD --help)". Returns OOC_EINVAL. */
-int ooc_cli_getopt_error(int c, char *const *argv, const char *cmd,
-                         ooc_err *err);
+/* Split a -p list ("all", every registered planner, or "a,b,c"; a name
+ * given twice counts once) into a heap array of planner types (caller
+ * frees it). "-p: unknown planner ..." or "-p: empty planner list". */
+int ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out,
+                           int *n, ooc_err *err);
 
 /* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
 int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);

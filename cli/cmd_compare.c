@@ -19,47 +19,30 @@
 #include "cli/args.h"
 #include "planners/registry.h"
 #include "analysis/scenario.h"
+#include "base/strv.h"
 #include "base/util.h"
+#include "report/table.h"
 
-#define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
-                OOC_CLI_OPTIMIZER | OOC_CLI_HW | OOC_CLI_HW_SET |            \
-                OOC_CLI_PLANNER | OOC_CLI_BUDGET | OOC_CLI_ALLOCATOR |        \
-                OOC_CLI_OPT | OOC_CLI_FORMAT | OOC_CLI_JSON |                 \
-                OOC_CLI_NOTIMING | OOC_CLI_ITERS)
-
-static void
-usage(FILE *f)
-{
-  fputs("Usage: oocsim compare -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
-        "                      [--budget SIZE] [--allocator A] [--opt K=V ...]\n"
-        "                      [--format table|md|csv|json]\n\n"
-        "Run several planners on one scenario and rank them by iteration\n"
-        "time (infeasible plans last). For each: samples/s, slowdown against\n"
-        "in-core training on an unlimited device, distance to the lower bound\n"
-        "(iteration / bound), peak memory, bytes moved each way, compute\n"
-        "stall time, and feasibility or the out-of-memory reason. 'all' (the\n"
-        "default) is every registered planner, the incore and naive\n"
-        "baselines included (see 'oocsim list planners').\n\n"
-        "Options:\n"
-        "  -m, --model MODEL     zoo name or JSON path\n"
-        "  -b, --batch BATCH     batch size\n"
-        "      --set K=V         model parameter override (repeatable)\n"
-        "      --dtype D         fp32, fp16 or bf16\n"
-        "      --hw HW           hardware profile name or JSON path\n"
-        "      --hw-set K=V      profile field override (repeatable)\n"
-        "  -p, --planner LIST    comma-separated planners, or all\n"
-        "      --budget SIZE     device budget (default: the profile's usable)\n"
-        "      --allocator A     allocator policy and options (oocsim list\n"
-        "                        allocators): caching (default),\n"
-        "                        caching:expandable_segments, ...\n"
-        "      --opt K=V         planner option, given to the planners that\n"
-        "                        accept K (repeatable)\n"
-        "      --format F        table (default), md, csv or json (an array\n"
-        "                        of summary objects); --json = --format json\n"
-        "      --no-timing       print wall-clock fields as 0\n"
-        "      --iterations N    timed iterations per simulation (default 2)\n"
-        "  -h, --help            show this help\n", f);
-}
+static const ooc_cli_doc doc = {
+  .name = "compare", .cmd = OOC_CMD_COMPARE,
+  .usage = "Usage: oocsim compare -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
+           "                      [--budget SIZE] [--allocator A] [--opt K=V ...]\n"
+           "                      [--format table|md|csv|json]\n",
+  .about =
+    "Run several planners on one scenario and rank them by iteration\n"
+    "time (infeasible plans last). For each: samples/s, slowdown against\n"
+    "in-core training on an unlimited device, distance to the lower bound\n"
+    "(iteration / bound), peak reserved memory, bytes moved each way,\n"
+    "compute stall time, and feasibility or the out-of-memory reason. 'all'\n"
+    "(the default) is every registered planner, the incore and naive\n"
+    "baselines included (see 'oocsim list planners'). When no planner fits\n"
+    "and no --budget was given, the table adds the smallest budget at\n"
+    "which one does (oocsim minbudget). --format csv writes the rows of\n"
+    "docs/output-schema.md, the columns of a sweep's results.csv.\n",
+  .examples =
+    "  oocsim compare -m resnet50 -b 512 --hw v100-nvlink2 -p all\n"
+    "  oocsim compare -m resnet50 -b 256 --hw v100-pcie3 --format csv\n",
+};
 
 struct row {
   ooc_summary s;
@@ -77,25 +60,8 @@ cmp_rows(const void *pa, const void *pb)
   return a->order - b->order;
 }
 
-static double
-stall_total(const ooc_summary *s)
-{
-  double t = 0;
-  int i;
-  for (i = 0; i < OOC_STALL_COUNT; i++)
-    t += s->stall_s[i];
-  return t;
-}
-
-static double
-vs_bound(const ooc_summary *s)
-{
-  return s->feasible && s->lower_bound_s > 0
-             ? s->iteration_s / s->lower_bound_s : 0;
-}
-
 /* "ok" or "OOM at OP: reason" into buf; commas and pipes are kept out so
- * the csv and md forms need no quoting. */
+ * the md form needs no quoting. */
 static const char *
 status(const ooc_summary *s, char *buf, size_t n)
 {
@@ -115,43 +81,119 @@ gib(uint64_t b)
   return (double)b / 1073741824.0;
 }
 
-static void
-print_csv(const struct row *rows, int n)
+/* The identity columns of a compare row (docs/output-schema.md), the
+ * same as a sweep's coordinates: model, set, hw, one hw_set:KEY per
+ * --hw-set, allocator, budget, planner, batch, dtype, optimizer. */
+static int
+csv_header(const ooc_cli_args *a, ooc_table *t)
 {
-  char st[400];
-  int i;
+  int n = 9 + a->n_hw_sets + OOC_SUMMARY_NCOLS, k = 0, i;
+  char **c = calloc((size_t)n, sizeof *c), buf[300];
 
-  puts("planner,samples_per_s,iteration_s,slowdown,vs_lower_bound,"
-       "peak_allocated_bytes,peak_reserved_bytes,h2d_bytes,d2h_bytes,"
-       "stall_s,feasible,status");
-  for (i = 0; i < n; i++) {
-    const ooc_summary *s = &rows[i].s;
-    printf("%s,%.12g,%.12g,%.12g,%.12g,%llu,%llu,%llu,%llu,%.12g,%s,%s\n",
-           s->planner, s->samples_per_s, s->iteration_s, s->slowdown,
-           vs_bound(s), (unsigned long long)s->peak_allocated_bytes,
-           (unsigned long long)s->peak_reserved_bytes,
-           (unsigned long long)s->h2d_bytes, (unsigned long long)s->d2h_bytes,
-           stall_total(s), s->feasible ? "true" : "false",
-           status(s, st, sizeof st));
+  if (c == NULL)
+    return OOC_ENOMEM;
+  t->cols = c;
+  t->ncols = n;
+  c[k++] = strdup("model");
+  c[k++] = strdup("set");
+  c[k++] = strdup("hw");
+  for (i = 0; i < a->n_hw_sets; i++) {
+    snprintf(buf, sizeof buf, "hw_set:%s", a->hw_sets[i].key);
+    c[k++] = strdup(buf);
   }
+  c[k++] = strdup("allocator");
+  c[k++] = strdup("budget");
+  c[k++] = strdup("planner");
+  c[k++] = strdup("batch");
+  c[k++] = strdup("dtype");
+  c[k++] = strdup("optimizer");
+  for (i = 0; ooc_summary_columns[i] != NULL; i++)
+    c[k++] = strdup(ooc_summary_columns[i]);
+  for (i = 0; i < n; i++)
+    if (c[i] == NULL)
+      return OOC_ENOMEM;
+  return OOC_OK;
 }
 
-/* Table and Markdown share the columns; md adds the pipes. */
+static int
+csv_row(const ooc_cli_args *a, const ooc_summary *s, int ncols, char ***out)
+{
+  char **c = calloc((size_t)ncols, sizeof *c), buf[1024];
+  size_t len = 0;
+  int k = 0, i;
+
+  *out = c;
+  if (c == NULL)
+    return OOC_ENOMEM;
+  buf[0] = '\0';
+  for (i = 0; i < a->n_sets && len < sizeof buf; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%s",
+                            i ? ";" : "", a->sets[i].key, a->sets[i].value);
+  c[k++] = strdup(a->model);
+  c[k++] = strdup(buf);
+  c[k++] = strdup(a->hw);
+  for (i = 0; i < a->n_hw_sets; i++)
+    c[k++] = strdup(a->hw_sets[i].value);
+  c[k++] = strdup(s->allocator);
+  c[k++] = strdup(a->budget_arg != NULL ? a->budget_arg : "default");
+  c[k++] = strdup(s->planner);
+  snprintf(buf, sizeof buf, "%lld", (long long)s->batch);
+  c[k++] = strdup(buf);
+  c[k++] = strdup(ooc_dtype_name(s->dtype));
+  c[k++] = strdup(ooc_optimizer_name(s->optimizer));
+  for (i = 0; i < k; i++)
+    if (c[i] == NULL)
+      return OOC_ENOMEM;
+  return ooc_summary_cells(s, c + k);
+}
+
+/* The rows as CSV in the schema every table shares (a sweep's
+ * results.csv has the same columns). */
+static int
+print_csv(const ooc_cli_args *a, const struct row *rows, int n)
+{
+  ooc_table t;
+  int i, rc;
+
+  ooc_table_init(&t);
+  if ((rc = csv_header(a, &t)) < 0)
+    goto out;
+  for (i = 0; i < n; i++) {
+    char **r;
+    if ((rc = csv_row(a, &rows[i].s, t.ncols, &r)) < 0 ||
+        (rc = ooc_table_push(&t, r)) < 0) {
+      ooc_strv_free(r, t.ncols);
+      goto out;
+    }
+  }
+  rc = ooc_table_write_csv(stdout, &t);
+out:
+  ooc_table_fini(&t);
+  return rc;
+}
+
+/* Table and Markdown share the columns; md adds the pipes. Memory is the
+ * peak reserved by the allocator (what the device must hold). */
 static void
 print_table(const struct row *rows, int n, int md)
 {
   static const char *const head[] = {
-    "planner", "samples/s", "slowdown", "vs bound", "peak GiB", "H2D GiB",
-    "D2H GiB", "stall s", "status",
+    "planner", "samples/s", "slowdown", "vs bound", "peak reserved GiB",
+    "H2D GiB", "D2H GiB", "stall s", "status",
   };
+  static const int width[] = { 10, 9, 9, 9, 17, 9, 9, 9, 0 };
   char cell[8][32], st[400];
   int i, c;
 
   for (c = 0; c < 9; c++) {
     if (md)
       printf("| %s ", head[c]);
+    else if (c == 0)
+      printf("%-*s", width[c], head[c]);
+    else if (c == 8)
+      printf("  %s", head[c]);
     else
-      printf(c == 0 ? "%-10s" : c == 8 ? "  %s" : " %9s", head[c]);
+      printf(" %*s", width[c], head[c]);
   }
   puts(md ? "|\n|---|---:|---:|---:|---:|---:|---:|---:|---|" : "");
   for (i = 0; i < n; i++) {
@@ -160,7 +202,7 @@ print_table(const struct row *rows, int n, int md)
     if (s->feasible) {
       snprintf(cell[1], sizeof cell[1], "%.1f", s->samples_per_s);
       snprintf(cell[2], sizeof cell[2], "%.3f", s->slowdown);
-      snprintf(cell[3], sizeof cell[3], "%.3f", vs_bound(s));
+      snprintf(cell[3], sizeof cell[3], "%.3f", ooc_summary_vs_bound(s));
     } else {
       snprintf(cell[1], sizeof cell[1], "-");
       snprintf(cell[2], sizeof cell[2], "-");
@@ -169,16 +211,16 @@ print_table(const struct row *rows, int n, int md)
     snprintf(cell[4], sizeof cell[4], "%.2f", gib(s->peak_reserved_bytes));
     snprintf(cell[5], sizeof cell[5], "%.2f", gib(s->h2d_bytes));
     snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
-    snprintf(cell[7], sizeof cell[7], "%.4f", stall_total(s));
+    snprintf(cell[7], sizeof cell[7], "%.4f", ooc_summary_stall_s(s));
     status(s, st, sizeof st);
     if (md) {
       for (c = 0; c < 8; c++)
         printf("| %s ", cell[c]);
       printf("| %s |\n", s->feasible ? "ok" : st);
     } else {
-      printf("%-10s", cell[0]);
+      printf("%-*s", width[0], cell[0]);
       for (c = 1; c < 8; c++)
-        printf(" %9s", cell[c]);
+        printf(" %*s", width[c], cell[c]);
       printf("  %s\n", s->feasible ? "ok" : st);
     }
   }
@@ -208,63 +250,6 @@ print_json(const struct row *rows, int n)
   puts(text);
   free(text);
   return OOC_OK;
-}
-
-/* Split the -p list ("all" or "a,b,c") into planner types. */
-static int
-parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
-               ooc_err *err)
-{
-  const ooc_planner_type **ts = NULL, **tmp;
-  char *copy = NULL, *tok, *save = NULL;
-  int cnt = 0, i;
-
-  *out = NULL;
-  *n = 0;
-  if (strcmp(spec, "all") == 0) {
-    for (i = 0; ooc_planner_types[i] != NULL; i++)
-      ;
-    if ((ts = calloc((size_t)i + 1, sizeof *ts)) == NULL)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    for (i = 0; ooc_planner_types[i] != NULL; i++)
-      ts[cnt++] = ooc_planner_types[i];
-    goto ok;
-  }
-  if ((copy = strdup(spec)) == NULL)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  for (tok = strtok_r(copy, ",", &save); tok != NULL;
-       tok = strtok_r(NULL, ",", &save)) {
-    const ooc_planner_type *t = ooc_planner_find(tok, err);
-    if (t == NULL) {
-      ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
-      goto fail;
-    }
-    for (i = 0; i < cnt; i++)
-      if (ts[i] == t)
-        break;
-    if (i < cnt)
-      continue;   /* listed twice */
-    tmp = realloc(ts, (size_t)(cnt + 1) * sizeof *ts);
-    if (tmp == NULL) {
-      ooc_err_set(err, OOC_ENOMEM, "out of memory");
-      goto fail;
-    }
-    ts = tmp;
-    ts[cnt++] = t;
-  }
-  if (cnt == 0) {
-    ooc_err_set(err, OOC_EINVAL, "-p: empty planner list '%s'", spec);
-    goto fail;
-  }
-  free(copy);
-ok:
-  *out = ts;
-  *n = cnt;
-  return OOC_OK;
-fail:
-  free(copy);
-  free(ts);
-  return err != NULL ? err->code : OOC_EINVAL;
 }
 
 static int
@@ -305,6 +290,7 @@ error_row(ooc_scenario *sc, const ooc_scenario_spec *spec, const char *name,
   }
   s->batch = m->batch;
   s->dtype = m->dtype;
+  s->optimizer = m->optimizer;
   s->budget_bytes = spec->budget != 0 ? spec->budget : hw->mem_usable;
   s->oom = (ooc_oom){ .instr = -1, .tensor = -1, .layer = -1 };
   snprintf(s->oom.reason, sizeof s->oom.reason, "%.*s",
@@ -328,12 +314,11 @@ ooc_cmd_compare(int argc, char **argv)
   const char *fmt;
   int n = 0, nrows = 0, i, j, rc = 1;
 
-  if (ooc_cli_args_start(&a, argc, argv, ACCEPT,
-                         OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW, usage,
-                         &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &doc, 0,
+                         OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW, &rc))
     goto done;
   fmt = a.json ? "json" : a.format != NULL ? a.format : "table";
-  if (parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n, &err) < 0)
+  if (ooc_cli_parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n, &err) < 0)
     goto fail;
   if (ooc_allocator_find(a.allocator != NULL ? a.allocator : "caching",
                          NULL, &err) == NULL) {
@@ -396,7 +381,10 @@ ooc_cmd_compare(int argc, char **argv)
       goto fail;
     }
   } else if (strcmp(fmt, "csv") == 0) {
-    print_csv(rows, n);
+    if (print_csv(&a, rows, n) < 0) {
+      ooc_err_set(&err, OOC_ENOMEM, "cannot write the CSV");
+      goto fail;
+    }
   } else {
     const ooc_summary *s0 = &rows[0].s;
     char b1[32];
@@ -409,6 +397,13 @@ ooc_cmd_compare(int argc, char **argv)
              ooc_fmt_bytes(s0->budget_bytes, b1, sizeof b1),
              s0->incore_iteration_s, s0->lower_bound_s);
     print_table(rows, n, strcmp(fmt, "md") == 0);
+    /* No planner fits the profile's memory: say what budget would. */
+    if (!rows[0].s.feasible && a.budget == 0) {
+      if (strcmp(fmt, "md") == 0)
+        putchar('\n');
+      if ((rc = ooc_cli_minbudget_hint(stdout, &spec, ts, n)) != 0)
+        goto done;
+    }
   }
   rc = 0;
   goto done;

@@ -16,33 +16,25 @@
 #include "cli/args.h"
 #include "base/util.h"
 
-#define ACCEPT (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_DTYPE | \
-                OOC_CLI_OPTIMIZER | OOC_CLI_JSON)
-
-static void
-usage(FILE *f)
-{
-  fputs("Usage: oocsim info -m MODEL [-b BATCH] [--set K=V ...]\n"
-        "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n\n"
-        "Per-layer table of a model: name, op, output shape (per sample),\n"
-        "output bytes, parameters, forward and backward FLOPs and what the\n"
-        "backward needs from forward (input, output, both or none; \"+saved\"\n"
-        "when it also reads state saved by the forward, such as batch-norm\n"
-        "statistics or a dropout mask); an output that aliases its input\n"
-        "(flatten, reshape, in-place ops) has 0 bytes of its own. Then the\n"
-        "totals: parameters, activation MiB per sample, forward GFLOPs per\n"
-        "sample and the naive in-core peak (every forward output kept, plus\n"
-        "weights, gradients, optimizer state and the largest workspace).\n"
-        "Bytes and FLOPs in the table are for the whole batch.\n\n"
-        "Options:\n"
-        "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
-        "  -b, --batch BATCH     batch size (default 1)\n"
-        "      --set K=V         override a model parameter (repeatable)\n"
-        "      --dtype D         fp32, fp16 or bf16 (default: the model's)\n"
-        "      --optimizer O     sgd, momentum (default) or adam\n"
-        "      --json            the same data as JSON\n"
-        "  -h, --help            show this help\n", f);
-}
+static const ooc_cli_doc doc = {
+  .name = "info", .cmd = OOC_CMD_INFO,
+  .usage = "Usage: oocsim info -m MODEL [-b BATCH] [--set K=V ...]\n"
+           "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n",
+  .about =
+    "Per-layer table of a model: name, op, output shape (per sample),\n"
+    "output bytes, parameters, forward and backward FLOPs and what the\n"
+    "backward needs from forward (input, output, both or none; \"+saved\"\n"
+    "when it also reads state saved by the forward, such as batch-norm\n"
+    "statistics or a dropout mask); an output that aliases its input\n"
+    "(flatten, reshape, in-place ops) has 0 bytes of its own. Then the\n"
+    "totals: parameters, activation MiB per sample, forward GFLOPs per\n"
+    "sample and the naive in-core peak (allocated bytes: every forward\n"
+    "output kept, plus weights, gradients, optimizer state and the largest\n"
+    "workspace). Bytes and FLOPs in the table are for the whole batch.\n",
+  .examples =
+    "  oocsim info -m resnet50 -b 1\n"
+    "  oocsim info -m resnet --set depth=1001 --json\n",
+};
 
 static void
 shape_str(const ooc_shape *s, char *buf, size_t n)
@@ -123,7 +115,7 @@ print_text(const ooc_model *m)
   printf("  weights, grads, optimizer  %s\n",
          ooc_fmt_bytes(m->weight_bytes + m->grad_bytes + m->opt_bytes, b1,
                        sizeof b1));
-  printf("  naive in-core peak         %s (%llu bytes)\n",
+  printf("  naive in-core peak (allocated) %s (%llu bytes)\n",
          ooc_fmt_bytes(m->naive_peak_bytes, b1, sizeof b1),
          (unsigned long long)m->naive_peak_bytes);
   return 0;
@@ -220,7 +212,7 @@ ooc_cmd_info(int argc, char **argv)
   ooc_model_opts mo;
   int rc;
 
-  if (ooc_cli_args_start(&a, argc, argv, ACCEPT, OOC_CLI_MODEL, usage, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &doc, 0, OOC_CLI_MODEL, &rc))
     goto done;
   mo = (ooc_model_opts){
     .batch = a.batch_set ? a.batch : 1,

@@ -15,18 +15,19 @@
 #include "plan/planner.h"
 #include "base/util.h"
 
-static void
-usage(FILE *f)
-{
-  fputs("Usage: oocsim list models|hw|planners|allocators\n\n"
-        "List the model zoo (name, parameters), the hardware profiles (GPU,\n"
-        "usable memory, pinned H2D/D2H bandwidth), the registered planners\n"
-        "(summary and the paper section each follows) or the allocator\n"
-        "models. Models and profiles are looked up in the data directory:\n"
-        "the installed one, or the source tree of a build.\n\n"
-        "Options:\n"
-        "  -h, --help   show this help\n", f);
-}
+static const ooc_cli_doc doc = {
+  .name = "list", .cmd = OOC_CMD_LIST,
+  .usage = "Usage: oocsim list models|hw|planners|allocators\n",
+  .about =
+    "List the model zoo (name, parameters, layers), the hardware profiles\n"
+    "(GPU, usable memory, pinned H2D/D2H bandwidth), the registered planners\n"
+    "(summary and the paper section each follows) or the allocator models.\n"
+    "Models and profiles are looked up in the data directory that\n"
+    "'oocsim --version' prints (see --datadir in 'oocsim --help').\n",
+  .examples =
+    "  oocsim list models\n"
+    "  oocsim list planners\n",
+};
 
 static int
 list_models(void)
@@ -118,7 +119,7 @@ ooc_cmd_list(int argc, char **argv)
   ooc_cli_args a;
   int rc;
 
-  if (ooc_cli_args_start(&a, argc, argv, OOC_CLI_POSITIONAL, 0, usage, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &doc, 1, 0, &rc))
     goto done;
   if (a.n_pos != 1) {
     rc = ooc_cli_fail("list: expected one of models, hw, planners, "

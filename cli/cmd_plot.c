@@ -17,90 +17,88 @@
 #include "cli/commands.h"
 #include "report/plot.h"
 
-static void
-usage(FILE *f)
-{
-  fprintf(f,
-"Usage: oocsim plot KIND --in FILE -o OUT.png|OUT.svg [--title TEXT]\n"
-"                   [--budget SIZE | --hw HW]\n"
-"\n"
-"Draw a plot with gnuplot (the scripts in plots/). KIND and its input:\n"
-"  throughput  a sweep's results.csv: samples/s vs batch, a line per\n"
-"              planner, the in-core line, OOM points marked\n"
-"  bandwidth   a sweep over --hw-set link.h2d_GBps=...: slowdown vs link\n"
-"              bandwidth, with PCIe 3/4/5, NVLink 2 and C2C marked\n"
-"  maxbatch    a `sweep --maxbatch` results.csv: largest batch per planner\n"
-"              per GPU, as bars\n"
-"  memory      `simulate --mem-csv` output: allocated, reserved, and the\n"
-"              budget given with --budget (or HW's usable memory, --hw)\n"
-"  gantt       a timeline CSV (lane,start_s,end_s,phase,layer; written by\n"
-"              `oocsim report`): compute/H2D/D2H lanes, stalls in red\n"
-"\n"
-"The gnuplot data is written beside OUT as OUT.dat. gnuplot is %s unless\n"
-"$OOCSIM_GNUPLOT names another program; without it the command exits 1.\n",
-          OOC_GNUPLOT);
-}
-
-enum { OPT_IN = 1000, OPT_TITLE, OPT_BUDGET, OPT_HW, OPT_HELP };
-
-static const struct option long_opts[] = {
-  { "in", required_argument, NULL, OPT_IN },
-  { "output", required_argument, NULL, 'o' },
-  { "title", required_argument, NULL, OPT_TITLE },
-  { "budget", required_argument, NULL, OPT_BUDGET },
-  { "hw", required_argument, NULL, OPT_HW },
-  { "help", no_argument, NULL, OPT_HELP },
-  { NULL, 0, NULL, 0 }
+static const ooc_cli_doc doc = {
+  .name = "plot", .cmd = OOC_CMD_PLOT,
+  .usage = "Usage: oocsim plot KIND --in FILE -o OUT.png|OUT.svg [--title TEXT]\n"
+           "                   [--budget SIZE | --hw HW]\n",
+  .about =
+    "Draw a plot with gnuplot (the scripts in plots/). KIND and its input:\n"
+    "  throughput  a sweep's results.csv: samples/s vs batch, a line per\n"
+    "              planner, the in-core line, OOM points marked\n"
+    "  bandwidth   a sweep over --hw-set link.h2d_GBps=...: slowdown vs link\n"
+    "              bandwidth, with PCIe 3/4/5, NVLink 2 and C2C marked\n"
+    "  maxbatch    a `sweep --maxbatch` results.csv: largest batch per planner\n"
+    "              per GPU, as bars\n"
+    "  memory      `simulate --mem-csv` output: allocated, reserved, and the\n"
+    "              budget given with --budget (or HW's usable memory, --hw)\n"
+    "  gantt       a timeline CSV (lane,start_s,end_s,phase,layer; written by\n"
+    "              `oocsim report`): compute/H2D/D2H lanes, stalls in red\n"
+    "\n"
+    "The gnuplot data is written beside OUT as OUT.dat. gnuplot is\n"
+    OOC_GNUPLOT " unless $OOCSIM_GNUPLOT names another program; without it\n"
+    "the command exits 1.\n",
+  .examples =
+    "  oocsim plot throughput --in sweep/results.csv -o throughput.png\n"
+    "  oocsim plot memory --in mem.csv --hw v100-nvlink2 -o memory.svg\n",
 };
+
+struct plot_ctx {
+  const char *in, *out;
+  ooc_plot_opts po;
+};
+
+static int
+handle(void *ctx, int id, const char *arg, ooc_err *err)
+{
+  struct plot_ctx *c = ctx;
+  ooc_hw *hw = NULL;
+  int rc;
+
+  switch (id) {
+  case OOC_OPT_IN: c->in = arg; return OOC_OK;
+  case OOC_OPT_OUTPUT: c->out = arg; return OOC_OK;
+  case OOC_OPT_TITLE: c->po.title = arg; return OOC_OK;
+  case OOC_OPT_BUDGET:
+    return ooc_parse_size(arg, "--budget", &c->po.budget, err);
+  case OOC_OPT_HW:
+    if ((rc = ooc_hw_load(arg, NULL, 0, &hw, err)))
+      return rc;
+    c->po.budget = hw->mem_usable;
+    ooc_hw_free(hw);
+    return OOC_OK;
+  default:
+    return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", id);
+  }
+}
 
 int
 ooc_cmd_plot(int argc, char **argv)
 {
-  const char *in = NULL, *out = NULL;
-  ooc_plot_opts po = { .title = NULL };
+  struct plot_ctx c = { .po = { .title = NULL } };
   ooc_plot_kind kind;
   ooc_err err = { 0 };
-  int c;
+  const char *pos[2];
+  int n_pos = 0, help;
 
-  opterr = 0;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, ":o:", long_opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_IN: in = optarg; break;
-    case 'o': out = optarg; break;
-    case OPT_TITLE: po.title = optarg; break;
-    case OPT_BUDGET:
-      if (ooc_parse_size(optarg, "--budget", &po.budget, &err))
-        return ooc_cli_fail("%s", err.msg);
-      break;
-    case OPT_HW: {
-      ooc_hw *hw = NULL;
-      if (ooc_hw_load(optarg, NULL, 0, &hw, &err))
-        return ooc_cli_fail("%s", err.msg);
-      po.budget = hw->mem_usable;
-      ooc_hw_free(hw);
-      break;
-    }
-    case OPT_HELP:
-      usage(stdout);
-      return 0;
-    default:
-      ooc_cli_getopt_error(c, argv, "plot", &err);
-      return ooc_cli_fail("%s", err.msg);
-    }
+  if (ooc_cli_parse(OOC_CMD_PLOT, argc, argv, handle, &c, pos, 2, &n_pos,
+                    &help, &err))
+    return ooc_cli_fail("%s", err.msg);
+  if (help) {
+    ooc_cli_usage(stdout, &doc);
+    return 0;
   }
-  if (optind >= argc)
+  if (n_pos == 0)
     return ooc_cli_fail("plot: missing KIND (throughput, bandwidth, "
                         "maxbatch, memory, gantt)");
-  if (optind + 1 < argc)
-    return ooc_cli_fail("plot: unexpected argument '%s'", argv[optind + 1]);
-  if (ooc_plot_kind_parse(argv[optind], &kind, &err))
+  if (n_pos > 1)
+    return ooc_cli_fail("plot: unexpected argument '%s'", pos[1]);
+  if (ooc_plot_kind_parse(pos[0], &kind, &err))
     return ooc_cli_fail("%s", err.msg);
-  if (!in)
+  if (!c.in)
     return ooc_cli_fail("plot: missing --in FILE");
-  if (!out)
+  if (!c.out)
     return ooc_cli_fail("plot: missing -o OUT.png|OUT.svg");
-  if (ooc_plot_draw(kind, in, out, &po, &err))
+  if (ooc_plot_draw(kind, c.in, c.out, &c.po, &err))
     return ooc_cli_fail("%s", err.msg);
   return 0;
 }

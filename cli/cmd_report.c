@@ -1,7 +1,8 @@
 /* cli/cmd_report.c — `oocsim report`: the planner comparison report of one
  * scenario as DIR/report.html and DIR/report.md with their plots (report.h).
  *
- * Owner: report helper. This file parses options and prints where the
+ * Owner: report helper. This file parses options (the option table,
+ * cli/args.c), draws the progress line on a terminal and prints where the
  * report is; without gnuplot the report is written without plots and the
  * command exits 1 saying gnuplot is missing.
  */
@@ -19,122 +20,116 @@
 #include "cli/commands.h"
 #include "report/report.h"
 
-static void
-usage(FILE *f)
-{
-  fprintf(f,
-"Usage: oocsim report -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
-"                     [--allocator A] [--budget SIZE] [--set K=V]...\n"
-"                     [--batches LIST] [--no-maxbatch] [-j N] -o DIR\n"
-"\n"
-"Compare every planner on one scenario and write DIR/report.html (self-\n"
-"contained, images beside it) and DIR/report.md: the scenario, the\n"
-"comparison table, the winner and why (where each planner's time goes and\n"
-"how close it comes to the lower bound), plots (samples/s vs batch, memory\n"
-"and timeline of the winner, largest batch per planner, slowdown vs link\n"
-"bandwidth) and a what-if over the links of v100-pcie3, a100-pcie4,\n"
-"h100-pcie5, v100-nvlink2 and gh200-c2c. The data behind it is in\n"
-"DIR/data/.\n"
-"\n"
-"  -p, --planner LIST   planners to compare (default all)\n"
-"      --batches LIST   batches of the throughput plot (default B/4, B/2, B,\n"
-"                       3B/2, 2B)\n"
-"      --no-maxbatch    skip the largest-batch search (faster)\n"
-"  -j, --jobs N         threads (default: the number of CPUs)\n"
-"\n"
-"Example: oocsim report -m resnet50 -b 256 --hw v100-nvlink2 -o out/report\n"
-"gnuplot is %s unless $OOCSIM_GNUPLOT names another program.\n",
-          OOC_GNUPLOT);
-}
-
-enum { OPT_HW = 1000, OPT_ALLOC, OPT_BUDGET, OPT_SET, OPT_BATCHES,
-       OPT_NOMAX, OPT_HELP };
-
-static const struct option long_opts[] = {
-  { "model", required_argument, NULL, 'm' },
-  { "batch", required_argument, NULL, 'b' },
-  { "hw", required_argument, NULL, OPT_HW },
-  { "planner", required_argument, NULL, 'p' },
-  { "allocator", required_argument, NULL, OPT_ALLOC },
-  { "budget", required_argument, NULL, OPT_BUDGET },
-  { "set", required_argument, NULL, OPT_SET },
-  { "batches", required_argument, NULL, OPT_BATCHES },
-  { "no-maxbatch", no_argument, NULL, OPT_NOMAX },
-  { "jobs", required_argument, NULL, 'j' },
-  { "output", required_argument, NULL, 'o' },
-  { "help", no_argument, NULL, OPT_HELP },
-  { NULL, 0, NULL, 0 }
+static const ooc_cli_doc doc = {
+  .name = "report", .cmd = OOC_CMD_REPORT,
+  .usage =
+    "Usage: oocsim report -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
+    "                     [--allocator A] [--budget SIZE] [--set K=V]...\n"
+    "                     [--dtype D] [--optimizer O] [--hw-set K=V]...\n"
+    "                     [--batches LIST] [--no-maxbatch] [-j N] -o DIR\n",
+  .about =
+    "Compare every planner on one scenario and write DIR/report.html (self-\n"
+    "contained, images beside it) and DIR/report.md: the scenario, the\n"
+    "comparison table, the winner and why (where each planner's time goes and\n"
+    "how close it comes to the lower bound), plots (samples/s vs batch, memory\n"
+    "and timeline of the winner, largest batch per planner, slowdown vs link\n"
+    "bandwidth) and a what-if over the links of v100-pcie3, a100-pcie4,\n"
+    "h100-pcie5, v100-nvlink2 and gh200-c2c. The data behind it is in\n"
+    "DIR/data/. A progress line with ETA is drawn on stderr when it is a\n"
+    "terminal. Without gnuplot the report is written without plots and the\n"
+    "command exits 1; gnuplot is " OOC_GNUPLOT " unless $OOCSIM_GNUPLOT names\n"
+    "another program.\n",
+  .examples =
+    "  oocsim report -m resnet50 -b 256 --hw v100-nvlink2 -o out/report\n"
+    "  oocsim report -m resnet --set depth=1001 -b 16 --hw v100-pcie3 "
+    "--no-maxbatch -o out/r1001\n",
 };
+
+/* The options report reads its own way (a planner list, the budget as
+ * text for the sweeps); the rest go to the shared struct. */
+struct report_ctx {
+  ooc_cli_args a;
+  ooc_report_opts *o;
+};
+
+static int
+handle(void *ctx, int id, const char *arg, ooc_err *err)
+{
+  struct report_ctx *c = ctx;
+  ooc_report_opts *o = c->o;
+  uint64_t b;
+  int rc;
+
+  switch (id) {
+  case OOC_OPT_PLANNER: o->planners = arg; return OOC_OK;
+  case OOC_OPT_BUDGET:
+    if ((rc = ooc_parse_size(arg, "--budget", &b, err)))
+      return rc;
+    if (b == 0)
+      return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", arg);
+    o->budget = arg;
+    return OOC_OK;
+  case OOC_OPT_DTYPE: o->dtype = arg; break;      /* and checked there */
+  case OOC_OPT_OPTIMIZER: o->optimizer = arg; break;
+  case OOC_OPT_BATCHES: o->batches = arg; return OOC_OK;
+  case OOC_OPT_NOMAXBATCH: o->maxbatch = 0; return OOC_OK;
+  case OOC_OPT_JOBS: return ooc_cli_parse_jobs(arg, &o->jobs, err);
+  case OOC_OPT_OUTPUT: o->dir = arg; return OOC_OK;
+  default: break;
+  }
+  return ooc_cli_args_handle(&c->a, id, arg, err);
+}
 
 int
 ooc_cmd_report(int argc, char **argv)
 {
   ooc_report_opts o = { .maxbatch = 1, .jobs = 1 };
   ooc_report_info info;
-  ooc_kv sets[64];
+  ooc_progress prog;
+  struct report_ctx ctx = { .o = &o };
   ooc_err err = { 0 };
-  int64_t v;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  int c, rc;
+  int rc, help;
 
   o.jobs = ncpu > 0 ? (int)(ncpu < 64 ? ncpu : 64) : 1;
-  o.sets = sets;
-  opterr = 0;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, ":m:b:p:j:o:", long_opts, NULL)) != -1) {
-    switch (c) {
-    case 'm': o.model = optarg; break;
-    case 'b':
-      if (ooc_parse_int(optarg, "-b", &v, &err))
-        return ooc_cli_fail("%s", err.msg);
-      if (v < 1)
-        return ooc_cli_fail("-b %s: must be >= 1", optarg);
-      o.batch = v;
-      break;
-    case OPT_HW: o.hw = optarg; break;
-    case 'p': o.planners = optarg; break;
-    case OPT_ALLOC: o.allocator = optarg; break;
-    case OPT_BUDGET: o.budget = optarg; break;
-    case OPT_SET:
-      if (o.n_sets == 64)
-        return ooc_cli_fail("--set: at most 64");
-      if (ooc_cli_split_kv(optarg, "--set", &sets[o.n_sets].key,
-                           &sets[o.n_sets].value, &err))
-        return ooc_cli_fail("%s", err.msg);
-      o.n_sets++;
-      break;
-    case OPT_BATCHES: o.batches = optarg; break;
-    case OPT_NOMAX: o.maxbatch = 0; break;
-    case 'j':
-      if (ooc_cli_parse_jobs(optarg, &o.jobs, &err))
-        return ooc_cli_fail("%s", err.msg);
-      break;
-    case 'o': o.dir = optarg; break;
-    case OPT_HELP:
-      usage(stdout);
-      return 0;
-    default:
-      ooc_cli_getopt_error(c, argv, "report", &err);
-      return ooc_cli_fail("%s", err.msg);
-    }
+  ooc_cli_args_init(&ctx.a);
+  if (ooc_cli_parse(OOC_CMD_REPORT, argc, argv, handle, &ctx, NULL, 0, NULL,
+                    &help, &err)) {
+    rc = ooc_cli_fail("%s", err.msg);
+    goto done;
   }
-  if (optind < argc)
-    return ooc_cli_fail("report: unexpected argument '%s'", argv[optind]);
-  if (!o.model)
-    return ooc_cli_fail("report: missing -m MODEL");
-  if (o.batch < 1)
-    return ooc_cli_fail("report: missing -b BATCH");
-  if (!o.hw)
-    return ooc_cli_fail("report: missing --hw HW");
-  if (!o.dir)
-    return ooc_cli_fail("report: missing -o DIR");
+  if (help) {
+    ooc_cli_usage(stdout, &doc);
+    rc = 0;
+    goto done;
+  }
+  o.model = ctx.a.model;
+  o.batch = ctx.a.batch_set ? ctx.a.batch : 0;
+  o.hw = ctx.a.hw;
+  o.allocator = ctx.a.allocator;
+  o.sets = ctx.a.sets;
+  o.n_sets = ctx.a.n_sets;
+  o.hw_sets = ctx.a.hw_sets;
+  o.n_hw_sets = ctx.a.n_hw_sets;
+  if (!o.model || o.batch < 1 || !o.hw || !o.dir) {
+    rc = ooc_cli_fail("report: missing %s", !o.model ? "-m MODEL"
+                      : o.batch < 1 ? "-b BATCH" : !o.hw ? "--hw HW"
+                      : "-o DIR");
+    goto done;
+  }
+  ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "report");
+  o.progress = &prog;
   rc = ooc_report_run(&o, &info, &err);
-  if (rc && rc != OOC_EUNSUP)
-    return ooc_cli_fail("%s", err.msg);
+  ooc_progress_end(&prog);
+  if (rc && rc != OOC_EUNSUP) {
+    rc = ooc_cli_fail("%s", err.msg);
+    goto done;
+  }
   printf("report: %s/report.html and %s/report.md (winner: %s; %d plots) "
          "in %.1f s\n", o.dir, o.dir, info.winner[0] ? info.winner : "none",
          info.plots_drawn, info.wall_s);
-  if (rc)
-    return ooc_cli_fail("%s", err.msg);
-  return 0;
+  rc = rc ? ooc_cli_fail("%s", err.msg) : 0;
+done:
+  ooc_cli_args_fini(&ctx.a);
+  return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/args.h"
@@ -28,51 +29,26 @@
 #include "analysis/maxbatch.h"
 #include "report/trace_out.h"
 #include "ir/plan_io.h"
+#include "base/progress.h"
 #include "base/util.h"
-
-#define SCENARIO_OPTS (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET |          \
-                       OOC_CLI_DTYPE | OOC_CLI_OPTIMIZER | OOC_CLI_HW |       \
-                       OOC_CLI_HW_SET | OOC_CLI_PLANNER | OOC_CLI_BUDGET |    \
-                       OOC_CLI_ALLOCATOR | OOC_CLI_OPT | OOC_CLI_ITERS)
-
-static const char scenario_help[] =
-  "  -m, --model MODEL     zoo name (oocsim list models) or JSON path\n"
-  "  -b, --batch BATCH     batch size (an integer >= 1)\n"
-  "      --set K=V         model parameter override (repeatable)\n"
-  "      --dtype D         fp32, fp16 or bf16 (default: the model's)\n"
-  "      --optimizer O     sgd, momentum (default) or adam\n"
-  "      --hw HW           hardware profile (oocsim list hw) or JSON path\n"
-  "      --hw-set K=V      profile field override, e.g. link.h2d_GBps=32\n"
-  "                        (repeatable)\n"
-  "  -p, --planner P       planner (oocsim list planners)\n"
-  "      --budget SIZE     device bytes the plan may use: 16GiB, 8GB,\n"
-  "                        512MiB (default: the profile's usable memory)\n"
-  "      --allocator A     allocator policy and options (oocsim list\n"
-  "                        allocators): caching (default),\n"
-  "                        caching:expandable_segments, ...\n"
-  "      --opt K=V         planner option (repeatable)\n"
-  "      --iterations N    timed iterations simulated; the last one is\n"
-  "                        reported (default 2)\n";
 
 /* --- plan -------------------------------------------------------------- */
 
-static void
-plan_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim plan -m MODEL -b BATCH --hw HW -p PLANNER "
-             "[--budget SIZE]\n"
-             "                   [--allocator A] [--opt K=V ...] -o PLAN.json\n\n"
-             "Run a planner and write the lowered program (ops on the compute,\n"
-             "H2D and D2H streams, with their waits) together with the\n"
-             "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
-             "PLAN.json' replays it and prints what the one-shot simulate\n"
-             "prints; it is also what a GPU executor will replay.\n\n"
-             "Options:\n%s"
-             "  -o, --output FILE     the plan file to write\n"
-             "      --json            print the plan's summary object\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
+static const ooc_cli_doc plan_doc = {
+  .name = "plan", .cmd = OOC_CMD_PLAN,
+  .usage = "Usage: oocsim plan -m MODEL -b BATCH --hw HW -p PLANNER "
+           "[--budget SIZE]\n"
+           "                   [--allocator A] [--opt K=V ...] -o PLAN.json\n",
+  .about =
+    "Run a planner and write the lowered program (ops on the compute,\n"
+    "H2D and D2H streams, with their waits) together with the\n"
+    "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
+    "PLAN.json' replays it and prints what the one-shot simulate\n"
+    "prints; it is also what a GPU executor will replay.\n",
+  .examples =
+    "  oocsim plan -m resnet50 -b 512 --hw v100-nvlink2 -p window "
+    "--allocator va -o plan.json\n",
+};
 
 /* A model or profile argument as the plan file records it: a zoo name as
  * is, a path made absolute so the plan replays from any directory. Returns
@@ -141,10 +117,9 @@ ooc_cmd_plan(int argc, char **argv)
   int rc = 1;
 
   ooc_program_init(&prog);
-  if (ooc_cli_args_start(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_OUTPUT |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
+  if (ooc_cli_args_start(&a, argc, argv, &plan_doc, 0,
                          OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
-                         OOC_CLI_PLANNER | OOC_CLI_OUTPUT, plan_usage, &rc))
+                         OOC_CLI_PLANNER | OOC_CLI_OUTPUT, &rc))
     goto done;
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
@@ -186,60 +161,35 @@ done:
 
 /* --- simulate ------------------------------------------------------------ */
 
-static void
-simulate_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
-             "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
-             "                       [--timeline-csv FILE]\n"
-             "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
-             "                       [--json] [--trace FILE] [--mem-csv FILE]\n\n"
-             "Predict the time and memory of one training iteration: the\n"
-             "summary object of ARCHITECTURE.md with --json, else a readable\n"
-             "summary. A PLAN.json written by 'oocsim plan' is replayed with\n"
-             "the model and profile it names (its fingerprint must match the\n"
-             "model); the result equals the one-shot form's. --allocator and\n"
-             "--budget may override the plan's for a what-if.\n\n"
-             "Options:\n%s"
-             "      --json            print the summary object as JSON\n"
-             "      --trace FILE      write a Chrome trace (open it in\n"
-             "                        https://ui.perfetto.dev): compute, H2D\n"
-             "                        and D2H lanes and a memory counter\n"
-             "      --mem-csv FILE    write time_s,allocated_bytes,\n"
-             "                        reserved_bytes over the iteration\n"
-             "      --timeline-csv FILE  write the timeline that oocsim plot\n"
-             "                        gantt draws (as oocsim report does)\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
-
-/* simulate's own option, --timeline-csv FILE: the timeline CSV of
- * report/trace_out.h, so `oocsim plot gantt` works after a simulate. */
-enum { OPT_TIMELINE_CSV = 1000 };
-
-static const struct option simulate_opts[] = {
-  { "timeline-csv", required_argument, NULL, OPT_TIMELINE_CSV },
-  { NULL, 0, NULL, 0 },
+static const ooc_cli_doc simulate_doc = {
+  .name = "simulate", .cmd = OOC_CMD_SIMULATE,
+  .usage = "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
+           "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
+           "                       [--timeline-csv FILE]\n"
+           "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
+           "                       [--json] [--trace FILE] [--mem-csv FILE]\n",
+  .about =
+    "Predict the time and memory of one training iteration: the summary\n"
+    "object (oocsim(1), SUMMARY OBJECT) with --json, else a readable\n"
+    "summary. A PLAN.json written by 'oocsim plan' is replayed with the\n"
+    "model and profile it names (its fingerprint must match the model);\n"
+    "the result equals the one-shot form's. --allocator and --budget may\n"
+    "override the plan's for a what-if. When the one-shot form is\n"
+    "infeasible and no --budget was given, the text output adds the\n"
+    "smallest budget at which one of the planners fits (oocsim minbudget).\n",
+  .examples =
+    "  oocsim simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json\n"
+    "  oocsim simulate plan.json --trace trace.json --mem-csv mem.csv\n",
 };
 
 static int
-simulate_opt(void *ctx, int val, const char *arg, ooc_err *err)
-{
-  (void)val;
-  (void)err;
-  *(const char **)ctx = arg;
-  return OOC_OK;
-}
-
-static int
-write_outputs(const ooc_cli_args *a, const char *timeline_csv,
-              const ooc_summary *sum, const ooc_model *m,
+write_outputs(const ooc_cli_args *a, const ooc_summary *sum, const ooc_model *m,
               const ooc_program *prog, const ooc_trace *tr, ooc_err *err)
 {
   int rc;
 
-  if (timeline_csv != NULL &&
-      (rc = ooc_trace_save_timeline(timeline_csv, m, prog, tr, err)) < 0)
+  if (a->timeline_csv != NULL &&
+      (rc = ooc_trace_save_timeline(a->timeline_csv, m, prog, tr, err)) < 0)
     return ooc_err_prefix(err, rc, "--timeline-csv: ");
   if (a->trace != NULL &&
       (rc = ooc_trace_save_chrome(a->trace, m, prog, tr, err)) < 0)
@@ -270,24 +220,13 @@ ooc_cmd_simulate(int argc, char **argv)
   ooc_model *model = NULL;
   ooc_scenario_out out = { .program = &prog, .model = &model };
   ooc_plan_file pf;
-  const char *timeline_csv = NULL;
-  ooc_cli_extra extra = { .options = simulate_opts, .handle = simulate_opt,
-                          .ctx = &timeline_csv };
   int pf_loaded = 0, rc = 1;
 
   ooc_program_init(&prog);
   ooc_trace_init(&tr);
-  ooc_cli_args_init(&a);
-  if (ooc_cli_args_parse(&a, argc, argv, SCENARIO_OPTS | OOC_CLI_JSON |
-                         OOC_CLI_TRACE | OOC_CLI_MEMCSV | OOC_CLI_NOTIMING |
-                         OOC_CLI_POSITIONAL, &extra, &err) < 0)
-    goto fail;
-  if (a.help) {
-    simulate_usage(stdout);
-    rc = 0;
+  if (ooc_cli_args_start(&a, argc, argv, &simulate_doc, 1, 0, &rc))
     goto done;
-  }
-  if (a.trace != NULL || a.mem_csv != NULL || timeline_csv != NULL)
+  if (a.trace != NULL || a.mem_csv != NULL || a.timeline_csv != NULL)
     out.trace = &tr;
   if (a.n_pos > 1) {
     ooc_err_set(&err, OOC_EINVAL, "simulate: one plan file at most (got "
@@ -323,9 +262,12 @@ ooc_cmd_simulate(int argc, char **argv)
     }
     if (a.no_timing)
       ooc_summary_clear_timing(&sum);
-    if (write_outputs(&a, timeline_csv, &sum, model, &pf.program, &tr,
+    if (write_outputs(&a, &sum, model, &pf.program, &tr,
                       &err) < 0)
       goto fail;
+    if (!a.json && !sum.feasible && a.budget == 0 &&
+        (rc = ooc_cli_minbudget_hint(stdout, &spec, NULL, 0)) != 0)
+      goto done;
   } else {
     if (ooc_cli_args_require(&a, OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
                              OOC_CLI_PLANNER, &err) < 0)
@@ -335,8 +277,13 @@ ooc_cmd_simulate(int argc, char **argv)
       goto fail;
     if (a.no_timing)
       ooc_summary_clear_timing(&sum);
-    if (write_outputs(&a, timeline_csv, &sum, model, &prog, &tr, &err) < 0)
+    if (write_outputs(&a, &sum, model, &prog, &tr, &err) < 0)
       goto fail;
+    /* What budget would have worked: only in text, only when the user
+     * left the budget to the profile (a --budget is a what-if). */
+    if (!a.json && !sum.feasible && a.budget == 0 &&
+        (rc = ooc_cli_minbudget_hint(stdout, &spec, NULL, 0)) != 0)
+      goto done;
   }
   rc = 0;
   goto done;
@@ -355,23 +302,28 @@ done:
 
 /* --- maxbatch ------------------------------------------------------------ */
 
-static void
-maxbatch_usage(FILE *f)
-{
-  fprintf(f, "Usage: oocsim maxbatch -m MODEL --hw HW -p PLANNER "
-             "[--allocator A]\n"
-             "                       [--budget SIZE] [--json]\n\n"
-             "Find the largest batch the planner can train under the budget:\n"
-             "double the batch from 1 until it no longer fits, then bisect.\n"
-             "A batch fits when the planner's plan simulates without running\n"
-             "out of memory. Prints the batch and the summary there; --json\n"
-             "prints {\"model\", \"hw\", \"planner\", \"allocator\",\n"
-             "\"budget_bytes\", \"max_batch\", \"at_max\": summary or null}.\n\n"
-             "Options:\n%s"
-             "      --json            JSON output\n"
-             "      --no-timing       print wall-clock fields as 0\n"
-             "  -h, --help            show this help\n", scenario_help);
-}
+static const ooc_cli_doc maxbatch_doc = {
+  .name = "maxbatch", .cmd = OOC_CMD_MAXBATCH,
+  .usage = "Usage: oocsim maxbatch -m MODEL --hw HW -p PLANNER "
+           "[--allocator A]\n"
+           "                       [--budget SIZE] [--json]\n",
+  .about =
+    "Find the largest batch the planner can train under the budget:\n"
+    "double the batch from 1 until it no longer fits, then bisect.\n"
+    "A batch fits when the planner's plan simulates without running\n"
+    "out of memory. Prints the batch and the summary there; --json\n"
+    "prints {\"model\", \"hw\", \"planner\", \"allocator\",\n"
+    "\"budget_bytes\", \"max_batch\", \"at_max\": summary or null,\n"
+    "\"fails_at\": {\"batch\", \"limit\", \"op\"} or null}: fails_at is the\n"
+    "first batch that does not fit and why: limit \"working_set\" (one\n"
+    "step's working set exceeds the budget, so no plan fits it),\n"
+    "\"largest_step\" (the plan ran out of memory at the step with the\n"
+    "largest working set) or \"oom\" (at another step); op names the step.\n"
+    "A progress line with ETA is drawn on stderr when it is a terminal.\n",
+  .examples =
+    "  oocsim maxbatch -m resnet50 --hw v100-nvlink2 -p window "
+    "--allocator va\n",
+};
 
 int
 ooc_cmd_maxbatch(int argc, char **argv)
@@ -381,16 +333,16 @@ ooc_cmd_maxbatch(int argc, char **argv)
   ooc_scenario_spec spec;
   ooc_scenario *sc = NULL;
   ooc_summary at = { 0 };
+  ooc_maxbatch_limit lim = { .batch = 0 };
   cJSON *o = NULL, *s;
   char *text = NULL, *model_name = NULL, *hw_name = NULL;
   uint64_t budget;
   int64_t best = 0;
+  ooc_progress prog;
   int rc = 1;
 
-  if (ooc_cli_args_start(&a, argc, argv, (SCENARIO_OPTS & ~OOC_CLI_BATCH) |
-                         OOC_CLI_JSON | OOC_CLI_NOTIMING,
-                         OOC_CLI_MODEL | OOC_CLI_HW | OOC_CLI_PLANNER,
-                         maxbatch_usage, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &maxbatch_doc, 0,
+                         OOC_CLI_MODEL | OOC_CLI_HW | OOC_CLI_PLANNER, &rc))
     goto done;
   ooc_cli_args_spec(&a, &spec);
   /* Check the model and profile once at batch 1 (clear errors up front)
@@ -407,7 +359,10 @@ ooc_cmd_maxbatch(int argc, char **argv)
     ooc_err_set(&err, OOC_ENOMEM, "out of memory");
     goto fail;
   }
-  if (ooc_maxbatch_find(&spec, &best, &at, &err) < 0)
+  ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "maxbatch");
+  rc = ooc_maxbatch_search(&spec, &prog, &best, &at, &lim, &err);
+  ooc_progress_end(&prog);
+  if (rc < 0)
     goto fail;
   if (a.no_timing)
     ooc_summary_clear_timing(&at);
@@ -429,6 +384,15 @@ ooc_cmd_maxbatch(int argc, char **argv)
     } else if (!cJSON_AddNullToObject(o, "at_max")) {
       goto nomem;
     }
+    if (lim.batch > 0) {
+      if ((s = cJSON_AddObjectToObject(o, "fails_at")) == NULL ||
+          !cJSON_AddNumberToObject(s, "batch", (double)lim.batch) ||
+          !cJSON_AddStringToObject(s, "limit", ooc_limit_kind_name(lim.kind)) ||
+          !cJSON_AddStringToObject(s, "op", lim.op))
+        goto nomem;
+    } else if (!cJSON_AddNullToObject(o, "fails_at")) {
+      goto nomem;
+    }
     if ((text = cJSON_Print(o)) == NULL)
       goto nomem;
     puts(text);
@@ -438,6 +402,16 @@ ooc_cmd_maxbatch(int argc, char **argv)
            best == OOC_MAXBATCH_CAP ? "at least " : "", (long long)best,
            a.planner, hw_name, a.allocator != NULL ? a.allocator : "caching",
            ooc_fmt_bytes(budget, b1, sizeof b1));
+    if (lim.batch > 0) {
+      if (lim.kind == OOC_LIMIT_WORKING_SET)
+        printf("batch %lld does not fit: the working set of %s exceeds "
+               "the budget, so no plan can\n", (long long)lim.batch, lim.op);
+      else
+        printf("batch %lld does not fit: out of memory at %s%s\n",
+               (long long)lim.batch, lim.op,
+               lim.kind == OOC_LIMIT_LARGEST_STEP
+                   ? ", the step with the largest working set" : "");
+    }
     if (best > 0) {
       printf("\nat batch %lld:\n", (long long)best);
       ooc_summary_write_text(stdout, &at);

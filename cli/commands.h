@@ -7,6 +7,8 @@
 #ifndef OOC_COMMANDS_H
 #define OOC_COMMANDS_H
 
+#include <stdio.h>
+
 int ooc_cmd_list(int argc, char **argv);
 int ooc_cmd_info(int argc, char **argv);
 int ooc_cmd_plan(int argc, char **argv);
@@ -16,6 +18,16 @@ int ooc_cmd_compare(int argc, char **argv);
 int ooc_cmd_sweep(int argc, char **argv);
 int ooc_cmd_plot(int argc, char **argv);
 int ooc_cmd_report(int argc, char **argv);
+int ooc_cmd_minbudget(int argc, char **argv);
+
+/* The hint under an infeasible simulate or compare result: "smallest
+ * budget that fits: X with planner P" over the n planners ts (NULL: every
+ * registered one), with spec's allocator and options (analysis/minbudget.h),
+ * on f. Returns 0, or 1 after printing the error line. */
+struct ooc_scenario_spec;
+struct ooc_planner_type;
+int ooc_cli_minbudget_hint(FILE *f, const struct ooc_scenario_spec *spec,
+                           const struct ooc_planner_type *const *ts, int n);
 
 /* Print "oocsim: <msg>\n" on stderr and return 1. */
 int ooc_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

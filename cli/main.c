@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "base/util.h"
 
 struct command {
   const char *name;
@@ -13,12 +14,15 @@ struct command {
 };
 
 static const struct command commands[] = {
-  { "list", ooc_cmd_list, "list models, hardware profiles or planners" },
+  { "list", ooc_cmd_list,
+    "list models, hardware profiles, planners or allocators" },
   { "info", ooc_cmd_info, "per-layer table and totals of a model" },
   { "plan", ooc_cmd_plan, "run a planner and write its program (plan.json)" },
   { "simulate", ooc_cmd_simulate, "predict time and memory of a plan" },
   { "compare", ooc_cmd_compare, "compare planners on one scenario" },
   { "maxbatch", ooc_cmd_maxbatch, "largest batch a planner can train" },
+  { "minbudget", ooc_cmd_minbudget,
+    "smallest device budget at which a planner fits" },
   { "sweep", ooc_cmd_sweep, "what-if grid over batches, profiles, planners" },
   { "plot", ooc_cmd_plot, "draw plots from sweep or simulate outputs" },
   { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
@@ -33,15 +37,53 @@ usage(FILE *f)
              "Commands:\n");
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fprintf(f, "\nRun 'oocsim COMMAND --help' for a command's options; "
-             "see also oocsim(1).\n");
+
+  fprintf(f, "\nGlobal options (before COMMAND):\n"
+             "      --datadir DIR   read models, profiles and plot scripts from "
+             "DIR\n"
+             "                      (default: $OOCSIM_DATADIR, else the "
+             "installed data)\n"
+             "  -V, --version       print the version and the data directory\n"
+             "  -h, --help          show this help\n"
+             "\nRun 'oocsim COMMAND --help' for a command's options; "
+             "see also oocsim(1).\n"
+             "\nExamples:\n"
+             "  oocsim list allocators\n"
+             "  oocsim compare -m resnet50 -b 512 --hw v100-nvlink2 -p all\n");
+}
+
+static int
+version(void)
+{
+  char where[4200];
+
+  printf("oocsim %s\ndata directory: %s\n", PACKAGE_VERSION,
+         ooc_data_dir_describe(where, sizeof where));
+  return 0;
 }
 
 int
 main(int argc, char **argv)
 {
+  ooc_err err = { 0 };
   size_t i;
 
+  /* Global options come before the command. */
+  while (argc >= 2 && strncmp(argv[1], "--datadir", 9) == 0 &&
+         (argv[1][9] == '\0' || argv[1][9] == '=')) {
+    const char *dir = argv[1][9] == '=' ? argv[1] + 10 : NULL;
+    int used = 1;
+    if (dir == NULL) {
+      if (argc < 3)
+        return ooc_cli_fail("--datadir needs a directory");
+      dir = argv[2];
+      used = 2;
+    }
+    if (ooc_data_set_dir(dir, &err) < 0)
+      return ooc_cli_fail("%s", err.msg);
+    argc -= used;
+    argv += used;
+  }
   if (argc < 2) {
     usage(stderr);
     return 1;
@@ -51,10 +93,8 @@ main(int argc, char **argv)
     usage(stdout);
     return 0;
   }
-  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-    printf("oocsim %s\n", PACKAGE_VERSION);
-    return 0;
-  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+    return version();
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);

@@ -21,7 +21,7 @@
  * with --max), a few seconds of copies.
  *
  * Issue 2 item 9: the measurement that becomes the executor's calibration
- * mode; HARDWARE.md gives the public figures it replaces.
+ * mode; docs/hardware.md gives the public figures it replaces.
  */
 #include "config.h"
 

@@ -125,6 +125,12 @@ int64_t ooc_shape_elems(const ooc_shape *s);
 /* Optimizer whose state is counted in the memory model. */
 typedef enum { OOC_OPT_SGD_MOMENTUM = 0, OOC_OPT_SGD = 1, OOC_OPT_ADAM = 2 } ooc_optimizer;
 
+/* "sgd", "momentum" (or "sgd-momentum") and "adam"; returns 0 or
+ * OOC_EINVAL. The name is the canonical one ("momentum" for SGD with
+ * momentum). */
+int ooc_optimizer_parse(const char *s, ooc_optimizer *out);
+const char *ooc_optimizer_name(ooc_optimizer o);
+
 typedef struct ooc_layer {
   const char *name;     /* owned by the model */
   ooc_op_kind op;

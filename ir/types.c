@@ -38,6 +38,33 @@ ooc_dtype_name(ooc_dtype d)
   }
 }
 
+int
+ooc_optimizer_parse(const char *s, ooc_optimizer *out)
+{
+  if (s == NULL)
+    return OOC_EINVAL;
+  if (strcmp(s, "momentum") == 0 || strcmp(s, "sgd-momentum") == 0)
+    *out = OOC_OPT_SGD_MOMENTUM;
+  else if (strcmp(s, "sgd") == 0)
+    *out = OOC_OPT_SGD;
+  else if (strcmp(s, "adam") == 0)
+    *out = OOC_OPT_ADAM;
+  else
+    return OOC_EINVAL;
+  return OOC_OK;
+}
+
+const char *
+ooc_optimizer_name(ooc_optimizer o)
+{
+  switch (o) {
+  case OOC_OPT_SGD: return "sgd";
+  case OOC_OPT_ADAM: return "adam";
+  case OOC_OPT_SGD_MOMENTUM:
+  default: return "momentum";
+  }
+}
+
 unsigned
 ooc_dtype_size(ooc_dtype d)
 {

@@ -276,7 +276,9 @@ const ooc_planner_type ooc_planner_capacity = {
   .name = "capacity",
   .summary = "capacity-based: keep the tail of forward resident, swap the "
              "rest, swap in as early as memory allows",
-  .cite = "OOC-Paleo seed §3.5 (capacity-based strategy, Fig. 4)",
+  .cite = "OOC-Paleo paper (a performance model of out-of-core training by "
+          "data swapping and Unified Memory; its title is not in our copy) "
+          "§3.5 (capacity-based strategy, Fig. 4)",
   .state_size = sizeof(struct cap_state),
   .options = cap_options,
   .alloc = cap_alloc,

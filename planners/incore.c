@@ -27,7 +27,8 @@ static const char *const incore_options[] = { NULL };
 const ooc_planner_type ooc_planner_incore = {
   .name = "incore",
   .summary = "liveness only: everything resident, freed after last use",
-  .cite = "SuperNeurons §3.2 (liveness analysis)",
+  .cite = "SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management "
+          "for Training Deep Neural Networks) §3.2 (liveness analysis)",
   .state_size = 0,
   .options = incore_options,
   .plan = incore_plan,

@@ -257,7 +257,9 @@ const ooc_planner_type ooc_planner_lms = {
   .name = "lms",
   .summary = "IBM LMS (TFLMS v2): swap when graph distance exceeds a "
              "threshold; simulator-driven autotune",
-  .cite = "schedule-window seed §2 (LMS, Le et al. 2019; TFLMS v2 options)",
+  .cite = "schedule-window paper (Out-of-core Training for Extremely Large-"
+          "Scale Neural Networks With Adaptive Window-Based Scheduling) §2 "
+          "(LMS, Le et al. 2019; TFLMS v2 options)",
   .state_size = sizeof(struct lms_state),
   .options = lms_options,
   .flags = OOC_PLANNER_SEARCH,

@@ -29,7 +29,8 @@ static const char *const naive_options[] = { NULL };
 const ooc_planner_type ooc_planner_naive = {
   .name = "naive",
   .summary = "no liveness: nothing freed during the iteration (baseline)",
-  .cite = "SuperNeurons §3.2 (the baseline peak)",
+  .cite = "SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management "
+          "for Training Deep Neural Networks) §3.2 (the baseline peak)",
   .state_size = 0,
   .options = naive_options,
   .plan = naive_plan,

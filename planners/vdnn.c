@@ -147,7 +147,9 @@ const ooc_planner_type ooc_planner_vdnn = {
   .name = "vdnn",
   .summary = "vDNN: offload forward outputs, prefetch one layer ahead, "
              "sync at layer boundaries",
-  .cite = "OOC-Paleo seed §2.1, §3.4 (vDNN, Rhu et al. 2016)",
+  .cite = "OOC-Paleo paper (a performance model of out-of-core training by "
+          "data swapping and Unified Memory; its title is not in our copy) "
+          "§2.1, §3.4 (vDNN, Rhu et al. 2016)",
   .state_size = sizeof(struct vdnn_state),
   .options = vdnn_options,
   .alloc = vdnn_alloc,

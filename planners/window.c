@@ -423,7 +423,9 @@ const ooc_planner_type ooc_planner_window = {
   .name = "window",
   .summary = "schedule-window swapping: locally adaptive distance from a "
              "window in bytes over the variable-sequence",
-  .cite = "schedule-window seed §3 (a)-(d), Fig. 2",
+  .cite = "schedule-window paper (Out-of-core Training for Extremely Large-"
+          "Scale Neural Networks With Adaptive Window-Based Scheduling) §3 "
+          "(a)-(d), Fig. 2",
   .state_size = sizeof(struct win_state),
   .options = win_options,
   .flags = OOC_PLANNER_SEARCH,

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include "base/error.h"
 #include "ir/model.h"
+#include "ir/hw.h"
+#include "base/progress.h"
 
 typedef struct ooc_report_opts {
   const char *model;
@@ -31,10 +33,15 @@ typedef struct ooc_report_opts {
   const char *budget;         /* NULL: the profile's usable memory */
   const ooc_kv *sets;         /* --set */
   int n_sets;
+  const char *dtype;          /* NULL: the model's */
+  const char *optimizer;      /* NULL: momentum */
+  const ooc_hw_override *hw_sets;          /* --hw-set K=V */
+  int n_hw_sets;
   const char *batches;        /* throughput batches (NULL: around batch) */
   int maxbatch;               /* 1: include the maxbatch search */
   int jobs;                   /* threads (>= 1) */
   const char *dir;            /* output directory */
+  ooc_progress *progress;     /* points done, all sweeps; NULL: none */
 } ooc_report_opts;
 
 typedef struct ooc_report_info {

@@ -12,9 +12,11 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/report_parts.h"
 #include "report/sweep.h"
+#include "planners/registry.h"
 
 /* The what-if links, slowest first (the table reads top to bottom). */
 static const char *const link_profiles[] = {
@@ -70,7 +72,8 @@ ooc_report_best_row(const ooc_table *t, int64_t b)
 }
 
 /* The grid every sweep starts from: o's model, profile, planners,
- * allocator, budget and --set. */
+ * allocator, budget, dtype, optimizer, --set and --hw-set (each --hw-set a
+ * one-value axis). */
 static int
 base_grid(const ooc_report_opts *o, ooc_sweep_grid *g, ooc_err *err)
 {
@@ -83,8 +86,17 @@ base_grid(const ooc_report_opts *o, ooc_sweep_grid *g, ooc_err *err)
       (rc = ooc_sweep_parse_allocators(g, o->allocator ? o->allocator
                                                        : "caching", err)) ||
       (rc = ooc_sweep_parse_budgets(g, o->budget ? o->budget : "default",
-                                    err)))
+                                    err)) ||
+      (o->dtype && (rc = ooc_sweep_parse_dtypes(g, o->dtype, err))) ||
+      (o->optimizer && (rc = ooc_sweep_parse_optimizers(g, o->optimizer,
+                                                        err))))
     return rc;
+  for (int i = 0; i < o->n_hw_sets; i++) {
+    char kv[512];
+    snprintf(kv, sizeof kv, "%s=%s", o->hw_sets[i].key, o->hw_sets[i].value);
+    if ((rc = ooc_sweep_add_hwset(g, kv, err)))
+      return rc;
+  }
   for (int i = 0; i < o->n_sets; i++) {
     char kv[512];
     snprintf(kv, sizeof kv, "%s=%s", o->sets[i].key, o->sets[i].value);
@@ -101,12 +113,22 @@ run_sweep(const ooc_report_opts *o, ooc_sweep_grid *g, const char *name,
           ooc_table *t, ooc_report_data *d, ooc_err *err)
 {
   char dir[4096];
-  ooc_sweep_opts so = { .jobs = o->jobs, .resume = 0 };
+  ooc_sweep_opts so = { .jobs = o->jobs, .resume = 0,
+                        .progress = o->progress, .progress_note = name };
   ooc_sweep_stats st;
   int rc;
 
   if ((rc = ooc_sweep_grid_check(g, err)))
     return rc;
+  if (o->progress) {
+    /* The points of every sweep make one line: this sweep's count from
+     * those done before it, out of the estimate made at the start. */
+    int64_t np = ooc_sweep_npoints(g);
+    if (d->points_done + np > d->points_total)
+      d->points_total = d->points_done + np;
+    ooc_progress_part(o->progress, d->points_done, d->points_total);
+    d->points_done += np;
+  }
   snprintf(dir, sizeof dir, "%s/data/%s", o->dir, name);
   so.dir = dir;
   if ((rc = ooc_sweep_run(g, &so, &st, t, err)))
@@ -232,8 +254,15 @@ sweep_link(const ooc_report_opts *o, const char *name, ooc_report_data *d,
   snprintf(kv[7], sizeof kv[7], "link.copy_engines=%d", lh->copy_engines);
   ooc_hw_free(lh);
   rc = base_grid(o, &g, err);
-  for (int k = 0; k < 8 && !rc; k++)
-    rc = ooc_sweep_add_hwset(&g, kv[k], err);
+  for (int k = 0; k < 8 && !rc; k++) {
+    /* A field the user fixed with --hw-set stays fixed. */
+    int fixed = 0;
+    for (int u = 0; u < o->n_hw_sets; u++)
+      fixed |= strncmp(kv[k], o->hw_sets[u].key, strlen(o->hw_sets[u].key))
+                   == 0 && kv[k][strlen(o->hw_sets[u].key)] == '=';
+    if (!fixed)
+      rc = ooc_sweep_add_hwset(&g, kv[k], err);
+  }
   snprintf(b, sizeof b, "%" PRId64, o->batch);
   if (!rc)
     rc = ooc_sweep_parse_batches(&g, b, err);
@@ -246,6 +275,33 @@ sweep_link(const ooc_report_opts *o, const char *name, ooc_report_data *d,
   return rc;
 }
 
+/* Points of every sweep the report runs, for the progress line: planners x
+ * (throughput batches + 7 bandwidths + the what-if links), plus one
+ * largest-batch search per planner (counted as one point each). */
+static int64_t
+estimate_points(const ooc_report_opts *o)
+{
+  char b[256];
+  int64_t np = 0, nb = 1, nl = 0;
+  const char *pl = o->planners ? o->planners : "all";
+
+  if (strcmp(pl, "all") == 0)
+    while (ooc_planner_types[np])
+      np++;
+  else
+    for (np = 1; *pl; pl++)
+      np += *pl == ',';
+  if (o->batches)
+    snprintf(b, sizeof b, "%s", o->batches);
+  else
+    default_batches(o->batch, b, sizeof b);
+  for (const char *p = b; *p; p++)
+    nb += *p == ',';
+  while (link_profiles[nl])
+    nl++;
+  return np * (nb + 1 + 7 + nl + (o->maxbatch ? 1 : 0));
+}
+
 int
 ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
                    ooc_err *err)
@@ -254,9 +310,20 @@ ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
                         .n_sets = o->n_sets };
   int rc;
 
+  if (o->dtype) {
+    if (ooc_dtype_parse(o->dtype, &mo.dtype) != OOC_OK)
+      return ooc_err_set(err, OOC_EINVAL, "--dtype: unknown dtype '%s' "
+                         "(fp32, fp16, bf16)", o->dtype);
+    mo.dtype_set = 1;
+  }
+  if (o->optimizer && ooc_optimizer_parse(o->optimizer, &mo.optimizer))
+    return ooc_err_set(err, OOC_EINVAL, "--optimizer: unknown optimizer "
+                       "'%s' (sgd, momentum, adam)", o->optimizer);
   if ((rc = ooc_model_load(o->model, &mo, &d->model, err)) ||
-      (rc = ooc_hw_load(o->hw, NULL, 0, &d->hw, err)) ||
-      (rc = sweep_throughput(o, d, err)))
+      (rc = ooc_hw_load(o->hw, o->hw_sets, o->n_hw_sets, &d->hw, err)))
+    return rc;
+  d->points_total = estimate_points(o);
+  if ((rc = sweep_throughput(o, d, err)))
     return rc;
   d->win = ooc_report_best_row(&d->thr, o->batch);
   if ((rc = sweep_bandwidth(o, d, err)) ||

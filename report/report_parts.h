@@ -51,6 +51,7 @@ typedef struct ooc_report_data {
   char note[OOC_ERR_MSG_MAX + 200];        /* "SWEEP: first error" */
   int bw_any;                 /* some planner fits at some bandwidth */
   double win_stall_s;         /* the winner's compute stalls, seconds */
+  int64_t points_done, points_total;       /* progress, all sweeps */
   ooc_report_plots pl;
 } ooc_report_data;
 

@@ -68,7 +68,11 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   char mem[4096], tl[4096], ttl[256];
   ooc_scenario_spec spec = {
     .model = o->model, .batch = o->batch, .sets = o->sets,
-    .n_sets = o->n_sets, .hw = o->hw, .planner = ts(thr, d->win, "planner"),
+    .n_sets = o->n_sets, .hw = o->hw,
+    .hw_sets = o->hw_sets, .n_hw_sets = o->n_hw_sets,
+    .dtype_set = 1, .dtype = d->model->dtype,
+    .optimizer = d->model->optimizer,
+    .planner = ts(thr, d->win, "planner"),
     .allocator = o->allocator,
     .budget = (uint64_t)tv(thr, d->win, "budget_bytes"),
   };

@@ -39,13 +39,15 @@ fmt_ms(char *b, size_t n, double s)
     snprintf(b, n, "%.1f", s * 1e3);
 }
 
+/* Bytes in the unit that suits them ("15.50 GiB", "2.02 KiB"), "-" when
+ * absent: a tiny model must not read as 0.00 GiB. */
 static void
-fmt_gib(char *b, size_t n, double bytes)
+fmt_size(char *b, size_t n, double bytes)
 {
-  if (isnan(bytes))
+  if (isnan(bytes) || bytes < 0)
     snprintf(b, n, "-");
   else
-    snprintf(b, n, "%.2f", bytes / 1073741824.0);
+    ooc_fmt_bytes((uint64_t)bytes, b, n);
 }
 
 /* Overheads of row r, in seconds, in a fixed order. */
@@ -109,7 +111,7 @@ section_scenario(ooc_doc *d, const ooc_report_opts *o,
   const ooc_table *thr = &rd->thr;
   const ooc_model *model = rd->model;
   const ooc_hw *hw = rd->hw;
-  char b1[32], b2[32], b3[32];
+  char b1[32], b2[32], b3[32], b4[32];
   int64_t r0 = thr->nrows ? ooc_report_find_row(thr, ts(thr, 0, "planner"),
                                                 o->batch)
                          : -1;
@@ -117,33 +119,32 @@ section_scenario(ooc_doc *d, const ooc_report_opts *o,
   double incore = tv(thr, r0, "incore_iteration_s");
   ooc_doc_h(d, 2, "Scenario");
   ooc_doc_ul(d, 1);
-  ooc_doc_li(d, "Model: %s%s%s%s, batch %" PRId64 ", %s; %.1f M parameters; "
-             "weights + gradients + optimizer state %s GiB; activations kept "
-             "for backward %s GiB", model->name,
+  ooc_doc_li(d, "Model: %s%s%s%s, batch %" PRId64 ", %s; %s parameters; "
+             "weights + gradients + optimizer state %s; activations kept "
+             "for backward %s", model->name,
              /* the file only when the user named one: a zoo name reads the
               * same on every machine, its install path does not */
              strchr(o->model, '/') ? " (" : "",
              strchr(o->model, '/') ? o->model : "",
              strchr(o->model, '/') ? ")" : "",
              o->batch, ooc_dtype_name(model->dtype),
-             (double)model->total_params / 1e6,
-             (fmt_gib(b1, sizeof b1, (double)(model->weight_bytes +
-                                              model->grad_bytes +
-                                              model->opt_bytes)), b1),
-             (fmt_gib(b2, sizeof b2, (double)model->activation_bytes), b2));
-  ooc_doc_li(d, "Hardware: %s (%s): %s GiB usable device memory; host link "
+             ooc_fmt_count(model->total_params, b4, sizeof b4),
+             ooc_fmt_bytes(model->weight_bytes + model->grad_bytes +
+                           model->opt_bytes, b1, sizeof b1),
+             ooc_fmt_bytes(model->activation_bytes, b2, sizeof b2));
+  ooc_doc_li(d, "Hardware: %s (%s): %s usable device memory; host link "
              "H2D %.1f GB/s, D2H %.1f GB/s pinned, %d copy engine(s)",
-             hw->name, hw->gpu, (fmt_gib(b1, sizeof b1,
+             hw->name, hw->gpu, (fmt_size(b1, sizeof b1,
                                          (double)hw->mem_usable), b1),
              hw->h2d_Bps / 1e9, hw->d2h_Bps / 1e9, hw->copy_engines);
-  ooc_doc_li(d, "Budget: %s GiB%s; allocator %s",
-             (fmt_gib(b3, sizeof b3, budget), b3),
+  ooc_doc_li(d, "Budget: %s%s; allocator %s",
+             (fmt_size(b3, sizeof b3, budget), b3),
              o->budget ? "" : " (the profile's usable memory)",
              o->allocator ? o->allocator : "caching");
   ooc_doc_li(d, "Without a memory limit (in-core) one iteration takes %s ms; "
-             "training naively needs %s GiB at this batch", (fmt_ms(b2,
-             sizeof b2, incore), b2), (fmt_gib(b1, sizeof b1,
-             (double)model->naive_peak_bytes), b1));
+             "training naively needs %s (allocated) at this batch",
+             (fmt_ms(b2, sizeof b2, incore), b2),
+             ooc_fmt_bytes(model->naive_peak_bytes, b1, sizeof b1));
   ooc_doc_ul(d, 0);
 }
 
@@ -156,8 +157,8 @@ section_comparison(ooc_doc *d, const ooc_report_opts *o,
   int64_t win = rd->win;
   static const char *const head[] = {
     "planner", "feasible", "iteration (ms)", "samples/s", "slowdown",
-    "x lower bound", "peak allocated (GiB)", "peak reserved (GiB)",
-    "H2D (GiB)", "D2H (GiB)", "recompute (GFLOP)",
+    "x lower bound", "peak allocated", "peak reserved",
+    "H2D", "D2H", "recompute (GFLOP)",
     "tensors kept / swapped / recomputed"
   };
   ooc_doc_h(d, 2, "Planners compared");
@@ -196,10 +197,10 @@ section_comparison(ooc_doc *d, const ooc_report_opts *o,
     snprintf(c[4], 96, f ? "%.2f" : "-", tv(thr, r, "slowdown"));
     snprintf(c[5], 96, f ? "%.2f" : "-", tv(thr, r, "iteration_s") /
              tv(thr, r, "lower_bound_s"));
-    fmt_gib(c[6], 96, tv(thr, r, "peak_allocated_bytes"));
-    fmt_gib(c[7], 96, tv(thr, r, "peak_reserved_bytes"));
-    fmt_gib(c[8], 96, tv(thr, r, "h2d_bytes"));
-    fmt_gib(c[9], 96, tv(thr, r, "d2h_bytes"));
+    fmt_size(c[6], 96, tv(thr, r, "peak_allocated_bytes"));
+    fmt_size(c[7], 96, tv(thr, r, "peak_reserved_bytes"));
+    fmt_size(c[8], 96, tv(thr, r, "h2d_bytes"));
+    fmt_size(c[9], 96, tv(thr, r, "d2h_bytes"));
     snprintf(c[10], 96, "%.1f", tv(thr, r, "recompute_flops") / 1e9);
     snprintf(c[11], 96, "%s/%s/%s", ts(thr, r, "keep"), ts(thr, r, "swap"),
              ts(thr, r, "recompute"));
@@ -243,14 +244,16 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
 
   overheads(thr, win, ov);
   ov_text(ov, ovs, sizeof ovs);
-  if (moves)
-    ooc_doc_p(d, "How: it keeps %s tensors resident, swaps %s (%.2f GiB out "
-              "to the host and %.2f GiB back per iteration) and recomputes "
-              "%s%s.", ts(thr, win, "keep"), ts(thr, win, "swap"),
-              tv(thr, win, "d2h_bytes") / 1073741824.0,
-              tv(thr, win, "h2d_bytes") / 1073741824.0,
+  if (moves) {
+    char out[32], in[32];
+    fmt_size(out, sizeof out, tv(thr, win, "d2h_bytes"));
+    fmt_size(in, sizeof in, tv(thr, win, "h2d_bytes"));
+    ooc_doc_p(d, "How: it keeps %s tensors resident, swaps %s (%s out "
+              "to the host and %s back per iteration) and recomputes "
+              "%s%s.", ts(thr, win, "keep"), ts(thr, win, "swap"), out, in,
               ts(thr, win, "recompute"),
               rf > 0 ? "" : " (no extra compute)");
+  }
   else
     ooc_doc_p(d, "How: this batch fits the budget as it is; it keeps all "
               "%s tensors resident and moves nothing over the link.",

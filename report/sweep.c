@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,6 @@
 
 /* Seconds between two saves of the results while points run. */
 #define FLUSH_S 5.0
-/* Seconds between two progress redraws (at most five a second). */
-#define DRAW_S 0.2
 /* Seconds the caller's thread waits for a point before looking again. */
 #define WAIT_S 0.25
 
@@ -114,8 +113,67 @@ read_old(const ooc_sweep_opts *o, const ooc_table *hdr, ooc_table *old,
   if (!ooc_table_same_cols(hdr, old))
     return ooc_err_set(err, OOC_EINVAL,
                        "%s: its columns differ from this sweep's (another "
-                       "grid wrote it); use another -o directory", path);
+                       "grid, or an older oocsim, wrote it); use another -o "
+                       "directory, or --fresh to replace it", path);
   return OOC_OK;
+}
+
+/* Refuse old rows that are not points of g (another sweep wrote them):
+ * mixing them in would leave results.csv holding rows grid.json does not
+ * describe. A duplicate of a row of the grid is not counted (the final
+ * table drops it). O(points + rows). */
+static int
+check_old_in_grid(const ooc_sweep_grid *g, const char *dir,
+                  const ooc_table *old, const ooc_sweep_resume *km,
+                  ooc_err *err)
+{
+  int nc = ooc_sweep_ncoords(g);
+  int64_t np = ooc_sweep_npoints(g), outside = 0, first = -1;
+  char *mark;
+
+  if (old->nrows == 0)
+    return OOC_OK;
+  if (!(mark = calloc((size_t)old->nrows, 1)))
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < np; i++) {
+    char *coords[64] = { 0 };
+    int64_t r;
+    if (ooc_sweep_point_coords(g, i, coords)) {
+      for (int j = 0; j < nc; j++)
+        free(coords[j]);
+      free(mark);
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    }
+    r = ooc_sweep_resume_find(km, old, coords, nc);
+    for (int j = 0; j < nc; j++)
+      free(coords[j]);
+    if (r >= 0)
+      mark[r] = 1;
+  }
+  for (int64_t r = 0; r < old->nrows; r++) {
+    int64_t f;
+    if (mark[r])
+      continue;
+    f = ooc_sweep_resume_find(km, old, old->rows[r], nc);
+    if (f >= 0 && mark[f])
+      continue;               /* a duplicate of a point of the grid */
+    if (first < 0)
+      first = r;
+    outside++;
+  }
+  free(mark);
+  if (outside == 0)
+    return OOC_OK;
+  return ooc_err_set(err, OOC_EINVAL, "%s/results.csv holds %" PRId64
+                     " row%s outside this sweep's grid (line %" PRId64 ": "
+                     "%s, %s, batch %s; another sweep wrote them): use "
+                     "another -o directory, or --fresh to replace them",
+                     dir, outside, outside == 1 ? "" : "s", first + 2,
+                     old->rows[first][ooc_table_col(old, "planner")],
+                     old->rows[first][ooc_table_col(old, "hw")],
+                     ooc_table_col(old, "batch") >= 0
+                         ? old->rows[first][ooc_table_col(old, "batch")]
+                         : "-");
 }
 
 /* Queue the points of this shard that old does not hold yet, in the
@@ -159,18 +217,16 @@ queue_points(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
 static int
 watch(const ooc_sweep_grid *g, const ooc_sweep_opts *o, const ooc_table *hdr,
       const ooc_table *old, const ooc_sweep_resume *km, ooc_sweep_runner *R,
-      double t0, ooc_err *err)
+      ooc_err *err)
 {
-  double last_flush = ooc_wall_s(), last_draw = 0;
+  double last_flush = ooc_wall_s();
   int64_t d, total;
   int rc = OOC_OK;
 
   while (ooc_sweep_runner_wait(R, WAIT_S, &d, &total)) {
     /* The last redraw comes after the points are done. */
-    if (o->progress && d < total && ooc_wall_s() - last_draw >= DRAW_S) {
-      o->progress(o->progress_ctx, d, total, ooc_wall_s() - t0);
-      last_draw = ooc_wall_s();
-    }
+    if (d < total)
+      ooc_progress_show(o->progress, d, total, "points", o->progress_note);
     if (!rc && ooc_wall_s() - last_flush > FLUSH_S) {
       if ((rc = flush(g, hdr, old, km, R, o->dir, NULL, NULL, err)))
         ooc_sweep_runner_stop(R);
@@ -209,6 +265,8 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
+  if ((rc = check_old_in_grid(g, o->dir, &old, &km, err)))
+    goto out;
   if ((rc = ooc_sweep_runner_alloc(g, hdr.ncols, &R, err)) ||
       (rc = queue_points(g, o, &old, &km, R, st, err)))
     goto out;
@@ -216,13 +274,13 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
   if ((rc = flush(g, &hdr, &old, &km, R, o->dir, grid, NULL, err)) ||
       (rc = ooc_sweep_runner_start(R, o->jobs > 0 ? o->jobs : 1, err)))
     goto out;
-  rc = watch(g, o, &hdr, &old, &km, R, t0, err);
+  rc = watch(g, o, &hdr, &old, &km, R, err);
   ooc_sweep_runner_join(R);
   if (rc)
     goto out;
   n = ooc_sweep_runner_count(R);
-  if (o->progress && n > 0)
-    o->progress(o->progress_ctx, n, n, ooc_wall_s() - t0);
+  if (n > 0)
+    ooc_progress_show(o->progress, n, n, "points", o->progress_note);
   if ((rc = flush(g, &hdr, &old, &km, R, o->dir, NULL, table, err)))
     goto out;
   ooc_sweep_runner_result(R, &st->ran, &st->failed, &first_error);

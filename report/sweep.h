@@ -28,23 +28,18 @@
 
 #include <stdint.h>
 #include "base/error.h"
+#include "base/progress.h"
 #include "report/sweep_grid.h"
 #include "report/sweep_row.h"
 #include "report/table.h"
-
-/* Progress callback, called on the caller's thread at most five times a
- * second while points run, then once with done == total (not at all when
- * every point was already done). */
-typedef void (*ooc_sweep_progress_fn)(void *ctx, int64_t done, int64_t total,
-                                      double elapsed_s);
 
 typedef struct ooc_sweep_opts {
   int jobs;                   /* worker threads, >= 1 */
   int shard_k, shard_n;       /* run points with i % n == k-1; n=0: all */
   const char *dir;            /* output directory (created if missing) */
   int resume;                 /* 1: keep rows already in dir/results.csv */
-  ooc_sweep_progress_fn progress;
-  void *progress_ctx;
+  ooc_progress *progress;     /* points done (base/progress.h); NULL: none */
+  const char *progress_note;  /* shown beside it ("bandwidth"); may be NULL */
 } ooc_sweep_opts;
 
 typedef struct ooc_sweep_stats {

@@ -63,6 +63,8 @@ ooc_sweep_grid_fini(ooc_sweep_grid *g)
     ooc_strv_free(g->hwsets[i].values, g->hwsets[i].n_values);
   }
   free(g->hwsets);
+  ooc_strv_free(g->dtypes, g->n_dtypes);
+  ooc_strv_free(g->optimizers, g->n_optimizers);
   ooc_strv_free(g->allocators, g->n_allocators);
   ooc_strv_free(g->budgets, g->n_budgets);
   free(g->budget_bytes);
@@ -176,6 +178,51 @@ ooc_sweep_parse_allocators(ooc_sweep_grid *g, const char *spec, ooc_err *err)
   char **v;
   int n, rc = ooc_strv_split(spec, ',', "--allocator", &v, &n, err);
   return rc ? rc : axis_append(&g->allocators, &g->n_allocators, v, n, err);
+}
+
+int
+ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, i, rc = ooc_strv_split(spec, ',', "--dtype", &v, &n, err);
+  ooc_dtype d;
+
+  if (rc)
+    return rc;
+  for (i = 0; i < n; i++)
+    if (ooc_dtype_parse(v[i], &d) != OOC_OK) {
+      rc = ooc_err_set(err, OOC_EINVAL, "--dtype: unknown dtype '%s' "
+                       "(fp32, fp16, bf16)", v[i]);
+      ooc_strv_free(v, n);
+      return rc;
+    }
+  return axis_append(&g->dtypes, &g->n_dtypes, v, n, err);
+}
+
+int
+ooc_sweep_parse_optimizers(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v, *canon;
+  int n, i, rc = ooc_strv_split(spec, ',', "--optimizer", &v, &n, err);
+  ooc_optimizer o;
+
+  if (rc)
+    return rc;
+  for (i = 0; i < n; i++) {
+    if (ooc_optimizer_parse(v[i], &o) != OOC_OK) {
+      rc = ooc_err_set(err, OOC_EINVAL, "--optimizer: unknown optimizer "
+                       "'%s' (sgd, momentum, adam)", v[i]);
+      ooc_strv_free(v, n);
+      return rc;
+    }
+    if (!(canon = strdup(ooc_optimizer_name(o)))) {
+      ooc_strv_free(v, n);
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    }
+    free(v[i]);
+    v[i] = canon;
+  }
+  return axis_append(&g->optimizers, &g->n_optimizers, v, n, err);
 }
 
 int
@@ -344,7 +391,14 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
                          .sets = g->sets, .n_sets = g->n_sets };
   if ((rc = ooc_model_load(g->model, &mo, &m, err)))
     return rc;
+  if (g->n_dtypes == 0)
+    rc = ooc_sweep_parse_dtypes(g, ooc_dtype_name(m->dtype), err);
   ooc_model_free(m);
+  if (rc)
+    return rc;
+  if (g->n_optimizers == 0 &&
+      (rc = ooc_sweep_parse_optimizers(g, "momentum", err)))
+    return rc;
   for (i = 0; i < g->n_planners; i++)
     if (!ooc_planner_find(g->planners[i], err))
       return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
@@ -377,8 +431,9 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
 int64_t
 ooc_sweep_npoints(const ooc_sweep_grid *g)
 {
-  int64_t n = (int64_t)g->n_hw * g->n_allocators * g->n_budgets *
-              g->n_planners * (g->maxbatch ? 1 : g->n_batches);
+  int64_t n = (int64_t)g->n_hw * g->n_dtypes * g->n_optimizers *
+              g->n_allocators * g->n_budgets * g->n_planners *
+              (g->maxbatch ? 1 : g->n_batches);
   for (int i = 0; i < g->n_hwsets; i++)
     n *= g->hwsets[i].n_values;
   return n;
@@ -400,6 +455,10 @@ ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
   i /= g->n_budgets;
   p->alloc = (int)(i % g->n_allocators);
   i /= g->n_allocators;
+  p->optimizer = (int)(i % g->n_optimizers);
+  i /= g->n_optimizers;
+  p->dtype = (int)(i % g->n_dtypes);
+  i /= g->n_dtypes;
   for (int k = g->n_hwsets - 1; k >= 0; k--) {
     p->hwset[k] = (int)(i % g->hwsets[k].n_values);
     i /= g->hwsets[k].n_values;
@@ -410,8 +469,9 @@ ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
 int
 ooc_sweep_ncoords(const ooc_sweep_grid *g)
 {
-  /* model, set, hw, hw_set:*, allocator, budget, planner, batch */
-  return 6 + g->n_hwsets + (g->maxbatch ? 0 : 1);
+  /* model, set, hw, hw_set:*, allocator, budget, planner, batch, dtype,
+   * optimizer */
+  return 8 + g->n_hwsets + (g->maxbatch ? 0 : 1);
 }
 
 int
@@ -434,6 +494,8 @@ ooc_sweep_point_coords(const ooc_sweep_grid *g, int64_t i, char **cells)
     snprintf(buf, sizeof buf, "%" PRId64, g->batches[p.batch]);
     cells[k++] = strdup(buf);
   }
+  cells[k++] = strdup(g->dtypes[p.dtype]);
+  cells[k++] = strdup(g->optimizers[p.optimizer]);
   for (int j = 0; j < k; j++)
     if (!cells[j])
       return OOC_ENOMEM;

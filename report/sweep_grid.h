@@ -4,8 +4,8 @@
  * A grid is the cartesian product of its axes in one fixed order, the last
  * varying fastest:
  *
- *   hw  x  hw-set axis 1 x ... x hw-set axis k  x  allocator  x  budget
- *       x  planner  x  batch
+ *   hw  x  hw-set axis 1 x ... x hw-set axis k  x  dtype  x  optimizer
+ *       x  allocator  x  budget  x  planner  x  batch
  *
  * (in --maxbatch mode there is no batch axis: each point is a search for the
  * largest trainable batch). Point i of a grid always has the same
@@ -49,6 +49,10 @@ typedef struct ooc_sweep_grid {
   char **hw;
   int n_hwsets;
   ooc_sweep_hwset *hwsets;
+  int n_dtypes;
+  char **dtypes;              /* canonical names; default: the model's */
+  int n_optimizers;
+  char **optimizers;          /* canonical names; default: momentum */
   int n_allocators;
   char **allocators;
   int n_budgets;
@@ -67,7 +71,9 @@ void ooc_sweep_grid_fini(ooc_sweep_grid *g);
  *   list:    comma-separated names (hw, allocators)
  *   planners: a list, or "all" for every registered planner
  *   budgets: sizes ("16GiB,8GiB"), or "default"
- *   hwset:   "KEY=V1,V2,..." or "K1+K2=V1,V2,..." */
+ *   hwset:   "KEY=V1,V2,..." or "K1+K2=V1,V2,..."
+ *   dtypes:  "fp32,fp16" (fp32, fp16, bf16)
+ *   optimizers: "sgd,adam" (sgd, momentum, adam) */
 int ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_parse_hw(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_parse_planners(ooc_sweep_grid *g, const char *spec,
@@ -76,11 +82,15 @@ int ooc_sweep_parse_allocators(ooc_sweep_grid *g, const char *spec,
                                ooc_err *err);
 int ooc_sweep_parse_budgets(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_add_hwset(ooc_sweep_grid *g, const char *spec, ooc_err *err);
+int ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err);
+int ooc_sweep_parse_optimizers(ooc_sweep_grid *g, const char *spec,
+                               ooc_err *err);
 /* A fixed model override "K=V" (--set). */
 int ooc_sweep_add_set(ooc_sweep_grid *g, const char *kv, ooc_err *err);
 int ooc_sweep_set_model(ooc_sweep_grid *g, const char *model, ooc_err *err);
 
-/* Fill defaults (allocator "caching", budget "default") and check every
+/* Fill defaults (dtype: the model's, optimizer "momentum", allocator
+ * "caching", budget "default") and check every
  * axis before anything runs: the model loads, the planners and allocators
  * exist, and every profile loads with every --hw-set value (an unknown key
  * is an error naming it). */
@@ -91,7 +101,7 @@ int64_t ooc_sweep_npoints(const ooc_sweep_grid *g);
 
 /* The coordinates of a point: an index into each axis. */
 typedef struct ooc_sweep_point {
-  int hw, alloc, budget, planner, batch;
+  int hw, dtype, optimizer, alloc, budget, planner, batch;
   int hwset[OOC_SWEEP_MAX_HWSETS];
 } ooc_sweep_point;
 
@@ -101,8 +111,9 @@ void ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
                             ooc_sweep_point *p);
 
 /* Number of coordinate columns of g's results: model, set, hw, one
- * "hw_set:KEY" per --hw-set axis, allocator, budget, planner and, unless
- * in --maxbatch mode, batch. */
+ * "hw_set:KEY" per --hw-set axis, allocator, budget, planner, batch
+ * (unless in --maxbatch mode), dtype and optimizer: the first columns of
+ * every row (docs/output-schema.md). */
 int ooc_sweep_ncoords(const ooc_sweep_grid *g);
 
 /* The coordinate cells of point i as heap strings, into cells[0 ..

@@ -39,6 +39,12 @@ ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
       cJSON_AddItemToArray(v, cJSON_CreateString(g->hwsets[i].values[k]));
     cJSON_AddItemToArray(a, h);
   }
+  a = cJSON_AddArrayToObject(o, "dtype");
+  for (i = 0; i < g->n_dtypes; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->dtypes[i]));
+  a = cJSON_AddArrayToObject(o, "optimizer");
+  for (i = 0; i < g->n_optimizers; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(g->optimizers[i]));
   a = cJSON_AddArrayToObject(o, "allocator");
   for (i = 0; i < g->n_allocators; i++)
     cJSON_AddItemToArray(a, cJSON_CreateString(g->allocators[i]));
@@ -108,6 +114,8 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   g->set_label = strdup(s->valuestring);
   g->maxbatch = cJSON_IsTrue(mb);
   if (json_strv(o, "hw", &g->hw, &g->n_hw) ||
+      json_strv(o, "dtype", &g->dtypes, &g->n_dtypes) ||
+      json_strv(o, "optimizer", &g->optimizers, &g->n_optimizers) ||
       json_strv(o, "allocator", &g->allocators, &g->n_allocators) ||
       json_strv(o, "budget", &g->budgets, &g->n_budgets) ||
       json_strv(o, "planner", &g->planners, &g->n_planners))
@@ -136,6 +144,7 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
       goto fail;
   }
   if (!g->model || !g->set_label || g->n_hw == 0 || g->n_planners == 0 ||
+      g->n_dtypes == 0 || g->n_optimizers == 0 ||
       g->n_allocators == 0 || g->n_budgets == 0 ||
       (!g->maxbatch && g->n_batches == 0) ||
       g->n_hwsets > OOC_SWEEP_MAX_HWSETS)

@@ -1,17 +1,17 @@
 /* report/sweep_row.h — the columns of a sweep's results and one point's
  * row in them.
  *
- * Columns: the coordinates (model, set, hw, "hw_set:KEY" per --hw-set
- * axis, allocator, budget, planner, batch; sweep_grid.h), in --maxbatch
- * mode "max_batch" and what stops the next batch (maxbatch.h): fail_batch
- * (the first batch that does not fit; empty at the cap), fail_limit
- * ("working_set" when one step's working set exceeds the budget, so no
- * plan fits it; "largest_step" when the plan ran out of memory at the step
- * with the largest working set; "oom" at another step) and fail_op (the
- * step the OOM names), then every field of the summary object flattened
- * (dtype, budget_bytes, feasible, ..., oom_reason, plan_note), with the
- * wall-clock columns (plan_wall_s, sim_wall_s) last so byte comparisons
- * can cut them.
+ * Columns (docs/output-schema.md): the coordinates (model, set, hw,
+ * "hw_set:KEY" per --hw-set axis, allocator, budget, planner, batch, dtype,
+ * optimizer; sweep_grid.h); in --maxbatch mode "max_batch" and what stops
+ * the next batch (maxbatch.h): fail_batch (the first batch that does not
+ * fit; empty at the cap), fail_limit ("working_set" when one step's working
+ * set exceeds the budget, so no plan fits it; "largest_step" when the plan
+ * ran out of memory at the step with the largest working set; "oom" at
+ * another step) and fail_op (the step the OOM names); then the summary's
+ * result columns (ooc_summary_columns: budget_bytes, feasible, ...,
+ * oom_reason, plan_note), with the wall-clock columns (plan_wall_s,
+ * sim_wall_s) last so byte comparisons can cut them.
  *
  * Ownership: the header's names and a row's cells are heap strings the
  * table or the caller owns. Cost: O(columns).

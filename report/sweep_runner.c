@@ -52,7 +52,8 @@ typedef struct scache {
 } scache;
 
 /* Points with the same unit id share one opened scenario: same profile,
- * --hw-set values and batch. */
+ * --hw-set values, dtype, optimizer and batch (every axis outside the
+ * allocator x budget x planner block). */
 static int64_t
 unit_of(const ooc_sweep_grid *g, int64_t i)
 {
@@ -85,6 +86,10 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
   ooc_maxbatch_limit lim = { .batch = 0 };
 
   ooc_sweep_point_decode(g, i, &p);
+  ooc_dtype dt = OOC_FP32;
+  ooc_optimizer opt = OOC_OPT_SGD_MOMENTUM;
+  ooc_dtype_parse(g->dtypes[p.dtype], &dt);        /* checked when parsed */
+  ooc_optimizer_parse(g->optimizers[p.optimizer], &opt);
   for (int j = 0; j < g->n_hwsets; j++)
     for (int q = 0; q < g->hwsets[j].n_keys && nov < 64; q++)
       ov[nov++] = (ooc_hw_override){ .key = g->hwsets[j].keys[q],
@@ -92,6 +97,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
   ooc_scenario_spec spec = {
     .model = g->model,
     .batch = g->maxbatch ? 1 : g->batches[p.batch],
+    .dtype_set = 1, .dtype = dt, .optimizer = opt,
     .sets = g->sets, .n_sets = g->n_sets,
     .hw = g->hw[p.hw],
     .hw_sets = nov ? ov : NULL, .n_hw_sets = nov,

@@ -97,7 +97,7 @@ START_TEST(summary_json)
                           "\"time_s\":0.0015,\"requested_bytes\":1024,"
                           "\"live_bytes\":2048,\"reserved_bytes\":4096,"
                           "\"largest_free_bytes\":512,\"reason\":\"full\"},"
-                          "\"iteration_s\":null,\"samples_per_s\":0,") != NULL,
+                          "\"iteration_s\":null,\"samples_per_s\":null,") != NULL,
                 "%s", j);
   ck_assert_ptr_nonnull(strstr(j, "\"slowdown\":null,"));
   free(j);

@@ -18,15 +18,12 @@
 /* --- args ---------------------------------------------------------------- */
 
 static int
-parse(ooc_cli_args *a, unsigned accept, ooc_err *err, int argc, char **argv)
+parse(ooc_cli_args *a, unsigned cmd, int positional, ooc_err *err, int argc,
+      char **argv)
 {
   ooc_cli_args_init(a);
-  return ooc_cli_args_parse(a, argc, argv, accept, NULL, err);
+  return ooc_cli_args_parse(a, argc, argv, cmd, positional, err);
 }
-
-#define ALL (OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_SET | OOC_CLI_HW |       \
-             OOC_CLI_HW_SET | OOC_CLI_PLANNER | OOC_CLI_BUDGET | OOC_CLI_OPT | \
-             OOC_CLI_JSON | OOC_CLI_DTYPE)
 
 START_TEST(args_shared)
 {
@@ -39,7 +36,7 @@ START_TEST(args_shared)
   ooc_err err = { 0 };
   ooc_scenario_spec spec;
 
-  ck_assert_int_eq(parse(&a, ALL, &err, 22, argv), 0);
+  ck_assert_int_eq(parse(&a, OOC_CMD_SIMULATE, 0, &err, 22, argv), 0);
   ck_assert_str_eq(a.model, "resnet50");
   ck_assert_int_eq(a.batch, 8);
   ck_assert_int_eq(a.n_sets, 2);
@@ -78,17 +75,17 @@ START_TEST(args_errors)
     { "--budget", "12 apples", "--budget" },
     { "--budget", "0", "--budget: '0' must be > 0" },
     { "--dtype", "fp64", "--dtype: unknown dtype 'fp64'" },
-    { "--frob", "1", "simulate: unknown option '--frob'" },
-    { "--trace", "t.json", "simulate: unknown option '--trace'" },
+    { "--frob", "1", "compare: unknown option '--frob'" },
+    { "--trace", "t.json", "compare: unknown option '--trace'" },
   };
   size_t i;
 
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *argv[] = { "simulate", (char *)cases[i].arg, (char *)cases[i].val,
+    char *argv[] = { "compare", (char *)cases[i].arg, (char *)cases[i].val,
                      NULL };
     ooc_cli_args a;
     ooc_err err = { 0 };
-    ck_assert_int_lt(parse(&a, ALL, &err, 3, argv), 0);
+    ck_assert_int_lt(parse(&a, OOC_CMD_COMPARE, 0, &err, 3, argv), 0);
     ck_assert_msg(strstr(err.msg, cases[i].msg) != NULL,
                   "%s %s: got '%s'", cases[i].arg, cases[i].val, err.msg);
     ooc_cli_args_fini(&a);
@@ -103,14 +100,14 @@ START_TEST(args_help_positional_require)
   ooc_cli_args a;
   ooc_err err = { 0 };
 
-  ck_assert_int_eq(parse(&a, ALL, &err, 4, help), 0);
+  ck_assert_int_eq(parse(&a, OOC_CMD_INFO, 0, &err, 4, help), 0);
   ck_assert_int_eq(a.help, 1);
   ooc_cli_args_fini(&a);
 
-  ck_assert_int_lt(parse(&a, ALL, &err, 3, pos), 0);
+  ck_assert_int_lt(parse(&a, OOC_CMD_SIMULATE, 0, &err, 3, pos), 0);
   ck_assert_str_eq(err.msg, "simulate: unexpected argument 'plan.json'");
   ooc_cli_args_fini(&a);
-  ck_assert_int_eq(parse(&a, ALL | OOC_CLI_POSITIONAL, &err, 3, pos), 0);
+  ck_assert_int_eq(parse(&a, OOC_CMD_SIMULATE, 1, &err, 3, pos), 0);
   ck_assert_int_eq(a.n_pos, 1);
   ck_assert_str_eq(a.pos[0], "plan.json");
   ck_assert_int_lt(ooc_cli_args_require(&a, OOC_CLI_MODEL, &err), 0);
@@ -119,44 +116,67 @@ START_TEST(args_help_positional_require)
 }
 END_TEST
 
-struct extra_ctx { int jobs; const char *shard; };
+/* Every command's --help lists exactly the options its parser takes:
+ * both come from the one table, and each long name (and short letter) of
+ * a row appears in the help of every command the row names, and in no
+ * other command's help (a name may be shared by another row). */
+static const unsigned all_cmds[] = {
+  OOC_CMD_LIST, OOC_CMD_INFO, OOC_CMD_PLAN, OOC_CMD_SIMULATE,
+  OOC_CMD_COMPARE, OOC_CMD_MAXBATCH, OOC_CMD_MINBUDGET, OOC_CMD_SWEEP,
+  OOC_CMD_PLOT, OOC_CMD_REPORT,
+};
 
+/* A handler that takes nothing: what is left is the parser's verdict. */
 static int
-extra_handle(void *ctx, int val, const char *arg, ooc_err *err)
+reject_all(void *ctx, int id, const char *arg, ooc_err *err)
 {
-  struct extra_ctx *c = ctx;
-  if (val == 'j') {
-    c->jobs = atoi(arg);
-    return 0;
-  }
-  if (val == 1000) {
-    c->shard = arg;
-    return 0;
-  }
-  return ooc_err_set(err, OOC_EINVAL, "unexpected %d", val);
+  (void)ctx; (void)arg;
+  return ooc_err_set(err, OOC_EINVAL, "handled %d", id);
 }
 
-START_TEST(args_extra)
+START_TEST(args_table_help)
 {
-  static const struct option opts[] = {
-    { "jobs", required_argument, NULL, 'j' },
-    { "shard", required_argument, NULL, 1000 },
-    { 0 },
-  };
-  struct extra_ctx c = { 0 };
-  ooc_cli_extra ex = { .options = opts, .shortopts = "j:",
-                       .handle = extra_handle, .ctx = &c };
-  char *argv[] = { "sweep", "-j", "4", "--shard", "2/3", "-m", "m", NULL };
-  ooc_cli_args a;
-  ooc_err err = { 0 };
+  for (size_t c = 0; c < sizeof all_cmds / sizeof all_cmds[0]; c++) {
+    ooc_cli_doc doc = { .name = "x", .cmd = all_cmds[c],
+                        .usage = "Usage: x\n" };
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
 
-  ooc_cli_args_init(&a);
-  ck_assert_int_eq(ooc_cli_args_parse(&a, 7, argv, OOC_CLI_MODEL, &ex, &err),
-                   0);
-  ck_assert_int_eq(c.jobs, 4);
-  ck_assert_str_eq(c.shard, "2/3");
-  ck_assert_str_eq(a.model, "m");
-  ooc_cli_args_fini(&a);
+    ck_assert_ptr_nonnull(f);
+    ooc_cli_usage(f, &doc);
+    fclose(f);
+    for (int i = 0; ooc_cli_options[i].name != NULL; i++) {
+      const ooc_cli_option *o = &ooc_cli_options[i];
+      char want[64], want_nl[64];
+      int taken = 0;
+      for (int j = 0; ooc_cli_options[j].name != NULL; j++)
+        taken |= strcmp(ooc_cli_options[j].name, o->name) == 0 &&
+                 (ooc_cli_options[j].cmds & all_cmds[c]);
+      snprintf(want, sizeof want, "--%s ", o->name);
+      snprintf(want_nl, sizeof want_nl, "--%s\n", o->name);
+      ck_assert_msg((strstr(buf, want) != NULL ||
+                     strstr(buf, want_nl) != NULL) == taken,
+                    "command bit %x: --%s %s its help", all_cmds[c], o->name,
+                    taken ? "missing from" : "wrongly in");
+      /* The parser takes the option exactly when the help lists it. */
+      {
+        char opt[64];
+        char *argv[] = { "x", opt, "1", NULL };
+        int help = 0;
+        ooc_err err = { 0 };
+        snprintf(opt, sizeof opt, "--%s", o->name);
+        int rc = ooc_cli_parse(all_cmds[c], o->arg ? 3 : 2, argv,
+                               reject_all, NULL, NULL, 0, NULL, &help,
+                               &err);
+        ck_assert_msg(taken ? strstr(err.msg, "unknown option") == NULL
+                            : rc < 0 && strstr(err.msg, "unknown option"),
+                      "command bit %x, --%s: '%s'", all_cmds[c], o->name,
+                      err.msg);
+      }
+    }
+    free(buf);
+  }
 }
 END_TEST
 
@@ -171,7 +191,7 @@ cli_suite(void)
   tcase_add_test(tc, args_shared);
   tcase_add_test(tc, args_errors);
   tcase_add_test(tc, args_help_positional_require);
-  tcase_add_test(tc, args_extra);
+  tcase_add_test(tc, args_table_help);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -65,12 +65,15 @@ START_TEST(test_grid_header)
   ck_assert_int_eq(ooc_sweep_grid_check(&g, &err), OOC_OK);
   /* 2 hw x 2 link values x 1 allocator x 2 budgets x 2 planners x 3 */
   ck_assert_int_eq(ooc_sweep_npoints(&g), 48);
-  ck_assert_int_eq(ooc_sweep_ncoords(&g), 8);
+  /* ... and the dtype and optimizer axes, the model's and momentum */
+  ck_assert_int_eq(ooc_sweep_ncoords(&g), 10);
   ck_assert_int_eq(ooc_sweep_header(&g, &t, &err), OOC_OK);
   ck_assert_str_eq(t.cols[0], "model");
   ck_assert_str_eq(t.cols[3], "hw_set:link.h2d_GBps+link.d2h_GBps");
   ck_assert_str_eq(t.cols[7], "batch");
   ck_assert_str_eq(t.cols[8], "dtype");
+  ck_assert_str_eq(t.cols[9], "optimizer");
+  ck_assert_str_eq(t.cols[10], "budget_bytes");
   ck_assert_str_eq(t.cols[t.ncols - 1], "sim_wall_s");
   ooc_table_fini(&t);
   ooc_sweep_grid_fini(&g);

@@ -19,6 +19,11 @@ expect_ok "list planners" "$OOCSIM" list planners
 for p in incore naive vdnn lms capacity window; do
   grep -q "^$p " "$TMP/out" && ok "list planners has $p" || not_ok "list planners has $p"
 done
+# Each planner cites its paper by name, not as "seed".
+grep -q 'seed' "$TMP/out" && not_ok "list planners says seed" || ok "list planners names no seed"
+grep -q 'schedule-window paper (Out-of-core Training for Extremely Large-' "$TMP/out" &&
+  grep -q 'SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management' "$TMP/out" &&
+  ok "list planners names the papers" || not_ok "list planners: papers not named"
 expect_ok "list allocators" "$OOCSIM" list allocators
 for al in ideal caching bestfit pool va; do
   grep -q "^$al " "$TMP/out" && ok "list allocators has $al" || not_ok "list allocators has $al"

@@ -40,7 +40,8 @@ for p in incore vdnn window; do
 done
 # The winner is the feasible planner with the smallest iteration time at
 # batch 128 in the report's own data.
-want=$(awk -F, 'NR>1 && $7==128 && $10==1 { if (best=="" || $11 < bt) { best=$6; bt=$11 } } END { print best }' "$R/data/throughput/results.csv")
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+want=$(awk -F, "$H"' $c["batch"]==128 && $c["feasible"]==1 { if (best=="" || $c["iteration_s"] < bt) { best=$c["planner"]; bt=$c["iteration_s"] } } END { print best }' "$R/data/throughput/results.csv")
 grep -q "^Winner: $want," "$R/report.md" && grep -q "Winner: $want," "$R/report.html" \
   && ok "report names the winner ($want)" || not_ok "winner: want $want, got $(grep Winner "$R/report.md")"
 grep -q "What if: other host links" "$R/report.md" && grep -q "gh200-c2c" "$R/report.md" \
@@ -53,7 +54,7 @@ head -n 1 "$R/data/timeline.csv" | grep -q '^lane,start_s,end_s,phase,layer,caus
 head -n 1 "$R/data/memory.csv" | grep -q '^time_s,allocated_bytes,reserved_bytes$' && ok "memory CSV" || not_ok "memory CSV"
 # The winner's "why": how it places tensors and where its time goes; every
 # other feasible planner gets its distance to the bound and its overheads.
-set -- $(awk -F, -v p="$want" 'NR>1 && $6==p && $7==128 {print $32, $33, $34}' "$R/data/throughput/results.csv")
+set -- $(awk -F, -v p="$want" "$H"' $c["planner"]==p && $c["batch"]==128 {print $c["keep"], $c["swap"], $c["recompute"]}' "$R/data/throughput/results.csv")
 if [ "$2$3" = "00" ]; then how="How: this batch fits the budget as it is; it keeps all $1 tensors resident"
 else how="How: it keeps $1 tensors resident, swaps $2 "; fi
 grep -qF "$how" "$R/report.md" \
@@ -150,7 +151,7 @@ if [ $have_gnuplot -eq 1 ]; then
   $OOCSIM plot throughput --in "$TMP/same/results.csv" -o "$TMP/same.svg" 2>"$TMP/perr"
   grep -q '>lms = capacity = window<' "$TMP/same.svg" && ! grep -q '>capacity<' "$TMP/same.svg" \
     && ok "coinciding planners keyed as one line" || not_ok "coinciding planners: $(cat "$TMP/perr")"
-  gp=$($OOCSIM plot --help | sed -n 's/^.*gnuplot is \(.*\) unless$/\1/p')
+  gp=$($OOCSIM plot --help | tr '\n' ' ' | sed -n 's/.*gnuplot is \([^ ]*\) unless.*/\1/p')
   [ -n "$OOCSIM_GNUPLOT" ] && gp=$OOCSIM_GNUPLOT
   printf '#!/bin/sh\nexec "%s" "$@" -e "set print \\"%s\\"; print GPVAL_X_MIN, GPVAL_X_MAX"\n' "$gp" "$TMP/xr" >"$TMP/gpwrap"
   chmod +x "$TMP/gpwrap"
@@ -234,4 +235,9 @@ touch "$TMP/afile"
 expect_fail "report unwritable directory" "afile/r" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -o "$TMP/afile/r"
 expect_ok "plot --help" $OOCSIM plot --help
 expect_ok "report --help" $OOCSIM report --help
+# A tiny model reads in its own units, not "0.0 M parameters ... 0.00 GiB".
+$OOCSIM report -m "$top_srcdir/tests/data/cli_mlp.json" -b 2 --hw v100-pcie3 -p incore --no-maxbatch -j 2 -o "$TMP/tiny" >/dev/null 2>&1
+grep -q '; 172 parameters; weights + gradients + optimizer state 2.02 KiB; activations kept for backward 328 B$' "$TMP/tiny/report.md" &&
+  ! grep -q '0\.00 GiB\|0\.0 M' "$TMP/tiny/report.md" && ok "tiny model in adaptive units" ||
+  not_ok "tiny model units: $(grep 'Model:' "$TMP/tiny/report.md")"
 finish

@@ -149,16 +149,23 @@ done
 
 # compare: every planner, sorted, infeasible last
 expect_ok "compare all" "$OOCSIM" compare -m resnet50 -b 512 --hw v100-nvlink2 -p all --format csv
+# The CSV has the columns of docs/output-schema.md: read them by name.
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
 for p in incore naive vdnn lms capacity window; do
-  grep -q "^$p," "$TMP/out" && ok "compare lists $p" || not_ok "compare lists $p"
+  awk -F, "$H"' { print $c["planner"] }' "$TMP/out" | grep -qx "$p" && ok "compare lists $p" || not_ok "compare lists $p"
 done
-awk -F, 'NR > 1 { if ($11 == "true") { if (seen_inf || $3 + 0 < last) bad = 1; last = $3 + 0 } else seen_inf = 1 }
+awk -F, "$H"' { if ($c["feasible"] == 1) { if (seen_inf || $c["iteration_s"] + 0 < last) bad = 1; last = $c["iteration_s"] + 0 } else seen_inf = 1 }
          END { exit bad }' "$TMP/out" && ok "compare sorted, infeasible last" || not_ok "compare sorted, infeasible last"
-awk -F, 'NR > 1 && $11 == "true" && $5 + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
+awk -F, "$H"' $c["feasible"] == 1 && $c["vs_lower_bound"] + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
   ok "no feasible plan beats the lower bound" || not_ok "no feasible plan beats the lower bound"
+# Infeasible rows leave the times empty: nothing for pandas to average.
+awk -F, "$H"' $c["feasible"] == 0 && ($c["iteration_s"] != "" || $c["samples_per_s"] != "" || $c["slowdown"] != "") { bad = 1 }
+         END { exit bad }' "$TMP/out" && ok "compare csv: infeasible times empty" || not_ok "compare csv: infeasible times not empty"
+head -n 1 "$TMP/out" | grep -q '^model,set,hw,allocator,budget,planner,batch,dtype,optimizer,budget_bytes,feasible,' &&
+  ok "compare csv has the sweep's identity columns" || not_ok "compare csv header: $(head -n 1 "$TMP/out" | cut -c1-120)"
 "$OOCSIM" compare -m resnet50 -b 512 --hw v100-pcie3 --allocator va --format csv >"$TMP/out" 2>&1
-awk -F, 'NR > 1 && $11 == "true" && $5 + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
-  [ "$(grep -c ',true,' "$TMP/out")" -ge 3 ] &&
+awk -F, "$H"' $c["feasible"] == 1 && $c["vs_lower_bound"] + 0 < 1 - 1e-9 { bad = 1 } END { exit bad }' "$TMP/out" &&
+  [ "$(awk -F, "$H"' $c["feasible"] == 1' "$TMP/out" | wc -l)" -ge 3 ] &&
   ok "no feasible plan beats the lower bound on PCIe 3" || not_ok "no feasible plan beats the lower bound on PCIe 3"
 expect_ok "compare json" "$OOCSIM" compare -m "$MLP" -b 8 --hw v100-pcie3 -p incore,naive --format json
 [ "$(head -c 1 "$TMP/out")" = "[" ] && ok "compare json is an array" || not_ok "compare json is an array"
@@ -196,7 +203,7 @@ grep -q '"reason":[[:space:]]*"working set 39.33 GiB (persistent 2.58 GiB + step
   ok "b4096: oom reason" || not_ok "b4096: oom reason"
 expect_ok "compare: default budget below the working set" \
   "$OOCSIM" compare -m resnet50 -b 4096 --hw v100-pcie3 -p incore,window --format csv
-[ "$(grep -c ',false,' "$TMP/out")" = 2 ] && ok "compare: both infeasible" || not_ok "compare: both infeasible"
+[ "$(awk -F, "$H"' $c["feasible"] == 0' "$TMP/out" | wc -l)" = 2 ] && ok "compare: both infeasible" || not_ok "compare: both infeasible"
 expect_fail "plan: nothing to write" "no plan to write: step 'fwd res2_0_add': working set 39.33 GiB" \
   "$OOCSIM" plan -m resnet50 -b 4096 --hw v100-pcie3 -p incore -o "$TMP/none.json"
 [ ! -e "$TMP/none.json" ] && ok "plan: no file written" || not_ok "plan: no file written"
@@ -243,6 +250,14 @@ expect_ok "maxbatch --allocator $AL" "$OOCSIM" maxbatch -m alexnet --hw v100-pci
 expect_ok "compare --allocator $AL" "$OOCSIM" compare -m alexnet -b 64 --hw v100-pcie3 -p incore,vdnn --allocator $AL --format json
 [ "$(grep -c "\"allocator\":[[:space:]]*\"$AL\"" "$TMP/out")" = 2 ] &&
   ok "compare names $AL" || not_ok "compare names $AL"
+
+# maxbatch says what stops the next batch, in JSON and in text
+expect_ok "maxbatch fails_at" "$OOCSIM" maxbatch -m alexnet --hw v100-pcie3 -p vdnn --json
+tr -d ' \n\t' <"$TMP/out" | grep -q '"max_batch":5107,.*"fails_at":{"batch":5108,"limit":"largest_step","op":"bwdpool1"}' &&
+  ok "maxbatch --json fails_at" || not_ok "maxbatch fails_at: $(grep -A4 fails_at "$TMP/out")"
+expect_ok "maxbatch text" "$OOCSIM" maxbatch -m resnet50 --hw v100-nvlink2 -p incore
+grep -qx 'batch 191 does not fit: out of memory at bwd res5_2_add' "$TMP/out" &&
+  ok "maxbatch names the step that stops batch 191" || not_ok "maxbatch text: $(sed -n 2p "$TMP/out")"
 
 # determinism beyond incore: a swapping planner, every allocator, the trace
 for al in ideal caching caching:expandable_segments bestfit pool va; do

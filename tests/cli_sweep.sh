@@ -12,7 +12,7 @@ expect_ok "small sweep runs" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie
 if [ -s "$TMP/err" ]; then not_ok "quiet on a non-terminal stderr ($(cat "$TMP/err"))"; else ok "quiet on a non-terminal stderr"; fi
 
 # Schema: coordinates first, then every summary field, wall times last.
-want='model,set,hw,allocator,budget,planner,batch,dtype,budget_bytes,feasible,iteration_s,samples_per_s,incore_iteration_s,slowdown,lower_bound_s,compute_s,peak_allocated_bytes,peak_reserved_bytes,peak_host_pinned_bytes,fragmentation,h2d_bytes,d2h_bytes,recompute_flops,recompute_s,compute_busy_s,h2d_busy_s,d2h_busy_s,stall_swapin_s,stall_swapout_s,stall_other_s,alloc_s,keep,swap,recompute,events,oom_op,oom_time_s,oom_requested_bytes,oom_live_bytes,oom_reserved_bytes,oom_largest_free_bytes,oom_reason,plan_note,plan_wall_s,sim_wall_s'
+want='model,set,hw,allocator,budget,planner,batch,dtype,optimizer,budget_bytes,feasible,iteration_s,samples_per_s,incore_iteration_s,slowdown,vs_lower_bound,lower_bound_s,compute_s,peak_allocated_bytes,peak_reserved_bytes,peak_host_pinned_bytes,fragmentation,h2d_bytes,d2h_bytes,recompute_flops,recompute_s,compute_busy_s,h2d_busy_s,d2h_busy_s,stall_total_s,stall_swapin_s,stall_swapout_s,stall_other_s,alloc_s,keep,swap,recompute,events,oom_op,oom_time_s,oom_requested_bytes,oom_live_bytes,oom_reserved_bytes,oom_largest_free_bytes,oom_reason,plan_note,plan_wall_s,sim_wall_s'
 got=$(head -n 1 "$S/results.csv")
 [ "$got" = "$want" ] && ok "results.csv header" || not_ok "results.csv header: $got"
 n=$(($(wc -l <"$S/results.csv") - 1))
@@ -22,7 +22,7 @@ order=$(awk -F, 'NR>1 {printf "%s:%s ", $6, $7}' "$S/results.csv")
 [ "$order" = "vdnn:32 vdnn:64 vdnn:96 window:32 window:64 window:96 " ] \
   && ok "rows in grid order" || not_ok "order: $order"
 # samples_per_s = batch / iteration_s on feasible rows.
-bad=$(awk -F, 'NR>1 && $10==1 { r=$7/$11; d=r-$12; if (d<0) d=-d; if (d > 1e-6*r) print $6":"$7 }' "$S/results.csv")
+bad=$(awk -F, 'NR>1 && $11==1 { r=$7/$12; d=r-$13; if (d<0) d=-d; if (d > 1e-6*r) print $6":"$7 }' "$S/results.csv")
 [ -z "$bad" ] && ok "samples_per_s = batch / iteration_s" || not_ok "samples_per_s wrong at $bad"
 grep -q '"planner": "window"' "$S/results.json" && grep -q '"feasible": true' "$S/results.json" \
   && [ "$(grep -c '"model": "alexnet"' "$S/results.json")" -eq 6 ] \
@@ -44,7 +44,7 @@ fi
 if command -v script >/dev/null 2>&1 && script -qc true /dev/null >/dev/null 2>&1; then
   script -qc "$OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o $TMP/tty" /dev/null >"$TMP/tty.out" 2>&1
   tr '\r' '\n' <"$TMP/tty.out" >"$TMP/tty.lines"
-  if grep -q 'ETA' "$TMP/tty.lines" && grep -q '^\[#*\] 6/6 points' "$TMP/tty.lines" \
+  if grep -q 'ETA' "$TMP/tty.lines" && grep -q '^sweep \[#*\] 6/6 points' "$TMP/tty.lines" \
      && [ "$(grep -c '6/6 points' "$TMP/tty.lines")" -eq 1 ]; then
     ok "progress bar with ETA on a terminal"
   else
@@ -65,7 +65,7 @@ $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$T
 grep -q "6 already done, 0 run" "$TMP/out" && ok "resume skips every point" || not_ok "resume: $(cat "$TMP/out")"
 cmp -s "$TMP/before.csv" "$S/results.csv" && ok "resume keeps the rows as they were" || not_ok "resume changed rows"
 # Resume after losing a row: only that point runs; order restored.
-sed -i '/^alexnet,,v100-pcie3,caching,default,vdnn,64,/d' "$S/results.csv"
+sed -i '/^alexnet,,v100-pcie3,caching,default,vdnn,64,fp32,/d' "$S/results.csv"
 $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$TMP/out" 2>&1
 grep -q "5 already done, 1 run" "$TMP/out" && ok "resume runs the missing point only" || not_ok "resume: $(cat "$TMP/out")"
 nowall "$S/results.csv" >"$TMP/c"
@@ -74,6 +74,13 @@ cmp -s "$TMP/a" "$TMP/c" && ok "resumed file equals the full run" || not_ok "res
 $OOCSIM sweep -m alexnet -b 32:128:32 --hw v100-pcie3 -p vdnn,window -o "$S" >"$TMP/out" 2>&1
 grep -q "6 already done, 2 run" "$TMP/out" && ok "extending the grid runs only new points" || not_ok "extend: $(cat "$TMP/out")"
 [ $(($(wc -l <"$S/results.csv") - 1)) -eq 8 ] && ok "extended file has 8 rows" || not_ok "extended rows"
+# A smaller grid in the same directory is refused: its grid.json would no
+# longer describe the rows kept. Nothing is rewritten.
+cp "$S/results.csv" "$TMP/r8.csv"; cp "$S/grid.json" "$TMP/g8.json"
+expect_fail "smaller grid refused" "holds 6 rows outside this sweep's grid" \
+  $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn,window -o "$S"
+cmp -s "$TMP/r8.csv" "$S/results.csv" && cmp -s "$TMP/g8.json" "$S/grid.json" &&
+  ok "refused sweep leaves results and grid.json as they were" || not_ok "refused sweep rewrote files"
 # --fresh recomputes.
 $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --fresh -o "$TMP/fr" >/dev/null 2>&1
 $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --fresh -o "$TMP/fr" >"$TMP/out" 2>&1
@@ -93,8 +100,8 @@ cmp -s "$TMP/a" "$TMP/b" && ok "merged rows equal the unsharded run" || not_ok "
 head -n 1 "$TMP/full/results.csv" | grep -q ',hw,hw_set:link.h2d_GBps,allocator,' \
   && ok "--hw-set axis is a coordinate column" || not_ok "hw_set column"
 # The --hw-set value reaches the simulation: a slower link is never faster.
-slow=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==8 && $7=="vdnn" && $8==128 {print $12}' "$TMP/full/results.csv")
-fast=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==32 && $7=="vdnn" && $8==128 {print $12}' "$TMP/full/results.csv")
+slow=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==8 && $7=="vdnn" && $8==128 {print $13}' "$TMP/full/results.csv")
+fast=$(awk -F, 'NR>1 && $2=="" && $3=="v100-pcie3" && $4==32 && $7=="vdnn" && $8==128 {print $13}' "$TMP/full/results.csv")
 awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s > f && f > 0) }' \
   && ok "8 GB/s link slower than 32 GB/s ($slow s > $fast s)" || not_ok "hw-set not applied ($slow vs $fast)"
 
@@ -111,12 +118,31 @@ set -- $lbchk
 
 # --maxbatch: a max_batch column, at least 1 for a swapping planner.
 expect_ok "sweep --maxbatch" $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn -o "$TMP/mb"
-head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,max_batch,fail_batch,fail_limit,fail_op,dtype,' && ok "max_batch and fail_* columns" || not_ok "max_batch column"
-mbv=$(awk -F, 'NR==2 {print $7}' "$TMP/mb/results.csv")
+head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,dtype,optimizer,max_batch,fail_batch,fail_limit,fail_op,' && ok "max_batch and fail_* columns" || not_ok "max_batch column"
+mbv=$(awk -F, 'NR==2 {print $9}' "$TMP/mb/results.csv")
 [ "${mbv:-0}" -ge 1 ] && ok "vdnn max batch $mbv >= 1" || not_ok "max batch: $mbv"
 # What stops the next batch: fail_batch = max_batch + 1, a kind and a step.
-fail=$(awk -F, 'NR==2 {print $8, $9, $10}' "$TMP/mb/results.csv")
+fail=$(awk -F, 'NR==2 {print $10, $11, $12}' "$TMP/mb/results.csv")
 [ "$fail" = "$((mbv + 1)) largest_step bwd pool1" ] && ok "maxbatch names what stops batch $((mbv + 1))" || not_ok "fail columns: $fail"
+
+# One schema (docs/output-schema.md): an infeasible row has no iteration,
+# so its times are empty cells in CSV and null in JSON, never 0.
+expect_ok "sweep with an infeasible point" $OOCSIM sweep -m resnet50 -b 512 --hw v100-nvlink2 -p incore,window -o "$TMP/inf"
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+awk -F, "$H"' $c["planner"] == "incore" { print $c["feasible"] "|" $c["iteration_s"] "|" $c["samples_per_s"] "|" $c["slowdown"] "|" $c["vs_lower_bound"] }' \
+  "$TMP/inf/results.csv" | grep -qx '0||||' && ok "infeasible row: times empty in CSV" || not_ok "infeasible row: $(grep ',incore,' "$TMP/inf/results.csv" | cut -c1-200)"
+grep '"planner": "incore"' "$TMP/inf/results.json" | grep -q '"feasible": false, "iteration_s": null, "samples_per_s": null, "incore_iteration_s": [0-9.e-]*, "slowdown": null' \
+  && ok "infeasible row: null in JSON" || not_ok "infeasible row JSON: $(grep -o '"feasible".\{0,160\}' "$TMP/inf/results.json" | head -1)"
+
+# --dtype and --optimizer are axes: 2 x 2 points, each with its own values.
+expect_ok "dtype x optimizer axes" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p window --dtype fp32,fp16 --optimizer sgd,adam -o "$TMP/dt"
+got=$(awk -F, "$H"' { printf "%s/%s ", $c["dtype"], $c["optimizer"] }' "$TMP/dt/results.csv")
+[ "$got" = "fp32/sgd fp32/adam fp16/sgd fp16/adam " ] && ok "dtype and optimizer coordinates" || not_ok "axes: $got"
+awk -F, "$H"' $c["optimizer"] == "sgd" { m[$c["dtype"]] = $c["peak_allocated_bytes"] } END { exit !(m["fp16"] < m["fp32"]) }' "$TMP/dt/results.csv" \
+  && ok "fp16 needs less memory than fp32" || not_ok "fp16 memory"
+awk -F, "$H"' $c["dtype"] == "fp32" { m[$c["optimizer"]] = $c["peak_allocated_bytes"] } END { exit !(m["sgd"] < m["adam"]) }' "$TMP/dt/results.csv" \
+  && ok "adam state costs memory" || not_ok "adam memory"
+expect_fail "unknown dtype in sweep" "unknown dtype 'fp64'" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p window --dtype fp32,fp64 -o "$TMP/e"
 
 # Errors: one clear line, exit 1.
 expect_fail "range end below start" "range end 1 is below its start 64" $OOCSIM sweep -m alexnet -b 64:1:64 --hw v100-pcie3 -p vdnn -o "$TMP/e"
@@ -148,7 +174,7 @@ expect_fail "range missing its end" "a range is A:B:STEP" $OOCSIM sweep -m alexn
 expect_fail "--hw-set axis given twice" "given twice" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 --hw-set link.h2d_GBps=16 -o "$TMP/e"
 expect_fail "--maxbatch with -b" "drop -b" $OOCSIM sweep --maxbatch -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/e"
 # A results.csv from another grid is not resumed into.
-expect_fail "resume into another grid's directory" "another grid wrote it" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 -o "$S"
+expect_fail "resume into another grid's directory" "its columns differ from this sweep's" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 -o "$S"
 expect_fail "merge of different grids" "same sweep" $OOCSIM sweep --merge "$TMP/sh1" "$S" -o "$TMP/e2"
 expect_fail "unknown option" "--frob" $OOCSIM sweep --frob
 expect_ok "sweep --help" $OOCSIM sweep --help

@@ -1,0 +1,179 @@
+/* analysis/minbudget.c — the search of minbudget.h: grow an upper budget
+ * until a planner fits, then bisect each planner below the best so far,
+ * in MiB, on one opened scenario.
+ *
+ * Ownership: the scenario is opened and closed here; the summary at the
+ * result goes to the caller. Cost: see minbudget.h.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/minbudget.h"
+#include "planners/registry.h"
+#include "base/util.h"
+
+#define MIB OOC_MINBUDGET_STEP
+
+struct search {
+  ooc_scenario *sc;
+  ooc_scenario_spec spec;
+  ooc_progress *prog;
+  int sims;
+};
+
+/* spec's --opt values that planner t accepts, into out (at most 64). */
+static int
+opts_for(const ooc_scenario_spec *spec, const ooc_planner_type *t,
+         ooc_kv *out)
+{
+  int k = 0;
+  for (int j = 0; j < spec->n_opts && k < 64; j++)
+    for (int i = 0; t->options != NULL && t->options[i] != NULL; i++)
+      if (strcmp(t->options[i], spec->opts[j].key) == 0) {
+        out[k++] = spec->opts[j];
+        break;
+      }
+  return k;
+}
+
+/* 1 when planner t fits budget mib (in MiB), 0 when not, < 0 an error. */
+static int
+fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
+{
+  ooc_scenario_spec s = S->spec;
+  ooc_summary sum;
+  ooc_err e2 = { 0 };
+  ooc_kv opts[64];
+  char note[96], b[32];
+  int rc, ok;
+
+  s.planner = t->name;
+  s.n_opts = opts_for(&S->spec, t, opts);
+  s.opts = opts;
+  s.budget = (uint64_t)mib * MIB;
+  snprintf(note, sizeof note, "%s at %s", t->name,
+           ooc_fmt_bytes(s.budget, b, sizeof b));
+  ooc_progress_show(S->prog, S->sims, 0, "simulations", note);
+  S->sims++;
+  rc = ooc_scenario_probe(S->sc, &s, &sum, &e2);
+  if (rc < 0) {
+    if (e2.code == OOC_EOOM)
+      return 0;           /* the planner says it cannot fit: a result */
+    if (err != NULL)
+      *err = e2;
+    return rc;
+  }
+  ok = sum.feasible;
+  ooc_summary_fini(&sum);
+  return ok;
+}
+
+void
+ooc_minbudget_result_fini(ooc_minbudget_result *res)
+{
+  ooc_summary_fini(&res->at);
+  *res = (ooc_minbudget_result){ .budget = 0 };
+}
+
+int
+ooc_minbudget_find(const ooc_scenario_spec *spec,
+                   const ooc_planner_type *const *planners, int n,
+                   ooc_progress *prog, ooc_minbudget_result *res,
+                   ooc_err *err)
+{
+  struct search S = { .spec = *spec, .prog = prog };
+  const ooc_planner_type *const *ts = planners;
+  const ooc_planner_type *best_t = NULL;
+  const ooc_allocator_type *al;
+  int64_t floor_mib, start_mib, cap_mib, best = 0;
+  uint64_t big;
+  int rc, i;
+
+  *res = (ooc_minbudget_result){ .budget = 0 };
+  if (ts == NULL) {
+    ts = ooc_planner_types;
+    for (n = 0; ts[n] != NULL; n++)
+      ;
+  }
+  S.spec.planner = NULL;
+  S.spec.budget = 0;
+  if ((rc = ooc_scenario_lookup(&S.spec, NULL, &al, NULL, err)) < 0 ||
+      (rc = ooc_scenario_open(&S.spec, &S.sc, err)) < 0)
+    return rc;
+  res->working_set = ooc_scenario_working_set(S.sc, NULL, 0);
+  floor_mib = (int64_t)((res->working_set + MIB - 1) / MIB);
+  start_mib = (int64_t)(ooc_scenario_hw(S.sc)->mem_usable / MIB);
+  if (start_mib < floor_mib)
+    start_mib = floor_mib;
+  big = ooc_scenario_model(S.sc)->naive_peak_bytes;
+  cap_mib = 64 * ((int64_t)(big / MIB) > start_mib ? (int64_t)(big / MIB)
+                                                   : start_mib);
+
+  for (i = 0; i < n; i++) {
+    const ooc_planner_type *t = ts[i];
+    int64_t lo = floor_mib - 1, hi;   /* lo never fits, hi fits */
+
+    if (best > 0) {
+      /* Only a planner that fits just below the best can improve on it. */
+      if (best - 1 <= lo)
+        break;
+      if ((rc = fits(&S, t, best - 1, err)) < 0)
+        goto done;
+      if (rc == 0)
+        continue;
+      hi = best - 1;
+    } else {
+      for (hi = start_mib; hi <= cap_mib; hi *= 2) {
+        if ((rc = fits(&S, t, hi, err)) < 0)
+          goto done;
+        if (rc)
+          break;
+        lo = hi;
+        if (res->ceiling < (uint64_t)hi * MIB)
+          res->ceiling = (uint64_t)hi * MIB;
+      }
+      if (hi > cap_mib)
+        continue;
+    }
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if ((rc = fits(&S, t, mid, err)) < 0)
+        goto done;
+      if (rc)
+        hi = mid;
+      else
+        lo = mid;
+    }
+    best = hi;
+    best_t = t;
+  }
+  if (res->ceiling < (uint64_t)start_mib * MIB)
+    res->ceiling = (uint64_t)start_mib * MIB;
+  rc = OOC_OK;
+  if (best_t != NULL) {
+    ooc_scenario_spec s = S.spec;
+    ooc_kv opts[64];
+    s.planner = best_t->name;
+    s.n_opts = opts_for(&S.spec, best_t, opts);
+    s.opts = opts;
+    s.budget = (uint64_t)best * MIB;
+    S.sims++;
+    if ((rc = ooc_scenario_run_in(S.sc, &s, &res->at, NULL, err)) < 0)
+      goto done;
+    if (!res->at.feasible) {
+      ooc_summary_fini(&res->at);
+      rc = ooc_err_set(err, OOC_EINVAL, "minbudget: planner %s fitted %llu "
+                       "MiB once and not the second time (non-deterministic "
+                       "planner?)", best_t->name, (unsigned long long)best);
+      goto done;
+    }
+    res->budget = (uint64_t)best * MIB;
+    res->planner = best_t->name;
+  }
+done:
+  res->simulations = S.sims;
+  ooc_scenario_close(S.sc);
+  return rc;
+}

@@ -1,0 +1,59 @@
+/* analysis/minbudget.h — the smallest device budget at which one of a set
+ * of planners fits a scenario (`oocsim minbudget`, and the hint simulate
+ * and compare print under an infeasible result).
+ *
+ * The search works in MiB. No plan fits below the scenario's largest
+ * working set (ooc_scenario_working_set: persistent bytes plus the largest
+ * step, the check of ooc_plan_check_budget), so that is the floor. The
+ * upper end is the profile's usable memory, doubled until some planner
+ * fits (at most 64 times the larger of it and the naive in-core peak).
+ * Each planner is then bisected between the floor and the best budget
+ * found so far: a planner that does not fit just below that best is
+ * skipped without a bisection. Each probe is one scenario run
+ * (ooc_scenario_probe: plan + simulate, no baseline); a planner that
+ * reports that it cannot fit counts as not fitting. Each planner gets the
+ * --opt values whose keys it accepts (as in compare).
+ *
+ * Feasibility is taken to be monotone in the budget for each planner; the
+ * result is checked once more, with the baseline and bound, at the end.
+ *
+ * Ownership: spec and planners are borrowed; the result's summary is the
+ * caller's (ooc_minbudget_result_fini). Cost: O(planners x log2(range in
+ * MiB)) scenario runs at worst, far fewer with the pruning; the model,
+ * profile, costs and liveness are loaded once.
+ */
+#ifndef OOC_MINBUDGET_H
+#define OOC_MINBUDGET_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "base/progress.h"
+#include "analysis/scenario.h"
+#include "analysis/summary.h"
+
+/* The resolution of the search: budgets are whole MiB. */
+#define OOC_MINBUDGET_STEP ((uint64_t)1 << 20)
+
+typedef struct ooc_minbudget_result {
+  uint64_t budget;            /* smallest budget that fits; 0: none found */
+  const char *planner;        /* the planner that fits there (registry) */
+  ooc_summary at;             /* its summary at that budget (budget > 0) */
+  uint64_t working_set;       /* the floor: no plan fits below it */
+  uint64_t ceiling;           /* the largest budget tried */
+  int simulations;            /* scenario runs made, the final one included */
+} ooc_minbudget_result;
+
+/* Search for spec's scenario (spec->planner and spec->budget are ignored;
+ * the allocator, options and iterations count) over the n planners (NULL:
+ * every registered planner). prog, when non-NULL, shows the simulations
+ * run. Returns OOC_OK with res->budget 0 when no planner fits even at the
+ * ceiling; errors are those of opening the scenario or of a run (a
+ * planner's OOC_EOOM is a result, not an error). */
+int ooc_minbudget_find(const ooc_scenario_spec *spec,
+                       const ooc_planner_type *const *planners, int n,
+                       ooc_progress *prog, ooc_minbudget_result *res,
+                       ooc_err *err);
+
+void ooc_minbudget_result_fini(ooc_minbudget_result *res);
+
+#endif

@@ -1,0 +1,196 @@
+/* cli/cmd_minbudget.c — `oocsim minbudget -m MODEL -b BATCH --hw HW
+ * -p PLANNER[,...|all] [--allocator A] [--json]`: the smallest device
+ * budget at which one of the planners fits (analysis/minbudget.h), the
+ * planner, its summary there and the number of simulations; and the
+ * one-line hint simulate and compare print under an infeasible result.
+ *
+ * Ownership: everything is local to one command run. Cost: see
+ * analysis/minbudget.h.
+ */
+#include "config.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/args.h"
+#include "analysis/minbudget.h"
+#include "base/progress.h"
+#include "base/util.h"
+
+static const ooc_cli_doc doc = {
+  .name = "minbudget", .cmd = OOC_CMD_MINBUDGET,
+  .usage = "Usage: oocsim minbudget -m MODEL -b BATCH --hw HW "
+           "[-p P1,P2,...|all]\n"
+           "                        [--allocator A] [--opt K=V ...] [--json]\n",
+  .about =
+    "Find the smallest device budget (to 1 MiB) at which one of the planners\n"
+    "fits the scenario, and which planner that is. No plan fits below the\n"
+    "largest working set of one step (persistent state plus the step's\n"
+    "tensors), so the search starts there; the upper end is the profile's\n"
+    "usable memory, doubled until a planner fits. Each planner is bisected\n"
+    "below the best budget found so far; each probe is one plan and\n"
+    "simulation. Prints the budget, the planner, the working set, the\n"
+    "number of simulations and the summary at that budget; --json prints\n"
+    "{\"model\", \"hw\", \"batch\", \"allocator\", \"planners\", "
+    "\"working_set_bytes\",\n"
+    "\"min_budget_bytes\", \"planner\", \"simulations\", \"at\": summary "
+    "or null}.\n"
+    "A progress line is drawn on stderr when it is a terminal.\n",
+  .examples =
+    "  oocsim minbudget -m resnet50 -b 512 --hw v100-nvlink2 -p all\n"
+    "  oocsim minbudget -m resnet50 -b 256 --hw v100-pcie3 -p window,vdnn "
+    "--json\n",
+};
+
+int
+ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
+                       const ooc_planner_type *const *ts, int n)
+{
+  ooc_minbudget_result res;
+  ooc_progress prog;
+  ooc_scenario_spec s = *spec;
+  ooc_err err = { 0 };
+  char b[32];
+  int rc;
+
+  s.budget = 0;
+  ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "minbudget");
+  rc = ooc_minbudget_find(&s, ts, n, &prog, &res, &err);
+  ooc_progress_end(&prog);
+  if (rc < 0)
+    return ooc_cli_fail("smallest budget: %s", err.msg);
+  if (res.budget > 0)
+    fprintf(f, "smallest budget that fits: %s with planner %s\n",
+            ooc_fmt_bytes(res.budget, b, sizeof b), res.planner);
+  else
+    fprintf(f, "smallest budget that fits: none up to %s\n",
+            ooc_fmt_bytes(res.ceiling, b, sizeof b));
+  ooc_minbudget_result_fini(&res);
+  return 0;
+}
+
+static int
+print_json(const ooc_summary *model_of, const ooc_cli_args *a,
+           const ooc_planner_type **ts, int n,
+           const ooc_minbudget_result *res, const char *model,
+           const char *hw)
+{
+  cJSON *o = cJSON_CreateObject(), *arr, *s;
+  char *text = NULL;
+  int ok, i;
+
+  (void)model_of;
+  if (o == NULL)
+    return OOC_ENOMEM;
+  ok = cJSON_AddStringToObject(o, "model", model) &&
+       cJSON_AddStringToObject(o, "hw", hw) &&
+       cJSON_AddNumberToObject(o, "batch", (double)a->batch) &&
+       cJSON_AddStringToObject(o, "allocator",
+                               a->allocator ? a->allocator : "caching") &&
+       (arr = cJSON_AddArrayToObject(o, "planners")) != NULL;
+  for (i = 0; ok && i < n; i++) {
+    cJSON *p = cJSON_CreateString(ts[i]->name);
+    ok = p != NULL && cJSON_AddItemToArray(arr, p);
+  }
+  ok = ok && cJSON_AddNumberToObject(o, "working_set_bytes",
+                                     (double)res->working_set);
+  if (ok && res->budget > 0)
+    ok = cJSON_AddNumberToObject(o, "min_budget_bytes",
+                                 (double)res->budget) &&
+         cJSON_AddStringToObject(o, "planner", res->planner);
+  else if (ok)
+    ok = cJSON_AddNullToObject(o, "min_budget_bytes") &&
+         cJSON_AddNullToObject(o, "planner");
+  ok = ok && cJSON_AddNumberToObject(o, "simulations", res->simulations);
+  if (ok && res->budget > 0) {
+    ok = (s = ooc_summary_to_cjson(&res->at)) != NULL;
+    if (ok)
+      cJSON_AddItemToObject(o, "at", s);
+  } else if (ok) {
+    ok = cJSON_AddNullToObject(o, "at") != NULL;
+  }
+  if (!ok || (text = cJSON_Print(o)) == NULL) {
+    cJSON_Delete(o);
+    return OOC_ENOMEM;
+  }
+  puts(text);
+  free(text);
+  cJSON_Delete(o);
+  return OOC_OK;
+}
+
+int
+ooc_cmd_minbudget(int argc, char **argv)
+{
+  ooc_cli_args a;
+  ooc_err err = { 0 };
+  ooc_scenario_spec spec;
+  ooc_scenario *sc = NULL;
+  ooc_minbudget_result res = { .budget = 0 };
+  ooc_progress prog;
+  const ooc_planner_type **ts = NULL;
+  char *model = NULL, *hw = NULL, b1[32], b2[32];
+  int n = 0, rc;
+
+  if (ooc_cli_args_start(&a, argc, argv, &doc, 0,
+                         OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW, &rc))
+    goto done;
+  if (ooc_cli_parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n,
+                             &err) < 0)
+    goto fail;
+  ooc_cli_args_spec(&a, &spec);
+  /* The names as the summary gives them, and clear errors up front. */
+  if (ooc_scenario_open(&spec, &sc, &err) < 0)
+    goto fail;
+  model = strdup(ooc_scenario_model(sc)->name);
+  hw = strdup(ooc_scenario_hw(sc)->name);
+  ooc_scenario_close(sc);
+  sc = NULL;
+  if (model == NULL || hw == NULL) {
+    ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+    goto fail;
+  }
+  ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "minbudget");
+  rc = ooc_minbudget_find(&spec, (const ooc_planner_type *const *)ts, n,
+                          &prog, &res, &err);
+  ooc_progress_end(&prog);
+  if (rc < 0)
+    goto fail;
+  if (a.no_timing && res.budget > 0)
+    ooc_summary_clear_timing(&res.at);
+  if (a.json) {
+    if (print_json(NULL, &a, ts, n, &res, model, hw) < 0) {
+      ooc_err_set(&err, OOC_ENOMEM, "out of memory");
+      goto fail;
+    }
+  } else {
+    if (res.budget > 0)
+      printf("smallest budget that fits: %s with planner %s\n",
+             ooc_fmt_bytes(res.budget, b1, sizeof b1), res.planner);
+    else
+      printf("smallest budget that fits: none up to %s\n",
+             ooc_fmt_bytes(res.ceiling, b1, sizeof b1));
+    printf("no plan fits below the working set %s; %d simulations\n",
+           ooc_fmt_bytes(res.working_set, b2, sizeof b2), res.simulations);
+    if (res.budget > 0) {
+      printf("\nat %s:\n", b1);
+      ooc_summary_write_text(stdout, &res.at);
+    }
+  }
+  rc = 0;
+  goto done;
+fail:
+  rc = ooc_cli_fail("%s", err.msg);
+done:
+  ooc_minbudget_result_fini(&res);
+  free(ts);
+  free(model);
+  free(hw);
+  ooc_scenario_close(sc);
+  ooc_cli_args_fini(&a);
+  return rc;
+}

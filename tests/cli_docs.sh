@@ -1,0 +1,29 @@
+#!/bin/sh
+# tests/cli_docs.sh — every document that the man page, README, --help and
+# the hardware profiles' _source strings cite is shipped: each cited
+# docs/*.md, models/README.md or hwprofiles/README.md exists in the source
+# tree (and, being in dist_doc_DATA or EXTRA_DIST, in the tarball; the
+# install test checks the installed copies). Names of documents the project
+# does not ship (ARCHITECTURE.md, HARDWARE.md) and make variables left
+# unexpanded ($(pkgdatadir)) must not appear.
+. "$top_srcdir/tests/lib.sh"
+
+: >"$TMP/help"
+for c in list info plan simulate compare maxbatch sweep plot report; do
+  "$OOCSIM" $c --help >>"$TMP/help" 2>&1
+done
+"$OOCSIM" --help >>"$TMP/help" 2>&1
+for f in "$top_srcdir/docs/oocsim.1" "$top_srcdir/README.md" \
+         "$top_srcdir"/hwprofiles/*.json "$top_srcdir/hwprofiles/README.md" \
+         "$TMP/help"; do
+  name=${f#"$top_srcdir/"}
+  [ "$f" = "$TMP/help" ] && name="--help"
+  for bad in ARCHITECTURE.md HARDWARE.md '$(pkgdatadir)'; do
+    if grep -qF "$bad" "$f"; then not_ok "$name cites $bad"; else ok "$name: no $bad"; fi
+  done
+  # Every cited document, with the man page's escaped dashes undone.
+  for d in $(sed 's/\\-/-/g' "$f" | grep -oE '(docs|models|hwprofiles)/[A-Za-z0-9_.-]+\.md' | sort -u); do
+    if [ -f "$top_srcdir/$d" ]; then ok "$name: $d ships"; else not_ok "$name cites $d, not shipped"; fi
+  done
+done
+finish

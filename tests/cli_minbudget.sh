@@ -1,0 +1,56 @@
+#!/bin/sh
+# tests/cli_minbudget.sh — `oocsim minbudget` and the hint under an
+# infeasible simulate/compare result. ResNet-50 at batch 512 on the V100
+# over NVLink 2: budgets above the largest working set but below the
+# answer pass the "no plan can fit" check while every planner fails; the
+# search must return a budget where one planner fits and below which (by
+# 1 MiB) none does.
+. "$top_srcdir/tests/lib.sh"
+S="-m resnet50 -b 512 --hw v100-nvlink2"
+num() { grep -o "\"$1\":[[:space:]]*[-0-9.e+]*" "$2" | head -n 1 | sed 's/.*:[[:space:]]*//'; }
+
+expect_ok "minbudget --json" "$OOCSIM" minbudget $S -p all --json
+cp "$TMP/out" "$TMP/mb.json"
+mb=$(num min_budget_bytes "$TMP/mb.json"); ws=$(num working_set_bytes "$TMP/mb.json")
+sims=$(num simulations "$TMP/mb.json")
+p=$(grep -o '"planner":[[:space:]]*"[a-z]*"' "$TMP/mb.json" | head -n 1 | sed 's/.*"\([a-z]*\)"$/\1/')
+[ -n "$mb" ] && [ "$mb" -gt "$ws" ] && [ $((mb % 1048576)) -eq 0 ] &&
+  ok "budget $mb above the working set $ws, whole MiB" || not_ok "budget $mb, working set $ws"
+[ "$sims" -ge 2 ] && ok "$sims simulations counted" || not_ok "simulations: $sims"
+grep -q '"at":[[:space:]]*{' "$TMP/mb.json" && grep -q '"feasible":[[:space:]]*true' "$TMP/mb.json" &&
+  ok "summary at the budget is feasible" || not_ok "summary at the budget"
+
+# It fits at the budget, and no planner fits 1 MiB below it.
+expect_ok "simulate at the budget" "$OOCSIM" simulate $S -p "$p" --budget "$mb" --json
+grep -q '"feasible":[[:space:]]*true' "$TMP/out" && ok "$p fits at $mb" || not_ok "$p does not fit at $mb"
+below=$((mb - 1048576))
+expect_ok "compare 1 MiB below" "$OOCSIM" compare $S -p all --budget "$below" --format csv
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+[ "$(awk -F, "$H"' $c["feasible"] == 1' "$TMP/out" | wc -l)" -eq 0 ] &&
+  ok "no planner fits at $below" || not_ok "a planner fits below the answer"
+# ... although the budget passes the working-set check: a result, no error.
+[ "$below" -gt "$ws" ] && ok "the gap above the working set is real" || not_ok "gap"
+
+# Text: the budget, the planner and the summary.
+expect_ok "minbudget text" "$OOCSIM" minbudget $S -p window,vdnn
+grep -q '^smallest budget that fits: .* with planner \(window\|vdnn\)$' "$TMP/out" &&
+  grep -q '^no plan fits below the working set' "$TMP/out" && grep -q '^result      feasible' "$TMP/out" &&
+  ok "minbudget text output" || not_ok "minbudget text: $(head -3 "$TMP/out")"
+
+# The hint: infeasible result, no --budget; not with --budget, not in JSON.
+expect_ok "simulate infeasible" "$OOCSIM" simulate -m resnet50 -b 2048 --hw v100-nvlink2 -p incore
+tail -n 1 "$TMP/out" | grep -q '^smallest budget that fits: [0-9.]* GiB with planner [a-z]*$' &&
+  ok "simulate names the smallest budget" || not_ok "simulate hint: $(tail -n 1 "$TMP/out")"
+expect_ok "simulate infeasible --budget" "$OOCSIM" simulate $S -p incore --budget 8GiB
+grep -q 'smallest budget' "$TMP/out" && not_ok "hint despite --budget" || ok "no hint with --budget"
+expect_ok "simulate infeasible --json" "$OOCSIM" simulate -m resnet50 -b 2048 --hw v100-nvlink2 -p incore --json
+grep -q 'smallest budget' "$TMP/out" && not_ok "hint in JSON" || ok "JSON unchanged"
+expect_ok "compare none fits" "$OOCSIM" compare -m resnet50 -b 8192 --hw v100-pcie3 -p vdnn,window
+tail -n 1 "$TMP/out" | grep -q '^smallest budget that fits: .* with planner \(vdnn\|window\)$' &&
+  ok "compare names the smallest budget" || not_ok "compare hint: $(tail -n 1 "$TMP/out")"
+expect_ok "compare some fit" "$OOCSIM" compare $S -p incore,window
+grep -q 'smallest budget' "$TMP/out" && not_ok "hint although a planner fits" || ok "no hint when a planner fits"
+
+expect_fail "minbudget needs -b" "missing -b BATCH" "$OOCSIM" minbudget -m resnet50 --hw v100-nvlink2
+expect_fail "minbudget takes no --budget" "unknown option '--budget'" "$OOCSIM" minbudget $S --budget 8GiB
+finish
