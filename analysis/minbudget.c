@@ -99,6 +99,7 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
   }
   S.spec.planner = NULL;
   S.spec.budget = 0;
+  S.spec.budget_any = 1;      /* the answer may be a larger device */
   if ((rc = ooc_scenario_lookup(&S.spec, NULL, &al, NULL, err)) < 0 ||
       (rc = ooc_scenario_open(&S.spec, &S.sc, err)) < 0)
     return rc;

@@ -254,6 +254,9 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   if (rc < 0)
     return rc;
   job.budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
+  if (!spec->budget_any &&
+      ooc_scenario_check_budget_size(sc, job.budget, err) < 0)
+    return ooc_err_prefix(err, OOC_EINVAL, "--budget: ");
   if (ooc_plan_check_budget(sc->lv, job.budget, err) < 0) {
     /* A budget the user chose below the working set is bad input; the
      * profile's own memory too small for this batch is a result. */
@@ -359,6 +362,11 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     goto done;
   }
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
+  if (!spec->budget_any &&
+      (rc = ooc_scenario_check_budget_size(sc, budget, err)) < 0) {
+    ooc_err_prefix(err, rc, "--budget: ");
+    goto done;
+  }
   if ((rc = ooc_plan_check_budget(sc->lv, budget, err)) < 0)
     goto done;          /* no plan can fit what the user asked for */
   if ((rc = ooc_program_validate(prog, err)) < 0)
@@ -393,11 +401,31 @@ done:
 }
 
 int
+ooc_scenario_check_budget_size(const ooc_scenario *sc, uint64_t budget,
+                               ooc_err *err)
+{
+  char b1[32], b2[32];
+
+  if (budget <= sc->hw->mem_total)
+    return OOC_OK;
+  return ooc_err_set(err, OOC_EINVAL, "budget %s exceeds the %s of "
+                     "profile '%s' (to emulate a larger device, raise "
+                     "memory.total_GiB and memory.usable_GiB with --hw-set)",
+                     ooc_fmt_bytes(budget, b1, sizeof b1),
+                     ooc_fmt_bytes(sc->hw->mem_total, b2, sizeof b2),
+                     sc->hw->name);
+}
+
+int
 ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                           ooc_err *err)
 {
+  int rc;
+
   if (budget == 0)
     return OOC_OK;      /* the default: too small is a result */
+  if ((rc = ooc_scenario_check_budget_size(sc, budget, err)) < 0)
+    return rc;
   return ooc_plan_check_budget(sc->lv, budget, err);
 }
 

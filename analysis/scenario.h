@@ -37,6 +37,9 @@ typedef struct ooc_scenario_spec {
   const ooc_kv *opts; int n_opts;             /* --opt */
   const char *allocator;      /* NULL: "caching" */
   uint64_t budget;            /* 0: the profile's usable memory */
+  int budget_any;             /* 1: budget may exceed the profile's device
+                                 memory (searches past the device, such as
+                                 minbudget's); 0: that is bad input */
   int iterations;             /* 0: default (2) */
 } ooc_scenario_spec;
 
@@ -114,8 +117,16 @@ int ooc_scenario_run_in(ooc_scenario *sc, const ooc_scenario_spec *spec,
 int ooc_scenario_probe(ooc_scenario *sc, const ooc_scenario_spec *spec,
                        ooc_summary *sum, ooc_err *err);
 
-/* Check a budget the user gave against the largest working set of the
- * opened scenario (ooc_plan_check_budget: OOC_EINVAL and its message).
+/* A budget above the profile's total device memory is bad input: "budget
+ * X exceeds the Y of profile 'P' (to emulate a larger device, ...)". A
+ * budget between the usable and the total memory is allowed (a leaner
+ * context than the profile assumes). */
+int ooc_scenario_check_budget_size(const ooc_scenario *sc, uint64_t budget,
+                                   ooc_err *err);
+
+/* Check a budget the user gave against the profile's memory
+ * (ooc_scenario_check_budget_size) and the largest working set of the
+ * opened scenario (ooc_plan_check_budget): OOC_EINVAL and its message.
  * 0, the profile's usable memory, always passes: when it is too small,
  * ooc_scenario_run_in returns an INFEASIBLE summary, not an error. */
 int ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,

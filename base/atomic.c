@@ -8,8 +8,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
@@ -111,4 +113,50 @@ ooc_atomic_write(const char *path, const char *text, ooc_err *err)
     return rc;
   fputs(text, af.f);
   return ooc_atomic_commit(&af, err);
+}
+
+int
+ooc_dir_lock(const char *dir, int *fd, ooc_err *err)
+{
+  char path[4096], pid[32] = "";
+  ssize_t n;
+  int e;
+
+  *fd = -1;
+  if ((size_t)snprintf(path, sizeof path, "%s/.oocsim.lock", dir) >=
+      sizeof path)
+    return ooc_err_set(err, OOC_EINVAL, "output directory name too long");
+  int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (f < 0)
+    return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
+                       "%s", dir, strerror(errno));
+  if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+    e = errno;
+    if (e == EWOULDBLOCK) {
+      n = pread(f, pid, sizeof pid - 1, 0);
+      pid[n > 0 ? n : 0] = '\0';
+      pid[strcspn(pid, "\n")] = '\0';
+      close(f);
+      return ooc_err_set(err, OOC_EBUSY, "output directory '%s' is in use "
+                         "by another oocsim%s%s%s; wait for it to finish or "
+                         "use another -o directory", dir,
+                         pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+    }
+    close(f);
+    return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
+                       "%s", dir, strerror(e));
+  }
+  n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)n, 0) != n) {
+    /* The pid is only for the message: the lock holds without it. */
+  }
+  *fd = f;
+  return OOC_OK;
+}
+
+void
+ooc_dir_unlock(int fd)
+{
+  if (fd >= 0)
+    close(fd);
 }

@@ -45,4 +45,15 @@ int ooc_atomic_write(const char *path, const char *text, ooc_err *err);
  * Keeps errno, so a caller can still report why it gave up. */
 void ooc_atomic_abort(ooc_atomic_file *af);
 
+/* An output folder owned by one process at a time: an exclusive flock on
+ * DIR/.oocsim.lock (created when missing, never removed; it holds the
+ * owner's pid). Two sweeps (or reports) into one folder would each
+ * rewrite its results with only their own rows; the second is refused:
+ * OOC_EBUSY, "output directory 'DIR' is in use by another oocsim (pid N);
+ * wait for it to finish or use another -o directory". The lock goes with
+ * the process, so a killed sweep leaves nothing to clean up. *fd is the
+ * lock (-1 on failure); ooc_dir_unlock releases it. */
+int ooc_dir_lock(const char *dir, int *fd, ooc_err *err);
+void ooc_dir_unlock(int fd);
+
 #endif

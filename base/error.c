@@ -30,6 +30,7 @@ ooc_strerror(int code)
   case OOC_ERANGE: return "value out of range";
   case OOC_EOOM: return "device out of memory";
   case OOC_EUNSUP: return "not supported in this build";
+  case OOC_EBUSY: return "in use by another process";
   default: return "unknown error";
   }
 }

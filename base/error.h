@@ -24,7 +24,8 @@ enum {
   OOC_ENOTFOUND = -5,/* unknown model, profile, planner, allocator, key */
   OOC_ERANGE = -6,   /* a value out of range or overflowing */
   OOC_EOOM = -7,     /* simulated device out of memory (a result, not a bug) */
-  OOC_EUNSUP = -8    /* not supported in this build (e.g. no CUDA) */
+  OOC_EUNSUP = -8,   /* not supported in this build (e.g. no CUDA) */
+  OOC_EBUSY = -9     /* an output folder another process is writing */
 };
 
 #define OOC_ERR_MSG_MAX 512

@@ -335,9 +335,12 @@ ooc_cmd_compare(int argc, char **argv)
     }
   }
   ooc_cli_args_spec(&a, &spec);
-  if (ooc_scenario_open(&spec, &sc, &err) < 0 ||
-      ooc_scenario_check_budget(sc, spec.budget, &err) < 0)
+  if (ooc_scenario_open(&spec, &sc, &err) < 0)
     goto fail;
+  if (ooc_scenario_check_budget(sc, spec.budget, &err) < 0) {
+    ooc_err_prefix(&err, err.code, "--budget: ");
+    goto fail;
+  }
   rows = calloc((size_t)n, sizeof *rows);
   opts = calloc((size_t)a.n_opts + 1, sizeof *opts);
   if (rows == NULL || opts == NULL) {

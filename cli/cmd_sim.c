@@ -29,6 +29,7 @@
 #include "analysis/maxbatch.h"
 #include "report/trace_out.h"
 #include "ir/plan_io.h"
+#include "base/atomic.h"
 #include "base/progress.h"
 #include "base/util.h"
 
@@ -88,18 +89,24 @@ plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
   };
 }
 
+/* Write the plan beside path and rename it over path once complete
+ * (base/atomic.h): a failure leaves an older plan file as it was. */
 static int
 write_plan_file(const char *path, const ooc_plan_file *pf, ooc_err *err)
 {
-  FILE *f = fopen(path, "w");
+  ooc_atomic_file af;
   int rc;
 
-  if (f == NULL)
-    return ooc_err_set(err, OOC_EIO, "-o: cannot write '%s'", path);
-  rc = ooc_plan_file_write(f, pf, err);
-  if (fclose(f) != 0 && rc == OOC_OK)
-    rc = ooc_err_set(err, OOC_EIO, "-o: cannot write '%s'", path);
-  return rc;
+  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
+    return ooc_err_prefix(err, rc, "-o: ");
+  if ((rc = ooc_plan_file_write(af.f, pf, err)) < 0) {
+    ooc_err_prefix(err, rc, "-o: cannot write '%s': ", path);
+    ooc_atomic_abort(&af);
+    return rc;
+  }
+  if ((rc = ooc_atomic_commit(&af, err)) < 0)
+    return ooc_err_prefix(err, rc, "-o: ");
+  return OOC_OK;
 }
 
 int
@@ -350,6 +357,12 @@ ooc_cmd_maxbatch(int argc, char **argv)
   spec.batch = 1;
   if (ooc_scenario_open(&spec, &sc, &err) < 0)
     goto fail;
+  /* A --budget no batch fits, or above the device's memory, is refused
+   * as simulate refuses it (batch 1 has the smallest working set). */
+  if (a.budget != 0 && ooc_scenario_check_budget(sc, a.budget, &err) < 0) {
+    ooc_err_prefix(&err, err.code, "--budget: ");
+    goto fail;
+  }
   model_name = strdup(ooc_scenario_model(sc)->name);
   hw_name = strdup(ooc_scenario_hw(sc)->name);
   budget = a.budget != 0 ? a.budget : ooc_scenario_hw(sc)->mem_usable;

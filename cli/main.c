@@ -1,6 +1,7 @@
 /* cli/main.c — `oocsim COMMAND ...`: dispatch to the subcommands. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,8 +63,34 @@ version(void)
   return 0;
 }
 
-int
-main(int argc, char **argv)
+/* Everything a command printed must have reached stdout: flush and close
+ * it and fail, naming the reason, when that did not happen (a full disk, a
+ * closed pipe end, /dev/full). Output that was lost never exits 0. */
+static int
+finish(int rc)
+{
+  int e = 0, lost;
+
+  if (fflush(stdout) != 0)
+    e = errno;
+  lost = ferror(stdout) || e != 0;
+  /* A stdout closed before the start (EBADF) with nothing written to it
+   * lost nothing. */
+  if (fclose(stdout) != 0 && e == 0 && (errno != EBADF || lost))
+    e = errno;
+  if ((lost || e != 0) && rc == 0) {
+    /* An earlier write failed and its errno is gone: say what is known. */
+    if (e == 0)
+      rc = ooc_cli_fail("cannot write the output: a write to standard "
+                        "output failed");
+    else
+      rc = ooc_cli_fail("cannot write the output: %s", strerror(e));
+  }
+  return rc;
+}
+
+static int
+run(int argc, char **argv)
 {
   ooc_err err = { 0 };
   size_t i;
@@ -85,7 +112,9 @@ main(int argc, char **argv)
     argv += used;
   }
   if (argc < 2) {
-    usage(stderr);
+    fputs("Usage: oocsim COMMAND [OPTIONS]\n"
+          "Run 'oocsim --help' for the commands, 'oocsim COMMAND --help' for "
+          "their options.\n", stderr);
     return 1;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -99,4 +128,10 @@ main(int argc, char **argv)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
   return ooc_cli_fail("unknown command '%s' (run 'oocsim --help')", argv[1]);
+}
+
+int
+main(int argc, char **argv)
+{
+  return finish(run(argc, argv));
 }

@@ -112,19 +112,18 @@ ooc_plan_file_write(FILE *f, const ooc_plan_file *pf, ooc_err *err)
   int32_t i, k;
 
   if (pf->budget_bytes > (uint64_t)MAX_EXACT || pf->batch < 0)
-    return ooc_err_set(err, OOC_ERANGE, "plan.json: budget or batch out of "
-                       "range");
+    return ooc_err_set(err, OOC_ERANGE, "budget or batch out of range");
   for (i = 0; i < p->n_tensors; i++)
     if (p->tensors[i].bytes > (uint64_t)MAX_EXACT)
-      return ooc_err_set(err, OOC_ERANGE, "plan.json: tensor %d is larger "
-                         "than 2^53 bytes", i);
+      return ooc_err_set(err, OOC_ERANGE, "tensor %d is larger than 2^53 "
+                         "bytes", i);
   sc = scenario_json(pf);
   if (sc == NULL)
-    return ooc_err_set(err, OOC_ENOMEM, "plan.json: out of memory");
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   txt = cJSON_PrintUnformatted(sc);
   cJSON_Delete(sc);
   if (txt == NULL)
-    return ooc_err_set(err, OOC_ENOMEM, "plan.json: out of memory");
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   fprintf(f, "{\n\"format\": \"%s\",\n\"version\": %d,\n\"scenario\": %s,\n",
           OOC_PLAN_FILE_FORMAT, OOC_PLAN_FILE_VERSION, txt);
   cJSON_free(txt);
@@ -162,8 +161,7 @@ ooc_plan_file_write(FILE *f, const ooc_plan_file *pf, ooc_err *err)
   }
   fputs("\n]\n}\n", f);
   if (ferror(f))
-    return ooc_err_set(err, OOC_EIO, "plan.json: write error: %s",
-                       strerror(errno));
+    return ooc_err_set(err, OOC_EIO, "write error: %s", strerror(errno));
   return OOC_OK;
 }
 

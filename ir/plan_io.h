@@ -60,7 +60,8 @@ typedef struct ooc_plan_file {
   struct ooc_plan_file_store *store;
 } ooc_plan_file;
 
-/* Write pf as plan.json to f. OOC_EIO on a write error. */
+/* Write pf as plan.json to f. OOC_EIO on a write error, OOC_ERANGE for
+ * sizes JSON cannot hold exactly; err names no file (the caller adds it). */
 int ooc_plan_file_write(FILE *f, const ooc_plan_file *pf, ooc_err *err);
 
 /* Read and validate path into pf (overwritten). OOC_EIO (unreadable),

@@ -182,14 +182,19 @@ int
 ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
              const char *title, ooc_err *err)
 {
+  int rc;
+
   *d = (ooc_doc){ .md = NULL };
-  snprintf(d->md_path, sizeof d->md_path, "%s", md_path);
-  snprintf(d->html_path, sizeof d->html_path, "%s", html_path);
-  d->md = fopen(md_path, "w");
-  d->html = fopen(html_path, "w");
-  if (!d->md || !d->html)
-    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s",
-                       d->md ? html_path : md_path, strerror(errno));
+  if ((rc = ooc_atomic_open(&d->amd, md_path, err)) < 0)
+    return rc;
+  d->open_md = 1;
+  if ((rc = ooc_atomic_open(&d->ahtml, html_path, err)) < 0) {
+    ooc_doc_abort(d);
+    return rc;
+  }
+  d->open_html = 1;
+  d->md = d->amd.f;
+  d->html = d->ahtml.f;
   fprintf(d->html, html_head, title);
   fprintf(d->md, "# %s\n", title);
   fputs("<h1>", d->html);
@@ -211,10 +216,28 @@ ooc_doc_close(ooc_doc *d, ooc_err *err)
 {
   int rc = OOC_OK;
 
-  if (d->md && fclose(d->md) != 0)
-    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", d->md_path);
-  if (d->html && fclose(d->html) != 0 && !rc)
-    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", d->html_path);
+  if (d->open_md) {
+    d->open_md = 0;
+    rc = ooc_atomic_commit(&d->amd, err);
+  }
+  if (d->open_html) {
+    d->open_html = 0;
+    if (rc == OOC_OK)
+      rc = ooc_atomic_commit(&d->ahtml, err);
+    else
+      ooc_atomic_abort(&d->ahtml);
+  }
   d->md = d->html = NULL;
   return rc;
+}
+
+void
+ooc_doc_abort(ooc_doc *d)
+{
+  if (d->open_md)
+    ooc_atomic_abort(&d->amd);
+  if (d->open_html)
+    ooc_atomic_abort(&d->ahtml);
+  d->open_md = d->open_html = 0;
+  d->md = d->html = NULL;
 }

@@ -14,15 +14,19 @@
 #define OOC_DOC_H
 
 #include <stdio.h>
+#include "base/atomic.h"
 #include "base/error.h"
 
 typedef struct ooc_doc {
-  FILE *md, *html;
-  char md_path[4096], html_path[4096];
+  FILE *md, *html;            /* where to write (the atomic files' streams) */
+  ooc_atomic_file amd, ahtml; /* base/atomic.h: replaced only when closed */
+  int open_md, open_html;
 } ooc_doc;
 
-/* Create both files and write the title: "# TITLE" and the HTML head with
- * <title> and <h1>. OOC_EIO names the file that could not be created. */
+/* Create both files (as temporary files beside their targets,
+ * base/atomic.h) and write the title: "# TITLE" and the HTML head with
+ * <title> and <h1>. OOC_EIO names the file that could not be created and
+ * why; nothing is left to close then. */
 int ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
                  const char *title, ooc_err *err);
 
@@ -55,7 +59,12 @@ void ooc_doc_img(ooc_doc *d, const char *dir, const char *file,
 /* The footer naming the oocsim version that wrote the document. */
 void ooc_doc_footer(ooc_doc *d);
 
-/* Close both files; OOC_EIO names the first whose close failed. */
+/* Close both files and put them in place; OOC_EIO names the first that
+ * could not be written and why (the other is not replaced either when the
+ * first fails). */
 int ooc_doc_close(ooc_doc *d, ooc_err *err);
+
+/* Give up: remove both temporary files; the targets are untouched. */
+void ooc_doc_abort(ooc_doc *d);
 
 #endif

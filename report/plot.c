@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ir/hw.h"
+#include "base/atomic.h"
 #include "base/util.h"
 #include "report/plot.h"
 #include "report/table.h"
@@ -1342,6 +1343,7 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
   const char *ext = strrchr(out, '.'), *gp;
   const char *slash = strrchr(out, '/');
   gpvars v = { .len = 0 };
+  ooc_atomic_file af;
   FILE *f;
   int rc;
 
@@ -1354,10 +1356,9 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
     return ooc_err_set(err, OOC_EINVAL, "-o %s: the output must end in .png "
                        "or .svg", out);
   snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - out), out);
-  f = fopen(dat, "w");
-  if (!f)
-    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", dat,
-                       strerror(errno));
+  if ((rc = ooc_atomic_open(&af, dat, err)) < 0)
+    return rc;
+  f = af.f;
   switch (kind) {
   case OOC_PLOT_THROUGHPUT: rc = data_throughput(in, f, &v, o, err); break;
   case OOC_PLOT_BANDWIDTH: rc = data_bandwidth(in, f, &v, o, err); break;
@@ -1365,12 +1366,12 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
   case OOC_PLOT_MEMORY: rc = data_memory(in, f, &v, o, err); break;
   default: rc = data_gantt(in, f, &v, o, err); break;
   }
-  if (fclose(f) != 0 && !rc)
-    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s'", dat);
   if (rc) {
-    remove(dat);
+    ooc_atomic_abort(&af);
     return rc;
   }
+  if ((rc = ooc_atomic_commit(&af, err)))
+    return rc;
   if ((rc = script_path(kind, script, sizeof script, err)))
     return rc;
   snprintf(plotdir, sizeof plotdir, "%.*s", (int)(strrchr(script, '/') -

@@ -13,6 +13,7 @@
 #include "report/report_parts.h"
 #include "report/plot.h"
 #include "report/sweep.h"
+#include "base/atomic.h"
 #include "base/util.h"
 
 /* What the report's status says once everything is written: a plot that
@@ -46,17 +47,21 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   ooc_report_data d;
   char path[4096];
   double t0 = ooc_wall_s();
-  int rc;
+  int rc, lock = -1;
 
   *info = (ooc_report_info){ .wall_s = 0 };
   if (!o->model || !o->hw || o->batch < 1 || !o->dir)
     return ooc_err_set(err, OOC_EINVAL, "report needs -m MODEL, -b BATCH, "
                        "--hw HW and -o DIR");
-  if ((rc = ooc_sweep_mkdir(o->dir, err)))
+  /* Two reports into one folder would mix their files: one at a time. */
+  if ((rc = ooc_sweep_mkdir(o->dir, err)) ||
+      (rc = ooc_dir_lock(o->dir, &lock, err)))
     return rc;
   snprintf(path, sizeof path, "%s/data", o->dir);
-  if ((rc = ooc_sweep_mkdir(path, err)))
+  if ((rc = ooc_sweep_mkdir(path, err))) {
+    ooc_dir_unlock(lock);
     return rc;
+  }
   ooc_report_data_init(&d);
   if (!(rc = ooc_report_collect(o, &d, err)) &&
       !(rc = ooc_report_draw(o, &d, err)))
@@ -66,5 +71,6 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   if (!rc)
     rc = final_status(o, &d, err);
   ooc_report_data_fini(&d);
+  ooc_dir_unlock(lock);
   return rc;
 }

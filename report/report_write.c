@@ -572,7 +572,7 @@ ooc_report_write(const ooc_report_opts *o, const ooc_report_data *rd,
 {
   char title[512], md_path[4096], html_path[4096];
   ooc_doc d;
-  int rc, crc;
+  int rc;
 
   snprintf(md_path, sizeof md_path, "%s/report.md", o->dir);
   snprintf(html_path, sizeof html_path, "%s/report.html", o->dir);
@@ -591,6 +591,9 @@ ooc_report_write(const ooc_report_opts *o, const ooc_report_data *rd,
     section_data(&d, rd);
     ooc_doc_footer(&d);
   }
-  crc = ooc_doc_close(&d, rc ? NULL : err);
-  return rc ? rc : crc;
+  if (rc != OOC_OK) {
+    ooc_doc_abort(&d);
+    return rc;
+  }
+  return ooc_doc_close(&d, err);
 }

@@ -248,16 +248,20 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
   int rc, nc = ooc_sweep_ncoords(g);
   int64_t n;
   double t0 = ooc_wall_s();
+  int lock = -1;
 
   *st = (ooc_sweep_stats){ .points = 0 };
   ooc_table_init(&hdr);
   ooc_table_init(&old);
   if (nc > 64 || g->n_hwsets > OOC_SWEEP_MAX_HWSETS)
     return ooc_err_set(err, OOC_EINVAL, "too many --hw-set axes (max 32)");
-  if ((rc = ooc_sweep_mkdir(o->dir, err)))
+  /* One sweep per folder at a time: from reading the old rows to the last
+   * save (another would overwrite them with its own). */
+  if ((rc = ooc_sweep_mkdir(o->dir, err)) ||
+      (rc = ooc_dir_lock(o->dir, &lock, err)))
     return rc;
   if ((rc = ooc_sweep_header(g, &hdr, err)))
-    return rc;
+    goto out;
   if ((rc = read_old(o, &hdr, &old, err)))
     goto out;
   if (ooc_sweep_resume_build(&km, &old, nc) ||
@@ -292,6 +296,7 @@ out:
   ooc_sweep_resume_free(&km);
   ooc_table_fini(&old);
   ooc_table_fini(&hdr);
+  ooc_dir_unlock(lock);
   return rc;
 }
 
@@ -303,7 +308,7 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
   ooc_sweep_grid g;
   ooc_table all, part, out;
   ooc_sweep_resume km = { 0 };
-  int rc, nc;
+  int rc, nc, lock = -1;
 
   ooc_sweep_grid_init(&g);
   ooc_table_init(&all);
@@ -362,7 +367,8 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
                      dirs[0]);
     goto out;
   }
-  if ((rc = ooc_sweep_mkdir(dir, err)))
+  if ((rc = ooc_sweep_mkdir(dir, err)) ||
+      (rc = ooc_dir_lock(dir, &lock, err)))
     goto out;
   if (ooc_sweep_resume_build(&km, &all, nc) ||
       ooc_sweep_resume_compose(&g, &all, &all, &km, NULL, &out)) {
@@ -371,6 +377,7 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
   }
   rc = write_results(dir, &out, grid_text, err);
 out:
+  ooc_dir_unlock(lock);
   ooc_sweep_resume_free(&km);
   ooc_table_fini(&out);
   ooc_table_fini(&all);

@@ -128,7 +128,10 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     /* A budget below the largest working set is a point of the grid, not
      * bad input: the same infeasible summary (step and shortfall) as
      * simulate gives for a profile that is too small. */
-    if (ooc_scenario_check_budget(cache->sc, spec.budget, NULL))
+    if (spec.budget != 0 &&
+        (rc = ooc_scenario_check_budget_size(cache->sc, spec.budget, err)))
+      ooc_err_prefix(err, rc, "--budget: ");
+    else if (ooc_scenario_check_budget(cache->sc, spec.budget, NULL))
       rc = ooc_scenario_no_fit(cache->sc, &spec, &sum, err);
     else
       rc = ooc_scenario_run_in(cache->sc, &spec, &sum, NULL, err);

@@ -13,6 +13,7 @@
 
 #include "report/table.h"
 #include "report/trace_out.h"
+#include "base/atomic.h"
 
 static const char *const lane_names[OOC_NSTREAMS] = {
   [OOC_STREAM_COMPUTE] = "compute",
@@ -381,49 +382,46 @@ ooc_trace_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
   return ferror(f) ? OOC_EIO : OOC_OK;
 }
 
+/* Every file is written beside its target and renamed over it when
+ * complete (base/atomic.h): a full disk or an error leaves the old file,
+ * never a truncated one. */
 static int
-save(const char *path, FILE **f, ooc_err *err)
+finish(ooc_atomic_file *af, int rc, ooc_err *err)
 {
-  *f = fopen(path, "w");
-  if (*f == NULL)
-    return ooc_err_set(err, OOC_EIO, "%s: cannot write: %s", path,
-                       strerror(errno));
-  return OOC_OK;
-}
+  int e = errno;
 
-static int
-finish(const char *path, FILE *f, int rc, ooc_err *err)
-{
-  if (fclose(f) != 0 && rc == OOC_OK)
-    rc = OOC_EIO;
+  if (rc == OOC_OK)
+    return ooc_atomic_commit(af, err);
   if (rc == OOC_ENOMEM)
-    return ooc_err_set(err, rc, "%s: out of memory", path);
-  if (rc < 0)
-    return ooc_err_set(err, OOC_EIO, "%s: write failed", path);
-  return OOC_OK;
+    rc = ooc_err_set(err, rc, "%s: out of memory", af->path);
+  else
+    rc = ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", af->path,
+                     strerror(e));
+  ooc_atomic_abort(af);       /* frees af->path */
+  return rc;
 }
 
 int
 ooc_trace_save_chrome(const char *path, const ooc_model *m,
                       const ooc_program *p, const ooc_trace *t, ooc_err *err)
 {
-  FILE *f;
+  ooc_atomic_file af;
   int rc;
 
-  if ((rc = save(path, &f, err)) < 0)
+  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
     return rc;
-  return finish(path, f, ooc_trace_write_chrome(f, m, p, t), err);
+  return finish(&af, ooc_trace_write_chrome(af.f, m, p, t), err);
 }
 
 int
 ooc_trace_save_mem_csv(const char *path, const ooc_trace *t, ooc_err *err)
 {
-  FILE *f;
+  ooc_atomic_file af;
   int rc;
 
-  if ((rc = save(path, &f, err)) < 0)
+  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
     return rc;
-  return finish(path, f, ooc_trace_write_mem_csv(f, t), err);
+  return finish(&af, ooc_trace_write_mem_csv(af.f, t), err);
 }
 
 int
@@ -431,10 +429,10 @@ ooc_trace_save_timeline(const char *path, const ooc_model *m,
                         const ooc_program *p, const ooc_trace *t,
                         ooc_err *err)
 {
-  FILE *f;
+  ooc_atomic_file af;
   int rc;
 
-  if ((rc = save(path, &f, err)) < 0)
+  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
     return rc;
-  return finish(path, f, ooc_trace_write_timeline(f, m, p, t), err);
+  return finish(&af, ooc_trace_write_timeline(af.f, m, p, t), err);
 }

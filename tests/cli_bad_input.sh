@@ -177,4 +177,65 @@ expect_fail "profile nested too deep" \
   "oocsim: $TMP/deephw.json: nested too deep at line 1, column 22: more than 16 levels of arrays and objects (a profile)" \
   "$OOCSIM" simulate $S --hw "$TMP/deephw.json"
 
+# Output that cannot be written is an error, not exit 0 (issue 9 item 12).
+if [ -w /dev/full ]; then
+  for c in "compare -m alexnet -b 64 --hw v100-pcie3 --format json" \
+           "info -m alexnet -b 64" "simulate $S --hw v100-pcie3" "list models" \
+           "maxbatch -m $top_srcdir/tests/data/cli_mlp.json --hw v100-pcie3 -p incore" \
+           "--help" "simulate --help"; do
+    $OOCSIM $c >/dev/full 2>"$TMP/err"; rc=$?
+    [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+      grep -q '^oocsim: cannot write the output: ' "$TMP/err" &&
+      ok "stdout full: $c" || not_ok "stdout full: $c (rc=$rc, $(cat "$TMP/err"))"
+  done
+else
+  ok "# SKIP no /dev/full"
+fi
+
+# Partial files (item 13): plan -o, --trace, --mem-csv and --timeline-csv
+# are written beside their target and renamed, so a write that fails
+# (here: the file size limit, as a full disk would) leaves the old file,
+# no temporary file, and a message with the path and the reason.
+mkdir "$TMP/part"
+for o in "plan -o" "simulate --trace" "simulate --mem-csv" "simulate --timeline-csv"; do
+  set -- $o
+  f="$TMP/part/$(echo "$2" | tr -d -).out"
+  echo OLD >"$f"
+  (ulimit -f 1; trap '' XFSZ
+   "$OOCSIM" "$1" -m alexnet -b 64 --hw v100-pcie3 -p vdnn "$2" "$f" >/dev/null 2>"$TMP/err"
+   echo $? >"$TMP/rc")
+  [ "$(cat "$TMP/rc")" = 1 ] && [ "$(cat "$f")" = OLD ] &&
+    [ "$(ls "$TMP/part" | wc -l)" = "$(ls "$TMP/part"/*.out | wc -l)" ] &&
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    grep -q "^oocsim: $2: cannot write '$f': .*File too large\$" "$TMP/err" &&
+    ok "$o: a failed write keeps the old file" || not_ok "$o: rc $(cat "$TMP/rc"), file $(head -c 20 "$f"), $(ls "$TMP/part"), $(cat "$TMP/err")"
+done
+
+# Consistency (item 16): a budget no batch fits is refused by maxbatch as
+# by simulate; a budget above the device's memory is refused everywhere
+# with how to emulate a larger device; no command prints the short usage.
+expect_fail "maxbatch --budget 1" \
+  "oocsim: --budget: budget 1 B is below the working set of step 'fwd res2_0_add' (persistent 329.23 MiB + 588.00 MiB)" \
+  "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1
+expect_fail "maxbatch --budget 1" "oocsim: --budget: budget 1 B is below the working set of step" \
+  "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p window --budget 1
+BIG="exceeds the 16.00 GiB of profile 'v100-pcie3' (to emulate a larger device, raise memory.total_GiB and memory.usable_GiB with --hw-set)"
+expect_fail "simulate --budget 1000TiB" "oocsim: --budget: budget 1000.00 TiB $BIG" \
+  "$OOCSIM" simulate $S --hw v100-pcie3 --budget 1000TiB
+expect_fail "maxbatch --budget 0x400000000" "oocsim: --budget: budget 16.00 GiB" \
+  "$OOCSIM" maxbatch -m alexnet --hw v100-pcie3 -p vdnn --budget 0x400000001
+expect_fail "compare --budget 20GiB" "oocsim: --budget: budget 20.00 GiB $BIG" \
+  "$OOCSIM" compare -m alexnet -b 64 --hw v100-pcie3 --budget 20GiB
+expect_fail "plan --budget 20GiB" "oocsim: --budget: budget 20.00 GiB $BIG" \
+  "$OOCSIM" plan -m alexnet -b 64 --hw v100-pcie3 -p vdnn --budget 20GiB -o "$TMP/p.json"
+expect_fail "sweep --budget 20GiB" "--budget: budget 20.00 GiB $BIG" \
+  "$OOCSIM" sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn --budget 20GiB -o "$TMP/swb"
+expect_ok "a larger device with --hw-set" "$OOCSIM" simulate $S --hw v100-pcie3 --budget 20GiB \
+  --hw-set memory.total_GiB=32 --hw-set memory.usable_GiB=31
+expect_ok "budget up to the total memory" "$OOCSIM" simulate $S --hw v100-pcie3 --budget 16GiB
+"$OOCSIM" >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 2 ] && [ ! -s "$TMP/out" ] &&
+  grep -qx 'Usage: oocsim COMMAND \[OPTIONS\]' "$TMP/err" &&
+  ok "no command: short usage" || not_ok "no command (rc=$rc): $(cat "$TMP/err")"
+
 finish

@@ -136,7 +136,7 @@ elif grep -q "gnuplot is missing" "$TMP/perr"; then
 else
   not_ok "plot gantt of simulate's timeline: $(cat "$TMP/perr")"
 fi
-expect_fail "--timeline-csv into a missing directory" "--timeline-csv: $TMP/nodir/tl.csv" \
+expect_fail "--timeline-csv into a missing directory" "--timeline-csv: cannot write '$TMP/nodir/tl.csv': No such file or directory" \
   "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p incore --timeline-csv "$TMP/nodir/tl.csv"
 
 # an infeasible plan is a result: exit 0, oom object, null iteration
@@ -214,9 +214,15 @@ expect_fail "compare --budget below the working set" "budget 1.00 MiB is below t
   "$OOCSIM" compare -m resnet50 -b 64 --hw v100-pcie3 --budget 1MiB
 expect_fail "plan.json --budget below the working set" "mlp.json: budget 1.00 KiB is below the working set" \
   "$OOCSIM" simulate "$TMP/mlp.json" --budget 1KiB
-expect_ok "maxbatch --budget below batch 1" "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore --budget 1MiB --json
+# a --budget below batch 1 is bad input, as in simulate; a device too small
+# for batch 1 is a result: max batch 0
+expect_fail "maxbatch --budget below batch 1" "oocsim: --budget: budget 1.00 MiB is below the working set of step 'fwd res2_0_add'" \
+  "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore --budget 1MiB --json
+expect_ok "maxbatch on a device below batch 1" "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore \
+  --hw-set memory.total_GiB=0.5 --hw-set memory.usable_GiB=0.25 --json
 [ "$(num max_batch "$TMP/out")" = 0 ] && [ "$(num at_max "$TMP/out")" = null ] &&
-  ok "maxbatch: 0 when batch 1 does not fit" || not_ok "maxbatch: 0 when batch 1 does not fit"
+  [ "$(tr -d ' \n\t' <"$TMP/out" | grep -o '"fails_at":{"batch":1,"limit":"working_set"')" ] &&
+  ok "maxbatch: 0 when batch 1 does not fit" || not_ok "maxbatch: 0 when batch 1 does not fit: $(cat "$TMP/out")"
 
 # more bad input: plan files and profiles
 "$OOCSIM" plan -m resnet50 -b 8 --hw v100-pcie3 -p incore -o "$TMP/r8.json" >/dev/null 2>&1

@@ -178,4 +178,31 @@ expect_fail "resume into another grid's directory" "its columns differ from this
 expect_fail "merge of different grids" "same sweep" $OOCSIM sweep --merge "$TMP/sh1" "$S" -o "$TMP/e2"
 expect_fail "unknown option" "--frob" $OOCSIM sweep --frob
 expect_ok "sweep --help" $OOCSIM sweep --help
+# One sweep per folder at a time (issue 9 item 14): while another process
+# holds DIR/.oocsim.lock, a sweep, a merge or a report into DIR is refused
+# with the holder's pid and the folder's rows stay as they were; once it
+# is released, the folder is usable again.
+if command -v flock >/dev/null 2>&1; then
+  mkdir -p "$TMP/busy"
+  expect_ok "sweep before the lock" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/busy"
+  cp "$TMP/busy/results.csv" "$TMP/busy.csv"
+  echo 4242 >"$TMP/busy/.oocsim.lock"
+  flock -o "$TMP/busy/.oocsim.lock" sh -c 'echo $$ >"$1"; exec sleep 60' sh "$TMP/sleeper" &
+  holder=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    flock -n "$TMP/busy/.oocsim.lock" true || break
+    sleep 0.2
+  done
+  BUSY="output directory '$TMP/busy' is in use by another oocsim (pid 4242); wait for it to finish or use another -o directory"
+  expect_fail "a second sweep into a busy folder" "oocsim: $BUSY" \
+    $OOCSIM sweep -m alexnet -b 128 --hw v100-pcie3 -p vdnn -o "$TMP/busy" --fresh
+  expect_fail "a merge into a busy folder" "$BUSY" $OOCSIM sweep --merge "$TMP/mb" -o "$TMP/busy"
+  expect_fail "a report into a busy folder" "$BUSY" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/busy"
+  cmp -s "$TMP/busy/results.csv" "$TMP/busy.csv" && ok "the busy folder's rows are untouched" || not_ok "busy folder rewritten"
+  kill "$(cat "$TMP/sleeper")" 2>/dev/null; wait $holder 2>/dev/null
+  expect_ok "the folder is free once the holder exits" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/busy"
+else
+  ok "# SKIP flock(1) not found"
+fi
+
 finish
