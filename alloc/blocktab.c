@@ -13,8 +13,8 @@
 #include "base/error.h"
 
 /* Grow every per-block array to cap entries; new ids go on the stack. */
-static int
-grow(ooc_blocktab *bt, int32_t cap)
+int
+ooc_blocktab_grow(ooc_blocktab *bt, int32_t cap)
 {
   void *p;
   int32_t i;
@@ -47,7 +47,7 @@ int
 ooc_blocktab_init(ooc_blocktab *bt, int32_t cap)
 {
   memset(bt, 0, sizeof *bt);
-  if (grow(bt, cap > 0 ? cap : 1) != OOC_OK) {
+  if (ooc_blocktab_grow(bt, cap > 0 ? cap : 1) != OOC_OK) {
     ooc_blocktab_fini(bt);
     return OOC_ENOMEM;
   }
@@ -80,14 +80,6 @@ ooc_blocktab_clear(ooc_blocktab *bt)
     ooc_fittree_clear(&bt->tree[c]);
 }
 
-int32_t
-ooc_blocktab_new(ooc_blocktab *bt)
-{
-  if (bt->n_slots == 0 &&
-      (bt->cap > INT32_MAX / 2 || grow(bt, bt->cap * 2) != OOC_OK))
-    return -1;
-  return bt->slots[--bt->n_slots];
-}
 
 int32_t
 ooc_blocktab_open(ooc_blocktab *bt, int cls, int32_t seg, uint64_t addr,
@@ -113,61 +105,11 @@ ooc_blocktab_close(ooc_blocktab *bt, int32_t id)
   bt->slots[bt->n_slots++] = id;
 }
 
-void
-ooc_blocktab_insert(ooc_blocktab *bt, int32_t id)
-{
-  ooc_fittree_insert(&bt->tree[bt->cls[id]], bt->node, id);
-}
 
-void
-ooc_blocktab_remove(ooc_blocktab *bt, int32_t id)
-{
-  ooc_fittree_remove(&bt->tree[bt->cls[id]], bt->node, id);
-}
 
-int32_t
-ooc_blocktab_best_fit(ooc_blocktab *bt, int cls, uint64_t size)
-{
-  return ooc_fittree_take_best_fit(&bt->tree[cls], bt->node, size);
-}
 
-int32_t
-ooc_blocktab_cut(ooc_blocktab *bt, int32_t id, uint64_t size)
-{
-  int32_t r = ooc_blocktab_new(bt);
 
-  if (r < 0)
-    return -1;
-  ooc_fittree_carve(bt->node, id, size, r);
-  bt->cls[r] = bt->cls[id];
-  bt->flag[r] = bt->flag[id];
-  bt->seg[r] = bt->seg[id];
-  return r;
-}
 
-int
-ooc_blocktab_split(ooc_blocktab *bt, int32_t id, uint64_t size)
-{
-  int32_t r = ooc_blocktab_cut(bt, id, size);
-
-  if (r < 0)
-    return OOC_ENOMEM;
-  ooc_blocktab_insert(bt, r);
-  return OOC_OK;
-}
-
-int32_t
-ooc_blocktab_free(ooc_blocktab *bt, int32_t id)
-{
-  int32_t gone[2];
-  int i, n_gone;
-
-  id = ooc_fittree_coalesce(&bt->tree[bt->cls[id]], bt->node, id, gone,
-                            &n_gone);
-  for (i = 0; i < n_gone; i++)
-    bt->slots[bt->n_slots++] = gone[i];
-  return id;
-}
 
 void
 ooc_blocktab_join(ooc_blocktab *bt, int32_t a, int32_t b)

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "alloc/fittree.h"
+#include "base/error.h"
 
 #define OOC_BLOCKTAB_CLASSES 2
 
@@ -55,8 +56,21 @@ void ooc_blocktab_fini(ooc_blocktab *bt);
 /* Every block unused, every tree empty; the arrays are kept. */
 void ooc_blocktab_clear(ooc_blocktab *bt);
 
-/* An unused block id, or -1 when the table cannot grow. */
-int32_t ooc_blocktab_new(ooc_blocktab *bt);
+/* Grow every per-block array to cap entries (the table's own use; the
+ * inline functions below call it). OOC_OK or OOC_ENOMEM. */
+int ooc_blocktab_grow(ooc_blocktab *bt, int32_t cap);
+
+/* An unused block id, or -1 when the table cannot grow. The functions of
+ * the allocation path are inline: every ALLOC and FREE of the best-fit
+ * policies goes through them. */
+static inline int32_t
+ooc_blocktab_new(ooc_blocktab *bt)
+{
+  if (bt->n_slots == 0 &&
+      (bt->cap > INT32_MAX / 2 || ooc_blocktab_grow(bt, bt->cap * 2) != OOC_OK))
+    return -1;
+  return bt->slots[--bt->n_slots];
+}
 
 /* A free block spanning a new segment [addr, addr + size) of class cls and
  * segment id seg, in no tree; -1 when the table cannot grow. */
@@ -67,27 +81,72 @@ int32_t ooc_blocktab_open(ooc_blocktab *bt, int cls, int32_t seg,
 void ooc_blocktab_close(ooc_blocktab *bt, int32_t id);
 
 /* Put free block id into, or take it out of, its class's tree. */
-void ooc_blocktab_insert(ooc_blocktab *bt, int32_t id);
-void ooc_blocktab_remove(ooc_blocktab *bt, int32_t id);
+static inline void
+ooc_blocktab_insert(ooc_blocktab *bt, int32_t id)
+{
+  ooc_fittree_insert(&bt->tree[bt->cls[id]], bt->node, id);
+}
+
+static inline void
+ooc_blocktab_remove(ooc_blocktab *bt, int32_t id)
+{
+  ooc_fittree_remove(&bt->tree[bt->cls[id]], bt->node, id);
+}
 
 /* Best fit in class cls: the first free block by (size, address) of at
  * least size bytes, taken out of the tree; -1 when none. */
-int32_t ooc_blocktab_best_fit(ooc_blocktab *bt, int cls, uint64_t size);
-
-/* Cut block id (in no tree) after size bytes; the rest becomes a free
- * block of the same class and segment, inserted into the tree. OOC_OK, or
- * OOC_ENOMEM (nothing changed). Requires size < the block's size. */
-int ooc_blocktab_split(ooc_blocktab *bt, int32_t id, uint64_t size);
+static inline int32_t
+ooc_blocktab_best_fit(ooc_blocktab *bt, int cls, uint64_t size)
+{
+  return ooc_fittree_take_best_fit(&bt->tree[cls], bt->node, size);
+}
 
 /* Cut block id (in no tree) after size bytes without inserting the rest;
  * returns the rest's id (a free block of the same class and segment), or
  * -1 (nothing changed). */
-int32_t ooc_blocktab_cut(ooc_blocktab *bt, int32_t id, uint64_t size);
+static inline int32_t
+ooc_blocktab_cut(ooc_blocktab *bt, int32_t id, uint64_t size)
+{
+  int32_t r = ooc_blocktab_new(bt);
+
+  if (r < 0)
+    return -1;
+  ooc_fittree_carve(bt->node, id, size, r);
+  bt->cls[r] = bt->cls[id];
+  bt->flag[r] = bt->flag[id];
+  bt->seg[r] = bt->seg[id];
+  return r;
+}
+
+/* Cut block id (in no tree) after size bytes; the rest becomes a free
+ * block of the same class and segment, inserted into the tree. OOC_OK, or
+ * OOC_ENOMEM (nothing changed). Requires size < the block's size. */
+static inline int
+ooc_blocktab_split(ooc_blocktab *bt, int32_t id, uint64_t size)
+{
+  int32_t r = ooc_blocktab_cut(bt, id, size);
+
+  if (r < 0)
+    return OOC_ENOMEM;
+  ooc_blocktab_insert(bt, r);
+  return OOC_OK;
+}
 
 /* Free live block id and merge it with the free neighbours of its
  * segment (which are in its class's tree); the merged block is returned,
  * in no tree, and the absorbed ids are given back. */
-int32_t ooc_blocktab_free(ooc_blocktab *bt, int32_t id);
+static inline int32_t
+ooc_blocktab_free(ooc_blocktab *bt, int32_t id)
+{
+  int32_t gone[2];
+  int i, n_gone;
+
+  id = ooc_fittree_coalesce(&bt->tree[bt->cls[id]], bt->node, id, gone,
+                            &n_gone);
+  for (i = 0; i < n_gone; i++)
+    bt->slots[bt->n_slots++] = gone[i];
+  return id;
+}
 
 /* Merge block b, which directly follows block a in their segment, into a
  * and give b back. Neither may be in a tree. */

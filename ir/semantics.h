@@ -110,7 +110,22 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
   uint8_t f;
 
   switch (in->kind) {
-  case OOC_I_COMPUTE:
+  case OOC_I_COMPUTE: {
+    /* Fast path, one pass without branches per argument: a read needs
+     * its tensor allocated and valid, a write needs it allocated with no
+     * copy in flight. Only a violation takes the loop that names it. */
+    const int32_t *ar = p->args + in->arg_first;
+    unsigned bad = 0;
+    for (k = 0; k < in->n_args; k++) {
+      int32_t a = ar[k];
+      int32_t u = OOC_ARG_TENSOR(a);
+      unsigned fu = s->flags[u];
+      bad |= (a & OOC_ARG_WRITE)
+                 ? ((~fu & OOC_TS_DEV) | s->inflight[u])
+                 : (~fu & (OOC_TS_DEV | OOC_TS_VALID));
+    }
+    if (bad == 0)
+      return OOC_OK;
     for (k = 0; k < in->n_args; k++) {
       int32_t a = p->args[in->arg_first + k];
       int32_t u = OOC_ARG_TENSOR(a);
@@ -130,6 +145,7 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
       }
     }
     return OOC_OK;
+  }
   case OOC_I_H2D:
   case OOC_I_D2H: {
     int d2h = in->kind == OOC_I_D2H;
@@ -216,33 +232,136 @@ ooc_sem_start_inline(ooc_sem *s, int32_t i)
   }
 }
 
+/* The rules per kind, for an interpreter that already dispatches on the
+ * kind (the simulator: one switch per instruction, not three). Each
+ * begin_* tests the rules of its kind on the state bits at once and
+ * applies the start; only a violation calls ooc_sem_check, which names
+ * it. ooc_sem_begin and ooc_sem_finish below dispatch to them, so they
+ * are the one implementation; tests/check_program.c checks them against
+ * ooc_sem_check + ooc_sem_start. */
+static inline int
+ooc_sem_begin_compute(ooc_sem *s, int32_t i, const ooc_instr *in,
+                      ooc_err *err)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  unsigned bad = 0;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = ar[k];
+    int32_t u = OOC_ARG_TENSOR(a);
+    unsigned fu = s->flags[u];
+    bad |= (a & OOC_ARG_WRITE) ? ((~fu & OOC_TS_DEV) | s->inflight[u])
+                               : (~fu & (OOC_TS_DEV | OOC_TS_VALID));
+  }
+  if (bad != 0)
+    return ooc_sem_check(s, i, err);
+  s->running = i;
+  return OOC_OK;
+}
+
+static inline int
+ooc_sem_begin_h2d(ooc_sem *s, int32_t i, int32_t t, ooc_err *err)
+{
+  unsigned f = s->flags[t];
+
+  if ((f & (OOC_TS_DEV | OOC_TS_HVALID)) != (OOC_TS_DEV | OOC_TS_HVALID) ||
+      s->inflight[t] || ooc_sem_kernel_uses(s, t, 0))
+    return ooc_sem_check(s, i, err);
+  s->flags[t] = (uint8_t)(f & ~OOC_TS_VALID);
+  s->inflight[t]++;
+  return OOC_OK;
+}
+
+static inline int
+ooc_sem_begin_d2h(ooc_sem *s, int32_t i, int32_t t, ooc_err *err)
+{
+  unsigned f = s->flags[t];
+
+  if ((f & (OOC_TS_DEV | OOC_TS_VALID | OOC_TS_HOST)) !=
+          (OOC_TS_DEV | OOC_TS_VALID | OOC_TS_HOST) ||
+      ooc_sem_kernel_uses(s, t, 1))
+    return ooc_sem_check(s, i, err);
+  s->flags[t] = (uint8_t)(f & ~OOC_TS_HVALID);
+  s->inflight[t]++;
+  return OOC_OK;
+}
+
+static inline int
+ooc_sem_begin_alloc(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
+{
+  int32_t t = in->tensor;
+  unsigned f = s->flags[t];
+
+  if (in->where == OOC_WHERE_HOST) {
+    if (f & OOC_TS_HOST)
+      return ooc_sem_check(s, i, err);
+    s->flags[t] = (uint8_t)((f & ~OOC_TS_HVALID) | OOC_TS_HOST);
+  } else {
+    if (f & OOC_TS_DEV)
+      return ooc_sem_check(s, i, err);
+    s->flags[t] = (uint8_t)((f & ~OOC_TS_VALID) | OOC_TS_DEV);
+  }
+  return OOC_OK;
+}
+
+static inline int
+ooc_sem_begin_free(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
+{
+  int32_t t = in->tensor;
+  unsigned f = s->flags[t];
+
+  if (in->where == OOC_WHERE_HOST) {
+    if (!(f & OOC_TS_HOST))
+      return ooc_sem_check(s, i, err);
+    s->flags[t] = (uint8_t)(f & ~(OOC_TS_HOST | OOC_TS_HVALID));
+  } else {
+    if (!(f & OOC_TS_DEV) || s->inflight[t] ||
+        (in->stream != OOC_STREAM_COMPUTE && ooc_sem_kernel_uses(s, t, 0)))
+      return ooc_sem_check(s, i, err);
+    s->flags[t] = (uint8_t)(f & ~(OOC_TS_DEV | OOC_TS_VALID));
+  }
+  return OOC_OK;
+}
+
+/* A kernel completes: its outputs hold valid data. */
+static inline void
+ooc_sem_finish_compute(ooc_sem *s, int32_t i, const ooc_instr *in)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++)
+    s->flags[OOC_ARG_TENSOR(ar[k])] |=
+        (uint8_t)((ar[k] & OOC_ARG_WRITE) ? OOC_TS_VALID : 0);
+  if (s->running == i)
+    s->running = -1;
+}
+
+/* A copy of tensor t completes (d2h: to the host): its destination holds
+ * valid data and the copy is no longer in flight. */
+static inline void
+ooc_sem_finish_copy(ooc_sem *s, int32_t t, int d2h)
+{
+  s->inflight[t]--;
+  s->flags[t] |= (uint8_t)(d2h ? OOC_TS_HVALID : OOC_TS_VALID);
+}
+
 /* Instruction i completes: a kernel's outputs and a copy's destination
  * hold valid data; the copy is no longer in flight (ALLOC and FREE change
  * nothing at completion). */
 static inline void
 ooc_sem_finish(ooc_sem *s, int32_t i)
 {
-  const ooc_program *p = s->p;
-  const ooc_instr *in = &p->instr[i];
-  int32_t k;
+  const ooc_instr *in = &s->p->instr[i];
 
   switch (in->kind) {
   case OOC_I_COMPUTE:
-    for (k = 0; k < in->n_args; k++) {
-      int32_t a = p->args[in->arg_first + k];
-      if (a & OOC_ARG_WRITE)
-        s->flags[OOC_ARG_TENSOR(a)] |= OOC_TS_VALID;
-    }
-    if (s->running == i)
-      s->running = -1;
+    ooc_sem_finish_compute(s, i, in);
     break;
   case OOC_I_H2D:
-    s->inflight[in->tensor]--;
-    s->flags[in->tensor] |= OOC_TS_VALID;
-    break;
   case OOC_I_D2H:
-    s->inflight[in->tensor]--;
-    s->flags[in->tensor] |= OOC_TS_HVALID;
+    ooc_sem_finish_copy(s, in->tensor, in->kind == OOC_I_D2H);
     break;
   default:
     break;
@@ -255,11 +374,16 @@ ooc_sem_finish(ooc_sem *s, int32_t i)
 static inline int
 ooc_sem_begin(ooc_sem *s, int32_t i, ooc_err *err)
 {
-  int rc = ooc_sem_check_inline(s, i, err);
+  const ooc_instr *in = &s->p->instr[i];
 
-  if (rc == OOC_OK)
-    ooc_sem_start_inline(s, i);
-  return rc;
+  switch (in->kind) {
+  case OOC_I_COMPUTE: return ooc_sem_begin_compute(s, i, in, err);
+  case OOC_I_H2D: return ooc_sem_begin_h2d(s, i, in->tensor, err);
+  case OOC_I_D2H: return ooc_sem_begin_d2h(s, i, in->tensor, err);
+  case OOC_I_ALLOC: return ooc_sem_begin_alloc(s, i, in, err);
+  case OOC_I_FREE: return ooc_sem_begin_free(s, i, in, err);
+  default: return OOC_OK;
+  }
 }
 
 /* Prologue instruction i runs at once: checked, started and finished; an

@@ -475,26 +475,35 @@ fields_of(const ooc_instr *in)
   }
 }
 
+/* push()'s failures, out of its inlined fast path. */
+static int __attribute__((noinline, cold))
+push_fail(ooc_sim *s, int32_t i, int64_t delta)
+{
+  const ooc_instr *in = &s->p->instr[i];
+
+  if (delta >= 0 && delta <= TIME_MAX - s->now)
+    return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
+  return ooc_err_set(s->err, OOC_ERANGE,
+                     "simulator: time overflow: instruction %d (%s, layer "
+                     "%d) would end more than 146 years into the run; "
+                     "profile '%s' has a value out of range (check %s)", i,
+                     in->kind == OOC_I_COMPUTE
+                         ? ooc_phase_name((ooc_phase)in->phase)
+                         : ooc_instr_kind_name((ooc_instr_kind)in->kind),
+                     in->layer, s->hw->name ? s->hw->name : "?",
+                     fields_of(in));
+}
+
 /* Schedule an event `delta` ns from now for instruction i (on behalf of
  * which a time overflow is reported: a profile value out of any sane
  * range, never a silently wrong time). */
-static int
+static inline int
 push(ooc_sim *s, int32_t i, int64_t delta, int kind, int32_t a, uint32_t gen)
 {
-  if (delta < 0 || delta > TIME_MAX - s->now) {
-    const ooc_instr *in = &s->p->instr[i];
-    return ooc_err_set(s->err, OOC_ERANGE,
-                       "simulator: time overflow: instruction %d (%s, layer "
-                       "%d) would end more than 146 years into the run; "
-                       "profile '%s' has a value out of range (check %s)", i,
-                       in->kind == OOC_I_COMPUTE
-                           ? ooc_phase_name((ooc_phase)in->phase)
-                           : ooc_instr_kind_name((ooc_instr_kind)in->kind),
-                       in->layer, s->hw->name ? s->hw->name : "?",
-                       fields_of(in));
-  }
-  if (ooc_heap_push(&s->heap, s->now + delta, kind, a, gen) != OOC_OK)
-    return ooc_err_set(s->err, OOC_ENOMEM, "simulator: out of memory");
+  if (__builtin_expect(delta < 0 || delta > TIME_MAX - s->now, 0) ||
+      __builtin_expect(ooc_heap_push(&s->heap, s->now + delta, kind, a,
+                                     gen) != OOC_OK, 0))
+    return push_fail(s, i, delta);
   return OOC_OK;
 }
 
@@ -641,8 +650,7 @@ try_start(ooc_sim *s, int k)
   int64_t cost = 0, dur = 0;
   int rc;
 
-  if (st->state == ST_BUSY || st->pos == st->n)
-    return OOC_OK;
+  /* schedule() calls this only for an idle stream with work left. */
   i = s->order[st->first + st->pos];
   in = &p->instr[i];
   while (st->wcur < in->n_waits) {
@@ -658,11 +666,11 @@ try_start(ooc_sim *s, int k)
   if ((in->kind == OOC_I_H2D || in->kind == OOC_I_D2H) && s->shared_engine &&
       s->engine_busy)
     return OOC_OK;
-  rc = ooc_sem_begin(&s->sem, i, s->err);
-  if (rc != OOC_OK)
-    return rc;
+  /* The semantics' start (ir/semantics.h) in this switch, per kind. */
   switch (in->kind) {
   case OOC_I_COMPUTE:
+    if ((rc = ooc_sem_begin_compute(&s->sem, i, in, s->err)) != OOC_OK)
+      return rc;
     dur = ooc_sim_instr_ns(s, p, i);
     if (s->last_iter) {
       s->r->compute_busy_ns += dur;
@@ -679,6 +687,9 @@ try_start(ooc_sim *s, int k)
   case OOC_I_H2D:
   case OOC_I_D2H: {
     int d = in->kind == OOC_I_D2H;
+    if ((rc = d ? ooc_sem_begin_d2h(&s->sem, i, t, s->err)
+                : ooc_sem_begin_h2d(&s->sem, i, t, s->err)) != OOC_OK)
+      return rc;
     s->engine_busy = 1;
     s->ch[d].remaining = (double)p->tensors[t].bytes;
     if (s->last_iter) {
@@ -691,6 +702,8 @@ try_start(ooc_sim *s, int k)
     break;
   }
   case OOC_I_ALLOC:
+    if ((rc = ooc_sem_begin_alloc(&s->sem, i, in, s->err)) != OOC_OK)
+      return rc;
     if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
         (rc = record_mem(s, i)) != OOC_OK)
       return rc;
@@ -704,6 +717,8 @@ try_start(ooc_sim *s, int k)
     rc = push(s, i, cost, EV_DONE, k, 0);
     break;
   case OOC_I_FREE:
+    if ((rc = ooc_sem_begin_free(&s->sem, i, in, s->err)) != OOC_OK)
+      return rc;
     if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
         (rc = record_mem(s, i)) != OOC_OK)
       return rc;
@@ -737,14 +752,16 @@ finish(ooc_sim *s, int k)
   int32_t i = st->cur;
   const ooc_instr *in = &s->p->instr[i];
 
-  ooc_sem_finish(&s->sem, i);
+  /* The semantics' completion (ir/semantics.h) in this switch. */
   switch (in->kind) {
   case OOC_I_COMPUTE:
+    ooc_sem_finish_compute(&s->sem, i, in);
     if (s->last_iter && s->detail != NULL)
       s->detail->end_ns[i] = s->now - s->t0;
     break;
   case OOC_I_H2D:
   case OOC_I_D2H:
+    ooc_sem_finish_copy(&s->sem, in->tensor, in->kind == OOC_I_D2H);
     s->engine_busy = 0;
     if (s->last_iter) {
       if (in->kind == OOC_I_H2D)
@@ -805,26 +822,36 @@ dispatch(ooc_sim *s, const ooc_event *ev)
   }
 }
 
-/* Start what can start, streams in order of their head instruction. */
+/* Start what can start, streams in order of their head instruction. Only
+ * idle streams with work left are candidates, and starting one neither
+ * frees another nor moves a head, so the candidates and their order are
+ * fixed before the first start: mostly one or none (the compute stream is
+ * busy most of the time), so this is cheap per event. */
 static int
 schedule(ooc_sim *s)
 {
-  int ord[OOC_NSTREAMS] = { 0, 1, 2 };
+  int cand[OOC_NSTREAMS], n = 0, a, rc;
   int32_t head[OOC_NSTREAMS];
-  int a, b, rc;
 
   for (a = 0; a < OOC_NSTREAMS; a++) {
     const struct stream *st = &s->st[a];
-    head[a] = st->pos < st->n ? s->order[st->first + st->pos] : INT32_MAX;
-  }
-  for (a = 1; a < OOC_NSTREAMS; a++)
-    for (b = a; b > 0 && head[ord[b]] < head[ord[b - 1]]; b--) {
-      int tmp = ord[b];
-      ord[b] = ord[b - 1];
-      ord[b - 1] = tmp;
+    if (st->state != ST_BUSY && st->pos < st->n) {
+      head[n] = s->order[st->first + st->pos];
+      cand[n++] = a;
     }
-  for (a = 0; a < OOC_NSTREAMS && !s->oom; a++) {
-    rc = try_start(s, ord[a]);
+  }
+  /* Insertion sort of at most three. */
+  for (a = 1; a < n; a++)
+    for (int b = a; b > 0 && head[b] < head[b - 1]; b--) {
+      int32_t th = head[b];
+      int tc = cand[b];
+      head[b] = head[b - 1];
+      cand[b] = cand[b - 1];
+      head[b - 1] = th;
+      cand[b - 1] = tc;
+    }
+  for (a = 0; a < n && !s->oom; a++) {
+    rc = try_start(s, cand[a]);
     if (rc != OOC_OK)
       return rc;
   }
@@ -949,8 +976,17 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                        "simulator: the program was built for a different "
                        "model than '%s' (fingerprint mismatch)",
                        s->model->name ? s->model->name : "?");
+  /* One pass: check what the costs must cover, and count the timed
+   * instructions per stream (grouped below). */
+  n_mem = 1;
+  for (k = 0; k < OOC_NSTREAMS; k++)
+    s->st[k].n = 0;
   for (i = 0; i < p->n_instr; i++) {
     const ooc_instr *in = &p->instr[i];
+    if (i >= p->prologue_end) {
+      s->st[in->stream].n++;
+      n_mem += in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE;
+    }
     if (in->kind != OOC_I_COMPUTE || in->phase == OOC_PH_UPDATE)
       continue;
     if (in->layer >= s->costs->n_layers)
@@ -987,16 +1023,8 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   if (detail != NULL && ooc_sim_detail_reserve(detail, p) != OOC_OK)
     return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
 
-  /* Group the timed instructions by stream, keeping index order: count,
-   * then place (two passes). */
-  n_mem = 1;
-  for (k = 0; k < OOC_NSTREAMS; k++)
-    s->st[k].n = 0;
-  for (i = p->prologue_end; i < p->n_instr; i++) {
-    s->st[p->instr[i].stream].n++;
-    n_mem += p->instr[i].kind == OOC_I_ALLOC ||
-             p->instr[i].kind == OOC_I_FREE;
-  }
+  /* Group the timed instructions by stream, keeping index order (counted
+   * above). */
   n_timed = 0;
   for (k = 0; k < OOC_NSTREAMS; k++) {
     s->st[k].first = n_timed;
