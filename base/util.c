@@ -112,6 +112,25 @@ ooc_fmt_bytes(uint64_t b, char *buf, size_t n)
 }
 
 const char *
+ooc_fmt_flops(double flops, char *buf, size_t n)
+{
+  static const char *const u[] = { "FLOP", "KFLOP", "MFLOP", "GFLOP",
+                                    "TFLOP", "PFLOP" };
+  double x = flops;
+  int i = 0;
+
+  while (x >= 1000.0 && i < 5) {
+    x /= 1000.0;
+    i++;
+  }
+  if (i == 0)
+    snprintf(buf, n, "%.0f FLOP", x);
+  else
+    snprintf(buf, n, "%.2f %s", x, u[i]);
+  return buf;
+}
+
+const char *
 ooc_fmt_count(uint64_t v, char *buf, size_t n)
 {
   static const char *const u[] = { "", " K", " M", " B", " T" };

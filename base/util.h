@@ -34,6 +34,9 @@ const char *ooc_fmt_bytes(uint64_t b, char *buf, size_t n);
 /* A count with a decimal unit ("172", "61.1 K", "25.6 M", "1.5 B") into
  * buf: parameters, FLOPs per sample and the like. */
 const char *ooc_fmt_count(uint64_t v, char *buf, size_t n);
+/* FLOPs in adaptive decimal units: "840 FLOP", "1.53 MFLOP", "4.09 GFLOP",
+ * "12.30 TFLOP" (three significant figures at least). */
+const char *ooc_fmt_flops(double flops, char *buf, size_t n);
 
 /* Line and column (both from 1) of position `at` in text, for messages
  * about where a parser stopped. O(at - text). */

@@ -108,10 +108,13 @@ print_text(const ooc_model *m)
   printf("\ntotals\n");
   printf("  parameters                 %llu\n",
          (unsigned long long)m->total_params);
-  printf("  activation per sample      %.2f MiB\n", mib_per_sample(m));
-  printf("  forward per sample         %.3f GFLOP\n", gflops_per_sample(m));
-  printf("  forward + backward (batch) %.3f GFLOP\n",
-         (m->fwd_flops + m->bwd_flops) * 1e-9);
+  printf("  activation per sample      %s\n",
+         ooc_fmt_bytes(m->activation_bytes / (uint64_t)m->batch, b1,
+                       sizeof b1));
+  printf("  forward per sample         %s\n",
+         ooc_fmt_flops(m->fwd_flops / (double)m->batch, b1, sizeof b1));
+  printf("  forward + backward (batch) %s\n",
+         ooc_fmt_flops(m->fwd_flops + m->bwd_flops, b1, sizeof b1));
   printf("  weights, grads, optimizer  %s\n",
          ooc_fmt_bytes(m->weight_bytes + m->grad_bytes + m->opt_bytes, b1,
                        sizeof b1));
