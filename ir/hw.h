@@ -56,6 +56,11 @@ typedef struct ooc_hw {
                                          eff[] unless the profile says */
   double mem_eff;         /* fraction of HBM bandwidth achieved */
   int64_t launch_ns;      /* per kernel launch overhead */
+  /* Memory-bandwidth interference: a kernel of class c runs (1 + n *
+   * interference[c]) times longer while n host copies are in flight (n =
+   * 0, 1, 2), from `compute.copy_interference`; 0 (the default): copies do
+   * not slow compute. Measured by `oocsim calibrate`. */
+  double interference[OOC_CLASS_COUNT];
   /* Time of each convolution algorithm family relative to the default
    * kernel (ir/algo.h), from `compute.conv_algorithms`; 0 where the
    * profile does not offer it. algo_factor[OOC_ALGO_DEFAULT] is 1. */

@@ -90,6 +90,18 @@ static const field fields[] = {
       tensor_eff[OOC_CLASS_CONV]),
   OPT("compute.tensor_efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL,
       tensor_eff[OOC_CLASS_GEMM]),
+  OPT("compute.copy_interference", "conv", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_CONV]),
+  OPT("compute.copy_interference", "gemm", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_GEMM]),
+  OPT("compute.copy_interference", "norm", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_NORM]),
+  OPT("compute.copy_interference", "eltwise", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_ELTWISE]),
+  OPT("compute.copy_interference", "pool", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_POOL]),
+  OPT("compute.copy_interference", "other", T_NUM, C_NONNEG, 1, D_DBL,
+      interference[OOC_CLASS_OTHER]),
   OPT("compute.conv_algorithms", "implicit_gemm", T_NUM, C_POS, 1, D_DBL,
       algo_factor[OOC_ALGO_IMPLICIT_GEMM]),
   OPT("compute.conv_algorithms", "precomp_gemm", T_NUM, C_POS, 1, D_DBL,
@@ -128,7 +140,7 @@ static const field fields[] = {
 
 /* Objects: path, parent path, key in the parent; "calibration" holds the
  * optional table. All of them are required but calibration,
- * tensor_efficiency and conv_algorithms. */
+ * tensor_efficiency, conv_algorithms and copy_interference. */
 static const struct { const char *path, *parent, *key; } objects[] = {
   { "", NULL, NULL },
   { "memory", "", "memory" },
@@ -137,6 +149,7 @@ static const struct { const char *path, *parent, *key; } objects[] = {
   { "compute.efficiency", "compute", "efficiency" },
   { "compute.tensor_efficiency", "compute", "tensor_efficiency" },
   { "compute.conv_algorithms", "compute", "conv_algorithms" },
+  { "compute.copy_interference", "compute", "copy_interference" },
   { "link", "", "link" },
   { "allocator", "", "allocator" },
   { "calibration", "", "calibration" },

@@ -60,7 +60,7 @@
 /* The largest time the clock may reach (sim/cost.h). */
 #define TIME_MAX OOC_TIME_MAX_NS
 
-enum { EV_DONE = 0, EV_LAT, EV_XFER };                 /* event kinds */
+enum { EV_DONE = 0, EV_LAT, EV_XFER, EV_COMP };        /* event kinds */
 enum { ST_IDLE = 0, ST_BUSY };                         /* stream states */
 #define STALL_NONE (-1)
 
@@ -78,6 +78,19 @@ struct chan {           /* one direction of the link: 0 H2D, 1 D2H */
   int active;           /* in its transfer phase */
   double remaining;     /* bytes */
   double rate;          /* bytes/s */
+  int64_t last;         /* when remaining was last brought up to date */
+  uint32_t gen;
+};
+
+/* The running kernel when copies slow it (hw->interference > 0 for its
+ * class): its completion moves whenever the number of copies in flight
+ * changes, as a transfer's does when the link's sharing changes. */
+struct comp {
+  int active;           /* a kernel with interference is running */
+  double remaining;     /* its work left, ns at full speed */
+  double slow;          /* hw->interference of its class */
+  double factor;        /* 1 + slow * copies in flight, now */
+  int64_t nominal;      /* its duration without copies, ns */
   int64_t last;         /* when remaining was last brought up to date */
   uint32_t gen;
 };
@@ -117,6 +130,8 @@ struct ooc_sim {
   int oom;                      /* an ALLOC failed: the run ends */
   struct stream st[OOC_NSTREAMS];
   struct chan ch[2];
+  struct comp comp;
+  int any_interference;         /* some class has hw->interference > 0 */
   int engine_busy;
   int64_t now, t0;
   int stall;                    /* why the compute stream is idle */
@@ -528,6 +543,23 @@ chan_reschedule(ooc_sim *s)
   int both = s->ch[0].active && s->ch[1].active;
   int d, rc;
 
+  if (s->comp.active) {
+    /* The running kernel's work so far at the old factor, the rest at
+     * the new one. */
+    struct comp *k = &s->comp;
+    k->remaining -= (double)(s->now - k->last) / k->factor;
+    if (k->remaining < 0)
+      k->remaining = 0;
+    k->last = s->now;
+    k->factor = 1.0 + k->slow * (s->ch[0].active + s->ch[1].active);
+    k->gen++;
+    rc = push(s, s->st[OOC_STREAM_COMPUTE].cur,
+              xfer_ns(k->remaining * k->factor, 1e9), EV_COMP,
+              OOC_STREAM_COMPUTE, k->gen);
+    if (rc != OOC_OK)
+      return rc;
+  }
+
   for (d = 0; d < 2; d++) {
     struct chan *c = &s->ch[d];
     if (!c->active)
@@ -638,6 +670,17 @@ kernel_starts(ooc_sim *s, int32_t i)
   d->free_bytes[i] = s->budget > allocated ? s->budget - allocated : 0;
 }
 
+/* The op class whose interference applies to COMPUTE in (the update:
+ * other). */
+static inline int
+kernel_class(const ooc_sim *s, const ooc_instr *in)
+{
+  if (in->phase == OOC_PH_UPDATE || s->model == NULL ||
+      in->layer < 0 || in->layer >= s->model->n_layers)
+    return OOC_CLASS_OTHER;
+  return s->model->layers[in->layer].cls;
+}
+
 /* Try to start the head of stream k. Returns OOC_OK (started or not; an
  * OOM sets s->oom) or an error. */
 static int
@@ -681,6 +724,22 @@ try_start(ooc_sim *s, int k)
       }
       if (s->detail != NULL)
         kernel_starts(s, i);
+    }
+    if (s->any_interference) {
+      double x = s->hw->interference[kernel_class(s, in)];
+      if (x > 0) {
+        struct comp *c = &s->comp;
+        c->active = 1;
+        c->remaining = (double)dur;
+        c->slow = x;
+        c->factor = 1.0 + x * (s->ch[0].active + s->ch[1].active);
+        c->nominal = dur;
+        c->last = s->now;
+        c->gen++;
+        rc = push(s, i, xfer_ns(c->remaining * c->factor, 1e9), EV_COMP, k,
+                  c->gen);
+        break;
+      }
     }
     rc = push(s, i, dur, EV_DONE, k, 0);
     break;
@@ -785,12 +844,16 @@ finish(ooc_sim *s, int k)
   st->wait_on = -1;
 }
 
-/* A transfer completion superseded by a later rate change. */
+/* A transfer's or a slowed kernel's completion superseded by a later rate
+ * change. */
 static inline int
 is_stale(const ooc_sim *s, const ooc_event *ev)
 {
-  return ev->kind == EV_XFER &&
-         (!s->ch[ev->a].active || ev->gen != s->ch[ev->a].gen);
+  if (__builtin_expect(ev->kind <= EV_LAT, 1))
+    return 0;
+  if (ev->kind == EV_XFER)
+    return !s->ch[ev->a].active || ev->gen != s->ch[ev->a].gen;
+  return !s->comp.active || ev->gen != s->comp.gen;
 }
 
 static int
@@ -798,10 +861,27 @@ dispatch(ooc_sim *s, const ooc_event *ev)
 {
   struct chan *c;
 
-  switch (ev->kind) {
-  case EV_DONE:
+  if (__builtin_expect(ev->kind == EV_DONE, 1)) {
     s->r->events++;
     finish(s, ev->a);
+    return OOC_OK;
+  }
+  switch (ev->kind) {
+  case EV_COMP:
+    if (is_stale(s, ev))
+      return OOC_OK;
+    s->r->events++;
+    s->comp.active = 0;
+    if (s->last_iter) {
+      /* Busy time is the kernel's real span: what the copies added. */
+      const ooc_instr *in = &s->p->instr[s->st[OOC_STREAM_COMPUTE].cur];
+      int64_t extra = s->now - s->st[OOC_STREAM_COMPUTE].start -
+                      s->comp.nominal;
+      s->r->compute_busy_ns += extra;
+      if (in->phase == OOC_PH_RECOMP)
+        s->r->recompute_ns += extra;
+    }
+    finish(s, OOC_STREAM_COMPUTE);
     return OOC_OK;
   case EV_LAT:
     s->r->events++;
@@ -907,6 +987,7 @@ run_iteration(ooc_sim *s)
   }
   s->engine_busy = 0;
   s->ch[0].active = s->ch[1].active = 0;
+  s->comp.active = 0;
   s->t0 = s->now;
   s->stall = STALL_NONE;
   s->stall_on = -1;
@@ -1019,6 +1100,10 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   s->host_pinned = 0;
   s->peak_res_alloc = 0;
   memset(s->ch, 0, sizeof s->ch);
+  memset(&s->comp, 0, sizeof s->comp);
+  s->any_interference = 0;
+  for (k = 0; k < OOC_CLASS_COUNT; k++)
+    s->any_interference |= s->hw->interference[k] > 0;
   r->feasible = 1;
   if (detail != NULL && ooc_sim_detail_reserve(detail, p) != OOC_OK)
     return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");

@@ -157,6 +157,47 @@ START_TEST(test_overlap)
 }
 END_TEST
 
+/* Memory-bandwidth interference (hw.interference): the program of
+ * test_overlap, with kernels of class other (no model) slowed by half for
+ * each copy in its transfer phase.
+ *   3 FWD 1  [0, 100000): no copy in flight
+ *   5 FWD 2  starts at 100000, 200000 ns of work. The D2H's latency runs
+ *            [100000, 101000): still full speed, 1000 ns done. Its
+ *            transfer runs [101000, 301000): x1.5, so 200000 / 1.5 =
+ *            133333.33 ns of work done; 65666.67 left at full speed from
+ *            301000 -> ends at 301000 + 65667 (rounded up) = 366667.
+ * iteration 366667; compute busy 100000 + 266667 (the kernel's real span);
+ * the copy itself is unchanged (d2h busy 201000). */
+START_TEST(test_interference)
+{
+  int32_t x, a, fw;
+
+  hw.interference[OOC_CLASS_OTHER] = 0.5;
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000000);
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 2000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  host(a);
+  prog.prologue_end = 2;
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  fw = compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  arg(a, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(fw);
+  compute(OOC_PH_FWD, 2);
+  arg(x, 0);
+  emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, 366667);
+  ck_assert_int_eq(res.compute_busy_ns, 366667);
+  ck_assert_int_eq(res.d2h_busy_ns, 201000);
+  ck_assert_uint_eq(res.events, 12);
+  /* Without copies in flight the same kernels take their nominal time. */
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 5), 200000);
+}
+END_TEST
+
 /* Build: prologue ALLOC a (1 MB) and b (2 MB) and their host buffers;
  * timed H2D a (instruction 4), D2H b (5). */
 static void
@@ -769,6 +810,7 @@ sim_suite(void)
 
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_interference);
   tcase_add_test(tc, test_duplex);
   tcase_add_test(tc, test_duplex_join);
   tcase_add_test(tc, test_one_engine);
