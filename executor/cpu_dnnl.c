@@ -83,10 +83,12 @@ dfail(const cpu_state *st, const ooc_exec_kernel *k, dnnl_status_t s,
   const ooc_layer *l = &st->m->layers[k->layer];
 
   return ooc_err_set(err, s == dnnl_out_of_memory ? OOC_ENOMEM : OOC_EINVAL,
-                     "cpu: layer %d '%s' (%s %s): oneDNN %s: %s", k->layer,
-                     l->name ? l->name : "?", ooc_op_name(l->op),
-                     ooc_phase_name((ooc_phase)k->phase), what,
-                     status_name(s));
+                     "cpu: layer %d '%s' (%s %s%s%s%s): oneDNN %s: %s",
+                     k->layer, l->name ? l->name : "?", ooc_op_name(l->op),
+                     ooc_phase_name((ooc_phase)k->phase),
+                     k->algo ? ", kernel algorithm '" : "",
+                     k->algo ? ooc_algo_name((ooc_algo)k->algo) : "",
+                     k->algo ? "'" : "", what, status_name(s));
 }
 
 #define DN(call, what)                                                       \

@@ -729,6 +729,21 @@ START_TEST(refuse_fft)
   ck_assert_ptr_null(ex);
   ck_assert_msg(strstr(err.msg, "'fft'") != NULL &&
                 strstr(err.msg, "c1") != NULL, "%s", err.msg);
+  /* Winograd runs where oneDNN implements it on this CPU (AVX-512), and
+   * is refused by name elsewhere. */
+  fx_plan(&f, "incore");
+  f.plan.algo[f.lv->fwd_step[ooc_model_find_layer(f.m, "c2")]] =
+      OOC_ALGO_WINOGRAD;
+  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = NULL;
+  rc = ooc_exec_alloc(&cfg, &ex, &err);
+  if (rc == OOC_OK)
+    ooc_exec_free(ex);
+  else
+    ck_assert_msg(rc == OOC_EINVAL && strstr(err.msg, "'winograd'") &&
+                  strstr(err.msg, "c2"), "%s", err.msg);
   fx_close(&f);
 }
 END_TEST
