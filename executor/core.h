@@ -23,7 +23,7 @@
 #include "alloc/alloc.h"
 #include "executor/backend.h"
 
-/* --- arena.c ------------------------------------------------------------ */
+/* --- arena.c -------------------------------------------------------------- */
 
 typedef struct ooc_exec_arena {
   const ooc_exec_backend *b;
@@ -48,7 +48,7 @@ ooc_drv_sink ooc_exec_arena_sink(ooc_exec_arena *a);
 void *ooc_exec_arena_ptr(const ooc_exec_arena *a, const ooc_placement *pl,
                          ooc_err *err);
 
-/* --- kernel.c ----------------------------------------------------------- */
+/* --- kernel.c ------------------------------------------------------------- */
 
 typedef struct ooc_exec_kernels {
   int32_t n;
@@ -65,7 +65,7 @@ int ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
                            const ooc_program *p, ooc_err *err);
 void ooc_exec_kernels_free(ooc_exec_kernels *ks);
 
-/* --- data.c ------------------------------------------------------------- */
+/* --- data.c --------------------------------------------------------------- */
 
 /* Fill host buffer buf (tensor t's bytes) with t's initial contents:
  * parameters seeded per layer (weights scaled by 1/sqrt(fan-in), norms'

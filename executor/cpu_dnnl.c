@@ -59,7 +59,7 @@ typedef union opdesc {
 #define LRN_BETA 0.75f
 #define LRN_K 1.0f
 
-/* --- helpers ----------------------------------------------------------------- */
+/* --- helpers -------------------------------------------------------------- */
 
 static const char *
 status_name(dnnl_status_t s)
@@ -298,7 +298,7 @@ cpu_dnnl_has(const ooc_layer *l)
   }
 }
 
-/* --- op descriptors -------------------------------------------------------- */
+/* --- op descriptors ------------------------------------------------------- */
 
 static int
 conv_alg(cpu_state *st, const ooc_exec_kernel *k, int algo, int deconv,
@@ -624,7 +624,7 @@ fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo, opdesc *d,
   }
 }
 
-/* --- building ------------------------------------------------------------ */
+/* --- building ------------------------------------------------------------- */
 
 /* Side state oneDNN keeps from forward to backward. */
 static int
@@ -1038,7 +1038,7 @@ cpu_dnnl_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
   return rc;
 }
 
-/* --- running ---------------------------------------------------------------- */
+/* --- running -------------------------------------------------------------- */
 
 /* Where backward writes the gradient of input j: its tensor, or the side
  * buffer when it is added (NULL when it has none). */

@@ -90,7 +90,7 @@ softmax_ce(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
   st->loss = total / (double)n;
 }
 
-/* --- dropout -------------------------------------------------------------------- */
+/* --- dropout -------------------------------------------------------------- */
 
 static void
 dropout(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
@@ -117,7 +117,7 @@ dropout(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
   }
 }
 
-/* --- embedding ------------------------------------------------------------------- */
+/* --- embedding ------------------------------------------------------------ */
 
 static void
 embedding(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
@@ -151,7 +151,7 @@ embedding(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   }
 }
 
-/* --- attention ----------------------------------------------------------------------- */
+/* --- attention ------------------------------------------------------------ */
 
 typedef struct att {
   int64_t N, S, H, heads, dh, ld;  /* ld: row stride of q, k, v */
@@ -316,7 +316,7 @@ attention(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
   return OOC_OK;
 }
 
-/* --- the optimizer step ---------------------------------------------------------- */
+/* --- the optimizer step --------------------------------------------------- */
 
 #define LR_SGD 0.01f
 #define MOMENTUM 0.9f
@@ -362,7 +362,7 @@ update(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
   }
 }
 
-/* --- front ------------------------------------------------------------------------- */
+/* --- front ---------------------------------------------------------------- */
 
 int
 cpu_kern_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)

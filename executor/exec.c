@@ -171,7 +171,7 @@ fail(ooc_exec *ex, int rc, const ooc_err *e)
   pthread_mutex_unlock(&ex->mu);
 }
 
-/* --- the allocator order ------------------------------------------------- */
+/* --- the allocator order -------------------------------------------------- */
 
 /* Dry-run iteration k's order (see the file's header): OOC_OK when the
  * program can follow it (to its end, for an order cut short by an OOM). */
@@ -276,7 +276,7 @@ set_turns(ooc_exec *ex, int it)
   ex->mem_next = 0;
 }
 
-/* --- ALLOC and FREE ---------------------------------------------------------- */
+/* --- ALLOC and FREE ------------------------------------------------------- */
 
 static int64_t
 rel_now(const ooc_exec *ex)
@@ -317,7 +317,8 @@ mem_instr(ooc_exec *ex, int32_t i, int prologue, ooc_err *err)
       ex->host_bytes -= bytes;
       return OOC_OK;
     }
-    if (hw != NULL && hw->host_mem > 0 && bytes > hw->host_mem - ex->host_bytes) {
+    if (hw != NULL && hw->host_mem > 0 &&
+        bytes > hw->host_mem - ex->host_bytes) {
       ooc_alloc_oom_host(ex->at, ex->astate, p, i, when, ex->host_bytes,
                          hw->host_mem, &ex->oom_rep);
       ex->oom = 1;
@@ -371,7 +372,7 @@ mem_instr(ooc_exec *ex, int32_t i, int prologue, ooc_err *err)
   return OOC_OK;
 }
 
-/* --- verification ------------------------------------------------------------- */
+/* --- verification --------------------------------------------------------- */
 
 static int
 hash_dev(ooc_exec *ex, const void *dev, uint64_t bytes, uint64_t *h,
@@ -430,7 +431,7 @@ verify(ooc_exec *ex, int32_t i, ooc_err *err)
   return OOC_OK;
 }
 
-/* --- the stream threads ----------------------------------------------------------- */
+/* --- the stream threads --------------------------------------------------- */
 
 static int
 done_locked(const ooc_exec *ex, int32_t w)
@@ -632,7 +633,7 @@ run_job(ooc_exec *ex, int job)
   pthread_mutex_unlock(&ex->mu);
 }
 
-/* --- setup and teardown ---------------------------------------------------------- */
+/* --- setup and teardown --------------------------------------------------- */
 
 void
 ooc_exec_free(ooc_exec *ex)
@@ -866,7 +867,7 @@ fail:
   return rc;
 }
 
-/* --- a run ---------------------------------------------------------------------- */
+/* --- a run ---------------------------------------------------------------- */
 
 /* The prologue, once, in index order, untimed: parameters and the input
  * batch get their data; host buffers start zeroed (their copy counts as
@@ -1005,7 +1006,8 @@ ooc_exec_run(ooc_exec *ex, ooc_exec_result *r, ooc_trace *trace,
     else
       r->warmup++;
   }
-  if (trace != NULL && total > 0 && (rc = fill_trace(ex, trace, err)) != OOC_OK)
+  if (trace != NULL && total > 0 &&
+      (rc = fill_trace(ex, trace, err)) != OOC_OK)
     goto out;
   r->iterations = n_timed;
   if (n_timed > 0) {

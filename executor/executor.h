@@ -48,7 +48,7 @@
 #include "ir/trace.h"
 #include "alloc/alloc.h"
 
-/* --- backends --------------------------------------------------------------- */
+/* --- backends ------------------------------------------------------------- */
 
 /* A backend descriptor; executor/backend.h defines it. */
 typedef struct ooc_exec_backend ooc_exec_backend;
@@ -66,7 +66,7 @@ const char *ooc_exec_backend_summary(const ooc_exec_backend *b);
  * is detected)"). Cheap; starts nothing that stays. */
 int ooc_exec_backend_probe(const ooc_exec_backend *b, ooc_err *err);
 
-/* --- a run ------------------------------------------------------------------ */
+/* --- a run ---------------------------------------------------------------- */
 
 typedef struct ooc_exec_config {
   const ooc_exec_backend *backend;

@@ -1,6 +1,10 @@
-/* tests/check_executor.c — the executor replaying programs on the cpu
- * backend (executor/executor.h): small plans lowered by the planners,
- * the simulator run first for its allocator order, then the replay.
+/* tests/check_executor.c — the executor replaying programs
+ * (executor/executor.h): small plans lowered by the planners, the
+ * simulator run first for its allocator order, then the replay. Built
+ * twice: for the cpu backend (check_executor) and, where configure found
+ * CUDA, for the cuda one (check_executor_cuda, OOC_TEST_BACKEND "cuda"),
+ * which runs the cases whose ops the cuda backend has and exits 77, saying
+ * why, without a GPU.
  *
  * What a user would notice, asserted:
  *   - a hand-built net (conv, batch norm, in-place relu, pooling, add,
@@ -37,6 +41,14 @@
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
+
+#ifndef OOC_TEST_BACKEND
+#define OOC_TEST_BACKEND "cpu"
+#endif
+static const char *backend_name = OOC_TEST_BACKEND;
+static int on_cpu;
+/* A va chunk: a few pages on the cpu, the GPU's 2 MiB granularity. */
+#define VA_CHUNK (on_cpu ? 64 * KiB : 2 * MiB)
 
 /* Every op the first integrity tests need, with a residual add and a
  * concat; at batch 16 its activations are 1 MiB (c1..r2, c3, add) and 2
@@ -192,7 +204,7 @@ static ooc_exec_config
 fx_config(const fx *f, int warmup)
 {
   ooc_err err = { 0 };
-  const ooc_exec_backend *b = ooc_exec_backend_find("cpu", &err);
+  const ooc_exec_backend *b = ooc_exec_backend_find(backend_name, &err);
 
   ck_assert_msg(b != NULL, "%s", err.msg);
   return (ooc_exec_config){
@@ -277,8 +289,8 @@ count_kind(const ooc_program *p, ooc_instr_kind k)
 
 /* Plan with `planner` at the lowest budget between what the widest step
  * needs and the in-core plan's peak reserved (in 50ths of the
- * difference) that the simulator finds feasible with something swapped; 0 when none is. The
- * simulator has run (f->det holds its order). */
+ * difference) that the simulator finds feasible with something swapped;
+ * 0 when none is. The simulator has run (f->det holds its order). */
 static int
 fx_swap_plan(fx *f, const char *planner, const char *spec, uint64_t chunk,
              int iterations)
@@ -303,7 +315,7 @@ fx_swap_plan(fx *f, const char *planner, const char *spec, uint64_t chunk,
   return 0;
 }
 
-/* --- replay ------------------------------------------------------------------ */
+/* --- replay --------------------------------------------------------------- */
 
 START_TEST(replay_mini)
 {
@@ -339,7 +351,7 @@ START_TEST(replay_mini)
 }
 END_TEST
 
-/* --- integrity --------------------------------------------------------------------- */
+/* --- integrity ------------------------------------------------------------ */
 
 /* The in-core plan's parameters after one iteration, against a swapping
  * planner's at a budget that forces swapping. */
@@ -385,7 +397,7 @@ END_TEST
 
 START_TEST(swap_bit_identical_va)
 {
-  check_swap_identical(mini, MINI_BATCH, "va", 64 * KiB);
+  check_swap_identical(mini, MINI_BATCH, "va", VA_CHUNK);
 }
 END_TEST
 
@@ -460,7 +472,7 @@ START_TEST(recompute_bit_identical)
 }
 END_TEST
 
-/* --- placements and out of memory --------------------------------------------------- */
+/* --- placements and out of memory ----------------------------------------- */
 
 /* Apply the prologue and the simulator's order to a fresh policy, as the
  * executor must; placements of the last iteration into pl. */
@@ -565,7 +577,7 @@ START_TEST(placements_as_simulated)
   check_placements("bestfit", 0, MINI_BATCH, 1);
   check_placements("pool", 0, MINI_BATCH, 1);
   check_placements("ideal", 0, MINI_BATCH, 1);
-  check_placements("va", 64 * KiB, MINI_BATCH, 1);
+  check_placements("va", VA_CHUNK, MINI_BATCH, 1);
   check_placements("caching", 0, MINI_BATCH, 0);
 }
 END_TEST
@@ -605,7 +617,7 @@ START_TEST(oom_as_simulated)
 }
 END_TEST
 
-/* --- va ------------------------------------------------------------------------------ */
+/* --- va ------------------------------------------------------------------- */
 
 /* A chunk mapped into one virtual range, written, unmapped and mapped
  * into another shows the bytes written: real mappings of one memfd. */
@@ -637,8 +649,8 @@ START_TEST(va_chunk_remaps)
   ck_assert_ptr_nonnull(b);
   fx_open(&f, mini, MINI_BATCH);
   env = (ooc_exec_env){ .model = f.m, .program = &f.prog, .threads = 1 };
-  bst = calloc(1, 4096);
-  ck_assert_int_eq(ooc_exec_cpu.create(bst, &env, &err), OOC_OK);
+  bst = calloc(1, b->state_size);
+  ck_assert_int_eq(b->create(bst, &env, &err), OOC_OK);
   ooc_exec_arena_init(&ar, b, bst);
   ar.err = &err;
   sink = ooc_exec_arena_sink(&ar);
@@ -657,7 +669,7 @@ START_TEST(va_chunk_remaps)
     ck_assert_uint_eq(a1[i], (unsigned char)(i * 7 + 1));
   ck_assert_uint_eq(ar.reserved, c);
   ooc_exec_arena_fini(&ar);
-  ooc_exec_cpu.destroy(bst);
+  b->destroy(bst);
   free(bst);
   fx_close(&f);
 }
@@ -672,7 +684,7 @@ START_TEST(va_run_remaps)
   float *p;
 
   fx_open(&f, mini, MINI_BATCH);
-  ck_assert(fx_swap_plan(&f, "window", "va", 64 * KiB, 1));
+  ck_assert(fx_swap_plan(&f, "window", "va", VA_CHUNK, 1));
   p = one_iteration(&f, 1, &r, &n);
   ck_assert_uint_gt(r.drv_actions[OOC_DRV_CHUNK_CREATE], 0);
   ck_assert_uint_gt(r.drv_actions[OOC_DRV_CHUNK_UNMAP], 0);
@@ -684,7 +696,7 @@ START_TEST(va_run_remaps)
 }
 END_TEST
 
-/* --- pacing and refusals ----------------------------------------------------------- */
+/* --- pacing and refusals -------------------------------------------------- */
 
 START_TEST(link_pacing)
 {
@@ -708,42 +720,53 @@ START_TEST(link_pacing)
 }
 END_TEST
 
-START_TEST(refuse_fft)
+/* Every kernel algorithm on c2 (3x3, stride 1), forward and backward:
+ * it runs, or it is refused by name. The cpu backend runs the GEMM
+ * families and refuses the FFTs and non-fused Winograd, which oneDNN
+ * lacks (fused Winograd where oneDNN has it, AVX-512). */
+START_TEST(kernel_algorithms)
 {
+  static const ooc_algo algos[] = { OOC_ALGO_IMPLICIT_GEMM,
+    OOC_ALGO_PRECOMP_GEMM, OOC_ALGO_FFT, OOC_ALGO_FFT_TILING,
+    OOC_ALGO_WINOGRAD, OOC_ALGO_WINOGRAD_NONFUSED };
   fx f;
   ooc_exec_config cfg;
-  ooc_exec *ex = NULL;
+  ooc_exec_result r;
+  ooc_exec *ex;
   ooc_err err = { 0 };
-  int rc;
+  size_t a;
+  int rc, c2;
 
   fx_open(&f, mini, MINI_BATCH);
   fx_alloc(&f, "caching", 256 * MiB, 0, 1);
-  fx_plan(&f, "incore");
-  f.plan.algo[f.lv->fwd_step[1]] = OOC_ALGO_FFT;
-  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
-  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
-  cfg = fx_config(&f, 0);
-  cfg.mem_order = NULL;
-  rc = ooc_exec_alloc(&cfg, &ex, &err);
-  ck_assert_int_eq(rc, OOC_EINVAL);
-  ck_assert_ptr_null(ex);
-  ck_assert_msg(strstr(err.msg, "'fft'") != NULL &&
-                strstr(err.msg, "c1") != NULL, "%s", err.msg);
-  /* Winograd runs where oneDNN implements it on this CPU (AVX-512), and
-   * is refused by name elsewhere. */
-  fx_plan(&f, "incore");
-  f.plan.algo[f.lv->fwd_step[ooc_model_find_layer(f.m, "c2")]] =
-      OOC_ALGO_WINOGRAD;
-  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
-  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
-  cfg = fx_config(&f, 0);
-  cfg.mem_order = NULL;
-  rc = ooc_exec_alloc(&cfg, &ex, &err);
-  if (rc == OOC_OK)
-    ooc_exec_free(ex);
-  else
-    ck_assert_msg(rc == OOC_EINVAL && strstr(err.msg, "'winograd'") &&
-                  strstr(err.msg, "c2"), "%s", err.msg);
+  c2 = ooc_model_find_layer(f.m, "c2");
+  for (a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+    const char *name = ooc_algo_name(algos[a]);
+    int gemm = algos[a] == OOC_ALGO_IMPLICIT_GEMM ||
+               algos[a] == OOC_ALGO_PRECOMP_GEMM;
+    fx_plan(&f, "incore");
+    f.plan.algo[f.lv->fwd_step[c2]] = (uint8_t)algos[a];
+    f.plan.algo[f.lv->bwd_step[c2]] = (uint8_t)algos[a];
+    rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+    ck_assert_msg(rc == OOC_OK, "%s: %s", name, err.msg);
+    cfg = fx_config(&f, 0);
+    cfg.mem_order = NULL;
+    ex = NULL;
+    rc = ooc_exec_alloc(&cfg, &ex, &err);
+    if (rc == OOC_OK) {
+      ck_assert_int_eq(ooc_exec_run(ex, &r, NULL, &err), OOC_OK);
+      ck_assert(r.feasible && isfinite(r.loss));
+      ooc_exec_free(ex);
+      ck_assert_msg(!on_cpu || gemm || algos[a] == OOC_ALGO_WINOGRAD,
+                    "cpu: '%s' ran", name);
+      continue;
+    }
+    ck_assert_msg(!on_cpu || !gemm, "cpu: '%s' refused: %s", name, err.msg);
+    ck_assert_int_eq(rc, OOC_EINVAL);
+    ck_assert_ptr_null(ex);
+    ck_assert_msg(strstr(err.msg, name) != NULL &&
+                  strstr(err.msg, "c2") != NULL, "%s: %s", name, err.msg);
+  }
   fx_close(&f);
 }
 END_TEST
@@ -778,7 +801,7 @@ START_TEST(refuse_bad_order)
 }
 END_TEST
 
-/* --- a transformer block ------------------------------------------------------------ */
+/* --- a transformer block -------------------------------------------------- */
 
 START_TEST(gpt2_block)
 {
@@ -813,7 +836,7 @@ START_TEST(gpt2_block)
 }
 END_TEST
 
-/* --- gradients -------------------------------------------------------------------- */
+/* --- gradients ------------------------------------------------------------ */
 
 /* Every op of the op table the cpu backend runs, in 2D nets, a 3D net and
  * a matmul net (the transformer ops are in gpt2_block and gradient_gpt2).
@@ -926,11 +949,12 @@ check_gradient(fx *f)
 
 START_TEST(gradient_nets)
 {
-  const char *nets[] = { mini, ops2d, ops3d, opsmm };
-  int64_t batch[] = { MINI_BATCH, 3, 2, 3 };
+  const char *nets[] = { mini, ops3d, ops2d, opsmm };
+  int64_t batch[] = { MINI_BATCH, 2, 3, 3 };
   size_t k;
 
-  for (k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+  /* The cuda backend runs the first two's ops. */
+  for (k = 0; k < (on_cpu ? 4u : 2u); k++) {
     fx f;
     fx_open(&f, nets[k], batch[k]);
     check_gradient(&f);
@@ -965,30 +989,35 @@ executor_suite(void)
   tc = tcase_create("replay");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, replay_mini);
-  tcase_add_test(tc, gpt2_block);
+  if (on_cpu)
+    tcase_add_test(tc, gpt2_block);
   suite_add_tcase(s, tc);
   tc = tcase_create("integrity");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, swap_bit_identical);
   tcase_add_test(tc, swap_bit_identical_va);
-  tcase_add_test(tc, recompute_bit_identical);
+  if (on_cpu)
+    tcase_add_test(tc, recompute_bit_identical);
   suite_add_tcase(s, tc);
   tc = tcase_create("memory");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, placements_as_simulated);
   tcase_add_test(tc, oom_as_simulated);
-  tcase_add_test(tc, va_chunk_remaps);
+  if (on_cpu)
+    tcase_add_test(tc, va_chunk_remaps);
   tcase_add_test(tc, va_run_remaps);
   suite_add_tcase(s, tc);
   tc = tcase_create("gradients");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, gradient_nets);
-  tcase_add_test(tc, gradient_gpt2);
+  if (on_cpu)
+    tcase_add_test(tc, gradient_gpt2);
   suite_add_tcase(s, tc);
   tc = tcase_create("options");
   tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, link_pacing);
-  tcase_add_test(tc, refuse_fft);
+  if (on_cpu)
+    tcase_add_test(tc, link_pacing);
+  tcase_add_test(tc, kernel_algorithms);
   tcase_add_test(tc, refuse_bad_order);
   suite_add_tcase(s, tc);
   return s;
@@ -997,9 +1026,17 @@ executor_suite(void)
 int
 main(void)
 {
-  SRunner *sr = srunner_create(executor_suite());
+  ooc_err err = { 0 };
+  const ooc_exec_backend *b = ooc_exec_backend_find(backend_name, &err);
+  SRunner *sr;
   int failed;
 
+  if (b == NULL || ooc_exec_backend_probe(b, &err) != OOC_OK) {
+    printf("%s: skipping\n", err.msg);
+    return 77;
+  }
+  on_cpu = strcmp(backend_name, "cpu") == 0;
+  sr = srunner_create(executor_suite());
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);
   srunner_free(sr);
