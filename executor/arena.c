@@ -20,7 +20,8 @@
  * they exist, counted from the actions performed, with their high-water
  * mark: the executor's measured peak reserved.
  *
- * Cost: O(1) per action (tables grow by doubling); teardown O(ids).
+ * Cost: O(1) per action (tables grow by doubling), but a chunk's map and
+ * unmap look for their range, O(ranges); teardown O(ids).
  */
 #include "config.h"
 

@@ -24,18 +24,24 @@
  * check_order() replays each order dry: it repeatedly starts the head of
  * any stream whose waits are done and which, if it is an ALLOC or FREE, is
  * the next request in the order. Starting an instruction never makes
- * another unable to start (waits and turns only ever become satisfied),
- * so if the dry run gets stuck, no schedule can follow the order, and the
- * order is refused (OOC_EINVAL); if it finishes, then at every moment of
- * the real run, with some set of instructions complete, the stream head
- * that the dry run started next from the same set can start: its waits
- * and its turn are satisfied by that set alone. So the real threads, each
- * blocked only on a wait or a turn, are never all blocked while work
- * remains. The simulator's order passes by construction: the simulator
- * started every instruction only after its waits and its stream's
- * previous instruction had completed, and applied each request as the
- * instruction started. An order that ends early (the simulator's run went
- * out of memory at its last ALLOC) is followed as far as it goes.
+ * another unable to start (waits and turns only become satisfied), so a
+ * dry run that gets stuck means no schedule can follow the order, which is
+ * refused (OOC_EINVAL). If it finishes, let d1, d2, ... be the order in
+ * which it started instructions, and S the set complete at some moment of
+ * the real run: a prefix of each stream, whose ALLOC/FREEs are the first
+ * requests of the order (they are applied in order). Take the first dj
+ * not in S. Its stream's earlier instructions precede it among the d's,
+ * so they are in S and dj is its stream's next instruction; its waits
+ * completed before the dry run started it, so they are in S; and if it is
+ * an ALLOC or FREE, the requests before it in the order are d's before
+ * it, in S, while no later one can be (dj's own is not applied), so it is
+ * the next request. So dj can start: the threads, each blocked only on a
+ * wait or a turn, are never all blocked while work remains. The
+ * simulator's order passes by construction: the simulator started every
+ * instruction only after its waits and its stream's previous instruction
+ * had completed, and applied each request as its instruction started. An
+ * order that ends early (the simulator's run went out of memory at its
+ * last ALLOC) is followed as far as it goes.
  *
  * Timing: CLOCK_MONOTONIC, each instruction's start and end relative to
  * the iteration's start; an iteration starts when the main thread releases
