@@ -771,6 +771,43 @@ START_TEST(kernel_algorithms)
 }
 END_TEST
 
+/* A program that breaks a rule: the executor refuses it with the
+ * simulator's message (both are ir/semantics.h's). */
+START_TEST(violation_as_simulated)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec *ex = NULL;
+  ooc_err es = { 0 }, ee = { 0 };
+  ooc_sim_result sr;
+  int32_t i, g = -1;
+  int rc;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  for (g = 0; g < f.prog.n_tensors && f.prog.tensors[g].kind != OOC_T_GRAD;
+       g++)
+    ;
+  for (i = f.prog.prologue_end; f.prog.instr[i].kind != OOC_I_COMPUTE; i++)
+    ;
+  /* The first forward kernel reads a gradient, allocated only later. */
+  f.prog.args[f.prog.instr[i].arg_first] = g;
+  rc = ooc_sim_run(f.sim, &f.prog, &sr, NULL, &es);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = NULL;
+  rc = ooc_exec_alloc(&cfg, &ex, &ee);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_ptr_null(ex);
+  /* The same line, after the validator's "program: ". */
+  ck_assert_msg(strstr(ee.msg, es.msg) != NULL, "executor: %s; simulator: "
+                "%s", ee.msg, es.msg);
+  ck_assert_msg(strstr(ee.msg, "not allocated") != NULL, "%s", ee.msg);
+  fx_close(&f);
+}
+END_TEST
+
 START_TEST(refuse_bad_order)
 {
   fx f;
@@ -1019,6 +1056,7 @@ executor_suite(void)
     tcase_add_test(tc, link_pacing);
   tcase_add_test(tc, kernel_algorithms);
   tcase_add_test(tc, refuse_bad_order);
+  tcase_add_test(tc, violation_as_simulated);
   suite_add_tcase(s, tc);
   return s;
 }
