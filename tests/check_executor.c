@@ -968,8 +968,9 @@ static const char *opsmm =
 
 /* The gradient the backward kernels compute is the loss's: one SGD step
  * of rate 0.01 (the first momentum step is one) along gradient g changes
- * the loss by -0.01 |g|^2 to first order. Iteration 2's loss (with the
- * stepped weights) against iteration 1's, within 10%. */
+ * the loss by -0.01 |g|^2 to first order (Adam's first step, rate 1e-3,
+ * by -1e-3 sum g^2 / (|g| + eps)). Iteration 2's loss (with the stepped
+ * weights) against iteration 1's, within 10%. */
 static void
 check_gradient(fx *f)
 {
@@ -993,8 +994,12 @@ check_gradient(fx *f)
   for (t = 0; t < f->prog.n_tensors; t++)
     if (f->prog.tensors[t].kind == OOC_T_PARAM) {
       size_t w = f->m->layers[f->prog.tensors[t].layer].param_bytes / 4;
-      for (i = 0; i < w; i++)
-        g2 += (double)p[off + w + i] * p[off + w + i];
+      for (i = 0; i < w; i++) {
+        double g = p[off + w + i];
+        /* Adam's first step is lr g / (|g| + eps) along each weight. */
+        g2 += f->m->optimizer == OOC_OPT_ADAM
+                  ? 0.1 * g * g / (fabs(g) + 1e-8) : g * g;
+      }
       off += 2 * w;
     }
   free(p);
@@ -1021,6 +1026,26 @@ START_TEST(gradient_nets)
   for (k = 0; k < (on_cpu ? 4u : 2u); k++) {
     fx f;
     fx_open(&f, nets[k], batch[k]);
+    check_gradient(&f);
+    fx_close(&f);
+  }
+}
+END_TEST
+
+/* The optimizer step itself: plain SGD and Adam on mini. */
+START_TEST(gradient_optimizers)
+{
+  static const ooc_optimizer opt[] = { OOC_OPT_SGD, OOC_OPT_ADAM };
+  size_t k;
+
+  for (k = 0; k < sizeof opt / sizeof opt[0]; k++) {
+    ooc_model_opts mo = { .batch = MINI_BATCH, .optimizer = opt[k] };
+    ooc_err err = { 0 };
+    ooc_model *m;
+    fx f;
+    int rc = ooc_model_load_string(mini, "test.json", &mo, &m, &err);
+    ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+    fx_open_model(&f, m);
     check_gradient(&f);
     fx_close(&f);
   }
@@ -1074,8 +1099,10 @@ executor_suite(void)
   tc = tcase_create("gradients");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, gradient_nets);
-  if (on_cpu)
+  if (on_cpu) {
+    tcase_add_test(tc, gradient_optimizers);
     tcase_add_test(tc, gradient_gpt2);
+  }
   suite_add_tcase(s, tc);
   tc = tcase_create("options");
   tcase_set_timeout(tc, 120);
