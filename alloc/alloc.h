@@ -61,7 +61,10 @@
  *   - the placement of a request of 0 bytes is written too (seg -1);
  *   - alloc's OOC_EOOM leaves allocated unchanged (what else it may change
  *     is documented there); after a sink error the state is undefined
- *     until reset().
+ *     until reset();
+ *   - the out-of-memory report (ooc_oom, ooc_alloc_oom, ooc_alloc_oom_host)
+ *     moved here from sim/sim.h, so that the simulator and the executor
+ *     fill it with the same code and report an unsatisfiable ALLOC alike.
  *
  * Ownership: the caller (simulator, executor) owns the state buffer
  * (state_size bytes), calls init() once per configuration, reset() between
@@ -75,6 +78,7 @@
 #include <stdint.h>
 #include "base/error.h"
 #include "ir/hw.h"
+#include "ir/program.h"
 
 /* A driver action: what a real allocator asks of the CUDA driver. */
 typedef enum ooc_drv_kind {
@@ -215,6 +219,29 @@ int ooc_alloc_option(const char *options, const char *key,
  * occupies 0. Pure, O(1). */
 uint64_t ooc_alloc_footprint(const ooc_allocator_type *t,
                              const ooc_alloc_config *cfg, uint64_t bytes);
+
+/* An ALLOC that could not be satisfied: what the simulator's and the
+ * executor's results carry (docs/program-ir.md, "Semantics"). */
+typedef struct ooc_oom {
+  int32_t instr;          /* the ALLOC that could not be satisfied */
+  int32_t tensor, layer;
+  int64_t time_ns;
+  uint64_t requested_bytes, live_bytes, reserved_bytes, largest_free_bytes;
+  char reason[160];
+} ooc_oom;
+
+/* Fill o for device ALLOC instruction i of p that policy t (its state)
+ * could not satisfy at time_ns (from the iteration's start; 0 in the
+ * prologue): the request, the policy's stats and its explain() line. */
+void ooc_alloc_oom(const ooc_allocator_type *t, const void *state,
+                   const ooc_program *p, int32_t i, int64_t time_ns,
+                   ooc_oom *o);
+/* The same for a pinned host ALLOC i refused because `pinned` bytes of
+ * host_mem are in use: the device policy's figures, and a reason that
+ * says the host ran out. */
+void ooc_alloc_oom_host(const ooc_allocator_type *t, const void *state,
+                        const ooc_program *p, int32_t i, int64_t time_ns,
+                        uint64_t pinned, uint64_t host_mem, ooc_oom *o);
 
 /* Send one action to a sink (nothing when sink or its act is NULL). */
 static inline int

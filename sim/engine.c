@@ -338,26 +338,13 @@ sample_memory(ooc_sim *s)
 }
 
 /* An ALLOC (instruction i) could not be met: the run ends infeasible with
- * the report the summary's oom object carries. */
+ * the report the summary's oom object carries (alloc/oom.c, shared with
+ * the executor). */
 static void
-fill_oom(ooc_sim *s, int32_t i, const char *host_reason)
+fill_oom(ooc_sim *s, int32_t i)
 {
-  const ooc_instr *in = &s->p->instr[i];
-  ooc_alloc_stats as;
-  ooc_oom *o = &s->r->oom;
-  uint64_t bytes = s->p->tensors[in->tensor].bytes;
-
-  s->at->stats(s->astate, &as);
-  *o = (ooc_oom){
-    .instr = i, .tensor = in->tensor, .layer = in->layer,
-    .time_ns = i < s->p->prologue_end ? 0 : s->now - s->t0,
-    .requested_bytes = bytes, .live_bytes = as.allocated,
-    .reserved_bytes = as.reserved, .largest_free_bytes = as.largest_free,
-  };
-  if (host_reason != NULL)
-    snprintf(o->reason, sizeof o->reason, "%s", host_reason);
-  else
-    s->at->explain(s->astate, bytes, o->reason, sizeof o->reason);
+  ooc_alloc_oom(s->at, s->astate, s->p, i,
+                i < s->p->prologue_end ? 0 : s->now - s->t0, &s->r->oom);
   s->r->feasible = 0;
   s->oom = 1;
 }
@@ -377,14 +364,11 @@ host_alloc(ooc_sim *s, uint64_t bytes)
 static void
 host_oom(ooc_sim *s, int32_t i)
 {
-  char why[160], b1[32], b2[32], b3[32];
-  uint64_t bytes = s->p->tensors[s->p->instr[i].tensor].bytes;
-
-  snprintf(why, sizeof why, "pinned host memory exhausted: %s requested, %s "
-           "of %s in use", ooc_fmt_bytes(bytes, b1, sizeof b1),
-           ooc_fmt_bytes(s->host_pinned, b2, sizeof b2),
-           ooc_fmt_bytes(s->hw->host_mem, b3, sizeof b3));
-  fill_oom(s, i, why);
+  ooc_alloc_oom_host(s->at, s->astate, s->p, i,
+                     i < s->p->prologue_end ? 0 : s->now - s->t0,
+                     s->host_pinned, s->hw->host_mem, &s->r->oom);
+  s->r->feasible = 0;
+  s->oom = 1;
 }
 
 /* The allocator side of ALLOC i (checked): device through the allocator,
@@ -411,7 +395,7 @@ do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
                     s->drv_use);
   *cost += s->drv_ns;
   if (rc == OOC_EOOM) {
-    fill_oom(s, i, NULL);
+    fill_oom(s, i);
     return OOC_EOOM;
   }
   if (rc != OOC_OK)

@@ -69,14 +69,6 @@ typedef enum {
   OOC_STALL_COUNT
 } ooc_stall;
 
-typedef struct ooc_oom {
-  int32_t instr;          /* the ALLOC that could not be satisfied */
-  int32_t tensor, layer;
-  int64_t time_ns;
-  uint64_t requested_bytes, live_bytes, reserved_bytes, largest_free_bytes;
-  char reason[160];
-} ooc_oom;
-
 typedef struct ooc_sim_result {
   int feasible;
   ooc_oom oom;                 /* valid when !feasible */

@@ -1,0 +1,221 @@
+/* executor/backend.h — what an executor backend implements, and what the
+ * shared replay core hands it (for backend authors; users go through
+ * executor/executor.h).
+ *
+ * A backend is one `const ooc_exec_backend` (GSL's type-descriptor style):
+ * a name, a state size and typed functions for the only things that differ
+ * between devices: the kernels, the copies, the driver calls behind the
+ * allocator policy's actions, pinned host memory, and synchronisation.
+ * Everything else (threads, waits, tensor-state rules, the allocator and
+ * its order, the arena's id tables and pointer arithmetic, timing, data,
+ * verification, results) is the shared core's (exec.c, arena.c,
+ * kernel.c, data.c).
+ *
+ * Contract: every function is synchronous, it returns once the work is
+ * complete on the device (a GPU backend synchronises its stream before it
+ * returns), so that the core's completion flags and timestamps are true.
+ * compute() runs only on the compute stream's thread, copy() only on the
+ * copy streams' threads; mem(), host_alloc() and host_free() are called
+ * under the core's lock from any stream thread, or from the caller's
+ * thread in the prologue; prepare() runs on the compute thread before the
+ * first iteration. A failing call returns a negative status with err
+ * naming the call and the instruction's layer.
+ *
+ * Ownership: the core owns the state buffer (state_size bytes, zeroed) and
+ * calls destroy() once if create() succeeded. Kernel descriptions
+ * (ooc_exec_kernel) belong to the core and live as long as the run.
+ */
+#ifndef OOC_EXEC_BACKEND_H
+#define OOC_EXEC_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "base/error.h"
+#include "ir/model.h"
+#include "ir/program.h"
+#include "alloc/alloc.h"
+#include "executor/executor.h"
+
+/* A segment, virtual range or physical chunk of the arena, indexed by the
+ * policy's id (alloc/alloc.h). The core fills addr and bytes (the policy's
+ * numbers) before it calls mem(); the backend fills base (segment, range)
+ * or handle (chunk). */
+typedef struct ooc_exec_region {
+  void *base;          /* where it is mapped in this process or device */
+  uint64_t addr;       /* its address in the policy's space */
+  uint64_t bytes;
+  uint64_t handle;     /* chunk: a memfd, a CUmemGenericAllocationHandle */
+  uint64_t map_addr;   /* chunk: the policy address it is mapped at */
+  int live, mapped;
+} ooc_exec_region;
+
+/* What create() is told about the run. */
+typedef struct ooc_exec_env {
+  const ooc_model *model;
+  const ooc_program *program;
+  int threads;          /* 0: the backend's default */
+  double link_GBps;     /* copy pacing (0: none) */
+  uint64_t seed;
+} ooc_exec_env;
+
+/* One COMPUTE, resolved by the core (kernel.c) from the model's op table
+ * and the program's tensor table, and checked against the instruction's
+ * args. Tensor fields are program tensor ids, -1 when absent; the device
+ * pointer of tensor t during the kernel is ptr[t] in compute(). */
+typedef struct ooc_exec_kernel {
+  int32_t instr;
+  int32_t layer;        /* -1 for an UPDATE without a layer */
+  uint8_t phase;        /* OOC_PH_FWD, _BWD, _RECOMP, _UPDATE */
+  uint8_t algo;         /* ir/algo.h */
+  uint8_t skip;         /* nothing to compute: an alias (flatten,
+                           reshape), or a backward with no gradient to
+                           produce (has_bwd 0) */
+  uint8_t inplace;      /* the output shares its first input's storage
+                           (in-place relu, act, dropout): backward turns
+                           the gradient in place */
+  int n_in;
+  const int32_t *in;    /* per input: its storage act (the input tensor
+                           for layer 0) */
+  const int32_t *din;   /* per input: its gradient, -1 when none or not
+                           computed (the layer's grad_in is 0) */
+  const uint8_t *din_acc; /* per input: 1 add into din, 0 overwrite */
+  int32_t out;          /* the output's storage act */
+  uint64_t saved_off;   /* this layer's saved state inside out: after the
+                           storage layer's output and the saved state of
+                           the layers before it sharing the storage */
+  int32_t dout;         /* gradient of the output */
+  uint8_t dout_fresh;   /* dout holds no data yet (nothing downstream
+                           wrote it): the loss seeds it, others read 0 */
+  int32_t param;        /* the layer's parameters: weights, then their
+                           gradients at param_bytes, optimizer state
+                           after (-1 none) */
+  uint8_t dparam_acc;   /* the weight gradients are added to (a tensor
+                           written earlier in this iteration) */
+  int32_t tied;         /* a tied linear: the embedding whose table it
+                           uses as weights (its param tensor), -1 */
+  uint8_t tied_acc;     /* the table's gradient is added to */
+  int32_t ws;           /* the program's workspace tensor for this
+                           kernel, -1 none */
+  uint64_t ws_bytes;
+  int n_params;         /* UPDATE: every parameter tensor */
+  const int32_t *params;
+} ooc_exec_kernel;
+
+/* What a backend reports after a run. */
+typedef struct ooc_exec_backend_info {
+  uint64_t side_bytes;  /* memory it used outside the arena */
+  double loss;          /* mean loss of the last forward of the loss */
+  char note[256];
+} ooc_exec_backend_info;
+
+struct ooc_exec_backend {
+  const char *name;
+  const char *summary;
+  size_t state_size;
+  int host_visible;     /* device pointers are host memory (the core may
+                           read them directly, e.g. to verify) */
+  /* Can it run here? OOC_OK or OOC_EUNSUP with why. */
+  int (*probe)(ooc_err *err);
+  /* OOC_OK, OOC_EINVAL (an option it cannot honour), OOC_EUNSUP. */
+  int (*create)(void *state, const ooc_exec_env *env, ooc_err *err);
+  void (*destroy)(void *state);
+  /* Called once on each stream thread before its first instruction
+   * (bind the device, fix the kernel thread count). */
+  int (*thread_start)(void *state, int stream, ooc_err *err);
+  /* Perform one driver action (alloc/alloc.h): r is the region the
+   * action's id names (segment, range or chunk table); for CHUNK_MAP and
+   * CHUNK_UNMAP, range is the virtual range the mapping lies in. */
+  int (*mem)(void *state, const ooc_drv_action *a, ooc_exec_region *r,
+             const ooc_exec_region *range, ooc_err *err);
+  /* Pinned host memory: *pinned 0 when it could only be pageable. */
+  int (*host_alloc)(void *state, uint64_t bytes, void **p, int *pinned,
+                    ooc_err *err);
+  void (*host_free)(void *state, void *p, uint64_t bytes, int pinned);
+  /* Setup and read-back copies (untimed). */
+  int (*upload)(void *state, void *dev, const void *host, uint64_t bytes,
+                ooc_err *err);
+  int (*download)(void *state, void *host, const void *dev, uint64_t bytes,
+                  ooc_err *err);
+  /* Build what k needs (primitives, descriptors, workspaces outside the
+   * arena) before timing. OOC_EINVAL when the backend cannot run it, with
+   * err naming the layer, the op and what is missing. */
+  int (*prepare)(void *state, const ooc_exec_kernel *k, ooc_err *err);
+  /* Run k; `iteration` counts from 0 over warm-up and timed ones. */
+  int (*compute)(void *state, const ooc_exec_kernel *k, void *const *ptr,
+                 int iteration, ooc_err *err);
+  /* An H2D (stream 1) or D2H (stream 2) copy. */
+  int (*copy)(void *state, int stream, void *dst, const void *src,
+              uint64_t bytes, ooc_err *err);
+  /* Device-wide synchronise (between iterations). */
+  int (*sync)(void *state, ooc_err *err);
+  void (*info)(const void *state, ooc_exec_backend_info *out);
+};
+
+extern const ooc_exec_backend ooc_exec_cpu;
+extern const ooc_exec_backend ooc_exec_cuda;
+
+/* --- seeded data, shared so that every backend computes the same thing ---- */
+
+/* A counter-based generator: a 64-bit mix (splitmix64's finaliser) of a
+ * seed, a stream and a counter, so that any element of any tensor can be
+ * drawn alone, in any order, and a recompute draws what the first forward
+ * drew. */
+static inline uint64_t
+ooc_exec_mix(uint64_t seed, uint64_t stream, uint64_t counter)
+{
+  uint64_t z = seed ^ (stream * 0x9e3779b97f4a7c15ULL) ^
+               (counter * 0xd1b54a32d192ed03ULL);
+
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1), 24 random bits. */
+static inline float
+ooc_exec_uniform(uint64_t seed, uint64_t stream, uint64_t counter)
+{
+  return (float)(ooc_exec_mix(seed, stream, counter) >> 40) *
+             (1.0f / 8388608.0f) - 1.0f;
+}
+
+/* Streams of the generator. */
+enum {
+  OOC_RNG_WEIGHTS = 1,    /* + layer << 8 */
+  OOC_RNG_INPUT = 2,
+  OOC_RNG_LABELS = 3,
+  OOC_RNG_DROPOUT = 4     /* + layer << 8, counter: iteration << 40 | i */
+};
+
+/* The class label of row `row` of the loss input (rows of `classes`
+ * logits, in batch order). */
+static inline int64_t
+ooc_exec_label(uint64_t seed, int64_t row, int64_t classes)
+{
+  return (int64_t)(ooc_exec_mix(seed, OOC_RNG_LABELS, (uint64_t)row) %
+                   (uint64_t)classes);
+}
+
+/* Whether dropout layer `layer` keeps element i in `iteration`, with drop
+ * probability p. */
+static inline int
+ooc_exec_dropout_keep(uint64_t seed, int layer, int iteration, uint64_t i,
+                      double p)
+{
+  uint64_t r = ooc_exec_mix(seed, OOC_RNG_DROPOUT | ((uint64_t)layer << 8),
+                            ((uint64_t)iteration << 40) ^ i);
+  return (double)(r >> 11) * (1.0 / 9007199254740992.0) >= p;
+}
+
+/* Shared helpers of the core that backends may call (data.c). */
+
+/* The tied linear's embedding (the first with vocab == out and out == the
+ * linear's input features), or -1. */
+int ooc_exec_tied_embedding(const ooc_model *m, int layer);
+
+/* Per-sample rows and classes of a softmax_ce layer's input (softmax over
+ * the last dim). */
+void ooc_exec_ce_shape(const ooc_model *m, int layer, int64_t *rows,
+                       int64_t *classes);
+
+#endif

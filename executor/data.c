@@ -1,0 +1,136 @@
+/* executor/data.c — the data a replay computes on: seeded parameters and
+ * input batch, so that every run of every plan of a model starts from the
+ * same bits (docs/executor.md, "Data").
+ *
+ * One idea: every element is drawn from the counter-based generator of
+ * backend.h, keyed by (seed, layer, index), so the contents of a tensor do
+ * not depend on where it is placed, in what order tensors are filled or on
+ * which backend. Weights are uniform in [-1/sqrt(fan-in), 1/sqrt(fan-in))
+ * (PyTorch's default for convolutions and linear layers), batch and layer
+ * norms start at scale 1, shift 0, embeddings uniform in [-0.1, 0.1);
+ * gradients and optimizer state start at 0. The input batch is uniform in
+ * [-1, 1), or token ids when an embedding reads it.
+ *
+ * Parameter layout inside a layer's param tensor (shared with the
+ * kernels): weights, then the bias (out values) when the layer has one;
+ * a norm's scale then shift; an embedding's (vocab + positions) x out
+ * table. The gradients follow at param_bytes in the same layout, the
+ * optimizer state at param_bytes + grad_bytes.
+ *
+ * Cost: O(elements), once per tensor in the prologue.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "executor/core.h"
+
+int
+ooc_exec_tied_embedding(const ooc_model *m, int layer)
+{
+  const ooc_layer *ly = &m->layers[layer];
+  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
+  int64_t fin = x->d[x->ndim - 1];
+  int e;
+
+  for (e = 1; e < m->n_layers; e++) {
+    const ooc_layer *em = &m->layers[e];
+    if (em->op == OOC_OPK_EMBEDDING && em->a.vocab == ly->a.out &&
+        em->a.out == fin)
+      return e;
+  }
+  return -1;
+}
+
+void
+ooc_exec_ce_shape(const ooc_model *m, int layer, int64_t *rows,
+                  int64_t *classes)
+{
+  const ooc_layer *ly = &m->layers[layer];
+  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
+
+  *classes = x->d[x->ndim - 1];
+  *rows = ooc_shape_elems(x) / *classes;
+}
+
+/* The smallest vocabulary of an embedding reading the input, 0: none. */
+static int64_t
+input_vocab(const ooc_model *m)
+{
+  int64_t v = 0;
+  int l, j;
+
+  for (l = 1; l < m->n_layers; l++) {
+    const ooc_layer *ly = &m->layers[l];
+    if (ly->op != OOC_OPK_EMBEDDING)
+      continue;
+    for (j = 0; j < ly->n_in; j++)
+      if (ooc_model_storage(m, ooc_layer_input(m, ly, j)) == 0 &&
+          (v == 0 || ly->a.vocab < v))
+        v = ly->a.vocab;
+  }
+  return v;
+}
+
+static void
+fill_params(const ooc_model *m, int l, uint64_t seed, float *w)
+{
+  const ooc_layer *ly = &m->layers[l];
+  uint64_t n = ly->params, i, nb = 0, stream = OOC_RNG_WEIGHTS |
+                                               ((uint64_t)l << 8);
+  float bound;
+
+  switch (ly->op) {
+  case OOC_OPK_BATCHNORM:
+  case OOC_OPK_LAYERNORM:
+    for (i = 0; i < n; i++)
+      w[i] = i < n / 2 ? 1.0f : 0.0f;
+    return;
+  case OOC_OPK_EMBEDDING:
+    for (i = 0; i < n; i++)
+      w[i] = 0.1f * ooc_exec_uniform(seed, stream, i);
+    return;
+  default:
+    break;
+  }
+  if (ly->a.bias && ly->a.out > 0 && (uint64_t)ly->a.out <= n)
+    nb = (uint64_t)ly->a.out;
+  bound = n > nb && ly->a.out > 0
+              ? 1.0f / sqrtf((float)((n - nb) / (uint64_t)ly->a.out))
+              : 1.0f;
+  if (ly->op == OOC_OPK_LINEAR) {
+    const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
+    bound = 1.0f / sqrtf((float)x->d[x->ndim - 1]);
+  }
+  for (i = 0; i < n; i++)
+    w[i] = bound * ooc_exec_uniform(seed, stream, i);
+}
+
+void
+ooc_exec_data_fill(const ooc_model *m, const ooc_program *p, int32_t t,
+                   uint64_t seed, void *buf)
+{
+  const ooc_ptensor *pt = &p->tensors[t];
+  uint64_t i, n;
+
+  memset(buf, 0, pt->bytes);
+  if (pt->kind == OOC_T_PARAM) {
+    const ooc_layer *ly = &m->layers[pt->layer];
+    if (ly->param_bytes <= pt->bytes)
+      fill_params(m, pt->layer, seed, buf);
+  } else if (pt->kind == OOC_T_INPUT) {
+    int64_t v = input_vocab(m);
+    n = m->layers[0].out_bytes / sizeof(float);
+    if (n * sizeof(float) > pt->bytes)
+      n = pt->bytes / sizeof(float);
+    for (i = 0; i < n; i++) {
+      if (v > 0)
+        ((int32_t *)buf)[i] =
+            (int32_t)(ooc_exec_mix(seed, OOC_RNG_INPUT, i) % (uint64_t)v);
+      else
+        ((float *)buf)[i] = ooc_exec_uniform(seed, OOC_RNG_INPUT, i);
+    }
+  }
+}

@@ -1,0 +1,377 @@
+/* executor/kernel.c — every COMPUTE of a program resolved into what its
+ * kernel reads and writes (backend.h, ooc_exec_kernel).
+ *
+ * One idea: the program names tensors by id and says, per COMPUTE, which
+ * ones it touches (args); the op table (ir/ops.c) says what each op's
+ * forward and backward compute and read. The tensor table follows plan/'s
+ * layout (plan/plan.h: one param tensor per layer with parameters, one act
+ * per storage layer with the input batch as act 0, one gradient per act
+ * that has one, a forward and a backward workspace per layer that has
+ * one), so a tensor's kind and layer say its role. This file finds, for
+ * each COMPUTE, the tensor in each role its kernel needs, and checks that
+ * the instruction lists it (written where the kernel writes), so the
+ * executor never touches a buffer the semantics (ir/semantics.h) did not
+ * vouch for. The one exception is a tied linear's weights, which live in
+ * its embedding's parameter tensor (persistent, allocated in the
+ * prologue) and which the program does not list.
+ *
+ * Gradients are written by every consumer of an activation: the first
+ * writer after the gradient's ALLOC overwrites it, later ones add to it,
+ * and an in-place layer (relu, act, dropout with in_place) turns its
+ * output's gradient into its input's where it lies. Weight gradients are
+ * overwritten by their first writer of an iteration (a tied table gets a
+ * second). One pass over the program in index order decides each
+ * (a valid order: waits point backwards, and the semantics make every
+ * write to a tensor from one stream ordered before the next).
+ *
+ * Cost: O(layers + instructions x args). Ownership: ooc_exec_kernels owns
+ * its arrays (ooc_exec_kernels_free).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor/core.h"
+
+typedef struct roles {
+  int n;
+  int32_t *param, *act, *grad, *ws; /* per layer; ws: 2 per layer */
+  int *storage;                     /* per layer: its storage layer */
+  uint64_t *saved_off;              /* per layer */
+} roles;
+
+static void
+roles_free(roles *r)
+{
+  free(r->param);
+  free(r->act);
+  free(r->grad);
+  free(r->ws);
+  free(r->storage);
+  free(r->saved_off);
+}
+
+static int
+roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
+{
+  int n = m->n_layers, l;
+  int32_t t;
+  uint64_t *cum;
+
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  r->param = malloc((size_t)n * sizeof *r->param);
+  r->act = malloc((size_t)n * sizeof *r->act);
+  r->grad = malloc((size_t)n * sizeof *r->grad);
+  r->ws = malloc(2 * (size_t)n * sizeof *r->ws);
+  r->storage = malloc((size_t)n * sizeof *r->storage);
+  r->saved_off = malloc((size_t)n * sizeof *r->saved_off);
+  cum = calloc((size_t)n, sizeof *cum);
+  if (!r->param || !r->act || !r->grad || !r->ws || !r->storage ||
+      !r->saved_off || !cum) {
+    free(cum);
+    return ooc_err_set(err, OOC_ENOMEM, "executor: out of memory");
+  }
+  for (l = 0; l < n; l++) {
+    r->param[l] = r->act[l] = r->grad[l] = -1;
+    r->ws[2 * l] = r->ws[2 * l + 1] = -1;
+    r->storage[l] = m->layers[l].alias_of >= 0
+                        ? r->storage[m->layers[l].alias_of] : l;
+    cum[l] = m->layers[l].out_bytes;
+  }
+  for (l = 0; l < n; l++) {
+    r->saved_off[l] = cum[r->storage[l]];
+    cum[r->storage[l]] += m->layers[l].saved_bytes;
+  }
+  free(cum);
+  for (t = 0; t < p->n_tensors; t++) {
+    const ooc_ptensor *pt = &p->tensors[t];
+    int32_t *slot = NULL;
+    l = pt->layer;
+    if (l < 0 || l >= n)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "executor: tensor %d names layer %d, which the "
+                         "model does not have", t, l);
+    switch (pt->kind) {
+    case OOC_T_PARAM: slot = &r->param[l]; break;
+    case OOC_T_INPUT: slot = l == 0 ? &r->act[0] : NULL; break;
+    case OOC_T_ACT: slot = r->storage[l] == l && l > 0 ? &r->act[l] : NULL;
+      break;
+    case OOC_T_GRAD: slot = r->storage[l] == l ? &r->grad[l] : NULL; break;
+    case OOC_T_WORKSPACE:
+      slot = r->ws[2 * l] < 0 ? &r->ws[2 * l] : &r->ws[2 * l + 1];
+      break;
+    default: break;
+    }
+    if (slot == NULL || *slot >= 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "executor: tensor %d (%s of layer %d '%s') does "
+                         "not follow the tensor table of plan/ (one per "
+                         "role and storage layer, plan/plan.h)", t,
+                         ooc_tensor_kind_name((ooc_tensor_kind)pt->kind), l,
+                         m->layers[l].name ? m->layers[l].name : "?");
+    *slot = t;
+  }
+  return OOC_OK;
+}
+
+static const char *
+lname(const ooc_model *m, int32_t l)
+{
+  return l >= 0 && l < m->n_layers && m->layers[l].name ? m->layers[l].name
+                                                         : "?";
+}
+
+/* The arg of instruction in naming tensor t: 1 read, 2 written, 0 none. */
+static int
+arg_of(const ooc_program *p, const ooc_instr *in, int32_t t)
+{
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = p->args[in->arg_first + k];
+    if (OOC_ARG_TENSOR(a) == t)
+      return a & OOC_ARG_WRITE ? 2 : 1;
+  }
+  return 0;
+}
+
+/* The kernel of instruction i needs tensor t (written when `write`). */
+static int
+need(const ooc_model *m, const ooc_program *p, int32_t i, int32_t t,
+     int write, const char *role, ooc_err *err)
+{
+  const ooc_instr *in = &p->instr[i];
+  int a;
+  int32_t tl;
+
+  if (t < 0)
+    return OOC_OK;
+  a = arg_of(p, in, t);
+  if (a == 2 || (a == 1 && !write))
+    return OOC_OK;
+  tl = p->tensors[t].layer;
+  return ooc_err_set(err, OOC_EINVAL,
+                     "executor: instruction %d (COMPUTE %s, layer %d '%s'): "
+                     "its kernel %s tensor %d (%s, %s of layer %d '%s'), "
+                     "which the instruction %s", i,
+                     ooc_phase_name((ooc_phase)in->phase), in->layer,
+                     lname(m, in->layer), write ? "writes" : "reads", t,
+                     role,
+                     ooc_tensor_kind_name((ooc_tensor_kind)p->tensors[t].kind),
+                     tl, lname(m, tl),
+                     a == 0 ? "does not list" : "lists as read only");
+}
+
+void
+ooc_exec_kernels_free(ooc_exec_kernels *ks)
+{
+  if (ks == NULL)
+    return;
+  free(ks->k);
+  free(ks->of_instr);
+  free(ks->ints);
+  free(ks->flags);
+  memset(ks, 0, sizeof *ks);
+}
+
+/* Resolve COMPUTE i into k (arrays from the cursors). */
+static int
+resolve(const roles *r, const ooc_model *m, const ooc_program *p,
+        int32_t i, ooc_exec_kernel *k, int32_t **ic, uint8_t **fc,
+        ooc_err *err)
+{
+  const ooc_instr *in = &p->instr[i];
+  const ooc_layer *ly;
+  int32_t *din, *inv;
+  int j, bwd, rc;
+
+  memset(k, 0, sizeof *k);
+  k->instr = i;
+  k->layer = in->layer;
+  k->phase = in->phase;
+  k->algo = in->algo;
+  k->out = k->dout = k->param = k->tied = k->ws = -1;
+  if (in->phase == OOC_PH_UPDATE) {
+    int32_t a;
+    k->params = *ic;
+    for (a = 0; a < in->n_args; a++) {
+      int32_t t = OOC_ARG_TENSOR(p->args[in->arg_first + a]);
+      if (p->tensors[t].kind == OOC_T_PARAM) {
+        if (!(p->args[in->arg_first + a] & OOC_ARG_WRITE))
+          return need(m, p, i, t, 1, "parameters to update", err);
+        (*ic)[k->n_params++] = t;
+      }
+    }
+    *ic += k->n_params;
+    return OOC_OK;
+  }
+  if (in->layer <= 0 || in->layer >= m->n_layers)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "executor: instruction %d (COMPUTE %s) runs layer "
+                       "%d, which has no kernel", i,
+                       ooc_phase_name((ooc_phase)in->phase), in->layer);
+  ly = &m->layers[in->layer];
+  bwd = in->phase == OOC_PH_BWD;
+  k->n_in = ly->n_in;
+  inv = *ic;
+  din = *ic + ly->n_in;
+  *ic += 2 * ly->n_in;
+  k->in = inv;
+  k->din = din;
+  k->din_acc = *fc;
+  *fc += ly->n_in;
+  for (j = 0; j < ly->n_in; j++) {
+    int s = r->storage[ooc_layer_input(m, ly, j)];
+    inv[j] = r->act[s];
+    din[j] = bwd && ly->grad_in ? r->grad[s] : -1;
+  }
+  k->out = r->act[r->storage[in->layer]];
+  k->saved_off = r->saved_off[in->layer];
+  k->param = r->param[in->layer];
+  k->inplace = (ly->op == OOC_OPK_RELU || ly->op == OOC_OPK_ACT ||
+                ly->op == OOC_OPK_DROPOUT) && ly->alias_of >= 0;
+  if (ly->op == OOC_OPK_LINEAR && ly->a.tied) {
+    int e = ooc_exec_tied_embedding(m, in->layer);
+    if (e < 0 || r->param[e] < 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "executor: layer %d '%s' is a tied linear, but no "
+                         "embedding has vocab %lld and out %lld", in->layer,
+                         ly->name ? ly->name : "?", (long long)ly->a.out,
+                         (long long)m->layers[ooc_layer_input(m, ly, 0)]
+                             .out.d[m->layers[ooc_layer_input(m, ly, 0)]
+                                        .out.ndim - 1]);
+    k->tied = r->param[e];
+  }
+  k->ws = r->ws[2 * in->layer + bwd];
+  if (k->ws >= 0 && (p->tensors[k->ws].bytes == 0 ||
+                     arg_of(p, in, k->ws) == 0))
+    k->ws = -1;
+  k->ws_bytes = k->ws >= 0 ? p->tensors[k->ws].bytes : 0;
+  if (bwd) {
+    k->dout = r->grad[r->storage[in->layer]];
+    k->skip = !ly->has_bwd || ly->op == OOC_OPK_FLATTEN ||
+              ly->op == OOC_OPK_RESHAPE;
+  } else {
+    k->skip = ly->op == OOC_OPK_FLATTEN || ly->op == OOC_OPK_RESHAPE;
+  }
+  if (k->skip)
+    return OOC_OK;
+  /* What the kernel reads and writes must be listed. */
+  if (!bwd) {
+    for (j = 0; j < k->n_in; j++)
+      if ((rc = need(m, p, i, inv[j], 0, "an input", err)) != OOC_OK)
+        return rc;
+    if ((rc = need(m, p, i, k->out, 1, "the output", err)) != OOC_OK ||
+        (rc = need(m, p, i, k->param, 0, "the parameters", err)) != OOC_OK)
+      return rc;
+    return OOC_OK;
+  }
+  if (ly->needs & OOC_NEED_INPUT)
+    for (j = 0; j < k->n_in; j++)
+      if ((rc = need(m, p, i, inv[j], 0, "an input", err)) != OOC_OK)
+        return rc;
+  if ((ly->needs & OOC_NEED_OUTPUT) || ly->op == OOC_OPK_SOFTMAX_CE)
+    if ((rc = need(m, p, i, k->out, 0, "the output", err)) != OOC_OK)
+      return rc;
+  if (k->dout < 0 && ly->op != OOC_OPK_SOFTMAX_CE)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "executor: instruction %d (COMPUTE bwd, layer %d "
+                       "'%s'): its output has no gradient tensor", i,
+                       in->layer, ly->name ? ly->name : "?");
+  if ((rc = need(m, p, i, k->dout, arg_of(p, in, k->dout) == 2,
+                 "the output's gradient", err)) != OOC_OK ||
+      (rc = need(m, p, i, k->param, 1, "the parameters", err)) != OOC_OK)
+    return rc;
+  for (j = 0; j < k->n_in; j++)
+    if ((rc = need(m, p, i, din[j], 1, "an input's gradient", err))
+        != OOC_OK)
+      return rc;
+  return OOC_OK;
+}
+
+int
+ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
+                       const ooc_program *p, ooc_err *err)
+{
+  roles r;
+  int32_t i, n = 0, ni = 0, nf = 0, *ic;
+  uint8_t *fc, *fresh = NULL, *pwritten = NULL;
+  int rc, j;
+
+  memset(ks, 0, sizeof *ks);
+  if ((rc = roles_build(&r, m, p, err)) != OOC_OK)
+    goto out;
+  for (i = 0; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind != OOC_I_COMPUTE)
+      continue;
+    n++;
+    ni += in->n_args;
+    if (in->layer > 0 && in->layer < m->n_layers) {
+      ni += 2 * m->layers[in->layer].n_in;
+      nf += m->layers[in->layer].n_in;
+    }
+  }
+  ks->k = calloc((size_t)n + 1, sizeof *ks->k);
+  ks->of_instr = malloc(((size_t)p->n_instr + 1) * sizeof *ks->of_instr);
+  ks->ints = calloc((size_t)ni + 1, sizeof *ks->ints);
+  ks->flags = calloc((size_t)nf + 1, 1);
+  fresh = calloc((size_t)p->n_tensors + 1, 1);
+  pwritten = calloc((size_t)p->n_tensors + 1, 1);
+  if (!ks->k || !ks->of_instr || !ks->ints || !ks->flags || !fresh ||
+      !pwritten) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "executor: out of memory");
+    goto out;
+  }
+  ic = ks->ints;
+  fc = ks->flags;
+  for (i = 0; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    ooc_exec_kernel *k;
+    uint8_t *acc;
+    ks->of_instr[i] = -1;
+    if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE)
+      fresh[in->tensor] = 1;
+    else if (in->kind == OOC_I_H2D)
+      fresh[in->tensor] = 0;
+    if (in->kind != OOC_I_COMPUTE)
+      continue;
+    k = &ks->k[ks->n];
+    acc = fc;
+    if ((rc = resolve(&r, m, p, i, k, &ic, &fc, err)) != OOC_OK)
+      goto out;
+    ks->of_instr[i] = ks->n++;
+    if (k->phase != OOC_PH_BWD || k->skip)
+      continue;
+    /* Who overwrites and who adds, in index order. */
+    if (k->dout >= 0 && arg_of(p, in, k->dout) == 2) {
+      k->dout_fresh = fresh[k->dout];
+      fresh[k->dout] = 0;
+    }
+    for (j = 0; j < k->n_in; j++) {
+      int32_t t = k->din[j];
+      if (t < 0)
+        continue;
+      acc[j] = (k->inplace && j == 0) ? 0 : !fresh[t];
+      fresh[t] = 0;
+    }
+    if (k->param >= 0) {
+      k->dparam_acc = pwritten[k->param];
+      pwritten[k->param] = 1;
+    }
+    if (k->tied >= 0) {
+      k->tied_acc = pwritten[k->tied];
+      pwritten[k->tied] = 1;
+    }
+  }
+  rc = OOC_OK;
+out:
+  free(fresh);
+  free(pwritten);
+  roles_free(&r);
+  if (rc != OOC_OK)
+    ooc_exec_kernels_free(ks);
+  return rc;
+}

@@ -1,0 +1,1136 @@
+/* tests/check_executor.c — the executor replaying programs
+ * (executor/executor.h): small plans lowered by the planners, the
+ * simulator run first for its allocator order, then the replay. Built
+ * twice: for the cpu backend (check_executor) and, where configure found
+ * CUDA, for the cuda one (check_executor_cuda, OOC_TEST_BACKEND "cuda"),
+ * which runs the cases whose ops the cuda backend has and exits 77, saying
+ * why, without a GPU.
+ *
+ * What a user would notice, asserted:
+ *   - a hand-built net (conv, batch norm, in-place relu, pooling, add,
+ *     concat, linear, softmax + cross-entropy) and a small GPT-2 block
+ *     replay, with a finite loss and a span per timed instruction;
+ *   - integrity: after one iteration the weights and weight gradients of
+ *     every swapping plan are bit-identical to the in-core plan's, and so
+ *     are those of a plan that recomputes (deterministic kernels, one
+ *     thread: the stated tolerance is zero); the verify option finds no
+ *     mismatch;
+ *   - placements: every ALLOC lands where the allocator policy puts it
+ *     when it sees the simulator's order, and the measured peak reserved
+ *     equals the simulator's, for every policy;
+ *   - out of memory: the same report as the simulator's;
+ *   - va: chunks are really mapped (a chunk mapped in one range and then
+ *     another shows the same bytes), and a va run remaps chunks;
+ *   - refusals: a kernel algorithm the cpu backend lacks, with its name.
+ * Nothing here asserts a time but a lower bound the pacing guarantees.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/semantics.h"
+#include "executor/core.h"
+#include "executor/executor.h"
+#include "plan/planner.h"
+#include "planners/registry.h"
+#include "sim/sim.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024ull)
+
+#ifndef OOC_TEST_BACKEND
+#define OOC_TEST_BACKEND "cpu"
+#endif
+static const char *backend_name = OOC_TEST_BACKEND;
+static int on_cpu;
+/* A va chunk: a few pages on the cpu, the GPU's 2 MiB granularity. */
+#define VA_CHUNK (on_cpu ? 64 * KiB : 2 * MiB)
+
+/* Every op the first integrity tests need, with a residual add and a
+ * concat; at batch 16 its activations are 1 MiB (c1..r2, c3, add) and 2
+ * MiB (cat), so the caching allocator's large pool and segment splitting
+ * are exercised. */
+static const char *mini =
+  "{ \"name\": \"mini\", \"input\": [4, 64, 64], \"layers\": ["
+  "  { \"name\": \"c1\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 3,"
+  "    \"pad\": 1, \"bias\": true },"
+  "  { \"name\": \"bn1\", \"op\": \"batchnorm\" },"
+  "  { \"name\": \"r1\", \"op\": \"relu\", \"in_place\": true },"
+  "  { \"name\": \"c2\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 3,"
+  "    \"pad\": 1 },"
+  "  { \"name\": \"bn2\", \"op\": \"batchnorm\" },"
+  "  { \"name\": \"r2\", \"op\": \"relu\", \"in_place\": true },"
+  "  { \"name\": \"c3\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 3,"
+  "    \"pad\": 1 },"
+  "  { \"name\": \"add\", \"op\": \"add\", \"in\": [\"@prev\", \"r1\"] },"
+  "  { \"name\": \"cat\", \"op\": \"concat\", \"in\": [\"add\", \"r1\"] },"
+  "  { \"name\": \"p1\", \"op\": \"maxpool\", \"kernel\": 2, \"stride\": 2 },"
+  "  { \"name\": \"c4\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 1,"
+  "    \"stride\": 2 },"
+  "  { \"name\": \"ap\", \"op\": \"avgpool\", \"kernel\": 2, \"stride\": 2 },"
+  "  { \"name\": \"gp\", \"op\": \"globalpool\" },"
+  "  { \"name\": \"flat\", \"op\": \"flatten\" },"
+  "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 10 },"
+  "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+#define MINI_BATCH 8
+
+typedef struct fx {
+  ooc_model *m;
+  ooc_hw *hw;
+  ooc_costs *costs;
+  ooc_liveness *lv;
+  ooc_program prog, scratch;
+  ooc_plan plan;
+  ooc_sim *sim;
+  ooc_sim_detail det;
+  ooc_sim_result sr;
+  const ooc_allocator_type *at;
+  const char *aopts;
+  uint64_t budget, chunk;
+  int iterations;            /* the simulator's, and the executor's total */
+} fx;
+
+static void
+fx_open_model(fx *f, ooc_model *m)
+{
+  ooc_err err = { 0 };
+  int rc;
+
+  memset(f, 0, sizeof *f);
+  f->m = m;
+  rc = ooc_hw_load(OOC_SRCDIR "/tests/data/hw/round.json", NULL, 0, &f->hw,
+                   &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_costs_alloc(f->m, f->hw, &f->costs, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_liveness_alloc(f->m, &f->lv, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  ooc_program_init(&f->prog);
+  ooc_program_init(&f->scratch);
+  rc = ooc_plan_init(&f->plan, f->lv, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  ooc_sim_detail_init(&f->det);
+}
+
+static void
+fx_open(fx *f, const char *json, int64_t batch)
+{
+  ooc_model_opts mo = { .batch = batch };
+  ooc_err err = { 0 };
+  ooc_model *m;
+  int rc = ooc_model_load_string(json, "test.json", &mo, &m, &err);
+
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  fx_open_model(f, m);
+}
+
+static void
+fx_close(fx *f)
+{
+  ooc_sim_detail_fini(&f->det);
+  ooc_plan_fini(&f->plan);
+  ooc_program_fini(&f->prog);
+  ooc_program_fini(&f->scratch);
+  ooc_sim_free(f->sim);
+  ooc_liveness_free(f->lv);
+  ooc_costs_free(f->costs);
+  ooc_hw_free(f->hw);
+  ooc_model_free(f->m);
+}
+
+/* Configure allocator `spec` at budget (chunk 0: the profile's) and a
+ * simulator running `iterations` iterations. */
+static void
+fx_alloc(fx *f, const char *spec, uint64_t budget, uint64_t chunk,
+         int iterations)
+{
+  ooc_err err = { 0 };
+  ooc_sim_config cfg;
+  int rc;
+
+  f->at = ooc_allocator_find(spec, &f->aopts, &err);
+  ck_assert_msg(f->at != NULL, "%s", err.msg);
+  f->budget = budget;
+  f->chunk = chunk;
+  f->iterations = iterations;
+  ooc_sim_free(f->sim);
+  cfg = (ooc_sim_config){ .model = f->m, .hw = f->hw, .costs = f->costs,
+                          .allocator = f->at,
+                          .allocator_options = f->aopts, .budget = budget,
+                          .chunk_bytes = chunk, .iterations = iterations };
+  rc = ooc_sim_alloc(&cfg, &f->sim, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+}
+
+/* Plan with planner `name` into f->prog; returns the planner's status
+ * (OOC_EOOM when the budget is below a step's working set). */
+static int
+fx_try_plan(fx *f, const char *name)
+{
+  ooc_err err = { 0 };
+  const ooc_planner_type *t = ooc_planner_find(name, &err);
+  ooc_planner_ctx ctx = { .model = f->m, .hw = f->hw, .costs = f->costs,
+                          .live = f->lv, .allocator = f->at,
+                          .allocator_options = f->aopts,
+                          .budget = f->budget, .chunk_bytes = f->chunk,
+                          .sim = f->sim, .scratch = &f->scratch };
+
+  ck_assert_msg(t != NULL, "%s", err.msg);
+  return ooc_planner_run(t, &ctx, &f->plan, &f->prog, &err);
+}
+
+static void
+fx_plan(fx *f, const char *name)
+{
+  int rc = fx_try_plan(f, name);
+
+  ck_assert_msg(rc == OOC_OK, "%s: planner failed (%d)", name, rc);
+}
+
+static void
+fx_simulate(fx *f)
+{
+  ooc_err err = { 0 };
+  int rc = ooc_sim_run_detail(f->sim, &f->prog, &f->sr, NULL, &f->det, &err);
+
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+}
+
+static ooc_exec_config
+fx_config(const fx *f, int warmup)
+{
+  ooc_err err = { 0 };
+  const ooc_exec_backend *b = ooc_exec_backend_find(backend_name, &err);
+
+  ck_assert_msg(b != NULL, "%s", err.msg);
+  return (ooc_exec_config){
+    .backend = b, .model = f->m, .program = &f->prog, .hw = f->hw,
+    .allocator = f->at, .allocator_options = f->aopts, .budget = f->budget,
+    .chunk_bytes = f->chunk,
+    .mem_order = f->det.n_iter > 0 ? f->det.mem_order : NULL,
+    .iter_first = f->det.iter_first, .n_iter = f->det.n_iter,
+    .warmup = warmup, .iterations = f->iterations - warmup, .threads = 1,
+    .seed = 42,
+  };
+}
+
+/* Replay f->prog with cfg; returns the executor (caller frees). */
+static ooc_exec *
+fx_exec(const ooc_exec_config *cfg, ooc_exec_result *r, ooc_trace *trace)
+{
+  ooc_err err = { 0 };
+  ooc_exec *ex = NULL;
+  int rc = ooc_exec_alloc(cfg, &ex, &err);
+
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_exec_run(ex, r, trace, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  return ex;
+}
+
+/* Every parameter tensor's weights and gradients, concatenated. */
+static float *
+params_of(const fx *f, const ooc_exec *ex, size_t *n)
+{
+  size_t total = 0, off = 0;
+  int32_t t;
+  float *buf;
+  ooc_err err = { 0 };
+
+  for (t = 0; t < f->prog.n_tensors; t++)
+    if (f->prog.tensors[t].kind == OOC_T_PARAM)
+      total += f->m->layers[f->prog.tensors[t].layer].param_bytes * 2;
+  buf = malloc(total + 1);
+  ck_assert_ptr_nonnull(buf);
+  for (t = 0; t < f->prog.n_tensors; t++)
+    if (f->prog.tensors[t].kind == OOC_T_PARAM) {
+      uint64_t b = f->m->layers[f->prog.tensors[t].layer].param_bytes * 2;
+      int rc = ooc_exec_read(ex, t, 0, (char *)buf + off, b, &err);
+      ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+      off += b;
+    }
+  *n = total / sizeof(float);
+  return buf;
+}
+
+/* Run f->prog for one iteration and return its parameters. */
+static float *
+one_iteration(fx *f, int verify, ooc_exec_result *r, size_t *n)
+{
+  ooc_exec_config cfg;
+  ooc_exec *ex;
+  float *p;
+
+  fx_simulate(f);
+  ck_assert_msg(f->sr.feasible, "the simulator found the plan infeasible");
+  cfg = fx_config(f, 0);
+  cfg.verify = verify;
+  ex = fx_exec(&cfg, r, NULL);
+  ck_assert(r->feasible);
+  p = params_of(f, ex, n);
+  ooc_exec_free(ex);
+  return p;
+}
+
+static int
+count_kind(const ooc_program *p, ooc_instr_kind k)
+{
+  int32_t i;
+  int n = 0;
+
+  for (i = p->prologue_end; i < p->n_instr; i++)
+    n += p->instr[i].kind == k;
+  return n;
+}
+
+/* Plan with `planner` at the lowest budget between what the widest step
+ * needs and the in-core plan's peak reserved (in 50ths of the
+ * difference) that the simulator finds feasible with something swapped;
+ * 0 when none is. The simulator has run (f->det holds its order). */
+static int
+fx_swap_plan(fx *f, const char *planner, const char *spec, uint64_t chunk,
+             int iterations)
+{
+  uint64_t peak, base = f->lv->persistent_bytes + f->lv->max_step_bytes;
+  int tenth;
+
+  fx_alloc(f, spec, 512 * MiB, chunk, iterations);
+  fx_plan(f, "incore");
+  fx_simulate(f);
+  peak = f->sr.peak_reserved;
+  for (tenth = 0; tenth < 50 && base < peak; tenth++) {
+    fx_alloc(f, spec, base + (peak - base) * (uint64_t)tenth / 50, chunk,
+             iterations);
+    if (fx_try_plan(f, planner) != OOC_OK ||
+        count_kind(&f->prog, OOC_I_D2H) == 0)
+      continue;
+    fx_simulate(f);
+    if (f->sr.feasible)
+      return 1;
+  }
+  return 0;
+}
+
+/* --- replay --------------------------------------------------------------- */
+
+/* The window plan of mini where it swaps, one warm-up and two timed
+ * iterations: a span per timed instruction in the trace, the figures the
+ * simulator has for memory, and measured times that honour every wait. */
+START_TEST(replay_mini)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_trace tr;
+  ooc_exec *ex;
+  int32_t n_timed;
+
+  fx_open(&f, mini, MINI_BATCH);
+  ck_assert(fx_swap_plan(&f, "window", "bestfit", 0, 3));
+  cfg = fx_config(&f, 1);
+  ooc_trace_init(&tr);
+  ex = fx_exec(&cfg, &r, &tr);
+  n_timed = f.prog.n_instr - f.prog.prologue_end;
+  ck_assert(r.feasible);
+  ck_assert_int_eq(r.warmup, 1);
+  ck_assert_int_eq(r.iterations, 2);
+  ck_assert_int_eq(tr.n_spans, n_timed);
+  /* What was measured honours the program: nothing started before what
+   * it waits on had ended, and each stream ran its instructions one at a
+   * time in index order. */
+  {
+    int64_t *st = calloc((size_t)f.prog.n_instr, sizeof *st);
+    int64_t *en = calloc((size_t)f.prog.n_instr, sizeof *en);
+    int32_t k, i, w, last[OOC_NSTREAMS] = { -1, -1, -1 };
+    for (k = 0; k < tr.n_spans; k++) {
+      st[tr.spans[k].instr] = tr.spans[k].start_ns;
+      en[tr.spans[k].instr] = tr.spans[k].end_ns;
+      ck_assert_int_le(tr.spans[k].start_ns, tr.spans[k].end_ns);
+    }
+    for (i = f.prog.prologue_end; i < f.prog.n_instr; i++) {
+      const ooc_instr *in = &f.prog.instr[i];
+      for (w = 0; w < in->n_waits; w++) {
+        int32_t on = f.prog.waits[in->wait_first + w];
+        if (on >= f.prog.prologue_end)
+          ck_assert_int_ge(st[i], en[on]);
+      }
+      if (last[in->stream] >= 0)
+        ck_assert_int_ge(st[i], en[last[in->stream]]);
+      last[in->stream] = i;
+    }
+    free(st);
+    free(en);
+  }
+  ck_assert(r.iteration_ns > 0);
+  ck_assert(r.compute_busy_ns > 0);
+  ck_assert(r.d2h_bytes > 0 && r.h2d_bytes == r.d2h_bytes);
+  ck_assert(isfinite(r.loss) && r.loss > 0);
+  ck_assert_uint_eq(r.peak_reserved, f.sr.peak_reserved);
+  ck_assert_uint_eq(r.peak_allocated, f.sr.peak_allocated);
+  ck_assert_msg(strstr(r.note, "oneDNN") != NULL, "%s", r.note);
+  ooc_trace_fini(&tr);
+  ooc_exec_free(ex);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- integrity ------------------------------------------------------------ */
+
+/* The in-core plan's parameters after one iteration, against a swapping
+ * planner's at a budget that forces swapping. */
+static void
+check_swap_identical(const char *model_json, int64_t batch,
+                     const char *alloc, uint64_t chunk)
+{
+  static const char *const planners[] = { "vdnn", "lms", "window" };
+  fx f;
+  ooc_exec_result r;
+  float *ref, *got;
+  size_t n_ref, n, k;
+  int swapped = 0;
+
+  fx_open(&f, model_json, batch);
+  fx_alloc(&f, alloc, 512 * MiB, chunk, 1);
+  fx_plan(&f, "incore");
+  ref = one_iteration(&f, 0, &r, &n_ref);
+  ck_assert(isfinite(r.loss));
+  for (k = 0; k < sizeof planners / sizeof planners[0]; k++) {
+    if (!fx_swap_plan(&f, planners[k], alloc, chunk, 1))
+      continue;
+    swapped++;
+    got = one_iteration(&f, 1, &r, &n);
+    ck_assert_uint_eq(n, n_ref);
+    ck_assert_msg(memcmp(got, ref, n * sizeof *got) == 0,
+                  "%s on %s: parameters differ from the in-core plan's",
+                  planners[k], alloc);
+    ck_assert_uint_gt(r.verify_checked, 0);
+    ck_assert_msg(r.verify_mismatches == 0, "%s", r.verify_first);
+    free(got);
+  }
+  ck_assert_msg(swapped > 0, "no planner swapped on %s", alloc);
+  free(ref);
+  fx_close(&f);
+}
+
+START_TEST(swap_bit_identical)
+{
+  check_swap_identical(mini, MINI_BATCH, "bestfit", 0);
+}
+END_TEST
+
+START_TEST(swap_bit_identical_va)
+{
+  check_swap_identical(mini, MINI_BATCH, "va", VA_CHUNK);
+}
+END_TEST
+
+/* Recompute every activation that has a gap between its last forward use
+ * and its first backward use (and whose recompute the lowering accepts):
+ * drop it after the one and recompute it right before the other. */
+START_TEST(recompute_bit_identical)
+{
+  fx f;
+  ooc_exec_result r;
+  ooc_err err = { 0 };
+  float *ref, *got;
+  size_t n_ref, n;
+  int32_t a;
+  int rc, n_rc = 0;
+
+  /* mini with an in-place dropout after the concat, whose output the max
+   * pooling's backward reads: its recompute must draw the mask the
+   * forward drew. */
+  const char *at = strstr(mini, "  { \"name\": \"p1\"");
+  char *json = malloc(strlen(mini) + 128);
+
+  ck_assert_ptr_nonnull(at);
+  sprintf(json, "%.*s  { \"name\": \"drop\", \"op\": \"dropout\", "
+          "\"p\": 0.25, \"in_place\": true },%s", (int)(at - mini), mini,
+          at);
+  fx_open(&f, json, MINI_BATCH);
+  free(json);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  ref = one_iteration(&f, 0, &r, &n_ref);
+  ooc_plan_reset(&f.plan);
+  for (a = 1; a < f.lv->n_acts; a++) {
+    const ooc_liveness *lv = f.lv;
+    int32_t lf = lv->act_last_fwd[a], fb = lv->act_first_bwd[a];
+    int l = lv->act_layer[a];
+    ooc_recompute rec = { .act = a, .free_after = lf, .before = fb };
+    if (lf < 0 || fb < 0 || fb <= lf + 1 ||
+        f.m->layers[l].op == OOC_OPK_SOFTMAX_CE)
+      continue;
+    ck_assert_int_eq(ooc_plan_add_recompute(&f.plan, &rec), OOC_OK);
+    /* Keep it only if the plan still lowers (a recompute reads its
+     * inputs at `before`, so some combinations conflict). */
+    if (ooc_plan_lower(&f.plan, f.lv, &f.prog, &err) != OOC_OK) {
+      f.plan.n_recomps--;
+      f.plan.action[a] = OOC_KEEP;
+      continue;
+    }
+    n_rc++;
+  }
+  ck_assert_int_gt(n_rc, 1);
+  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_program_validate(&f.prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  ck_assert_int_gt(count_kind(&f.prog, OOC_I_COMPUTE),
+                   2 * (f.m->n_layers - 1) + 1);
+  {
+    int32_t i, drop = ooc_model_find_layer(f.m, "drop"), seen = 0;
+    for (i = 0; i < f.prog.n_instr; i++)
+      seen += f.prog.instr[i].phase == OOC_PH_RECOMP &&
+              f.prog.instr[i].layer == drop;
+    ck_assert_msg(seen > 0, "the dropout is not recomputed");
+  }
+  got = one_iteration(&f, 0, &r, &n);
+  ck_assert_uint_eq(n, n_ref);
+  ck_assert_msg(memcmp(got, ref, n * sizeof *got) == 0,
+                "recompute: parameters differ from the in-core plan's");
+  free(got);
+  free(ref);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- placements and out of memory ----------------------------------------- */
+
+/* Apply the prologue and the simulator's order to a fresh policy, as the
+ * executor must; placements of the last iteration into pl. */
+static void
+policy_replay(const fx *f, int total, ooc_placement *pl)
+{
+  ooc_alloc_config ac = { .budget = f->budget,
+                          .n_handles = f->prog.n_tensors,
+                          .chunk_bytes = f->chunk, .hw = f->hw,
+                          .options = f->aopts };
+  void *st = calloc(1, f->at->state_size + 1);
+  ooc_err err = { 0 };
+  int32_t i, j;
+  int it, rc;
+
+  ck_assert_ptr_nonnull(st);
+  rc = f->at->init(st, &ac, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  for (it = -1; it < total; it++) {
+    int k = it < f->det.n_iter ? it : f->det.n_iter - 1;
+    int32_t lo = it < 0 ? 0 : f->det.iter_first[k];
+    int32_t hi = it < 0 ? f->prog.prologue_end : f->det.iter_first[k + 1];
+    for (j = lo; j < hi; j++) {
+      const ooc_instr *in;
+      i = it < 0 ? j : f->det.mem_order[j];
+      in = &f->prog.instr[i];
+      if (in->where != OOC_WHERE_DEVICE)
+        continue;
+      if (in->kind == OOC_I_ALLOC)
+        ck_assert_int_eq(f->at->alloc(st, in->tensor,
+                                      f->prog.tensors[in->tensor].bytes,
+                                      &pl[i], NULL), OOC_OK);
+      else if (in->kind == OOC_I_FREE)
+        ck_assert_int_eq(f->at->free(st, in->tensor, NULL), OOC_OK);
+    }
+  }
+  f->at->fini(st);
+  free(st);
+}
+
+/* The window plan at a budget that makes it swap (swap 1), or the
+ * in-core plan (swap 0: plain caching, whose 2 and 20 MiB segments leave
+ * the planners no budget at this model's size where a swapping plan
+ * fits; expandable segments need the batch 4 times as large). */
+static void
+check_placements(const char *spec, uint64_t chunk, int64_t batch, int swap)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_exec *ex;
+  ooc_placement *want, got;
+  ooc_err err = { 0 };
+  int32_t i;
+
+  fx_open(&f, mini, batch);
+  if (swap) {
+    ck_assert_msg(fx_swap_plan(&f, "window", spec, chunk, 3),
+                  "%s: no budget where the window plan swaps", spec);
+  } else {
+    fx_alloc(&f, spec, 512 * MiB, chunk, 3);
+    fx_plan(&f, "incore");
+    fx_simulate(&f);
+  }
+  cfg = fx_config(&f, 1);
+  ex = fx_exec(&cfg, &r, NULL);
+  ck_assert(r.feasible);
+  want = calloc((size_t)f.prog.n_instr, sizeof *want);
+  policy_replay(&f, f.iterations, want);
+  for (i = 0; i < f.prog.n_instr; i++) {
+    const ooc_instr *in = &f.prog.instr[i];
+    if (in->kind != OOC_I_ALLOC || in->where != OOC_WHERE_DEVICE)
+      continue;
+    ck_assert_msg(ooc_exec_placement(ex, i, &got, &err) == OOC_OK, "%s",
+                  err.msg);
+    ck_assert_msg(got.seg == want[i].seg && got.addr == want[i].addr &&
+                      got.size == want[i].size,
+                  "%s: ALLOC %d placed at segment %d address %llu, the "
+                  "policy says %d %llu", spec, i, got.seg,
+                  (unsigned long long)got.addr, want[i].seg,
+                  (unsigned long long)want[i].addr);
+  }
+  if (strcmp(spec, "pool") == 0) {
+    /* The pool's reserved is the high-water mark of its heap; what is
+     * mapped is the whole heap, the budget in 1 KiB blocks. */
+    ck_assert_uint_eq(r.peak_reserved, f.budget / 1024 * 1024);
+    ck_assert_uint_le(f.sr.peak_reserved, r.peak_reserved);
+  } else {
+    ck_assert_msg(r.peak_reserved == f.sr.peak_reserved,
+                  "%s: measured peak reserved %llu, simulated %llu", spec,
+                  (unsigned long long)r.peak_reserved,
+                  (unsigned long long)f.sr.peak_reserved);
+  }
+  free(want);
+  ooc_exec_free(ex);
+  fx_close(&f);
+}
+
+START_TEST(placements_as_simulated)
+{
+  check_placements("caching:expandable_segments", 0, 4 * MINI_BATCH, 1);
+  check_placements("bestfit", 0, MINI_BATCH, 1);
+  check_placements("pool", 0, MINI_BATCH, 1);
+  check_placements("ideal", 0, MINI_BATCH, 1);
+  check_placements("va", VA_CHUNK, MINI_BATCH, 1);
+  check_placements("caching", 0, MINI_BATCH, 0);
+}
+END_TEST
+
+START_TEST(oom_as_simulated)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_exec *ex;
+  uint64_t peak;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 2);
+  fx_plan(&f, "incore");
+  fx_simulate(&f);
+  peak = f.sr.peak_reserved;
+  /* The in-core program at a budget it does not fit. */
+  fx_alloc(&f, "caching", f.lv->persistent_bytes +
+                              (peak - f.lv->persistent_bytes) / 2, 0, 2);
+  fx_simulate(&f);
+  ck_assert(!f.sr.feasible);
+  ck_assert_int_ge(f.sr.oom.instr, f.prog.prologue_end);
+  cfg = fx_config(&f, 0);
+  ex = fx_exec(&cfg, &r, NULL);
+  ck_assert(!r.feasible);
+  ck_assert_int_eq(r.oom.instr, f.sr.oom.instr);
+  ck_assert_int_eq(r.oom.tensor, f.sr.oom.tensor);
+  ck_assert_int_eq(r.oom.layer, f.sr.oom.layer);
+  ck_assert_uint_eq(r.oom.requested_bytes, f.sr.oom.requested_bytes);
+  ck_assert_uint_eq(r.oom.live_bytes, f.sr.oom.live_bytes);
+  ck_assert_uint_eq(r.oom.reserved_bytes, f.sr.oom.reserved_bytes);
+  ck_assert_uint_eq(r.oom.largest_free_bytes, f.sr.oom.largest_free_bytes);
+  ck_assert_str_eq(r.oom.reason, f.sr.oom.reason);
+  ooc_exec_free(ex);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- va ------------------------------------------------------------------- */
+
+/* A chunk mapped into one virtual range, written, unmapped and mapped
+ * into another shows the bytes written: real mappings of one memfd. */
+START_TEST(va_chunk_remaps)
+{
+  fx f;
+  ooc_err err = { 0 };
+  const ooc_exec_backend *b = ooc_exec_backend_find("cpu", &err);
+  void *bst;
+  ooc_exec_arena ar;
+  ooc_drv_sink sink;
+  ooc_exec_env env;
+  uint64_t c = 64 * KiB;
+  ooc_placement p0 = { .seg = 0, .addr = 0, .size = c };
+  ooc_placement p1 = { .seg = 1, .addr = 4 * c, .size = c };
+  unsigned char *a0, *a1;
+  size_t i;
+  ooc_drv_action acts[] = {
+    { OOC_DRV_VA_RESERVE, 0, 0, 2 * c },
+    { OOC_DRV_VA_RESERVE, 1, 4 * c, c },
+    { OOC_DRV_CHUNK_CREATE, 0, 0, c },
+    { OOC_DRV_CHUNK_MAP, 0, 0, c },
+  };
+  ooc_drv_action move[] = {
+    { OOC_DRV_CHUNK_UNMAP, 0, 0, c },
+    { OOC_DRV_CHUNK_MAP, 0, 4 * c, c },
+  };
+
+  ck_assert_ptr_nonnull(b);
+  fx_open(&f, mini, MINI_BATCH);
+  env = (ooc_exec_env){ .model = f.m, .program = &f.prog, .threads = 1 };
+  bst = calloc(1, b->state_size);
+  ck_assert_int_eq(b->create(bst, &env, &err), OOC_OK);
+  ooc_exec_arena_init(&ar, b, bst);
+  ar.err = &err;
+  sink = ooc_exec_arena_sink(&ar);
+  for (i = 0; i < sizeof acts / sizeof acts[0]; i++)
+    ck_assert_msg(sink.act(sink.ctx, &acts[i]) == OOC_OK, "%s", err.msg);
+  a0 = ooc_exec_arena_ptr(&ar, &p0, &err);
+  ck_assert_ptr_nonnull(a0);
+  for (i = 0; i < c; i++)
+    a0[i] = (unsigned char)(i * 7 + 1);
+  for (i = 0; i < sizeof move / sizeof move[0]; i++)
+    ck_assert_msg(sink.act(sink.ctx, &move[i]) == OOC_OK, "%s", err.msg);
+  a1 = ooc_exec_arena_ptr(&ar, &p1, &err);
+  ck_assert_ptr_nonnull(a1);
+  ck_assert_ptr_ne(a0, a1);
+  for (i = 0; i < c; i++)
+    ck_assert_uint_eq(a1[i], (unsigned char)(i * 7 + 1));
+  ck_assert_uint_eq(ar.reserved, c);
+  ooc_exec_arena_fini(&ar);
+  b->destroy(bst);
+  free(bst);
+  fx_close(&f);
+}
+END_TEST
+
+/* A va run with swapping maps chunks again where others were. */
+START_TEST(va_run_remaps)
+{
+  fx f;
+  ooc_exec_result r;
+  size_t n;
+  float *p;
+
+  fx_open(&f, mini, MINI_BATCH);
+  ck_assert(fx_swap_plan(&f, "window", "va", VA_CHUNK, 1));
+  p = one_iteration(&f, 1, &r, &n);
+  ck_assert_uint_gt(r.drv_actions[OOC_DRV_CHUNK_CREATE], 0);
+  ck_assert_uint_gt(r.drv_actions[OOC_DRV_CHUNK_UNMAP], 0);
+  ck_assert_uint_gt(r.drv_actions[OOC_DRV_CHUNK_MAP],
+                    r.drv_actions[OOC_DRV_CHUNK_CREATE]);
+  ck_assert_uint_eq(r.verify_mismatches, 0);
+  free(p);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- pacing and refusals -------------------------------------------------- */
+
+START_TEST(link_pacing)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_exec *ex;
+
+  fx_open(&f, mini, MINI_BATCH);
+  ck_assert(fx_swap_plan(&f, "window", "bestfit", 0, 1));
+  cfg = fx_config(&f, 0);
+  cfg.link_GBps = 0.5;
+  ex = fx_exec(&cfg, &r, NULL);
+  ck_assert_uint_gt(r.d2h_bytes, 0);
+  ck_assert_double_eq(r.link_GBps, 0.5);
+  /* At 0.5 B/ns, copying B bytes takes at least 2 B ns. */
+  ck_assert_int_ge(r.d2h_busy_ns, (int64_t)(2 * r.d2h_bytes));
+  ck_assert_int_ge(r.h2d_busy_ns, (int64_t)(2 * r.h2d_bytes));
+  ooc_exec_free(ex);
+  fx_close(&f);
+}
+END_TEST
+
+/* Every kernel algorithm on c2 (3x3, stride 1), forward and backward:
+ * it runs, or it is refused by name. The cpu backend runs the GEMM
+ * families and refuses the FFTs and non-fused Winograd, which oneDNN
+ * lacks (fused Winograd where oneDNN has it, AVX-512). */
+START_TEST(kernel_algorithms)
+{
+  static const ooc_algo algos[] = { OOC_ALGO_IMPLICIT_GEMM,
+    OOC_ALGO_PRECOMP_GEMM, OOC_ALGO_FFT, OOC_ALGO_FFT_TILING,
+    OOC_ALGO_WINOGRAD, OOC_ALGO_WINOGRAD_NONFUSED };
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_exec *ex;
+  ooc_err err = { 0 };
+  size_t a;
+  int rc, c2;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  c2 = ooc_model_find_layer(f.m, "c2");
+  for (a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+    const char *name = ooc_algo_name(algos[a]);
+    int gemm = algos[a] == OOC_ALGO_IMPLICIT_GEMM ||
+               algos[a] == OOC_ALGO_PRECOMP_GEMM;
+    fx_plan(&f, "incore");
+    f.plan.algo[f.lv->fwd_step[c2]] = (uint8_t)algos[a];
+    f.plan.algo[f.lv->bwd_step[c2]] = (uint8_t)algos[a];
+    rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+    ck_assert_msg(rc == OOC_OK, "%s: %s", name, err.msg);
+    cfg = fx_config(&f, 0);
+    cfg.mem_order = NULL;
+    ex = NULL;
+    rc = ooc_exec_alloc(&cfg, &ex, &err);
+    if (rc == OOC_OK) {
+      ck_assert_int_eq(ooc_exec_run(ex, &r, NULL, &err), OOC_OK);
+      ck_assert(r.feasible && isfinite(r.loss));
+      ooc_exec_free(ex);
+      ck_assert_msg(!on_cpu || gemm || algos[a] == OOC_ALGO_WINOGRAD,
+                    "cpu: '%s' ran", name);
+      continue;
+    }
+    ck_assert_msg(!on_cpu || !gemm, "cpu: '%s' refused: %s", name, err.msg);
+    ck_assert_int_eq(rc, OOC_EINVAL);
+    ck_assert_ptr_null(ex);
+    ck_assert_msg(strstr(err.msg, name) != NULL &&
+                  strstr(err.msg, "c2") != NULL, "%s: %s", name, err.msg);
+  }
+  fx_close(&f);
+}
+END_TEST
+
+/* A program that breaks a rule: the executor refuses it with the
+ * simulator's message (both are ir/semantics.h's). */
+START_TEST(violation_as_simulated)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec *ex = NULL;
+  ooc_err es = { 0 }, ee = { 0 };
+  ooc_sim_result sr;
+  int32_t i, g = -1;
+  int rc;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  for (g = 0; g < f.prog.n_tensors && f.prog.tensors[g].kind != OOC_T_GRAD;
+       g++)
+    ;
+  for (i = f.prog.prologue_end; f.prog.instr[i].kind != OOC_I_COMPUTE; i++)
+    ;
+  /* The first forward kernel reads a gradient, allocated only later. */
+  f.prog.args[f.prog.instr[i].arg_first] = g;
+  rc = ooc_sim_run(f.sim, &f.prog, &sr, NULL, &es);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = NULL;
+  rc = ooc_exec_alloc(&cfg, &ex, &ee);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_ptr_null(ex);
+  /* The same line, after the validator's "program: ". */
+  ck_assert_msg(strstr(ee.msg, es.msg) != NULL, "executor: %s; simulator: "
+                "%s", ee.msg, es.msg);
+  ck_assert_msg(strstr(ee.msg, "not allocated") != NULL, "%s", ee.msg);
+  fx_close(&f);
+}
+END_TEST
+
+START_TEST(refuse_bad_order)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec *ex = NULL;
+  ooc_err err = { 0 };
+  int32_t *order, n, j;
+  int rc;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  fx_simulate(&f);
+  /* The same requests backwards: every FREE before its ALLOC. */
+  n = f.det.iter_first[1] - f.det.iter_first[0];
+  order = malloc((size_t)n * sizeof *order);
+  for (j = 0; j < n; j++)
+    order[j] = f.det.mem_order[f.det.iter_first[0] + n - 1 - j];
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = order;
+  cfg.n_iter = 1;
+  rc = ooc_exec_alloc(&cfg, &ex, &err);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_msg(strstr(err.msg, "not one this program can follow") != NULL,
+                "%s", err.msg);
+  free(order);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- a transformer block -------------------------------------------------- */
+
+START_TEST(gpt2_block)
+{
+  ooc_kv sets[] = { { "layers", "1" }, { "hidden", "32" }, { "heads", "2" },
+                    { "seq", "16" }, { "vocab", "50" } };
+  ooc_model_opts mo = { .batch = 2, .sets = sets, .n_sets = 5 };
+  ooc_model *m;
+  ooc_err err = { 0 };
+  fx f;
+  ooc_exec_result r;
+  float *ref, *got;
+  size_t n_ref, n;
+  int rc = ooc_model_load("gpt2", &mo, &m, &err);
+
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  fx_open_model(&f, m);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  ref = one_iteration(&f, 0, &r, &n_ref);
+  ck_assert(isfinite(r.loss));
+  /* Cross-entropy of near-uniform predictions over 50 tokens. */
+  ck_assert(fabs(r.loss - log(50.0)) < 0.5);
+  if (fx_swap_plan(&f, "window", "bestfit", 0, 1)) {
+    got = one_iteration(&f, 1, &r, &n);
+    ck_assert_uint_eq(n, n_ref);
+    ck_assert_msg(memcmp(got, ref, n * sizeof *got) == 0,
+                  "gpt2 window: parameters differ from the in-core plan's");
+    free(got);
+  }
+  free(ref);
+  fx_close(&f);
+}
+END_TEST
+
+/* --- gradients ------------------------------------------------------------ */
+
+/* Every op of the op table the cpu backend runs, in 2D nets, a 3D net and
+ * a matmul net (the transformer ops are in gpt2_block and gradient_gpt2).
+ * No dropout: its mask changes between iterations, which the check below
+ * compares. */
+static const char *ops2d =
+  "{ \"name\": \"ops2d\", \"input\": [4, 12, 12], \"layers\": ["
+  "  { \"name\": \"g\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 3,"
+  "    \"pad\": 2, \"dilation\": 2, \"groups\": 2, \"bias\": true },"
+  "  { \"name\": \"sig\", \"op\": \"act\", \"act\": \"sigmoid\" },"
+  "  { \"name\": \"lrn\", \"op\": \"lrn\", \"size\": 3 },"
+  "  { \"name\": \"s2\", \"op\": \"conv2d\", \"out\": 8, \"kernel\": 3,"
+  "    \"stride\": 2, \"pad\": 1 },"
+  "  { \"name\": \"th\", \"op\": \"act\", \"act\": \"tanh\","
+  "    \"in_place\": true },"
+  "  { \"name\": \"up\", \"op\": \"upsample\", \"scale\": 2,"
+  "    \"mode\": \"bilinear\" },"
+  "  { \"name\": \"silu\", \"op\": \"act\", \"act\": \"silu\" },"
+  "  { \"name\": \"dc\", \"op\": \"deconv2d\", \"out\": 6, \"kernel\": 2,"
+  "    \"stride\": 2 },"
+  "  { \"name\": \"elu\", \"op\": \"act\", \"act\": \"elu\" },"
+  "  { \"name\": \"mp\", \"op\": \"maxpool\", \"kernel\": 3, \"stride\": 2,"
+  "    \"ceil_mode\": true },"
+  "  { \"name\": \"lk\", \"op\": \"act\", \"act\": \"leaky_relu\" },"
+  "  { \"name\": \"up2\", \"op\": \"upsample\", \"scale\": 2 },"
+  "  { \"name\": \"hs\", \"op\": \"act\", \"act\": \"hardswish\" },"
+  "  { \"name\": \"ap\", \"op\": \"avgpool\", \"kernel\": 2, \"stride\": 2 },"
+  "  { \"name\": \"ge\", \"op\": \"gelu\" },"
+  "  { \"name\": \"flat\", \"op\": \"flatten\" },"
+  "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 7 },"
+  "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+
+static const char *ops3d =
+  "{ \"name\": \"ops3d\", \"input\": [3, 6, 8, 8], \"layers\": ["
+  "  { \"name\": \"c\", \"op\": \"conv3d\", \"out\": 4, \"kernel\": 3,"
+  "    \"pad\": 1, \"bias\": true },"
+  "  { \"name\": \"bn\", \"op\": \"batchnorm\" },"
+  "  { \"name\": \"r\", \"op\": \"relu\" },"
+  "  { \"name\": \"c2\", \"op\": \"conv3d\", \"out\": 4, \"kernel\": 3,"
+  "    \"stride\": 2, \"pad\": 1 },"
+  "  { \"name\": \"mp\", \"op\": \"maxpool\", \"kernel\": 2, \"stride\": 1 },"
+  "  { \"name\": \"gp\", \"op\": \"globalpool\" },"
+  "  { \"name\": \"flat\", \"op\": \"flatten\" },"
+  "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 5 },"
+  "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+
+/* Two projections of a [S, H] input multiplied (one of them transposed),
+ * self-attention on three separate inputs that are one tensor, a layer
+ * norm, a reshape and a concat along the last axis. */
+static const char *opsmm =
+  "{ \"name\": \"opsmm\", \"input\": [6, 8], \"layers\": ["
+  "  { \"name\": \"a\", \"op\": \"linear\", \"out\": 8 },"
+  "  { \"name\": \"b\", \"op\": \"linear\", \"out\": 8, \"in\": [\"input\"] },"
+  "  { \"name\": \"ab\", \"op\": \"matmul\", \"in\": [\"a\", \"b\"],"
+  "    \"transpose_b\": true },"
+  "  { \"name\": \"abv\", \"op\": \"matmul\", \"in\": [\"ab\", \"b\"] },"
+  "  { \"name\": \"att\", \"op\": \"attention\", \"heads\": 2,"
+  "    \"in\": [\"abv\", \"abv\", \"a\"] },"
+  "  { \"name\": \"ln\", \"op\": \"layernorm\" },"
+  "  { \"name\": \"cat\", \"op\": \"concat\", \"axis\": 1,"
+  "    \"in\": [\"ln\", \"a\"] },"
+  "  { \"name\": \"rs\", \"op\": \"reshape\", \"shape\": [96] },"
+  "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 9 },"
+  "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+
+/* The gradient the backward kernels compute is the loss's: one SGD step
+ * of rate 0.01 (the first momentum step is one) along gradient g changes
+ * the loss by -0.01 |g|^2 to first order (Adam's first step, rate 1e-3,
+ * by -1e-3 sum g^2 / (|g| + eps)). Iteration 2's loss (with the stepped
+ * weights) against iteration 1's, within 10%. */
+static void
+check_gradient(fx *f)
+{
+  ooc_exec_config cfg;
+  ooc_exec_result r;
+  ooc_exec *ex;
+  float *p;
+  size_t n, i;
+  double g2 = 0, l0, want, got;
+  int32_t t;
+  size_t off = 0;
+
+  fx_alloc(f, "ideal", 512 * MiB, 0, 1);
+  fx_plan(f, "incore");
+  fx_simulate(f);
+  cfg = fx_config(f, 0);
+  ex = fx_exec(&cfg, &r, NULL);
+  l0 = r.loss;
+  p = params_of(f, ex, &n);
+  /* params_of lays each tensor's weights then gradients out in turn. */
+  for (t = 0; t < f->prog.n_tensors; t++)
+    if (f->prog.tensors[t].kind == OOC_T_PARAM) {
+      size_t w = f->m->layers[f->prog.tensors[t].layer].param_bytes / 4;
+      for (i = 0; i < w; i++) {
+        double g = p[off + w + i];
+        /* Adam's first step is lr g / (|g| + eps) along each weight. */
+        g2 += f->m->optimizer == OOC_OPT_ADAM
+                  ? 0.1 * g * g / (fabs(g) + 1e-8) : g * g;
+      }
+      off += 2 * w;
+    }
+  free(p);
+  ooc_exec_free(ex);
+  fx_alloc(f, "ideal", 512 * MiB, 0, 2);
+  fx_simulate(f);
+  cfg = fx_config(f, 0);
+  ex = fx_exec(&cfg, &r, NULL);
+  want = -0.01 * g2;
+  got = r.loss - l0;
+  ck_assert_msg(isfinite(l0) && g2 > 0 && fabs(got - want) <= 0.1 * fabs(want),
+                "%s: the loss went %g -> %g (%+g), the gradient says %+g",
+                f->m->name, l0, r.loss, got, want);
+  ooc_exec_free(ex);
+}
+
+START_TEST(gradient_nets)
+{
+  const char *nets[] = { mini, ops3d, ops2d, opsmm };
+  int64_t batch[] = { MINI_BATCH, 2, 3, 3 };
+  size_t k;
+
+  /* The cuda backend runs the first two's ops. */
+  for (k = 0; k < (on_cpu ? 4u : 2u); k++) {
+    fx f;
+    fx_open(&f, nets[k], batch[k]);
+    check_gradient(&f);
+    fx_close(&f);
+  }
+}
+END_TEST
+
+/* The optimizer step itself: plain SGD and Adam on mini. */
+START_TEST(gradient_optimizers)
+{
+  static const ooc_optimizer opt[] = { OOC_OPT_SGD, OOC_OPT_ADAM };
+  size_t k;
+
+  for (k = 0; k < sizeof opt / sizeof opt[0]; k++) {
+    ooc_model_opts mo = { .batch = MINI_BATCH, .optimizer = opt[k] };
+    ooc_err err = { 0 };
+    ooc_model *m;
+    fx f;
+    int rc = ooc_model_load_string(mini, "test.json", &mo, &m, &err);
+    ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+    fx_open_model(&f, m);
+    check_gradient(&f);
+    fx_close(&f);
+  }
+}
+END_TEST
+
+START_TEST(gradient_gpt2)
+{
+  ooc_kv sets[] = { { "layers", "2" }, { "hidden", "16" }, { "heads", "2" },
+                    { "seq", "8" }, { "vocab", "20" } };
+  ooc_model_opts mo = { .batch = 2, .sets = sets, .n_sets = 5 };
+  ooc_model *m;
+  ooc_err err = { 0 };
+  fx f;
+  int rc = ooc_model_load("gpt2", &mo, &m, &err);
+
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  fx_open_model(&f, m);
+  check_gradient(&f);
+  fx_close(&f);
+}
+END_TEST
+
+static Suite *
+executor_suite(void)
+{
+  Suite *s = suite_create("executor");
+  TCase *tc;
+
+  tc = tcase_create("replay");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, replay_mini);
+  if (on_cpu)
+    tcase_add_test(tc, gpt2_block);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("integrity");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, swap_bit_identical);
+  tcase_add_test(tc, swap_bit_identical_va);
+  if (on_cpu)
+    tcase_add_test(tc, recompute_bit_identical);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("memory");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, placements_as_simulated);
+  tcase_add_test(tc, oom_as_simulated);
+  if (on_cpu)
+    tcase_add_test(tc, va_chunk_remaps);
+  tcase_add_test(tc, va_run_remaps);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("gradients");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, gradient_nets);
+  if (on_cpu) {
+    tcase_add_test(tc, gradient_optimizers);
+    tcase_add_test(tc, gradient_gpt2);
+  }
+  suite_add_tcase(s, tc);
+  tc = tcase_create("options");
+  tcase_set_timeout(tc, 120);
+  if (on_cpu)
+    tcase_add_test(tc, link_pacing);
+  tcase_add_test(tc, kernel_algorithms);
+  tcase_add_test(tc, refuse_bad_order);
+  tcase_add_test(tc, violation_as_simulated);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int
+main(void)
+{
+  ooc_err err = { 0 };
+  const ooc_exec_backend *b = ooc_exec_backend_find(backend_name, &err);
+  SRunner *sr;
+  int failed;
+
+  if (b == NULL || ooc_exec_backend_probe(b, &err) != OOC_OK) {
+    printf("%s: skipping\n", err.msg);
+    return 77;
+  }
+  on_cpu = strcmp(backend_name, "cpu") == 0;
+  sr = srunner_create(executor_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
