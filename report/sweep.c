@@ -36,6 +36,19 @@ ooc_sweep_mkdir(const char *dir, ooc_err *err)
   char probe[4096];
   FILE *f;
 
+  /* Create missing parents too (as mkdir -p): "-o out/report" in a fresh
+   * clone has no out/ yet. */
+  if ((size_t)snprintf(probe, sizeof probe, "%s", dir) >= sizeof probe)
+    return ooc_err_set(err, OOC_EINVAL, "output directory name too long");
+  for (char *q = probe + 1; *q != '\0'; q++) {
+    if (*q != '/')
+      continue;
+    *q = '\0';
+    if (mkdir(probe, 0777) != 0 && errno != EEXIST)
+      return ooc_err_set(err, OOC_EIO, "cannot create output directory "
+                         "'%s': %s", probe, strerror(errno));
+    *q = '/';
+  }
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return ooc_err_set(err, OOC_EIO, "cannot create output directory '%s': %s",
                        dir, strerror(errno));

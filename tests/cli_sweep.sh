@@ -205,4 +205,14 @@ else
   ok "# SKIP flock(1) not found"
 fi
 
+# -o creates missing parents (the README's "-o out/report" in a fresh clone).
+expect_ok "sweep into a new nested folder" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/fresh/out/sw"
+[ -s "$TMP/fresh/out/sw/results.csv" ] && ok "nested -o created" || not_ok "nested -o: $(ls -R "$TMP/fresh" 2>&1)"
+# (report exits 1 without gnuplot, but writes its documents all the same)
+$OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/fresh2/out/report" >/dev/null 2>&1
+[ -s "$TMP/fresh2/out/report/report.md" ] && ok "report's nested -o created" || not_ok "report nested -o"
+: >"$TMP/afile"
+expect_fail "-o under a file" "cannot create output directory '$TMP/afile/x': Not a directory" \
+  $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/afile/x"
+
 finish
