@@ -380,8 +380,9 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
   if ((rc = ooc_sim_alloc(&cfg, &sim, err)) < 0)
     goto done;
   t0 = ooc_wall_s();
-  if ((rc = ooc_sim_run(sim, prog, &r, out != NULL ? out->trace : NULL,
-                        err)) < 0)
+  if ((rc = ooc_sim_run_detail(sim, prog, &r,
+                               out != NULL ? out->trace : NULL,
+                               out != NULL ? out->detail : NULL, err)) < 0)
     goto done;
   sim_wall = ooc_wall_s() - t0;
   if ((rc = fill_summary(sc, spec->planner != NULL ? spec->planner : "",

@@ -50,6 +50,10 @@ typedef struct ooc_scenario_out {
   ooc_model **model;          /* if non-NULL: receives the model (caller
                                  frees with ooc_model_free) */
   ooc_hw **hw;                /* likewise for the profile */
+  struct ooc_sim_detail *detail;  /* if non-NULL (ooc_scenario_run_program
+                                 only): the simulator's per-instruction
+                                 record, with the allocator order an
+                                 executor replays (sim/sim.h) */
 } ooc_scenario_out;
 
 int ooc_scenario_run(const ooc_scenario_spec *spec, ooc_summary *sum,

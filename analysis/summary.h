@@ -46,6 +46,8 @@ typedef struct ooc_summary {
   double sim_wall_s;
   double plan_wall_s;
   char *plan_note;
+  int measured;               /* 1: the figures were measured by the
+                                 executor (oocsim exec), 0: predicted */
 } ooc_summary;
 
 /* What a summary is made of: the scenario's names, the program that ran

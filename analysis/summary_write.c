@@ -114,7 +114,8 @@ ooc_summary_to_cjson(const ooc_summary *s)
   ok = add_num(o, "alloc_s", s->alloc_s) &&
        add_num(o, "plan_wall_s", s->plan_wall_s) &&
        add_str(o, "plan_note", s->plan_note) &&
-       add_str(o, "optimizer", ooc_optimizer_name(s->optimizer));
+       add_str(o, "optimizer", ooc_optimizer_name(s->optimizer)) &&
+       cJSON_AddBoolToObject(o, "measured", s->measured != 0) != NULL;
   if (!ok)
     goto fail;
   return o;

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,14 @@
 #define ALLSCEN (SCEN | OOC_CMD_COMPARE | OOC_CMD_MINBUDGET)
 #define ONEB (OOC_CMD_INFO | OOC_CMD_PLAN | OOC_CMD_SIMULATE | \
               OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT)
-#define MODELCMDS (ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT)
+#define MODELCMDS (ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT | \
+                   OOC_CMD_VALIDATE)
+#define EXECS (OOC_CMD_EXEC | OOC_CMD_VALIDATE)
 
 const ooc_cli_option ooc_cli_options[] = {
   { "model", 'm', OOC_OPT_MODEL, "MODEL", MODELCMDS | OOC_CMD_SWEEP,
     "zoo name (oocsim list models) or JSON path" },
-  { "batch", 'b', OOC_OPT_BATCH, "BATCH", ONEB,
+  { "batch", 'b', OOC_OPT_BATCH, "BATCH", ONEB | OOC_CMD_VALIDATE,
     "batch size, an integer >= 1" },
   { "batch", 'b', OOC_OPT_BATCH, "LIST", OOC_CMD_SWEEP,
     "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
@@ -41,13 +44,14 @@ const ooc_cli_option ooc_cli_options[] = {
     "optimizer whose state counts: sgd, momentum (default)\nor adam" },
   { "optimizer", 0, OOC_OPT_OPTIMIZER, "LIST", OOC_CMD_SWEEP,
     "an axis of optimizers: sgd,momentum,adam (default\nmomentum)" },
-  { "hw", 0, OOC_OPT_HW, "HW", ALLSCEN | OOC_CMD_REPORT,
+  { "hw", 0, OOC_OPT_HW, "HW", ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "hardware profile (oocsim list hw) or JSON path" },
   { "hw", 0, OOC_OPT_HW, "LIST", OOC_CMD_SWEEP,
     "hardware profiles (names or paths)" },
   { "hw", 0, OOC_OPT_HW, "HW", OOC_CMD_PLOT,
     "memory: draw HW's usable memory as the budget line" },
-  { "hw-set", 0, OOC_OPT_HW_SET, "K=V", ALLSCEN | OOC_CMD_REPORT,
+  { "hw-set", 0, OOC_OPT_HW_SET, "K=V",
+    ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "profile field override, e.g. link.h2d_GBps=32\n(repeatable)" },
   { "hw-set", 0, OOC_OPT_HW_SET, "K=V1,V2", OOC_CMD_SWEEP,
     "one more axis over a profile field, e.g.\n"
@@ -56,19 +60,20 @@ const ooc_cli_option ooc_cli_options[] = {
   { "planner", 'p', OOC_OPT_PLANNER, "PLANNER", SCEN,
     "planner (oocsim list planners)" },
   { "planner", 'p', OOC_OPT_PLANNER, "LIST",
-    OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT,
+    OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "comma-separated planners, or all (the default)" },
   { "planner", 'p', OOC_OPT_PLANNER, "LIST", OOC_CMD_SWEEP,
     "comma-separated planners, or all" },
   { "budget", 0, OOC_OPT_BUDGET, "SIZE",
-    SCEN | OOC_CMD_COMPARE | OOC_CMD_REPORT,
+    SCEN | OOC_CMD_COMPARE | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "device bytes a plan may use: 16GiB, 8GB, 512MiB\n"
     "(default: the profile's usable memory)" },
   { "budget", 0, OOC_OPT_BUDGET, "LIST", OOC_CMD_SWEEP,
     "device budgets, or default (each profile's usable\nmemory)" },
   { "budget", 0, OOC_OPT_BUDGET, "SIZE", OOC_CMD_PLOT,
     "memory: the budget line to draw" },
-  { "allocator", 0, OOC_OPT_ALLOCATOR, "A", ALLSCEN | OOC_CMD_REPORT,
+  { "allocator", 0, OOC_OPT_ALLOCATOR, "A",
+    ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "allocator policy and options: caching (default),\n"
     "caching:expandable_segments, bestfit, pool, va, ideal\n"
     "(oocsim list allocators)" },
@@ -79,6 +84,20 @@ const ooc_cli_option ooc_cli_options[] = {
     "planner option, given to the planners that accept K\n(repeatable)" },
   { "iterations", 0, OOC_OPT_ITERS, "N", ALLSCEN | OOC_CMD_SWEEP,
     "timed iterations simulated; the last one is reported\n(default 2)" },
+  { "iterations", 0, OOC_OPT_ITERS, "N", EXECS,
+    "timed iterations executed; the median is reported\n(default 3)" },
+  { "warmup", 0, OOC_OPT_WARMUP, "W", EXECS,
+    "untimed iterations first (default 1)" },
+  { "backend", 0, OOC_OPT_BACKEND, "B", EXECS,
+    "executor backend: cpu (oneDNN on this machine's CPUs,\n"
+    "host memory as the device; default) or cuda (a GPU)" },
+  { "threads", 0, OOC_OPT_THREADS, "T", EXECS,
+    "compute threads of the kernels (default 1)" },
+  { "link-GBps", 0, OOC_OPT_LINK, "X", EXECS,
+    "cpu: pace copies to X GB/s to emulate a slower host\n"
+    "link (validate also sets the profile's link to X)" },
+  { "verify", 0, OOC_OPT_VERIFY, NULL, EXECS,
+    "checksum every swapped tensor at swap-out and after\nswap-in" },
   { "batches", 0, OOC_OPT_BATCHES, "LIST", OOC_CMD_REPORT,
     "batches of the throughput plot (default B/4, B/2, B,\n3B/2, 2B)" },
   { "maxbatch", 0, OOC_OPT_MAXBATCH, NULL, OOC_CMD_SWEEP,
@@ -109,6 +128,13 @@ const ooc_cli_option ooc_cli_options[] = {
     "print the result as JSON (oocsim(1), SUMMARY OBJECT)" },
   { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_COMPARE,
     "the same as --format json" },
+  { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_EXEC,
+    "print the measured summary object (\"measured\": true)" },
+  { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_VALIDATE,
+    "print the results object (docs/validation.md)" },
+  { "trace", 0, OOC_OPT_TRACE, "FILE", OOC_CMD_EXEC,
+    "write the measured last iteration as a Chrome trace\n"
+    "(the simulator's lanes, measured spans)" },
   { "trace", 0, OOC_OPT_TRACE, "FILE", OOC_CMD_SIMULATE,
     "write a Chrome trace (open it in\n"
     "https://ui.perfetto.dev): compute, H2D and D2H lanes\n"
@@ -126,6 +152,9 @@ const ooc_cli_option ooc_cli_options[] = {
     "output directory (created if missing; default\n./sweep, required with --merge)" },
   { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_REPORT,
     "output directory (created if missing)" },
+  { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_VALIDATE,
+    "write the validation report (Markdown + HTML, plots,\n"
+    "results.json) to DIR (created if missing)" },
   { "output", 'o', OOC_OPT_OUTPUT, "OUT", OOC_CMD_PLOT,
     "the image to write: OUT.png or OUT.svg" },
   { NULL, 0, 0, NULL, 0, NULL }
@@ -149,7 +178,7 @@ ooc_cli_fail(const char *fmt, ...)
 void
 ooc_cli_args_init(ooc_cli_args *a)
 {
-  *a = (ooc_cli_args){ .optimizer = OOC_OPT_SGD_MOMENTUM };
+  *a = (ooc_cli_args){ .optimizer = OOC_OPT_SGD_MOMENTUM, .warmup = -1 };
 }
 
 void
@@ -402,6 +431,37 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     return OOC_OK;
   case OOC_OPT_JOBS:
     return ooc_cli_parse_jobs(arg, &a->jobs, err);
+  case OOC_OPT_BACKEND:
+    if (*arg == '\0')
+      return ooc_err_set(err, OOC_EINVAL, "--backend: empty backend name");
+    a->backend = arg;
+    return OOC_OK;
+  case OOC_OPT_WARMUP:
+    if (ooc_parse_int(arg, "--warmup", &n, err) < 0 || n < 0 || n > 1000)
+      return ooc_err_set(err, OOC_EINVAL, "--warmup: '%s' must be an "
+                         "integer in [0, 1000]", arg);
+    a->warmup = (int)n;
+    return OOC_OK;
+  case OOC_OPT_THREADS:
+    if (ooc_parse_int(arg, "--threads", &n, err) < 0 || n < 1 || n > 1024)
+      return ooc_err_set(err, OOC_EINVAL, "--threads: '%s' must be an "
+                         "integer in [1, 1024]", arg);
+    a->threads = (int)n;
+    return OOC_OK;
+  case OOC_OPT_LINK: {
+    char *end;
+    double x;
+    errno = 0;
+    x = strtod(arg, &end);
+    if (end == arg || *end != '\0' || errno != 0 || !(x > 0) || x > 1e6)
+      return ooc_err_set(err, OOC_EINVAL, "--link-GBps: '%s' must be a "
+                         "number of GB/s in (0, 1e6]", arg);
+    a->link_GBps = x;
+    return OOC_OK;
+  }
+  case OOC_OPT_VERIFY:
+    a->verify = 1;
+    return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", c);
   }

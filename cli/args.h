@@ -39,7 +39,9 @@ enum {
   OOC_CMD_MINBUDGET = 1u << 6,
   OOC_CMD_SWEEP     = 1u << 7,
   OOC_CMD_PLOT      = 1u << 8,
-  OOC_CMD_REPORT    = 1u << 9
+  OOC_CMD_REPORT    = 1u << 9,
+  OOC_CMD_EXEC      = 1u << 10,
+  OOC_CMD_VALIDATE  = 1u << 11
 };
 
 /* What getopt_long returns for each option: the short letter when there
@@ -52,7 +54,9 @@ enum {
   OOC_OPT_ITERS, OOC_OPT_JSON, OOC_OPT_TRACE, OOC_OPT_MEMCSV,
   OOC_OPT_FORMAT, OOC_OPT_NOTIMING, OOC_OPT_SHARD, OOC_OPT_MERGE,
   OOC_OPT_MAXBATCH, OOC_OPT_FRESH, OOC_OPT_BATCHES, OOC_OPT_NOMAXBATCH,
-  OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP
+  OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP,
+  OOC_OPT_BACKEND, OOC_OPT_WARMUP, OOC_OPT_THREADS, OOC_OPT_LINK,
+  OOC_OPT_VERIFY
 };
 
 /* One row of the option table (cli/args.c), from which both getopt_long's
@@ -135,6 +139,11 @@ typedef struct ooc_cli_args {
   int no_timing;
   int iterations;             /* 0: not given */
   int jobs;                   /* -j (0: not given) */
+  const char *backend;        /* --backend (exec, validate; NULL: cpu) */
+  int warmup;                 /* --warmup (-1: not given) */
+  int threads;                /* --threads (0: not given) */
+  double link_GBps;           /* --link-GBps (0: not given) */
+  int verify;                 /* --verify */
   int help;                   /* --help / -h seen (parsing stops there) */
   const char *pos[OOC_CLI_MAX_POS]; int n_pos;
   char **owned; int n_owned;  /* owned copies of the K=V arguments */

@@ -1386,3 +1386,42 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
                        "wrote %s but not %s", gp, dat, out);
   return run_gnuplot(gp, &v, script, out, err);
 }
+
+int
+ooc_plot_script(const char *name, const char *dat, const char *out,
+                const char *vars, ooc_err *err)
+{
+  const char *dirs[2] = { ooc_data_dir(), OOC_SRCDIR };
+  const char *ext = strrchr(out, '.'), *gp;
+  char script[4096], plotdir[4096];
+  gpvars v = { .len = 0 };
+  int i, found = 0;
+
+  if (ext == NULL || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
+    return ooc_err_set(err, OOC_EINVAL, "%s: the output must end in .png "
+                       "or .svg", out);
+  for (i = 0; i < 2 && !found; i++) {
+    if (dirs[i] == NULL || *dirs[i] == '\0')
+      continue;
+    snprintf(script, sizeof script, "%s/plots/%s.gp", dirs[i], name);
+    snprintf(plotdir, sizeof plotdir, "%s/plots", dirs[i]);
+    found = access(script, R_OK) == 0;
+  }
+  if (!found)
+    return ooc_err_set(err, OOC_ENOTFOUND, "plot script plots/%s.gp not "
+                       "found under '%s'", name, ooc_data_dir());
+  if (vars != NULL) {
+    v.len = (size_t)snprintf(v.buf, sizeof v.buf, "%s", vars);
+    if (v.len >= sizeof v.buf)
+      v.len = sizeof v.buf - 1;
+  }
+  var_s(&v, "datafile", dat);
+  var_s(&v, "outfile", out);
+  var_s(&v, "fmt", ext + 1);
+  var_s(&v, "plotdir", plotdir);
+  if (!ooc_plot_gnuplot(&gp))
+    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
+                       "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
+                       "wrote %s but not %s", gp, dat, out);
+  return run_gnuplot(gp, &v, script, out, err);
+}

@@ -61,6 +61,13 @@ typedef struct ooc_plot_opts {
 int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
                   const ooc_plot_opts *o, ooc_err *err);
 
+/* Draw `out` (.png or .svg) with plots/NAME.gp from a data file the
+ * caller wrote (the validation report's plots): the script gets datafile,
+ * outfile, fmt and plotdir, plus the caller's assignments in vars
+ * ("name='value'; x=1; ", may be NULL). Errors as ooc_plot_draw. */
+int ooc_plot_script(const char *name, const char *dat, const char *out,
+                    const char *vars, ooc_err *err);
+
 /* The gnuplot program that would run; sets *path and returns 1 when it is
  * runnable, 0 when not. */
 int ooc_plot_gnuplot(const char **path);

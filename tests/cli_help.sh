@@ -7,13 +7,13 @@
 # (cli/args.c); this checks what a user sees.
 . "$top_srcdir/tests/lib.sh"
 
-cmds="list info plan simulate compare maxbatch minbudget sweep plot report"
+cmds="list info plan simulate compare maxbatch minbudget sweep plot report exec validate"
 : >"$TMP/all"
 for c in $cmds; do
   "$OOCSIM" $c --help >"$TMP/help-$c" 2>&1 || not_ok "$c --help exits 0"
   # Options section: from "Options:" to the blank line before "Examples:".
   sed -n '/^Options:$/,/^$/p' "$TMP/help-$c" |
-    grep -oE '^ +(-[a-z], )?--[a-z][a-z-]*' | sed 's/.*--/--/' | sort -u >"$TMP/opts-$c"
+    grep -oE '^ +(-[a-z], )?--[a-zA-Z][a-zA-Z-]*' | sed 's/.*--/--/' | sort -u >"$TMP/opts-$c"
   cat "$TMP/opts-$c" >>"$TMP/all"
   grep -q '^Examples:$' "$TMP/help-$c" && tail -n 1 "$TMP/help-$c" | grep -q "^  oocsim $c " &&
     ok "$c --help ends with examples" || not_ok "$c --help ends with examples"

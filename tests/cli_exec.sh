@@ -1,0 +1,115 @@
+#!/bin/sh
+# tests/cli_exec.sh — oocsim exec and oocsim validate on the cpu backend:
+# small untimed replays of plans from every swap planner, the measured
+# summary ("measured": true, the arena's peak equal to the simulator's),
+# the results object's fields, integrity (weights and gradients
+# bit-identical to the in-core plan's, swapped tensors verified), the
+# report files, and exit 1 with one message for bad input. No timing is
+# asserted (make validate measures accuracy).
+. "$top_srcdir/tests/lib.sh"
+M="$top_srcdir/tests/data/models/residual.json"
+HW="$top_srcdir/tests/data/hw/round.json"
+
+if ! "$OOCSIM" exec --help | grep -q backend; then
+  echo "exec is not built"; exit 1
+fi
+if ! "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p incore >/dev/null 2>&1; then
+  # Without oneDNN there is no cpu backend: nothing here can run.
+  if "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p incore 2>&1 | grep -q "unknown executor backend 'cpu'"; then
+    echo "SKIP: no cpu backend (configure found no oneDNN)"; exit 77
+  fi
+fi
+
+# num FIELD FILE: the first value of "FIELD": in a cJSON-printed file.
+num() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([^,]*\),*$/\1/p" "$2" | head -n 1; }
+
+# --- exec ---------------------------------------------------------------------
+expect_ok "plan window b2048 12M bestfit" \
+  "$OOCSIM" plan -m "$M" -b 2048 --hw "$HW" -p window --budget 12M \
+  --allocator bestfit -o "$TMP/plan.json"
+expect_ok "exec --json --verify --trace" \
+  "$OOCSIM" exec "$TMP/plan.json" --json --verify --iterations 2 \
+  --warmup 1 --trace "$TMP/trace.json"
+cp "$TMP/out" "$TMP/exec.json"
+[ "$(num measured "$TMP/exec.json")" = true ] && ok "measured: true" || not_ok "measured: true"
+[ "$(num feasible "$TMP/exec.json")" = true ] && ok "exec feasible" || not_ok "exec feasible"
+[ "$(num backend "$TMP/exec.json")" = '"cpu"' ] && ok "exec.backend cpu" || not_ok "exec.backend cpu"
+[ "$(num iterations "$TMP/exec.json")" = 2 ] && ok "2 timed iterations" || not_ok "2 timed iterations"
+[ "$(num link_GBps "$TMP/exec.json")" = null ] && ok "no pacing: link_GBps null" || not_ok "no pacing: link_GBps null"
+[ "$(num verify_mismatches "$TMP/exec.json")" = 0 ] && ok "no verify mismatch" || not_ok "no verify mismatch"
+vc=$(num verify_checked "$TMP/exec.json")
+[ "${vc:-0}" -gt 0 ] && ok "swapped tensors checked ($vc)" || not_ok "swapped tensors checked ($vc)"
+# The arena's real peak equals the simulator's (the same placement code).
+pr=$(sed -n 's/^[[:space:]]*"peak_reserved_bytes":[[:space:]]*\([0-9]*\),*$/\1/p' "$TMP/exec.json")
+set -- $pr
+[ $# -eq 2 ] && [ "$1" = "$2" ] && ok "peak reserved measured = predicted ($1)" ||
+  not_ok "peak reserved measured = predicted ($pr)"
+grep -q '"traceEvents"' "$TMP/trace.json" && ok "--trace writes a Chrome trace" || not_ok "--trace writes a Chrome trace"
+
+expect_ok "exec text, paced" "$OOCSIM" exec "$TMP/plan.json" --link-GBps 5 --iterations 1 --warmup 0
+grep -q "copies paced to 5 GB/s" "$TMP/out" && ok "text says the copies were paced" || not_ok "text says the copies were paced"
+grep -q "^predicted .* measured .*peak reserved predicted" "$TMP/out" && ok "text compares with the prediction" || not_ok "text compares with the prediction"
+
+# --- validate -------------------------------------------------------------------
+expect_ok "validate --json -o" \
+  "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p incore,vdnn,lms,capacity,window \
+  --budget 12M --allocator bestfit --verify --iterations 1 --warmup 1 --json \
+  -o "$TMP/val"
+cp "$TMP/out" "$TMP/val.json"
+for f in planner feasible_predicted feasible_measured predicted_iteration_s \
+         measured_iteration_s iteration_error predicted_stall_s measured_stall_s \
+         predicted_peak_reserved_bytes measured_peak_reserved_bytes \
+         op_error_median op_error_p95 integrity_ok mean_abs_iteration_error \
+         max_abs_iteration_error; do
+  grep -q "\"$f\":" "$TMP/val.json" && ok "results have $f" || not_ok "results have $f"
+done
+n=$(grep -c '"planner":' "$TMP/val.json")
+[ "$n" = 5 ] && ok "five results" || not_ok "five results ($n)"
+# Every planner the simulator finds feasible runs, with integrity.
+nf=$(grep -c '"feasible_predicted":[[:space:]]*true' "$TMP/val.json")
+nm=$(grep -c '"feasible_measured":[[:space:]]*true' "$TMP/val.json")
+ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/val.json")
+[ "$nf" -ge 3 ] && [ "$nf" = "$nm" ] && [ "$nm" = "$ni" ] &&
+  ok "feasible predicted = measured = integrity ok ($nf)" ||
+  not_ok "feasible predicted = measured = integrity ok ($nf/$nm/$ni)"
+grep -q "bit-identical to the in-core plan's" "$TMP/val.json" && ok "integrity: bit-identical" || not_ok "integrity: bit-identical"
+grep -q '"integrity":[[:space:]]*"not run: the simulator predicts out of memory"' "$TMP/val.json" &&
+  ok "an OOM plan is not run" || not_ok "an OOM plan is not run"
+# Measured peak reserved equals predicted for every feasible planner.
+awk '/"predicted_peak_reserved_bytes"/ { gsub(/[^0-9]/, "", $2); p = $2 }
+     /"measured_peak_reserved_bytes"/ { gsub(/[^0-9]/, "", $2); if ($2 != "" && $2 != p) bad++ }
+     END { exit bad > 0 }' "$TMP/val.json" &&
+  ok "peak reserved equal per planner" || not_ok "peak reserved equal per planner"
+for f in results.json report.md report.html data/iteration.dat data/op-errors.dat data/timeline-window.dat; do
+  [ -s "$TMP/val/$f" ] && ok "report has $f" || not_ok "report has $f"
+done
+if command -v "${OOCSIM_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+  for f in iteration.png op-errors.png timeline-window.png; do
+    [ -s "$TMP/val/$f" ] && ok "report drew $f" || not_ok "report drew $f"
+  done
+fi
+grep -q "| window |" "$TMP/val/report.md" && ok "report.md has a row per planner" || not_ok "report.md has a row per planner"
+
+# --- bad input --------------------------------------------------------------------
+expect_fail "exec without a plan" "exec: missing PLAN.json" "$OOCSIM" exec
+expect_fail "exec two plans" "exec: one plan file at most" "$OOCSIM" exec "$TMP/plan.json" "$TMP/plan.json"
+expect_fail "exec missing file" "$TMP/nope.json" "$OOCSIM" exec "$TMP/nope.json"
+echo '{"format": "oocsim-plan", "version": 2' > "$TMP/trunc.json"
+expect_fail "exec truncated plan" "trunc.json" "$OOCSIM" exec "$TMP/trunc.json"
+expect_fail "unknown backend" "--backend: unknown executor backend 'tpu' (valid: " "$OOCSIM" exec "$TMP/plan.json" --backend tpu
+expect_fail "empty backend" "--backend: empty backend name" "$OOCSIM" exec "$TMP/plan.json" --backend ""
+expect_fail "iterations 0" "--iterations: '0' must be an integer in [1, 1000]" "$OOCSIM" exec "$TMP/plan.json" --iterations 0
+expect_fail "warmup -1" "--warmup: '-1' must be an integer in [0, 1000]" "$OOCSIM" exec "$TMP/plan.json" --warmup -1
+expect_fail "threads 0" "--threads: '0' must be an integer in [1, 1024]" "$OOCSIM" exec "$TMP/plan.json" --threads 0
+expect_fail "link 0" "--link-GBps: '0' must be a number of GB/s in (0, 1e6]" "$OOCSIM" exec "$TMP/plan.json" --link-GBps 0
+expect_fail "link word" "--link-GBps: 'fast' must be a number" "$OOCSIM" exec "$TMP/plan.json" --link-GBps fast
+expect_fail "exec --trace to a missing folder" "--trace: " "$OOCSIM" exec "$TMP/plan.json" --iterations 1 --trace "$TMP/no/such/dir/t.json"
+expect_fail "validate without -p" "missing -p" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW"
+expect_fail "validate unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p nope
+expect_fail "validate budget below the working set" "below the working set" \
+  "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p window --budget 1M
+# The cuda backend without a GPU (or not built): one line naming it.
+expect_fail "validate --backend cuda without a GPU" "cuda" \
+  "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p incore --backend cuda
+[ ! -e "$TMP/no" ] && ok "a failed --trace leaves nothing" || not_ok "a failed --trace leaves nothing"
+finish
