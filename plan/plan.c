@@ -52,6 +52,9 @@ struct ooc_plan_scratch {
   uint8_t *rec_is_rc;         /* per act: that record is a recompute */
   uint8_t *state;             /* per act: ST_* */
   uint8_t *grad_live;         /* per act: gradient allocated */
+  uint8_t *gstate;            /* per act: its gradient's ST_* (swaps) */
+  int32_t *grec_of;           /* per act: last record that moved its
+                                 gradient */
   int32_t *stamp;             /* per act: dedupe (temp) */
   int32_t *argpos;            /* per act: arg index in the current COMPUTE */
 };
@@ -79,6 +82,8 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->rec_is_rc);
   free(sc->state);
   free(sc->grad_live);
+  free(sc->gstate);
+  free(sc->grec_of);
   free(sc->stamp);
   free(sc->argpos);
   free(sc);
@@ -106,10 +111,13 @@ scratch_alloc(int32_t n_steps, int32_t n_acts)
   sc->rec_is_rc = calloc((size_t)n_acts + 1, 1);
   sc->state = calloc((size_t)n_acts + 1, 1);
   sc->grad_live = calloc((size_t)n_acts + 1, 1);
+  sc->gstate = calloc((size_t)n_acts + 1, 1);
+  sc->grec_of = calloc((size_t)n_acts + 1, sizeof(int32_t));
   sc->stamp = calloc((size_t)n_acts + 1, sizeof(int32_t));
   sc->argpos = calloc((size_t)n_acts + 1, sizeof(int32_t));
   if (!sc->frees.first || !sc->frees.idx || !sc->cnt || !sc->act_free ||
       !sc->rec_of || !sc->rec_is_rc || !sc->state || !sc->grad_live ||
+      !sc->gstate || !sc->grec_of ||
       !sc->stamp || !sc->argpos)
     goto fail;
   return sc;
@@ -231,7 +239,8 @@ ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s)
     pl->cap_swaps = cap;
   }
   pl->swaps[pl->n_swaps++] = *s;
-  pl->action[s->act] = OOC_SWAP;
+  if (!s->grad)
+    pl->action[s->act] = OOC_SWAP;
   return OOC_OK;
 }
 
@@ -290,6 +299,41 @@ ooc_plan_counts(const ooc_plan *pl, int counts[3])
       continue;
     counts[act]++;
   }
+}
+
+int
+ooc_plan_grad_swaps(const ooc_plan *pl)
+{
+  int32_t i, j;
+  int n = 0;
+
+  for (i = 0; i < pl->n_swaps; i++) {
+    if (!pl->swaps[i].grad)
+      continue;
+    for (j = 0; j < i; j++)
+      if (pl->swaps[j].grad && pl->swaps[j].act == pl->swaps[i].act)
+        break;
+    n += j == i;
+  }
+  return n;
+}
+
+int
+ooc_liveness_step_uses_grad(const ooc_liveness *lv, int32_t s, int32_t a)
+{
+  const ooc_model *m = lv->model;
+  const ooc_layer *ly;
+  int32_t k, l;
+
+  if (s < 0 || s >= lv->n_steps || lv->steps[s].phase != OOC_PH_BWD ||
+      a < 0 || a >= lv->n_acts || lv->grad_tensor[a] < 0)
+    return 0;
+  l = lv->steps[s].layer;
+  ly = &m->layers[l];
+  for (k = -1; k < ly->n_in; k++)
+    if (lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)] == a)
+      return 1;
+  return 0;
 }
 
 /* --- lowering --------------------------------------------------------------- */
@@ -457,7 +501,7 @@ check_records(lower *L)
   const ooc_model *m = L->m;
   struct ooc_plan_scratch *sc = L->sc;
   int32_t ns = lv->n_steps, i, a, k, j;
-  char s1[160], s2[160];
+  char s1[160], s2[160], sc_name[160];
 
   for (a = 0; a < lv->n_acts; a++)
     sc->act_free[a] = a == 0 ? -1 : lv->act_last[a];
@@ -535,6 +579,32 @@ check_records(lower *L)
                          "or in (out_after %d, in_before %d]", i,
                          act_name(L, a), w->out_wait, w->out_after,
                          w->in_before);
+    if (w->grad) {
+      if (lv->grad_tensor[a] < 0)
+        return ooc_err_set(L->err, OOC_EINVAL, "swap record %d (gradient "
+                           "of '%s'): the act has no gradient", i,
+                           act_name(L, a));
+      if (w->out_after < lv->grad_first[a] ||
+          w->out_after >= lv->grad_last[a] ||
+          lv->steps[w->out_after].phase != OOC_PH_BWD)
+        return ooc_err_set(L->err, OOC_EINVAL, "swap record %d (gradient "
+                           "of '%s'): swapped out after '%s', outside its "
+                           "life (written first at '%s', last used at "
+                           "'%s')", i, act_name(L, a),
+                           ooc_step_name(lv, w->out_after, s1, sizeof s1),
+                           ooc_step_name(lv, lv->grad_first[a], s2,
+                                         sizeof s2),
+                           ooc_step_name(lv, lv->grad_last[a], sc_name,
+                                         sizeof sc_name));
+      if (w->in_before > lv->grad_last[a])
+        return ooc_err_set(L->err, OOC_EINVAL, "swap record %d (gradient "
+                           "of '%s'): swapped in before '%s', after its "
+                           "last use '%s'", i, act_name(L, a),
+                           ooc_step_name(lv, w->in_before, s1, sizeof s1),
+                           ooc_step_name(lv, lv->grad_last[a], s2,
+                                         sizeof s2));
+      continue;
+    }
     if (a != 0 && w->in_before > sc->act_free[a])
       return ooc_err_set(L->err, OOC_EINVAL,
                          "swap record %d (act '%s'): swapped in before "
@@ -728,21 +798,25 @@ emit_swap_in(lower *L, int32_t r, int32_t after_compute)
   const ooc_liveness *lv = L->lv;
   const struct ooc_plan_scratch *sc = L->sc;
   int32_t a = w->act, l = lv->act_layer[a];
+  int32_t t = w->grad ? lv->grad_tensor[a] : lv->act_tensor[a];
   int32_t i, k, s = w->in_after + 1;
 
-  EMIT(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
-       OOC_WHERE_DEVICE);
+  EMIT(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, l, t, OOC_WHERE_DEVICE);
   WAIT(after_compute);
   WAIT(L->sc->free_instr[r]);
   if (w->in_after >= 0 && s < lv->n_steps)
     for (k = sc->b[B_OUTWAIT].first[s]; k < sc->b[B_OUTWAIT].first[s + 1];
          k++)
       WAIT(sc->free_instr[sc->b[B_OUTWAIT].idx[k]]);
-  i = emit(L, OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, l, lv->act_tensor[a],
-           OOC_WHERE_DEVICE);
+  i = emit(L, OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, l, t, OOC_WHERE_DEVICE);
   if (i < 0)
     return oom(L);
   L->sc->h2d_instr[r] = i;
+  if (w->grad) {
+    L->sc->gstate[a] = ST_IN_FLIGHT;
+    L->sc->grec_of[a] = r;
+    return OOC_OK;
+  }
   L->sc->state[a] = ST_IN_FLIGHT;
   L->sc->rec_of[a] = r;
   L->sc->rec_is_rc[a] = 0;
@@ -772,18 +846,29 @@ lower_steps(lower *L)
     for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++) {
       r = B[B_INBEFORE].idx[k];
       a = pl->swaps[r].act;
-      if (sc->state[a] != ST_IN_FLIGHT || sc->rec_of[a] != r)
+      if (pl->swaps[r].grad ? sc->gstate[a] != ST_IN_FLIGHT ||
+                                  sc->grec_of[a] != r
+                            : sc->state[a] != ST_IN_FLIGHT ||
+                                  sc->rec_of[a] != r)
         return ooc_err_set(L->err, OOC_EINVAL,
-                           "swap record %d (act '%s'): overlaps another "
-                           "record of the same act", r, act_name(L, a));
+                           "swap record %d (%s '%s'): overlaps another "
+                           "record of the same %s", r,
+                           pl->swaps[r].grad ? "gradient of" : "act",
+                           act_name(L, a),
+                           pl->swaps[r].grad ? "gradient" : "act");
     }
     for (k = B[B_RCBEFORE].first[s]; k < B[B_RCBEFORE].first[s + 1]; k++) {
       rc = emit_recompute(L, B[B_RCBEFORE].idx[k], s);
       if (rc != OOC_OK)
         return rc;
     }
-    for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++)
-      sc->state[pl->swaps[B[B_INBEFORE].idx[k]].act] = ST_RESIDENT;
+    for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++) {
+      const ooc_swap *w = &pl->swaps[B[B_INBEFORE].idx[k]];
+      if (w->grad)
+        sc->gstate[w->act] = ST_RESIDENT;
+      else
+        sc->state[w->act] = ST_RESIDENT;
+    }
 
     if (st->phase == OOC_PH_FWD && m->layers[l].alias_of == -1) {
       a = lv->layer_act[l];
@@ -808,7 +893,14 @@ lower_steps(lower *L)
           EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE,
                lv->act_layer[a], lv->grad_tensor[a], OOC_WHERE_DEVICE);
           sc->grad_live[a] = 1;
+          sc->gstate[a] = ST_RESIDENT;
         }
+        if (lv->grad_tensor[a] >= 0 && sc->grad_live[a] &&
+            sc->gstate[a] != ST_RESIDENT)
+          return ooc_err_set(L->err, OOC_EINVAL, "the gradient of act '%s' "
+                             "is not resident at '%s' (swapped out without "
+                             "a swap-in before it)", act_name(L, a),
+                             ooc_step_name(lv, s, sn, sizeof sn));
       }
     }
     ws = st->phase == OOC_PH_UPDATE ? -1
@@ -845,6 +937,7 @@ lower_steps(lower *L)
             EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE,
                  lv->act_layer[a], lv->grad_tensor[a], OOC_WHERE_DEVICE);
             sc->grad_live[a] = 0;
+            sc->gstate[a] = ST_ABSENT;
           }
         }
       }
@@ -869,6 +962,28 @@ lower_steps(lower *L)
       int32_t fi;
       r = B[B_OUT].idx[k];
       a = pl->swaps[r].act;
+      if (pl->swaps[r].grad) {
+        if (!sc->grad_live[a] || sc->gstate[a] != ST_RESIDENT)
+          return ooc_err_set(L->err, OOC_EINVAL,
+                             "swap record %d (gradient of '%s'): not "
+                             "resident when swapped out after '%s'", r,
+                             act_name(L, a),
+                             ooc_step_name(lv, s, sn, sizeof sn));
+        EMIT(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, lv->act_layer[a],
+             lv->grad_tensor[a], OOC_WHERE_DEVICE);
+        WAIT(comp);
+        fi = emit(L, OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE,
+                  lv->act_layer[a], lv->grad_tensor[a], OOC_WHERE_DEVICE);
+        if (fi < 0)
+          return oom(L);
+        sc->free_instr[r] = fi;
+        sc->gstate[a] = ST_OUT;
+        sc->grec_of[a] = r;
+        if (pl->swaps[r].in_after == -1 &&
+            (rc = emit_swap_in(L, r, -1)) != OOC_OK)
+          return rc;
+        continue;
+      }
       if (sc->state[a] != ST_RESIDENT)
         return ooc_err_set(L->err, OOC_EINVAL,
                            "swap record %d (act '%s'): not resident when "
@@ -894,6 +1009,17 @@ lower_steps(lower *L)
     for (k = B[B_INAFTER].first[s]; k < B[B_INAFTER].first[s + 1]; k++) {
       r = B[B_INAFTER].idx[k];
       a = pl->swaps[r].act;
+      if (pl->swaps[r].grad) {
+        if (sc->gstate[a] != ST_OUT || sc->grec_of[a] != r)
+          return ooc_err_set(L->err, OOC_EINVAL,
+                             "swap record %d (gradient of '%s'): not "
+                             "swapped out when swapped in after '%s'", r,
+                             act_name(L, a),
+                             ooc_step_name(lv, s, sn, sizeof sn));
+        if ((rc = emit_swap_in(L, r, comp)) != OOC_OK)
+          return rc;
+        continue;
+      }
       if (sc->state[a] != ST_OUT || sc->rec_of[a] != r)
         return ooc_err_set(L->err, OOC_EINVAL,
                            "swap record %d (act '%s'): not swapped out when "
@@ -920,6 +1046,10 @@ lower_steps(lower *L)
   }
   for (a = 0; a < lv->n_acts; a++)
     if (sc->grad_live[a]) {
+      if (sc->gstate[a] != ST_RESIDENT)
+        return ooc_err_set(L->err, OOC_EINVAL, "the gradient of act '%s' "
+                           "is not resident at the end of the iteration",
+                           act_name(L, a));
       EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
            lv->grad_tensor[a], OOC_WHERE_DEVICE);
       sc->grad_live[a] = 0;
@@ -1009,14 +1139,21 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
     sc->rec_of[a] = -1;
     sc->rec_is_rc[a] = 0;
     sc->grad_live[a] = 0;
+    sc->gstate[a] = ST_ABSENT;
+    sc->grec_of[a] = -1;
   }
+  /* One pinned host buffer per tensor swapped: bit 1 of stamp for the
+   * act, bit 2 for its gradient. */
   for (i = 0; i < pl->n_swaps; i++) {
+    int bit = pl->swaps[i].grad ? 2 : 1;
     a = pl->swaps[i].act;
-    if (sc->stamp[a])
+    if (sc->stamp[a] & bit)
       continue;
-    sc->stamp[a] = 1;
+    sc->stamp[a] |= bit;
     if (emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE,
-             lv->act_layer[a], lv->act_tensor[a], OOC_WHERE_HOST) < 0)
+             lv->act_layer[a],
+             pl->swaps[i].grad ? lv->grad_tensor[a] : lv->act_tensor[a],
+             OOC_WHERE_HOST) < 0)
       return oom(&L);
   }
   p->prologue_end = p->n_instr;

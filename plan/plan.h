@@ -145,6 +145,13 @@ typedef struct ooc_swap {
   int32_t in_after;    /* H2D issued after this step completes (-1: as soon
                           as the D2H is done and memory allows) */
   int32_t in_before;   /* the step that needs it: waits for the H2D */
+  uint8_t grad;        /* 0: the activation; 1: its gradient (the
+                          schedule-window seed's variable-sequence covers
+                          every variable, §3): swapped out after a backward
+                          step that wrote it (grad_first <= out_after <
+                          grad_last) and back in before the next backward
+                          step that reads or accumulates it (in_before <=
+                          grad_last) */
 } ooc_swap;
 
 /* Drop an activation after step free_after and recompute it (its forward
@@ -194,8 +201,15 @@ int ooc_plan_add_recompute(ooc_plan *pl, const ooc_recompute *r);
  * zeroed); keeps dst's capacity. OOC_ENOMEM. */
 int ooc_plan_copy(ooc_plan *dst, const ooc_plan *src);
 /* counts[OOC_KEEP..OOC_RECOMPUTE] over acts 1.. (forward outputs); the
- * input (act 0) is counted only when it is not kept. */
+ * input (act 0) is counted only when it is not kept. Gradient swaps are
+ * not counted here (ooc_plan_grad_swaps). */
 void ooc_plan_counts(const ooc_plan *pl, int counts[3]);
+/* The number of distinct gradients the plan swaps. */
+int ooc_plan_grad_swaps(const ooc_plan *pl);
+/* Does backward step s read, write or accumulate the gradient of act a?
+ * (The backward of a's storage layers reads it; the backward of each
+ * layer that takes a as input writes or accumulates it.) */
+int ooc_liveness_step_uses_grad(const ooc_liveness *lv, int32_t s, int32_t a);
 
 /* Lower a plan into p (reset first). Checks the records against the
  * schedule (OOC_EINVAL naming the record). O(steps + records + uses). */

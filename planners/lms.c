@@ -34,12 +34,24 @@
  * nothing passes, the most frugal plan (sync_mode 3) is returned and the
  * simulation reports the OOM.
  *
- * Cost: O(uses) to build one plan; autotune runs O(log #ops) simulations.
- * Ownership: no heap state; writes only the caller's plan.
+ * Gradients: TFLMS rewrites any tensor edge of the graph, activation
+ * gradients included. Their uses are the backward steps that write,
+ * accumulate or read them, and the same threshold rule applies to the
+ * gaps between those uses (ooc_swap.grad). Since swapping a gradient only
+ * adds traffic when the activations alone fit, the autotune first runs
+ * with activations only (the plans LMS made before gradients could be
+ * swapped) and, only when no setting passes, once more with gradients
+ * too; `--opt grads=0|1` fixes the choice.
+ *
+ * Cost: O(uses) to build one plan; autotune runs O(log #ops) simulations
+ * (twice as many when gradients are needed). Ownership: the gradient use
+ * lists (CSR, built by lms_alloc, freed by lms_free); writes only the
+ * caller's plan.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include "plan/planner.h"
 
 struct lms_params {
@@ -49,45 +61,118 @@ struct lms_params {
 struct lms_state {
   struct lms_params p;
   int32_t n_sims;
+  int grads;                  /* this build swaps gradients too */
+  /* Per act, the backward steps using its gradient, ascending:
+   * gsteps[gstart[a] .. gend[a]). */
+  int32_t *gstart, *gend, *gsteps;
 };
 
+/* Gradient use lists from the liveness. OOC_ENOMEM. */
+static int lms_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
+{
+  struct lms_state *st = state;
+  const ooc_liveness *lv = ctx->live;
+  const ooc_model *m = ctx->model;
+  int32_t n = 0, s, a, k;
+
+  st->gstart = calloc((size_t)lv->n_acts + 1, sizeof *st->gstart);
+  st->gend = calloc((size_t)lv->n_acts + 1, sizeof *st->gend);
+  if (st->gstart == NULL || st->gend == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
+  /* Count (an upper bound: a step using x twice counts twice), lay out,
+   * then fill in ascending step order without repeats. */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      for (a = 0; a < lv->n_acts; a++) {
+        int32_t c = st->gend[a];
+        st->gstart[a] = st->gend[a] = n;
+        n += c;
+      }
+      st->gsteps = calloc((size_t)n + 1, sizeof *st->gsteps);
+      if (st->gsteps == NULL)
+        return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
+    }
+    for (s = 0; s < lv->n_steps; s++) {
+      const ooc_layer *ly;
+      if (lv->steps[s].phase != OOC_PH_BWD)
+        continue;
+      ly = &m->layers[lv->steps[s].layer];
+      for (k = -1; k < ly->n_in; k++) {
+        a = lv->layer_act[k < 0 ? lv->steps[s].layer
+                                : ooc_layer_input(m, ly, k)];
+        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0)
+          continue;
+        if (pass == 0)
+          st->gend[a]++;
+        else if (st->gend[a] == st->gstart[a] ||
+                 st->gsteps[st->gend[a] - 1] != s)
+          st->gsteps[st->gend[a]++] = s;
+      }
+    }
+  }
+  return OOC_OK;
+}
+
+static void lms_free(void *state)
+{
+  struct lms_state *st = state;
+
+  free(st->gstart);
+  free(st->gend);
+  free(st->gsteps);
+}
+
+/* Swap records for the gaps between consecutive uses u[0 .. n) of act a
+ * (or of its gradient) that exceed the threshold. */
+static int lms_gaps(ooc_plan *pl, int32_t a, int grad, const int32_t *u,
+                    int32_t n, const struct lms_params *p, ooc_err *err)
+{
+  int from_swapin = 0;
+
+  for (int32_t k = 1; k < n; k++) {
+    int64_t gap = u[k] - u[k - 1];
+    if (gap <= p->threshold)
+      continue;
+    if (from_swapin && gap <= p->groupby)
+      continue;
+    int64_t in_after = (p->sync_mode & 2) ? u[k] - 1 : u[k] - p->ahead - 1;
+    if (in_after < u[k - 1])
+      in_after = u[k - 1];
+    ooc_swap sw = {
+      .act = a,
+      .out_after = u[k - 1],
+      .out_wait = (p->sync_mode & 1) ? u[k - 1] + 1 : -1,
+      .in_after = (int32_t)in_after,
+      .in_before = u[k],
+      .grad = (uint8_t)grad,
+    };
+    if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
+    from_swapin = 1;
+  }
+  return OOC_OK;
+}
+
 /* Build the plan for fixed parameters. */
-static int lms_build(const ooc_planner_ctx *ctx, const struct lms_params *p,
-                     ooc_plan *pl, ooc_err *err)
+static int lms_build(const struct lms_state *st, const ooc_planner_ctx *ctx,
+                     const struct lms_params *p, ooc_plan *pl, ooc_err *err)
 {
   const ooc_liveness *lv = ctx->live;
+  int rc;
 
   ooc_plan_reset(pl);
   pl->sched_budget = ctx->budget;
   for (int32_t a = 0; a < lv->n_acts; a++) {
-    const int32_t *u = lv->use_steps + lv->act_first[a];
-    int32_t n = lv->act_nuses[a];
-    int from_swapin = 0;
-
     if (lv->act_layer[a] <= 0 || lv->act_bytes[a] == 0)
       continue;
-    for (int32_t k = 1; k < n; k++) {
-      int64_t gap = u[k] - u[k - 1];
-      if (gap <= p->threshold)
-        continue;
-      if (from_swapin && gap <= p->groupby)
-        continue;
-      int64_t in_after = (p->sync_mode & 2) ? u[k] - 1
-                                            : u[k] - p->ahead - 1;
-      if (in_after < u[k - 1])
-        in_after = u[k - 1];
-      ooc_swap sw = {
-        .act = a,
-        .out_after = u[k - 1],
-        .out_wait = (p->sync_mode & 1) ? u[k - 1] + 1 : -1,
-        .in_after = (int32_t)in_after,
-        .in_before = u[k],
-      };
-      if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
-        return ooc_err_set(err, OOC_ENOMEM, "planner 'lms': out of memory");
-      from_swapin = 1;
-    }
+    if ((rc = lms_gaps(pl, a, 0, lv->use_steps + lv->act_first[a],
+                       lv->act_nuses[a], p, err)) != OOC_OK)
+      return rc;
   }
+  for (int32_t a = 0; st->grads && a < lv->n_acts; a++)
+    if ((rc = lms_gaps(pl, a, 1, st->gsteps + st->gstart[a],
+                       st->gend[a] - st->gstart[a], p, err)) != OOC_OK)
+      return rc;
   return OOC_OK;
 }
 
@@ -97,7 +182,7 @@ static int lms_play(struct lms_state *st, const ooc_planner_ctx *ctx,
                     ooc_err *err)
 {
   ooc_sim_result r;
-  int rc = lms_build(ctx, p, pl, err);
+  int rc = lms_build(st, ctx, p, pl, err);
   if (rc != OOC_OK)
     return rc;
   rc = ooc_planner_evaluate(ctx, pl, &r, err);
@@ -162,6 +247,8 @@ static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   const int64_t size = ctx->live->n_steps;
   struct lms_params user;
   int rc, pass = 0, auto_mode, found = 1, no_lms = 0;
+  int64_t grads_opt;
+  char gnote[48] = "";
 
   if ((rc = get_opt(ctx, "swapout_threshold", -1, -1, &user.threshold, err)) ||
       (rc = get_opt(ctx, "swapin_ahead", -1, -1, &user.ahead, err)) ||
@@ -172,6 +259,16 @@ static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     return ooc_err_set(err, OOC_EINVAL,
                        "planner 'lms': option sync_mode=%lld: expected 0..3 "
                        "or -1 (auto)", (long long)user.sync_mode);
+  if ((rc = ooc_planner_opt_int(ctx, "grads", &grads_opt, err)) < 0)
+    return rc;
+  if (rc == 0)
+    grads_opt = -1;
+  else if (grads_opt != 0 && grads_opt != 1)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'lms': option grads=%lld: "
+                       "expected 0 or 1", (long long)grads_opt);
+  st->grads = grads_opt == 1;
+retry:
+  found = 1;
   st->p = user;
   if (st->p.sync_mode < 0)
     st->p.sync_mode = 0;   /* auto: start asynchronous, escalate */
@@ -236,13 +333,21 @@ static int lms_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
 
 done:
-  if ((rc = lms_build(ctx, &st->p, pl, err)))
+  if (!found && grads_opt < 0 && !st->grads) {
+    /* Activations alone do not fit: swap gradients too. */
+    st->grads = 1;
+    goto retry;
+  }
+  if ((rc = lms_build(st, ctx, &st->p, pl, err)))
     return rc;
+  if (ooc_plan_grad_swaps(pl) > 0)
+    snprintf(gnote, sizeof gnote, ", %d gradient%s swapped",
+             ooc_plan_grad_swaps(pl), ooc_plan_grad_swaps(pl) == 1 ? "" : "s");
   snprintf(pl->note, sizeof pl->note,
-           "lms: threshold=%lld, ahead=%lld, groupby=%lld, sync_mode=%lld%s "
-           "(%d simulations)",
+           "lms: threshold=%lld, ahead=%lld, groupby=%lld, sync_mode=%lld"
+           "%s%s (%d simulations)",
            (long long)st->p.threshold, (long long)st->p.ahead,
-           (long long)st->p.groupby, (long long)st->p.sync_mode,
+           (long long)st->p.groupby, (long long)st->p.sync_mode, gnote,
            no_lms ? ", no swapping needed"
                   : (!found ? ", no feasible setting" : ""),
            (int)st->n_sims);
@@ -250,7 +355,8 @@ done:
 }
 
 static const char *const lms_options[] = {
-  "swapout_threshold", "swapin_ahead", "swapin_groupby", "sync_mode", NULL
+  "swapout_threshold", "swapin_ahead", "swapin_groupby", "sync_mode",
+  "grads", NULL
 };
 
 const ooc_planner_type ooc_planner_lms = {
@@ -263,5 +369,7 @@ const ooc_planner_type ooc_planner_lms = {
   .state_size = sizeof(struct lms_state),
   .options = lms_options,
   .flags = OOC_PLANNER_SEARCH,
+  .alloc = lms_alloc,
+  .free = lms_free,
   .plan = lms_plan,
 };

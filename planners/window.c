@@ -22,11 +22,20 @@
  *      window before anyone waited for it is cancelled.
  * Bookkeeping follows the authors' implementation (nnabla's
  * SwapInOutScheduler): bytes resident, bytes in reserved swap-outs (still
- * on the device until waited for), and the window's bytes. Only
- * activations are variables here; the rest of the device memory
- * (persistent state, live gradients, each step's workspace) is subtracted
- * from the scheduling budget step by step, and a swap-in must fit under
- * the smallest such limit until its use. Departure: the paper sums b_v
+ * on the device until waited for), and the window's bytes. The variables
+ * are every tensor the iteration creates and frees, as §3 defines the
+ * variable-sequence: the activations, and the activation gradients of the
+ * backward steps (a backward step's occurrences are its activations, then
+ * the gradient it reads and those it writes or accumulates; a gradient is
+ * created at its first write and swapped like any variable: ooc_swap.grad).
+ * Whether gradients are variables is tuned like the window: both
+ * schedules are tried and the faster kept (swapping gradients frees
+ * memory but adds link traffic; it is what lets the batch grow past the
+ * backward working-set ceiling); `--opt grads=0|1` fixes it (0: gradients
+ * stay resident, the schedule before they were variables). The rest of the device memory
+ * (persistent state, each step's workspace, and with grads=0 the live
+ * gradients) is subtracted from the scheduling budget step by step, and a
+ * swap-in must fit under the smallest such limit until its use. Departure: the paper sums b_v
  * over the sequence entries v[l : r]; a variable that appears twice there
  * is counted once here, since it takes device memory once.
  *
@@ -75,13 +84,19 @@ enum { V_CLEARED = 0, V_UNPREF, V_IN, V_OUT, V_WAITED };
 struct win_state {
   /* Variable-sequence. */
   int32_t n_occ;
+  int32_t n_acts;           /* variables: act a is a, its gradient n_acts
+                               + a */
+  int grads_opt;             /* --opt grads: -1 tune, 0, 1 */
+  int grads;                /* this schedule: gradients are variables */
+  int64_t *lim_fixed;       /* per step: lim with gradients resident */
+  int64_t *lim_var;         /* per step: lim with gradients as variables */
   int32_t *occ_act, *occ_step;
   uint8_t *occ_last;        /* the act's last use */
   int32_t *step_end;        /* per step: first occurrence after it */
   int64_t *lim;             /* per step: bytes left for activations */
   uint64_t persistent;      /* footprint of the persistent tensors */
-  int64_t *ab;              /* per act: its footprint */
-  /* Per act. */
+  int64_t *ab;              /* per variable: its footprint */
+  /* Per variable. */
   uint8_t *vst;
   int32_t *cnt;
   int32_t *out_after, *out_wait, *pend;
@@ -110,9 +125,25 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
 {
   struct win_state *w = state;
   const ooc_liveness *lv = ctx->live;
+  const ooc_model *m = ctx->model;
   ooc_timeline tl;
-  int32_t n = 0, total = lv->step_first[lv->n_steps - 1] +
+  int32_t n = 0, nv = 2 * lv->n_acts, total = lv->step_first[lv->n_steps - 1] +
                           lv->step_nacts[lv->n_steps - 1];
+  int rc;
+  int64_t g;
+
+  /* Gradients are variables unless --opt grads=0. */
+  if ((rc = ooc_planner_opt_int(ctx, "grads", &g, err)) < 0)
+    return rc;
+  if (rc > 0 && g != 0 && g != 1)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'window': option grads: "
+                       "must be 0 or 1");
+  w->grads_opt = rc > 0 ? (int)g : -1;
+  w->n_acts = lv->n_acts;
+  /* A backward step's gradient occurrences: its output's and its inputs'. */
+  for (int32_t s = 0; s < lv->n_steps; s++)
+    if (lv->steps[s].phase == OOC_PH_BWD)
+      total += 1 + m->layers[lv->steps[s].layer].n_in;
 
 #define NEW(p, k)                                                            \
   do {                                                                       \
@@ -124,19 +155,22 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   NEW(w->occ_step, total);
   NEW(w->occ_last, total);
   NEW(w->step_end, lv->n_steps);
-  NEW(w->lim, lv->n_steps);
-  NEW(w->vst, lv->n_acts);
-  NEW(w->cnt, lv->n_acts);
-  NEW(w->out_after, lv->n_acts);
-  NEW(w->out_wait, lv->n_acts);
-  NEW(w->pend, lv->n_acts);
+  NEW(w->lim_fixed, lv->n_steps);
+  NEW(w->lim_var, lv->n_steps);
+  NEW(w->vst, nv);
+  NEW(w->cnt, nv);
+  NEW(w->out_after, nv);
+  NEW(w->out_wait, nv);
+  NEW(w->pend, nv);
   NEW(w->fifo, total);
   NEW(w->dq, lv->n_steps);
-  NEW(w->ab, lv->n_acts);
+  NEW(w->ab, nv);
   NEW(w->prev, total);
 #undef NEW
-  for (int32_t a = 0; a < lv->n_acts; a++)
+  for (int32_t a = 0; a < lv->n_acts; a++) {
     w->ab[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
+    w->ab[lv->n_acts + a] = (int64_t)ooc_kit_footprint(ctx, lv->grad_bytes[a]);
+  }
   w->persistent = ooc_kit_persistent(ctx, lv);
   for (int32_t s = 0; s < lv->n_steps; s++) {
     for (int32_t k = 0; k < lv->step_nacts[s]; k++) {
@@ -148,6 +182,24 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       w->occ_last[n] = lv->act_last[a] == s;
       n++;
     }
+    if (lv->steps[s].phase == OOC_PH_BWD) {
+      const ooc_layer *ly = &m->layers[lv->steps[s].layer];
+      int32_t first = n;
+      for (int32_t k = -1; k < ly->n_in; k++) {
+        int32_t a = lv->layer_act[k < 0 ? lv->steps[s].layer
+                                         : ooc_layer_input(m, ly, k)], j;
+        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0)
+          continue;
+        for (j = first; j < n && w->occ_act[j] != lv->n_acts + a; j++)
+          ;
+        if (j < n)
+          continue;           /* once per step */
+        w->occ_act[n] = lv->n_acts + a;
+        w->occ_step[n] = s;
+        w->occ_last[n] = lv->grad_last[a] == s;
+        n++;
+      }
+    }
     w->step_end[s] = n;
   }
   w->n_occ = n;
@@ -155,7 +207,10 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     return OOC_ENOMEM;
   ooc_timeline_memory(&tl, lv, ctx,
                       OOC_TL_PERSISTENT | OOC_TL_WORKSPACE | OOC_TL_GRADS);
-  ooc_timeline_values(&tl, w->lim);
+  ooc_timeline_values(&tl, w->lim_fixed);
+  ooc_timeline_clear(&tl);
+  ooc_timeline_memory(&tl, lv, ctx, OOC_TL_PERSISTENT | OOC_TL_WORKSPACE);
+  ooc_timeline_values(&tl, w->lim_var);
   ooc_timeline_fini(&tl);
   return OOC_OK;
 }
@@ -169,7 +224,8 @@ static void win_free(void *state)
   free(w->occ_step);
   free(w->occ_last);
   free(w->step_end);
-  free(w->lim);
+  free(w->lim_fixed);
+  free(w->lim_var);
   free(w->vst);
   free(w->cnt);
   free(w->out_after);
@@ -210,13 +266,14 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
   w->n_cancel = 0;
   w->in = w->out = w->win = 0;
   w->f_head = w->f_tail = 0;
-  for (int32_t a = 0; a < lv->n_acts; a++) {
+  for (int32_t a = 0; a < 2 * lv->n_acts; a++) {
     w->vst[a] = V_CLEARED;
     w->cnt[a] = 0;
     w->out_after[a] = w->out_wait[a] = w->pend[a] = -1;
   }
 
-#define LIM(s) ((int64_t)sched - w->lim[s])
+  const int64_t *lim = w->grads ? w->lim_var : w->lim_fixed;
+#define LIM(s) ((int64_t)sched - lim[s])
   for (int32_t fid = 0; fid < lv->n_steps; fid++) {
     int32_t beg = fid == 0 ? 0 : w->step_end[fid - 1];
     int32_t end = w->step_end[fid];
@@ -233,6 +290,10 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     /* (a) swap in what enters the window. */
     while (head < w->n_occ) {
       int32_t a = w->occ_act[head], g = w->occ_step[head];
+      if (!w->grads && a >= w->n_acts) {
+        head++;               /* gradients stay resident */
+        continue;
+      }
       if (w->cnt[a] == 0) {
         int64_t b = w->ab[a], L;
         while (upto < g) {
@@ -257,11 +318,12 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
           while (w->in + w->out + b > L && wait_one(w, fid))
             ;
           ooc_swap sw = {
-            .act = a,
+            .act = a < w->n_acts ? a : a - w->n_acts,
             .out_after = w->out_after[a],
             .out_wait = w->out_wait[a],
             .in_after = fid - 1,
             .in_before = g,
+            .grad = a >= w->n_acts,
           };
           if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
             return OOC_ENOMEM;
@@ -281,6 +343,8 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     /* (b) room for f_i's own new outputs. */
     for (int32_t i = beg; i < end; i++) {
       int32_t a = w->occ_act[i];
+      if (!w->grads && a >= w->n_acts)
+        continue;
       if (w->vst[a] == V_UNPREF) {
         need += w->ab[a];
         w->vst[a] = V_IN;
@@ -295,6 +359,8 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
     for (int32_t i = beg; i < end; i++) {
       int32_t a = w->occ_act[i];
       int64_t b = w->ab[a];
+      if (!w->grads && a >= w->n_acts)
+        continue;
       if (w->cnt[a] == 1) {
         w->in -= b;
         w->win -= b;
@@ -353,7 +419,8 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   struct win_state *w = state;
   const ooc_liveness *lv = ctx->live;
   uint64_t fixed_win = 0, fixed_sched = 0, best_win = 0, best_sched = 0;
-  int have_win, have_sched, rc, found = 0, n_sims = 0;
+  int have_win, have_sched, rc, found = 0, n_sims = 0, best_grads = 0;
+  char gnote[48] = "";
   int64_t best_ns = INT64_MAX;
   ooc_sim_result r;
 
@@ -371,10 +438,15 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        "planner 'window': option sched_budget: must be in "
                        "(0, budget]");
 
-  /* Scheduling budgets from the physical one down; the level after the
-   * first that fits is tried too (less fragmentation can be faster). */
+  /* Gradients resident, then as variables (unless fixed); per mode,
+   * scheduling budgets from the physical one down, the level after the
+   * first that fits tried too (less fragmentation can be faster). */
+  for (int gm = w->grads_opt < 0 ? 0 : w->grads_opt;
+       gm <= (w->grads_opt < 0 ? 1 : w->grads_opt); gm++) {
+  int found_mode = 0;
+  w->grads = gm;
   for (size_t si = 0, extra = 0; si < (have_sched ? 1 : N_SCHED); si++) {
-    if (found && extra++ > 0)
+    if (found_mode && extra++ > 0)
       break;
     uint64_t sched = have_sched ? fixed_sched
                                 : ctx->budget / 16 * sched_frac16[si];
@@ -391,33 +463,46 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
         n_sims++;
         remember(w, pl);
       }
+      found_mode |= r.feasible;
       if (r.feasible && r.iteration_ns < best_ns) {
         best_ns = r.iteration_ns;
         best_win = ws;
         best_sched = sched;
+        best_grads = gm;
         found = 1;
       }
     }
   }
+  }
   if (!found) {
+    best_grads = w->grads_opt < 0 ? 1 : w->grads_opt;
     best_sched = have_sched ? fixed_sched : ctx->budget;
     best_win = have_win ? fixed_win
                         : win_size(best_sched > w->persistent
                                        ? best_sched - w->persistent
                                        : 0, N_WIN - 1);
   }
+  w->grads = best_grads;
   if (win_schedule(w, lv, best_sched, best_win, pl) != OOC_OK)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'window': out of memory");
+  {
+    int32_t ng = 0;
+    for (int32_t i = 0; i < pl->n_swaps; i++)
+      ng += pl->swaps[i].grad;
+    if (ng > 0)
+      snprintf(gnote, sizeof gnote, "%d of gradients, ", (int)ng);
+  }
   snprintf(pl->note, sizeof pl->note,
            "window: window=%.3f GiB, sched budget %.3f GiB, %d swap-outs "
-           "(%d cancelled)%s (%d simulations)",
+           "(%s%d cancelled)%s (%d simulations)",
            (double)best_win / 1073741824.0, (double)best_sched / 1073741824.0,
-           (int)pl->n_swaps, (int)w->n_cancel,
+           (int)pl->n_swaps, gnote, (int)w->n_cancel,
            found ? "" : ", no feasible window", n_sims);
   return OOC_OK;
 }
 
-static const char *const win_options[] = { "window", "sched_budget", NULL };
+static const char *const win_options[] = { "window", "sched_budget", "grads",
+                                           NULL };
 
 const ooc_planner_type ooc_planner_window = {
   .name = "window",

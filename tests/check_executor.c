@@ -428,6 +428,63 @@ START_TEST(swap_bit_identical_va)
 }
 END_TEST
 
+/* Swap every activation gradient across each gap of two or more steps
+ * between its backward uses (the fork r1's gradient, written by the
+ * concat's backward, accumulated by the add's and the c2's): the
+ * parameters after one iteration are those of the in-core plan, and every
+ * swapped gradient comes back as it left (--verify). */
+START_TEST(grad_swap_bit_identical)
+{
+  fx f;
+  ooc_exec_result r;
+  ooc_err err = { 0 };
+  float *ref, *got;
+  size_t n_ref, n;
+  int32_t a, s, prev, i;
+  int rc, n_sw = 0, n_d2h = 0;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "bestfit", 256 * MiB, 0, 1);
+  fx_plan(&f, "incore");
+  ref = one_iteration(&f, 0, &r, &n_ref);
+  ooc_plan_reset(&f.plan);
+  for (a = 1; a < f.lv->n_acts; a++)
+    for (s = 0, prev = -1; s < f.lv->n_steps; s++) {
+      if (!ooc_liveness_step_uses_grad(f.lv, s, a))
+        continue;
+      if (prev >= 0 && s > prev + 1) {
+        ooc_swap sw = { .act = a, .out_after = prev, .out_wait = -1,
+                        .in_after = -1, .in_before = s, .grad = 1 };
+        ck_assert_int_eq(ooc_plan_add_swap(&f.plan, &sw), OOC_OK);
+        n_sw++;
+      }
+      prev = s;
+    }
+  ck_assert_int_gt(n_sw, 0);
+  ck_assert_int_eq(ooc_plan_grad_swaps(&f.plan), n_sw);
+  {
+    int c[3];
+    ooc_plan_counts(&f.plan, c);
+    ck_assert_int_eq(c[OOC_SWAP], 0);   /* no activation is swapped */
+  }
+  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  for (i = f.prog.prologue_end; i < f.prog.n_instr; i++)
+    n_d2h += f.prog.instr[i].kind == OOC_I_D2H &&
+             f.prog.tensors[f.prog.instr[i].tensor].kind == OOC_T_GRAD;
+  ck_assert_int_eq(n_d2h, n_sw);
+  got = one_iteration(&f, 1, &r, &n);
+  ck_assert_uint_eq(n, n_ref);
+  ck_assert_msg(memcmp(got, ref, n * sizeof *got) == 0,
+                "gradient swaps: parameters differ from the in-core plan's");
+  ck_assert_uint_gt(r.verify_checked, 0);
+  ck_assert_msg(r.verify_mismatches == 0, "%s", r.verify_first);
+  free(got);
+  free(ref);
+  fx_close(&f);
+}
+END_TEST
+
 /* Recompute every activation that has a gap between its last forward use
  * and its first backward use (and whose recompute the lowering accepts):
  * drop it after the one and recompute it right before the other. */
@@ -1085,6 +1142,7 @@ executor_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, swap_bit_identical);
   tcase_add_test(tc, swap_bit_identical_va);
+  tcase_add_test(tc, grad_swap_bit_identical);
   if (on_cpu)
     tcase_add_test(tc, recompute_bit_identical);
   suite_add_tcase(s, tc);

@@ -546,6 +546,63 @@ START_TEST(test_lower_swap_errors)
 }
 END_TEST
 
+/* Gradient swaps (ooc_swap.grad): a3's gradient is written by bwd fc (8),
+ * used by bwd flat (9, its alias) and read last by bwd add (10). */
+START_TEST(test_lower_grad_swap)
+{
+  ooc_swap s = { .act = 3, .out_after = 8, .out_wait = -1, .in_after = -1,
+                 .in_before = 9, .grad = 1 };
+  int32_t i, d2h = 0, h2d = 0, host = 0, c[3];
+
+  ck_assert_int_eq(ooc_plan_add_swap(&plan, &s), OOC_OK);
+  ooc_plan_counts(&plan, c);
+  ck_assert_int_eq(c[OOC_SWAP], 0);
+  ck_assert_int_eq(plan.action[3], OOC_KEEP);
+  ck_assert_int_eq(ooc_plan_grad_swaps(&plan), 1);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  for (i = 0; i < prog.n_instr; i++) {
+    const ooc_instr *in = &prog.instr[i];
+    if (in->tensor != lv->grad_tensor[3])
+      continue;
+    d2h += in->kind == OOC_I_D2H;
+    h2d += in->kind == OOC_I_H2D;
+    host += in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_HOST;
+  }
+  ck_assert_int_eq(d2h, 1);
+  ck_assert_int_eq(h2d, 1);
+  ck_assert_int_eq(host, 1);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  ck_assert(ooc_liveness_step_uses_grad(lv, 9, 3));
+  ck_assert(!ooc_liveness_step_uses_grad(lv, 11, 3));
+  ck_assert(!ooc_liveness_step_uses_grad(lv, 3, 3));   /* a forward step */
+
+  /* Used while out: bwd flat (9) between out after 8 and in before 10. */
+  plan.swaps[0].in_before = 10;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "the gradient of act 'add' is not resident "
+                   "at 'bwd flat' (swapped out without a swap-in before "
+                   "it)");
+  /* Before it is written. */
+  plan.swaps[0].out_after = 7;
+  plan.swaps[0].in_before = 8;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (gradient of 'add'): swapped "
+                   "out after 'bwd loss', outside its life (written first "
+                   "at 'bwd fc', last used at 'bwd add')");
+  /* Back after its last use. */
+  plan.swaps[0].out_after = 8;
+  plan.swaps[0].in_before = 11;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (gradient of 'add'): swapped "
+                   "in before 'bwd conv2', after its last use 'bwd add'");
+  /* The input has no gradient. */
+  plan.swaps[0].act = 0;
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "swap record 0 (gradient of 'input'): the act "
+                   "has no gradient");
+}
+END_TEST
+
 START_TEST(test_lower_recompute)
 {
   /* Drop a3 (add+flat, t6) after fwd fc (s5) and recompute it before bwd
@@ -917,6 +974,7 @@ plan_suite(void)
   tcase_add_test(tc, test_lower_naive);
   tcase_add_test(tc, test_lower_swap);
   tcase_add_test(tc, test_lower_swap_errors);
+  tcase_add_test(tc, test_lower_grad_swap);
   tcase_add_test(tc, test_lower_recompute);
   tcase_add_test(tc, test_lower_recompute_errors);
   tcase_add_test(tc, test_lower_reuses_capacity);
