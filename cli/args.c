@@ -19,7 +19,8 @@
 #include "planners/registry.h"
 
 /* Commands sharing a meaning of an option. */
-#define SCEN (OOC_CMD_PLAN | OOC_CMD_SIMULATE | OOC_CMD_MAXBATCH)
+#define SCEN (OOC_CMD_PLAN | OOC_CMD_SIMULATE | OOC_CMD_MAXBATCH | \
+              OOC_CMD_EXPLAIN)
 #define ALLSCEN (SCEN | OOC_CMD_COMPARE | OOC_CMD_MINBUDGET)
 #define ONEB (OOC_CMD_INFO | OOC_CMD_PLAN | OOC_CMD_SIMULATE | \
               OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT)
@@ -30,7 +31,8 @@
 const ooc_cli_option ooc_cli_options[] = {
   { "model", 'm', OOC_OPT_MODEL, "MODEL", MODELCMDS | OOC_CMD_SWEEP,
     "zoo name (oocsim list models) or JSON path" },
-  { "batch", 'b', OOC_OPT_BATCH, "BATCH", ONEB | OOC_CMD_VALIDATE,
+  { "batch", 'b', OOC_OPT_BATCH, "BATCH",
+    ONEB | OOC_CMD_VALIDATE | OOC_CMD_EXPLAIN,
     "batch size, an integer >= 1" },
   { "batch", 'b', OOC_OPT_BATCH, "LIST", OOC_CMD_SWEEP,
     "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
@@ -132,6 +134,8 @@ const ooc_cli_option ooc_cli_options[] = {
     "print the measured summary object (\"measured\": true)" },
   { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_VALIDATE,
     "print the results object (docs/validation.md)" },
+  { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_EXPLAIN,
+    "print the explain object: the summary, \"classes\" and\n\"total\"" },
   { "trace", 0, OOC_OPT_TRACE, "FILE", OOC_CMD_EXEC,
     "write the measured last iteration as a Chrome trace\n"
     "(the simulator's lanes, measured spans)" },

@@ -41,7 +41,8 @@ enum {
   OOC_CMD_PLOT      = 1u << 8,
   OOC_CMD_REPORT    = 1u << 9,
   OOC_CMD_EXEC      = 1u << 10,
-  OOC_CMD_VALIDATE  = 1u << 11
+  OOC_CMD_VALIDATE  = 1u << 11,
+  OOC_CMD_EXPLAIN   = 1u << 12
 };
 
 /* What getopt_long returns for each option: the short letter when there

@@ -27,6 +27,8 @@ static const struct command commands[] = {
   { "sweep", ooc_cmd_sweep, "what-if grid over batches, profiles, planners" },
   { "plot", ooc_cmd_plot, "draw plots from sweep or simulate outputs" },
   { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
+  { "explain", ooc_cmd_explain,
+    "what a plan keeps, swaps, recomputes, and what each costs" },
   { "exec", ooc_cmd_exec, "replay a plan on real hardware and measure it" },
   { "validate", ooc_cmd_validate,
     "plan, simulate, execute and compare planners" },
