@@ -27,6 +27,7 @@ void
 ooc_report_data_init(ooc_report_data *d)
 {
   *d = (ooc_report_data){ .win = -1 };
+  ooc_explain_init(&d->win_explain);
   ooc_table_init(&d->thr);
   ooc_table_init(&d->bw);
   ooc_table_init(&d->mb);
@@ -42,6 +43,7 @@ ooc_report_data_fini(ooc_report_data *d)
   ooc_table_fini(&d->thr);
   ooc_table_fini(&d->bw);
   ooc_table_fini(&d->mb);
+  ooc_explain_fini(&d->win_explain);
   ooc_model_free(d->model);
   ooc_hw_free(d->hw);
   d->model = NULL;

@@ -24,6 +24,7 @@
 #include "ir/model.h"
 #include "report/report.h"
 #include "report/table.h"
+#include "analysis/explain.h"
 
 /* Most what-if links. */
 #define OOC_REPORT_MAX_LINKS 8
@@ -51,6 +52,7 @@ typedef struct ooc_report_data {
   char note[OOC_ERR_MSG_MAX + 200];        /* "SWEEP: first error" */
   int bw_any;                 /* some planner fits at some bandwidth */
   double win_stall_s;         /* the winner's compute stalls, seconds */
+  ooc_explain win_explain;    /* the winner per tensor class (explain.h) */
   int64_t points_done, points_total;       /* progress, all sweeps */
   ooc_report_plots pl;
 } ooc_report_data;

@@ -271,6 +271,44 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
               100 * busy / it, ovs[0] ? "; the largest: " : "", ovs);
 }
 
+/* The winner's decisions per tensor class and what they cost (oocsim
+ * explain), the costliest first; classes that cost nothing and move
+ * nothing are left to the last row. */
+static void
+winner_classes(ooc_doc *d, const ooc_explain *x)
+{
+  static const char *const h[] = { "tensor class", "tensors", "kept",
+                                   "swapped", "recomputed", "moved",
+                                   "swap-in wait s", "swap-out wait s",
+                                   "recompute s" };
+  char c[9][96];
+  int32_t i;
+
+  if (x->n_rows == 0 || x->total.swap + x->total.recompute == 0)
+    return;
+  ooc_doc_p(d, "What it does per tensor class (the op that produced each "
+            "activation; oocsim explain): how many it keeps, swaps and "
+            "recomputes, and what each choice costs in compute-stream "
+            "waiting and recompute time.");
+  ooc_doc_table_head(d, 9, h);
+  for (i = 0; i <= x->n_rows; i++) {
+    const ooc_explain_row *r = i < x->n_rows ? &x->rows[i] : &x->total;
+    if (i < x->n_rows && r->swap + r->recompute == 0)
+      continue;
+    snprintf(c[0], sizeof c[0], "%s", r->op);
+    snprintf(c[1], sizeof c[1], "%d", (int)r->tensors);
+    snprintf(c[2], sizeof c[2], "%d", (int)r->keep);
+    snprintf(c[3], sizeof c[3], "%d", (int)r->swap);
+    snprintf(c[4], sizeof c[4], "%d", (int)r->recompute);
+    ooc_fmt_bytes(r->swapped_bytes, c[5], sizeof c[5]);
+    snprintf(c[6], sizeof c[6], "%.4f", r->exposed_swapin_s);
+    snprintf(c[7], sizeof c[7], "%.4f", r->exposed_swapout_s);
+    snprintf(c[8], sizeof c[8], "%.4f", r->recompute_s);
+    ooc_doc_table_row(d, 9, c, i == x->n_rows);
+  }
+  ooc_doc_table_end(d);
+}
+
 /* The winner: its time against in-core and the bound, ties, how it fits
  * and where its time goes; or that no planner fits. Sets info->winner. */
 static void
@@ -297,6 +335,7 @@ section_winner(ooc_doc *d, const ooc_report_opts *o,
             tv(thr, win, "slowdown"), it / lb, lb * 1e3);
   winner_ties(d, o, thr, win);
   winner_how(d, thr, win);
+  winner_classes(d, &rd->win_explain);
 }
 
 /* The other planners at B: why each does not fit, or how far it is from
