@@ -40,8 +40,8 @@ ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
     double bytes = (double)lv->act_bytes[a];
     if (p < 0 || bytes <= 0)
       continue;
-    if (costs->fwd_ns[layer] > 0) {
-      double per_byte = (double)costs->fwd_ns[layer] * 1e-9 / bytes;
+    if (costs->recomp_ns[layer] > 0) {
+      double per_byte = (double)costs->recomp_ns[layer] * 1e-9 / bytes;
       if (per_byte < r)
         r = per_byte;
     }

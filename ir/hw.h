@@ -27,10 +27,20 @@
 #define OOC_HW_MAX_BYTES ((size_t)16 << 20)
 #define OOC_HW_MAX_DEPTH 16
 
+/* One measured kernel: a layer signature run with one kernel algorithm.
+ * Entries are unique per (sig, algo). An entry with offered 0 says the
+ * machine it was measured on has no kernel of that algorithm for the
+ * signature (the backend refused it): the simulator then does not offer
+ * the algorithm for such layers, whatever compute.conv_algorithms says. */
 typedef struct ooc_calib_entry {
   uint64_t hash;          /* FNV-1a 64 of the signature */
   const char *sig;        /* layer signature (model.h) */
-  int64_t fwd_ns, bwd_ns; /* measured times; -1 when absent */
+  uint8_t algo;           /* ooc_algo (ir/algo.h); OOC_ALGO_DEFAULT when
+                             the entry names none */
+  uint8_t offered;        /* 0: the algorithm has no kernel for sig */
+  /* Measured times, launches included; -1 when absent. recomp_ns absent
+   * means "as the forward" (sim/cost.c uses the layer's forward time). */
+  int64_t fwd_ns, bwd_ns, recomp_ns;
 } ooc_calib_entry;
 
 typedef struct ooc_hw {
@@ -86,7 +96,8 @@ typedef struct ooc_hw {
   int64_t va_release_ns;  /* cuMemRelease per chunk (optional, 0) */
   int64_t host_alloc_ns;  /* cudaHostAlloc per buffer */
 
-  /* Calibrated per-layer times, sorted by hash for binary search. */
+  /* Calibrated per-layer times, sorted by (hash, sig, algo) for binary
+   * search. */
   int n_calib;
   ooc_calib_entry *calib;
 } ooc_hw;
@@ -105,7 +116,33 @@ int ooc_hw_load_string(const char *json, const char *origin,
                        ooc_err *err);
 void ooc_hw_free(ooc_hw *hw);
 
-/* Calibrated time for a signature, or NULL. O(log n). */
+/* The calibrated entry of a signature for the default kernel algorithm,
+ * or NULL. O(log n). */
 const ooc_calib_entry *ooc_hw_calib_find(const ooc_hw *hw, const char *sig);
+
+/* The calibrated entry of a signature run with kernel algorithm algo, or
+ * NULL. O(log n). */
+const ooc_calib_entry *ooc_hw_calib_find_algo(const ooc_hw *hw,
+                                              const char *sig, int algo);
+
+/* A profile derived from another: the JSON text of `base` (a name or path,
+ * found as ooc_hw_load finds it) with
+ *   - each of `set` applied as --hw-set applies it (dotted keys, the same
+ *     checks); a NULL value removes the key instead, which must be an
+ *     optional field or object (e.g. "compute.conv_algorithms");
+ *   - its top-level "_source" replaced by `source`, a JSON object text
+ *     (NULL keeps base's);
+ *   - its calibration table replaced by the n_entries `entries` (times in
+ *     us with three decimals, so nanoseconds read back exactly), with
+ *     `calib_source` as the table's "_source" (may be NULL); n_entries 0
+ *     removes it.
+ * The result is checked by loading it (every check of a profile file) and
+ * returned as heap JSON text in *json (caller frees). Key order follows
+ * base, so the same inputs give the same bytes. Errors name base and the
+ * key; OOC_ENOMEM. */
+int ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
+                  const char *source, const ooc_calib_entry *entries,
+                  int n_entries, const char *calib_source, char **json,
+                  ooc_err *err);
 
 #endif

@@ -138,21 +138,23 @@ static const field fields[] = {
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
 
-/* Objects: path, parent path, key in the parent; "calibration" holds the
- * optional table. All of them are required but calibration,
- * tensor_efficiency, conv_algorithms and copy_interference. */
-static const struct { const char *path, *parent, *key; } objects[] = {
-  { "", NULL, NULL },
-  { "memory", "", "memory" },
-  { "host", "", "host" },
-  { "compute", "", "compute" },
-  { "compute.efficiency", "compute", "efficiency" },
-  { "compute.tensor_efficiency", "compute", "tensor_efficiency" },
-  { "compute.conv_algorithms", "compute", "conv_algorithms" },
-  { "compute.copy_interference", "compute", "copy_interference" },
-  { "link", "", "link" },
-  { "allocator", "", "allocator" },
-  { "calibration", "", "calibration" },
+/* Objects: path, parent path, key in the parent, whether a profile may
+ * leave it out; "calibration" holds the optional table. */
+static const struct {
+  const char *path, *parent, *key;
+  int optional;
+} objects[] = {
+  { "", NULL, NULL, 0 },
+  { "memory", "", "memory", 0 },
+  { "host", "", "host", 0 },
+  { "compute", "", "compute", 0 },
+  { "compute.efficiency", "compute", "efficiency", 0 },
+  { "compute.tensor_efficiency", "compute", "tensor_efficiency", 1 },
+  { "compute.conv_algorithms", "compute", "conv_algorithms", 1 },
+  { "compute.copy_interference", "compute", "copy_interference", 1 },
+  { "link", "", "link", 0 },
+  { "allocator", "", "allocator", 0 },
+  { "calibration", "", "calibration", 1 },
 };
 #define N_OBJECTS ((int)(sizeof objects / sizeof objects[0]))
 
@@ -608,6 +610,8 @@ cmp_calib(const void *a, const void *b)
   c = strcmp(x->e.sig, y->e.sig);
   if (c != 0)
     return c;
+  if (x->e.algo != y->e.algo)
+    return x->e.algo < y->e.algo ? -1 : 1;
   return x->idx - y->idx;
 }
 
@@ -633,6 +637,94 @@ calib_time(const cJSON *ent, const char *key, int i, int64_t *out,
                        "%s: calibration.layers[%d].%s: must be >= 0 (got %g)",
                        origin, i, key, it->valuedouble);
   *out = (int64_t)llround(it->valuedouble * 1e3);
+  return OOC_OK;
+}
+
+/* The keys of a calibration entry. */
+static const char *const calib_keys[] = {
+  "sig", "algo", "offered", "fwd_us", "bwd_us", "recomp_us", NULL
+};
+
+/* Entry i of the table (ent) into e: its keys, signature, kernel algorithm,
+ * whether it is offered, and its times. e->sig is a heap copy. */
+static int
+calib_entry(const cJSON *ent, int i, ooc_calib_entry *e, const char *origin,
+            ooc_err *err)
+{
+  char names[160];
+  const cJSON *sig, *algo, *offered, *k;
+  int j, rc;
+
+  if (!cJSON_IsObject(ent))
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d]: must be an object",
+                       origin, i);
+  cJSON_ArrayForEach(k, ent) {
+    for (j = 0; calib_keys[j] != NULL; j++)
+      if (strcmp(k->string, calib_keys[j]) == 0)
+        break;
+    if (k->string[0] == '_' || calib_keys[j] != NULL)
+      continue;
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].%s: unknown key (valid "
+                       "keys: %s)", origin, i, k->string,
+                       ooc_join_names(calib_keys, names, sizeof names));
+  }
+  sig = cJSON_GetObjectItemCaseSensitive(ent, "sig");
+  if (sig == NULL || !cJSON_IsString(sig) || sig->valuestring[0] == '\0')
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d].sig: %s", origin, i,
+                       sig == NULL ? "missing (required)"
+                                   : "must be a non-empty string");
+  e->algo = OOC_ALGO_DEFAULT;
+  algo = cJSON_GetObjectItemCaseSensitive(ent, "algo");
+  if (algo != NULL) {
+    ooc_algo a;
+    if (!cJSON_IsString(algo) || ooc_algo_parse(algo->valuestring, &a) < 0) {
+      show(names, sizeof names, algo);
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: calibration.layers[%d].algo: unknown kernel "
+                         "algorithm %s (valid: default, implicit_gemm, "
+                         "precomp_gemm, fft, fft_tiling, winograd, "
+                         "winograd_nonfused)", origin, i, names);
+    }
+    e->algo = (uint8_t)a;
+  }
+  e->offered = 1;
+  offered = cJSON_GetObjectItemCaseSensitive(ent, "offered");
+  if (offered != NULL) {
+    if (!cJSON_IsBool(offered)) {
+      show(names, sizeof names, offered);
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: calibration.layers[%d].offered: must be true "
+                         "or false (got %s)", origin, i, names);
+    }
+    e->offered = cJSON_IsTrue(offered) ? 1 : 0;
+  }
+  if ((rc = calib_time(ent, "fwd_us", i, &e->fwd_ns, origin, err)) < 0 ||
+      (rc = calib_time(ent, "bwd_us", i, &e->bwd_ns, origin, err)) < 0 ||
+      (rc = calib_time(ent, "recomp_us", i, &e->recomp_ns, origin, err)) < 0)
+    return rc;
+  if (!e->offered) {
+    if (e->algo == OOC_ALGO_DEFAULT)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: calibration.layers[%d].offered: false needs "
+                         "an algo other than default (every layer has its "
+                         "default kernel)", origin, i);
+    if (e->fwd_ns >= 0 || e->bwd_ns >= 0 || e->recomp_ns >= 0)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: calibration.layers[%d]: an entry with offered "
+                         "false has no times", origin, i);
+  } else if (e->fwd_ns < 0 && e->bwd_ns < 0 && e->recomp_ns < 0) {
+    return ooc_err_set(err, OOC_EINVAL,
+                       "%s: calibration.layers[%d]: needs fwd_us, bwd_us or "
+                       "recomp_us", origin, i);
+  }
+  e->sig = strdup(sig->valuestring);
+  if (e->sig == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+  e->hash = ooc_hash64(sig->valuestring, strlen(sig->valuestring),
+                       OOC_HASH_SEED);
   return OOC_OK;
 }
 
@@ -666,49 +758,9 @@ load_calibration(const cJSON *root, ooc_hw *hw, const char *origin,
   }
   i = 0;
   cJSON_ArrayForEach(ent, layers) {
-    const cJSON *sig, *k;
-    if (!cJSON_IsObject(ent)) {
-      rc = ooc_err_set(err, OOC_EINVAL,
-                       "%s: calibration.layers[%d]: must be an object",
-                       origin, i);
-      goto fail;
-    }
-    cJSON_ArrayForEach(k, ent) {
-      if (k->string[0] == '_' || strcmp(k->string, "sig") == 0 ||
-          strcmp(k->string, "fwd_us") == 0 || strcmp(k->string, "bwd_us") == 0)
-        continue;
-      rc = ooc_err_set(err, OOC_EINVAL,
-                       "%s: calibration.layers[%d].%s: unknown key (valid "
-                       "keys: sig, fwd_us, bwd_us)", origin, i, k->string);
-      goto fail;
-    }
-    sig = cJSON_GetObjectItemCaseSensitive(ent, "sig");
-    if (sig == NULL || !cJSON_IsString(sig) || sig->valuestring[0] == '\0') {
-      rc = ooc_err_set(err, OOC_EINVAL,
-                       "%s: calibration.layers[%d].sig: %s", origin, i,
-                       sig == NULL ? "missing (required)"
-                                   : "must be a non-empty string");
-      goto fail;
-    }
     tmp[i].idx = i;
-    rc = calib_time(ent, "fwd_us", i, &tmp[i].e.fwd_ns, origin, err);
-    if (rc == 0)
-      rc = calib_time(ent, "bwd_us", i, &tmp[i].e.bwd_ns, origin, err);
-    if (rc < 0)
+    if ((rc = calib_entry(ent, i, &tmp[i].e, origin, err)) < 0)
       goto fail;
-    if (tmp[i].e.fwd_ns < 0 && tmp[i].e.bwd_ns < 0) {
-      rc = ooc_err_set(err, OOC_EINVAL,
-                       "%s: calibration.layers[%d]: needs fwd_us or bwd_us",
-                       origin, i);
-      goto fail;
-    }
-    tmp[i].e.sig = strdup(sig->valuestring);
-    if (tmp[i].e.sig == NULL) {
-      rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
-      goto fail;
-    }
-    tmp[i].e.hash = ooc_hash64(sig->valuestring, strlen(sig->valuestring),
-                               OOC_HASH_SEED);
     hw->n_calib = ++i;
   }
   qsort(tmp, (size_t)n, sizeof *tmp, cmp_calib);
@@ -718,11 +770,16 @@ load_calibration(const cJSON *root, ooc_hw *hw, const char *origin,
   }
   for (i = 1; i < n; i++)
     if (hw->calib[i].hash == hw->calib[i - 1].hash &&
+        hw->calib[i].algo == hw->calib[i - 1].algo &&
         strcmp(hw->calib[i].sig, hw->calib[i - 1].sig) == 0) {
       rc = ooc_err_set(err, OOC_EINVAL,
                        "%s: calibration.layers[%d].sig: duplicate signature "
-                       "'%s' (first at [%d])", origin, tmp[i].idx,
-                       hw->calib[i].sig, tmp[i - 1].idx);
+                       "'%s'%s%s%s (first at [%d])", origin, tmp[i].idx,
+                       hw->calib[i].sig,
+                       hw->calib[i].algo ? " with algo '" : "",
+                       hw->calib[i].algo
+                           ? ooc_algo_name((ooc_algo)hw->calib[i].algo) : "",
+                       hw->calib[i].algo ? "'" : "", tmp[i - 1].idx);
       goto fail;
     }
   free(tmp);
@@ -894,6 +951,203 @@ done:
   return rc;
 }
 
+/* --- derived profiles (ooc_hw_derive) -------------------------------- */
+
+/* Remove the optional field or object named by the dotted key from the
+ * tree (nothing when absent). */
+static int
+remove_key(cJSON *root, const char *key, const char *origin, ooc_err *err)
+{
+  char keybuf[256], path[256];
+  char *comp, *dot;
+  cJSON *node = root;
+  int f, o;
+
+  if (strlen(key) >= sizeof keybuf)
+    return ooc_err_set(err, OOC_EINVAL, "%s: key too long", origin);
+  snprintf(keybuf, sizeof keybuf, "%s", key);
+  path[0] = '\0';
+  comp = keybuf;
+  while ((dot = strchr(comp, '.')) != NULL) {
+    *dot = '\0';
+    if ((o = find_child_object(path, comp)) < 0)
+      return ooc_err_set(err, OOC_ENOTFOUND, "%s: %s: unknown key '%s'",
+                         origin, key, comp);
+    snprintf(path, sizeof path, "%s", objects[o].path);
+    node = node ? cJSON_GetObjectItemCaseSensitive(node, comp) : NULL;
+    comp = dot + 1;
+  }
+  f = find_field(path, comp);
+  o = find_child_object(path, comp);
+  if (f < 0 && o < 0)
+    return ooc_err_set(err, OOC_ENOTFOUND, "%s: %s: unknown key '%s'",
+                       origin, key, comp);
+  if ((f >= 0 && !fields[f].optional) || (f < 0 && !objects[o].optional))
+    return ooc_err_set(err, OOC_EINVAL, "%s: %s: a required key cannot be "
+                       "removed", origin, key);
+  if (cJSON_IsObject(node))
+    cJSON_DeleteItemFromObjectCaseSensitive(node, comp);
+  return OOC_OK;
+}
+
+/* Microseconds from ns, three decimals: reads back as the same ns. */
+static int
+add_us(cJSON *o, const char *key, int64_t ns)
+{
+  return ns < 0 || cJSON_AddNumberToObject(o, key, (double)ns / 1e3) != NULL;
+}
+
+/* The calibration object of the n entries. */
+static cJSON *
+calib_tree(const ooc_calib_entry *e, int n, const char *source)
+{
+  cJSON *cal = cJSON_CreateObject(), *layers, *it;
+  int i, ok;
+
+  if (cal == NULL)
+    return NULL;
+  ok = (source == NULL ||
+        cJSON_AddStringToObject(cal, "_source", source) != NULL) &&
+       (layers = cJSON_AddArrayToObject(cal, "layers")) != NULL;
+  for (i = 0; ok && i < n; i++) {
+    ok = (it = cJSON_CreateObject()) != NULL &&
+         cJSON_AddItemToArray(layers, it) &&
+         cJSON_AddStringToObject(it, "sig", e[i].sig) != NULL &&
+         (e[i].algo == OOC_ALGO_DEFAULT ||
+          cJSON_AddStringToObject(it, "algo",
+                                  ooc_algo_name((ooc_algo)e[i].algo))
+              != NULL) &&
+         (e[i].offered || cJSON_AddFalseToObject(it, "offered") != NULL) &&
+         add_us(it, "fwd_us", e[i].fwd_ns) &&
+         add_us(it, "bwd_us", e[i].bwd_ns) &&
+         add_us(it, "recomp_us", e[i].recomp_ns);
+  }
+  if (!ok) {
+    cJSON_Delete(cal);
+    return NULL;
+  }
+  return cal;
+}
+
+/* cJSON's formatted output indents with tabs and puts one after each
+ * colon: two spaces per level and one space instead, as the zoo
+ * profiles are written. A raw tab only ever formats (strings escape
+ * theirs). In place. */
+static void
+untab(char *text)
+{
+  char *r, *w;
+  size_t extra = 0;
+
+  for (r = text; *r; r++)
+    extra += *r == '\t' && (r == text || r[-1] == '\n' || r[-1] == '\t');
+  w = text + strlen(text) + extra;
+  *w = '\0';
+  for (r = text + strlen(text); r > text;) {
+    r--;
+    if (*r == '\t' && (r == text || r[-1] == '\n' || r[-1] == '\t')) {
+      *--w = ' ';
+      *--w = ' ';
+    } else {
+      *--w = *r == '\t' ? ' ' : *r;
+    }
+  }
+}
+
+int
+ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
+              const char *source, const ooc_calib_entry *entries,
+              int n_entries, const char *calib_source, char **json,
+              ooc_err *err)
+{
+  unsigned char overridden[N_FIELDS];
+  char origin[256], *path = NULL, *text = NULL, *out = NULL, *grown;
+  const char *end = NULL;
+  cJSON *root = NULL, *item;
+  ooc_hw *check = NULL;
+  size_t L;
+  int i, rc;
+
+  if (json == NULL || base == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "ooc_hw_derive: NULL argument");
+  *json = NULL;
+  memset(overridden, 0, sizeof overridden);
+  if ((rc = ooc_data_find("hwprofiles", base, &path, err)) < 0)
+    return rc;
+  L = strlen(base);
+  if (strchr(base, '/') == NULL &&
+      !(L > 5 && strcmp(base + L - 5, ".json") == 0))
+    snprintf(origin, sizeof origin, "hwprofiles/%s.json", base);
+  else
+    snprintf(origin, sizeof origin, "%s", base);
+  if ((rc = ooc_read_file(path, &text, NULL, err)) < 0 ||
+      (rc = ooc_json_precheck(text, strlen(text), OOC_HW_MAX_BYTES,
+                              OOC_HW_MAX_DEPTH, origin, "a profile",
+                              err)) < 0)
+    goto done;
+  if ((root = cJSON_ParseWithOpts(text, &end, 1)) == NULL) {
+    rc = parse_error(text, end, origin, err);
+    goto done;
+  }
+  if (!cJSON_IsObject(root)) {
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: top level must be a JSON object",
+                     origin);
+    goto done;
+  }
+  for (i = 0; i < n_set; i++) {
+    rc = set[i].value == NULL
+             ? remove_key(root, set[i].key, origin, err)
+             : apply_override(root, &set[i], origin, overridden, err);
+    if (rc < 0)
+      goto done;
+  }
+  if (source != NULL) {
+    cJSON *src = cJSON_Parse(source);
+    if (src == NULL || !cJSON_IsObject(src)) {
+      cJSON_Delete(src);
+      rc = ooc_err_set(err, OOC_EINVAL, "ooc_hw_derive: _source is not a "
+                       "JSON object");
+      goto done;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "_source") != NULL)
+      cJSON_ReplaceItemInObjectCaseSensitive(root, "_source", src);
+    else
+      cJSON_AddItemToObject(root, "_source", src);
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibration");
+  if (n_entries > 0) {
+    if ((item = calib_tree(entries, n_entries, calib_source)) == NULL)
+      goto nomem;
+    cJSON_AddItemToObject(root, "calibration", item);
+  }
+  if ((out = cJSON_Print(root)) == NULL)
+    goto nomem;
+  /* Room for the indentation (two spaces per tab) and a final newline. */
+  L = strlen(out);
+  if ((grown = realloc(out, 2 * L + 2)) == NULL)
+    goto nomem;
+  out = grown;
+  untab(out);
+  strcat(out, "\n");
+  if ((rc = load_tree(out, origin, path, NULL, 0, &check, err)) < 0) {
+    ooc_err_prefix(err, rc, "profile derived from ");
+    goto done;
+  }
+  *json = out;
+  out = NULL;
+  rc = OOC_OK;
+  goto done;
+nomem:
+  rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+done:
+  ooc_hw_free(check);
+  cJSON_Delete(root);
+  free(out);
+  free(text);
+  free(path);
+  return rc;
+}
+
 void
 ooc_hw_free(ooc_hw *hw)
 {
@@ -912,7 +1166,7 @@ ooc_hw_free(ooc_hw *hw)
 }
 
 const ooc_calib_entry *
-ooc_hw_calib_find(const ooc_hw *hw, const char *sig)
+ooc_hw_calib_find_algo(const ooc_hw *hw, const char *sig, int algo)
 {
   uint64_t h;
   int lo = 0, hi;
@@ -929,7 +1183,13 @@ ooc_hw_calib_find(const ooc_hw *hw, const char *sig)
       hi = mid;
   }
   for (; lo < hw->n_calib && hw->calib[lo].hash == h; lo++)
-    if (strcmp(hw->calib[lo].sig, sig) == 0)
+    if (hw->calib[lo].algo == algo && strcmp(hw->calib[lo].sig, sig) == 0)
       return &hw->calib[lo];
   return NULL;
+}
+
+const ooc_calib_entry *
+ooc_hw_calib_find(const ooc_hw *hw, const char *sig)
+{
+  return ooc_hw_calib_find_algo(hw, sig, OOC_ALGO_DEFAULT);
 }

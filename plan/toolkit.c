@@ -316,7 +316,7 @@ ooc_plankit_init(ooc_plankit *k, const ooc_liveness *lv,
     int64_t ns = 0;
     if (st->phase == OOC_PH_FWD && costs != NULL && st->layer >= 0 &&
         st->layer < costs->n_layers)
-      ns = costs->fwd_ns[st->layer];
+      ns = costs->recomp_ns[st->layer];
     k->fwd_prefix[s + 1] = k->fwd_prefix[s] + ns;
   }
   return OOC_OK;

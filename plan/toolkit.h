@@ -107,12 +107,14 @@ uint64_t ooc_kit_persistent(const ooc_planner_ctx *ctx,
 typedef struct ooc_plankit {
   const ooc_liveness *lv;
   const ooc_costs *costs;
-  int64_t *fwd_prefix;  /* n_steps + 1: forward time of steps [0, s) */
+  int64_t *fwd_prefix;  /* n_steps + 1: recompute time of the forward
+                           steps [0, s) (ooc_costs.recomp_ns) */
   int32_t *stamp;       /* per act: dedupe of the last frontier query */
   int32_t gen;
 } ooc_plankit;
 
-/* Prefix sums of the forward times over the schedule. OOC_ENOMEM. */
+/* Prefix sums of the forward steps' recompute times over the schedule.
+ * OOC_ENOMEM. */
 int ooc_plankit_init(ooc_plankit *k, const ooc_liveness *lv,
                      const ooc_costs *costs, ooc_err *err);
 void ooc_plankit_fini(ooc_plankit *k);
@@ -126,7 +128,8 @@ int32_t ooc_kit_frontier(ooc_plankit *k, int32_t first, int32_t last,
                          int32_t *out);
 
 /* Time to run the forward steps [first, last] again: the sum of their
- * forward times (ooc_costs fwd_ns). O(1). */
+ * recompute times (ooc_costs recomp_ns, the forward times unless the
+ * profile has calibrated recompute times). O(1). */
 int64_t ooc_kit_recompute_ns(const ooc_plankit *k, int32_t first,
                              int32_t last);
 

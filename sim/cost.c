@@ -21,8 +21,10 @@
  * - Backward: data-gradient + weight-gradient FLOPs and bwd_bytes_rw in one
  *   roofline; conv and gemm layers with both gradients launch two kernels
  *   (cuDNN backward-data and backward-filter; two GEMMs), others one.
- * - A calibrated entry in the profile for the layer's signature replaces the
- *   forward and/or backward time it carries (measured times include launch).
+ * - A calibrated entry in the profile for the layer's signature (and the
+ *   default kernel algorithm) replaces the forward and/or backward time it
+ *   carries (measured times include launch). A recompute costs the entry's
+ *   recompute time when it has one, else the forward's (recomp_ns).
  * - Optimizer step (update_ns), memory-bound: it reads the weights, the
  *   gradients and the optimizer state and writes the weights and the state:
  *     bytes = 2 x weight_bytes + grad_bytes + 2 x opt_bytes
@@ -35,7 +37,11 @@
  *   (launches aside) times the profile's factor for that family
  *   (`compute.conv_algorithms`), the launches unchanged; a family the
  *   profile does not list, or that does not apply to the layer, has no
- *   time (-1) and a program naming it is rejected by the simulator.
+ *   time (-1) and a program naming it is rejected by the simulator. A
+ *   calibrated entry for (signature, family) gives that family's forward,
+ *   backward and recompute times where it has them (a recompute without
+ *   one: the entry's forward), and one marked not offered removes the
+ *   family for such layers.
  * - Copy alone on the link: latency + bytes / pinned bandwidth of the
  *   direction, rounded up as the engine does (sim/engine.c, which also
  *   models two copies sharing the link).
@@ -43,8 +49,9 @@
  *   fields, one per action kind; a segment malloc has a size-dependent
  *   part rounded to the nearest ns.
  *
- * Cost: O(layers) per ooc_costs_alloc(), plus one signature and an
- * O(log n) lookup per layer when the profile has a calibration table.
+ * Cost: O(layers) per ooc_costs_alloc(), plus one signature and
+ * O(algorithms) lookups of O(log n) per layer when the profile has a
+ * calibration table.
  * Ownership: see cost.h.
  */
 #include "config.h"
@@ -172,81 +179,98 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
   return OOC_OK;
 }
 
-/* The algorithm table (cost.h): each family the profile offers and the
- * layer takes costs the default's kernel time times the profile's factor,
- * with the default's launches. O(layers x algorithms). */
-static int
-algo_times(const ooc_model *m, const ooc_hw *hw, ooc_costs *c, ooc_err *err)
+/* The layer's signature for calibration lookups into buf (n bytes), or a
+ * heap copy in *heap when it does not fit; returns the string or NULL
+ * (out of memory). */
+static const char *
+signature(const ooc_model *m, int i, char *buf, size_t n, char **heap)
 {
-  int i, a, ph, any = 0;
-  size_t n = (size_t)m->n_layers * 2 * OOC_ALGO_COUNT;
+  int len = ooc_layer_signature(m, i, buf, n);
 
-  for (i = 0; i < m->n_layers && !any; i++)
-    any = ooc_algo_has_choice(m, i);
-  if (!any)
-    return OOC_OK;
-  c->algo_ns = malloc(n * sizeof *c->algo_ns);
-  if (c->algo_ns == NULL)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory computing layer "
-                       "costs");
-  for (i = 0; i < m->n_layers; i++) {
-    const ooc_layer *l = &m->layers[i];
-    for (ph = 0; ph < 2; ph++) {
-      int64_t base = ph ? c->bwd_ns[i] : c->fwd_ns[i];
-      int64_t launch = base > 0 ? hw->launch_ns : 0;
-      int64_t *row = c->algo_ns + ((size_t)i * 2 + (size_t)ph) *
-                                      OOC_ALGO_COUNT;
-      if (ph && (l->cls == OOC_CLASS_CONV || l->cls == OOC_CLASS_GEMM) &&
-          l->bwd_data_flops > 0 && l->bwd_weight_flops > 0)
-        launch *= 2;
-      if (launch > base)
-        launch = base;
-      row[0] = base;
-      for (a = 1; a < OOC_ALGO_COUNT; a++) {
-        uint64_t ws;
-        double t;
-        row[a] = -1;
-        if (!(hw->algo_factor[a] > 0) ||
-            ooc_algo_workspace(m, i, (ooc_algo)a, &ws) != OOC_OK)
-          continue;
-        t = (double)(base - launch) * hw->algo_factor[a];
-        if (!(t < MAX_NS))
-          return ooc_err_set(err, OOC_ERANGE, "layer %s: compute time of "
-                             "algorithm %s overflows", l->name,
-                             ooc_algo_name((ooc_algo)a));
-        row[a] = (int64_t)llround(t) + launch;
-      }
-    }
-  }
-  return OOC_OK;
+  *heap = NULL;
+  if ((size_t)len < n)
+    return buf;
+  *heap = malloc((size_t)len + 1);
+  if (*heap != NULL)
+    ooc_layer_signature(m, i, *heap, (size_t)len + 1);
+  return *heap;
 }
 
-/* Replace times by the profile's calibrated entry for layer i, if any. */
-static int
-apply_calibration(const ooc_model *m, int i, const ooc_hw *hw, ooc_costs *c,
-                  ooc_err *err)
+/* Replace the roofline times of layer i by the profile's calibrated entry
+ * for its signature and the default algorithm, if any; the recompute time
+ * is the entry's, else the forward's. */
+static void
+apply_calibration(const ooc_hw *hw, const char *sig, int i, ooc_costs *c)
 {
-  char buf[512], *sig = buf, *heap = NULL;
-  const ooc_calib_entry *e;
-  int len;
+  const ooc_calib_entry *e = sig ? ooc_hw_calib_find(hw, sig) : NULL;
 
-  len = ooc_layer_signature(m, i, buf, sizeof buf);
-  if ((size_t)len >= sizeof buf) {
-    heap = malloc((size_t)len + 1);
-    if (heap == NULL)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    ooc_layer_signature(m, i, heap, (size_t)len + 1);
-    sig = heap;
-  }
-  e = ooc_hw_calib_find(hw, sig);
+  c->recomp_ns[i] = -1;
   if (e != NULL) {
     if (e->fwd_ns >= 0)
       c->fwd_ns[i] = e->fwd_ns;
     if (e->bwd_ns >= 0)
       c->bwd_ns[i] = e->bwd_ns;
+    c->recomp_ns[i] = e->recomp_ns;
     c->calibrated[i] = 1;
   }
-  free(heap);
+  if (c->recomp_ns[i] < 0)
+    c->recomp_ns[i] = c->fwd_ns[i];
+}
+
+/* The algorithm rows of layer i (cost.h): each family the profile offers
+ * and the layer takes costs, per phase, the calibrated time of (signature,
+ * family) where the profile has one (a recompute without one: the
+ * entry's forward), else the default's time of that phase with its kernel
+ * part scaled by the profile's factor and its launches kept. An entry
+ * saying the family is not offered removes it. O(algorithms x log n). */
+static int
+algo_rows(const ooc_model *m, const ooc_hw *hw, const char *sig, int i,
+          ooc_costs *c, ooc_err *err)
+{
+  const ooc_layer *l = &m->layers[i];
+  int64_t *row[3];
+  int a, ph;
+
+  for (ph = 0; ph < 3; ph++)
+    row[ph] = c->algo_ns + ((size_t)i * 3 + (size_t)ph) * OOC_ALGO_COUNT;
+  row[0][0] = c->fwd_ns[i];
+  row[1][0] = c->bwd_ns[i];
+  row[2][0] = c->recomp_ns[i];
+  for (a = 1; a < OOC_ALGO_COUNT; a++) {
+    const ooc_calib_entry *e =
+        sig ? ooc_hw_calib_find_algo(hw, sig, a) : NULL;
+    uint64_t ws;
+    row[0][a] = row[1][a] = row[2][a] = -1;
+    if (!(hw->algo_factor[a] > 0) || (e != NULL && !e->offered) ||
+        ooc_algo_workspace(m, i, (ooc_algo)a, &ws) != OOC_OK)
+      continue;
+    if (e != NULL)
+      c->calibrated[i] = 1;
+    for (ph = 0; ph < 3; ph++) {
+      int64_t base = row[ph][0];
+      int64_t launch = base > 0 ? hw->launch_ns : 0;
+      int64_t measured = -1;
+      double t;
+      if (e != NULL)
+        measured = ph == 0 ? e->fwd_ns : ph == 1 ? e->bwd_ns
+                 : e->recomp_ns >= 0 ? e->recomp_ns : e->fwd_ns;
+      if (measured >= 0) {
+        row[ph][a] = measured;
+        continue;
+      }
+      if (ph == 1 && (l->cls == OOC_CLASS_CONV || l->cls == OOC_CLASS_GEMM) &&
+          l->bwd_data_flops > 0 && l->bwd_weight_flops > 0)
+        launch *= 2;
+      if (launch > base)
+        launch = base;
+      t = (double)(base - launch) * hw->algo_factor[a];
+      if (!(t < MAX_NS))
+        return ooc_err_set(err, OOC_ERANGE, "layer %s: compute time of "
+                           "algorithm %s overflows", l->name,
+                           ooc_algo_name((ooc_algo)a));
+      row[ph][a] = (int64_t)llround(t) + launch;
+    }
+  }
   return OOC_OK;
 }
 
@@ -257,7 +281,7 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
   ooc_costs *c = NULL;
   double ubytes, ut;
   int64_t param_layers = 0;
-  int i, n, rc;
+  int i, n, rc, choice = 0;
 
   if (out == NULL || m == NULL || hw == NULL)
     return ooc_err_set(err, OOC_EINVAL, "ooc_costs_alloc: NULL argument");
@@ -274,15 +298,30 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
   c->n_layers = n;
   c->fwd_ns = calloc((size_t)n + 1, sizeof *c->fwd_ns);
   c->bwd_ns = calloc((size_t)n + 1, sizeof *c->bwd_ns);
+  c->recomp_ns = calloc((size_t)n + 1, sizeof *c->recomp_ns);
   c->calibrated = calloc((size_t)n + 1, sizeof *c->calibrated);
-  if (c->fwd_ns == NULL || c->bwd_ns == NULL || c->calibrated == NULL)
+  if (c->fwd_ns == NULL || c->bwd_ns == NULL || c->recomp_ns == NULL ||
+      c->calibrated == NULL)
+    goto nomem;
+  for (i = 0; i < n && !choice; i++)
+    choice = ooc_algo_has_choice(m, i);
+  if (choice &&
+      (c->algo_ns = malloc((size_t)n * 3 * OOC_ALGO_COUNT *
+                           sizeof *c->algo_ns)) == NULL)
     goto nomem;
   for (i = 0; i < n; i++) {
     const ooc_layer *l = &m->layers[i];
+    char buf[512], *heap = NULL;
+    const char *sig = NULL;
     if ((rc = layer_times(m, l, hw, &c->fwd_ns[i], &c->bwd_ns[i], err)) < 0)
       goto fail;
     if (hw->n_calib > 0 && l->op != OOC_OPK_INPUT &&
-        (rc = apply_calibration(m, i, hw, c, err)) < 0)
+        (sig = signature(m, i, buf, sizeof buf, &heap)) == NULL)
+      goto nomem;
+    apply_calibration(hw, sig, i, c);
+    rc = c->algo_ns != NULL ? algo_rows(m, hw, sig, i, c, err) : OOC_OK;
+    free(heap);
+    if (rc < 0)
       goto fail;
     if (l->params > 0)
       param_layers++;
@@ -295,8 +334,6 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       goto fail;
     }
   }
-  if ((rc = algo_times(m, hw, c, err)) < 0)
-    goto fail;
   ubytes = 2.0 * (double)m->weight_bytes + (double)m->grad_bytes +
            2.0 * (double)m->opt_bytes;
   if (ubytes > 0) {
@@ -329,6 +366,7 @@ ooc_costs_free(ooc_costs *c)
     return;
   free(c->fwd_ns);
   free(c->bwd_ns);
+  free(c->recomp_ns);
   free(c->calibrated);
   free(c->algo_ns);
   free(c);

@@ -5,7 +5,8 @@
  * where peak is the tensor-core rate for conv/gemm when the dtype uses
  * tensor cores (fp16/bf16, or fp32 as TF32 when the profile says so) and
  * the CUDA-core rate otherwise. A calibrated time in the profile for the
- * layer's signature replaces the roofline.
+ * layer's signature (and kernel algorithm) replaces the roofline, and a
+ * calibrated recompute time the forward's for a recompute.
  *
  * Computed once per (model, profile) in O(layers) and then shared by every
  * simulation of that pair: search planners call the simulator thousands of
@@ -20,6 +21,7 @@
 #include <stdint.h>
 #include "ir/model.h"
 #include "ir/hw.h"
+#include "ir/program.h"
 #include "alloc/alloc.h"
 
 /* The largest time, in ns, a cost or the simulator's clock may reach
@@ -30,15 +32,17 @@
 
 typedef struct ooc_costs {
   int n_layers;
-  int64_t *fwd_ns;        /* forward (and recompute) time per layer */
+  int64_t *fwd_ns;        /* forward time per layer */
   int64_t *bwd_ns;        /* backward time per layer (0 for the input) */
+  int64_t *recomp_ns;     /* recompute time per layer: the calibrated one
+                             when the profile has it, else fwd_ns */
   uint8_t *calibrated;    /* 1 where the profile's table was used */
   int64_t update_ns;      /* optimizer step over all parameters */
   int64_t total_fwd_ns, total_bwd_ns;
-  /* Kernel algorithms (ir/algo.h): per layer, phase (0 forward and
-   * recompute, 1 backward) and algorithm, the time, or -1 where the
+  /* Kernel algorithms (ir/algo.h): per layer, phase (0 forward, 1
+   * backward, 2 recompute) and algorithm, the time, or -1 where the
    * algorithm does not apply to the layer or the profile does not offer
-   * it: algo_ns[(layer * 2 + phase) * OOC_ALGO_COUNT + algo]. NULL when
+   * it: algo_ns[(layer * 3 + phase) * OOC_ALGO_COUNT + algo]. NULL when
    * no layer has a choice (then only the default exists). Use
    * ooc_costs_algo_ns(). */
   int64_t *algo_ns;
@@ -48,19 +52,24 @@ int ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
                     ooc_err *err);
 void ooc_costs_free(ooc_costs *c);
 
-/* The time of layer `layer` in phase OOC_PH_FWD / OOC_PH_RECOMP (the
- * forward kernel) or OOC_PH_BWD under algorithm a: fwd_ns / bwd_ns for
- * the default, else the kernel part of the default scaled by the
- * profile's factor for a (launches unchanged); -1 when a is not available
- * for that layer. O(1). */
+/* The time of layer `layer` in phase OOC_PH_FWD, OOC_PH_BWD or
+ * OOC_PH_RECOMP (ir/program.h) under algorithm a: fwd_ns / bwd_ns /
+ * recomp_ns for the default; else the profile's calibrated time for the
+ * layer's signature, a and the phase where it has one (a recompute
+ * without one: the entry's forward), or the kernel part of the default's
+ * time of that phase scaled by the profile's factor for a (launches
+ * unchanged); -1 when a is not available for that layer. O(1). */
 static inline int64_t
-ooc_costs_algo_ns(const ooc_costs *c, int layer, int bwd, int a)
+ooc_costs_algo_ns(const ooc_costs *c, int layer, int phase, int a)
 {
+  int ph = phase == OOC_PH_BWD ? 1 : phase == OOC_PH_RECOMP ? 2 : 0;
+
   if (a == 0)
-    return bwd ? c->bwd_ns[layer] : c->fwd_ns[layer];
+    return ph == 1 ? c->bwd_ns[layer]
+                   : ph == 2 ? c->recomp_ns[layer] : c->fwd_ns[layer];
   if (c->algo_ns == NULL || (unsigned)a >= OOC_ALGO_COUNT)
     return -1;
-  return c->algo_ns[((int64_t)layer * 2 + (bwd != 0)) * OOC_ALGO_COUNT + a];
+  return c->algo_ns[((int64_t)layer * 3 + ph) * OOC_ALGO_COUNT + a];
 }
 
 /* Roofline time of one kernel: flops on class cls, bytes moved. */

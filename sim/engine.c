@@ -295,13 +295,11 @@ ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
       return s->costs->update_ns;
     if (in->layer < 0 || in->layer >= s->costs->n_layers)
       return 0;
-    if (in->algo != OOC_ALGO_DEFAULT) {
-      int64_t t = ooc_costs_algo_ns(s->costs, in->layer,
-                                    in->phase == OOC_PH_BWD, in->algo);
+    {
+      int64_t t = ooc_costs_algo_ns(s->costs, in->layer, in->phase,
+                                    in->algo);
       return t > 0 ? t : 0;
     }
-    return in->phase == OOC_PH_BWD ? s->costs->bwd_ns[in->layer]
-                                   : s->costs->fwd_ns[in->layer];
   case OOC_I_H2D:
   case OOC_I_D2H: {
     int64_t x = xfer_ns((double)p->tensors[in->tensor].bytes,
@@ -1061,8 +1059,7 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                          ooc_phase_name((ooc_phase)in->phase), in->layer,
                          s->costs->n_layers);
     if (in->algo != OOC_ALGO_DEFAULT &&
-        ooc_costs_algo_ns(s->costs, in->layer, in->phase == OOC_PH_BWD,
-                          in->algo) < 0)
+        ooc_costs_algo_ns(s->costs, in->layer, in->phase, in->algo) < 0)
       return ooc_err_set(err, OOC_EINVAL,
                          "simulator: instruction %d (COMPUTE %s, layer %d) "
                          "runs kernel algorithm '%s', which profile '%s' "

@@ -17,9 +17,9 @@
  * running kernel uses it. Such a violation is an OOC_EINVAL error naming
  * the instruction (a planner bug, not a result).
  *
- * Time: COMPUTE costs come from ooc_costs (fwd and recomp: fwd_ns[layer];
- * bwd: bwd_ns[layer]; update: update_ns; another kernel algorithm:
- * ooc_costs_algo_ns). A copy has a latency phase
+ * Time: COMPUTE costs come from ooc_costs (fwd: fwd_ns[layer]; recomp:
+ * recomp_ns[layer]; bwd: bwd_ns[layer]; update: update_ns; another kernel
+ * algorithm: ooc_costs_algo_ns). A copy has a latency phase
  * (copy_latency_ns, no bandwidth) then a fluid transfer at h2d_Bps/d2h_Bps,
  * or duplex_h2d_Bps/duplex_d2h_Bps each while an H2D and a D2H overlap; a
  * copy alone takes latency + ceil(bytes x 1e9 / rate) ns. With one copy

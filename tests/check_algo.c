@@ -32,6 +32,7 @@
 #include "ir/semantics.h"
 #include "ir/algo.h"
 #include "ir/plan_io.h"
+#include "base/util.h"
 #include "plan/plan.h"
 #include "sim/cost.h"
 #include "sim/sim.h"
@@ -161,6 +162,90 @@ START_TEST(test_times)
   ck_assert_int_eq(ooc_costs_algo_ns(costs, 2, 0, OOC_ALGO_WINOGRAD), -1);
   ck_assert_int_eq(ooc_costs_algo_ns(costs, 4, 0, OOC_ALGO_IMPLICIT_GEMM),
                    -1);
+}
+END_TEST
+
+/* A calibrated profile (hwprofiles/README.md, "Calibrated layers"): round.json
+ * with a calibration table for conv1's signature and conv3's.
+ *   conv1 default:  fwd 100 us, bwd 300 us, recompute 120 us
+ *   conv1 winograd: fwd 40 us; backward and recompute not measured
+ *   conv1 implicit_gemm: not offered (the backend has no such kernel)
+ *   conv1 fft: 10 us, but the profile does not offer fft at all
+ *   conv3 default: bwd 7 us only
+ * Launches are 5 us; conv1's backward is one kernel (no data gradient:
+ * it reads the input batch), so bl = 5000 ns. By hand:
+ *   winograd    fwd 40000 (measured); bwd (300000 - 5000) x 0.5 + 5000
+ *               = 152500 (the default's, scaled); recompute 40000 (the
+ *               entry's forward)
+ *   precomp_gemm (factor 1, no entry): 100000, 300000, and the default's
+ *               recompute (120000 - 5000) x 1 + 5000 = 120000
+ *   conv3       fwd stays the roofline; recompute = that forward. */
+START_TEST(test_calibrated)
+{
+  char sig1[256], sig3[256], *text = NULL, *json;
+  size_t len = 0, n;
+  ooc_hw *ch = NULL;
+  ooc_costs *cc = NULL;
+
+  ooc_layer_signature(m, 1, sig1, sizeof sig1);
+  ooc_layer_signature(m, 3, sig3, sizeof sig3);
+  ck_assert_int_eq(ooc_read_file(OOC_SRCDIR "/tests/data/hw/round.json",
+                                 &text, &len, &err), OOC_OK);
+  n = len + 2048;
+  json = malloc(n);
+  ck_assert_ptr_nonnull(json);
+  snprintf(json, n, "%.*s, \"calibration\": { \"layers\": ["
+           " { \"sig\": \"%s\", \"fwd_us\": 100, \"bwd_us\": 300,"
+           "   \"recomp_us\": 120 },"
+           " { \"sig\": \"%s\", \"algo\": \"winograd\", \"fwd_us\": 40 },"
+           " { \"sig\": \"%s\", \"algo\": \"implicit_gemm\","
+           "   \"offered\": false },"
+           " { \"sig\": \"%s\", \"algo\": \"fft\", \"fwd_us\": 10 },"
+           " { \"sig\": \"%s\", \"bwd_us\": 7 } ] } }",
+           (int)(strrchr(text, '}') - text), text, sig1, sig1, sig1, sig1,
+           sig3);
+  ck_assert_msg(ooc_hw_load_string(json, "cal.json", NULL, 0, &ch, &err) ==
+                OOC_OK, "%s", err.msg);
+  ck_assert_msg(ooc_costs_alloc(m, ch, &cc, &err) == OOC_OK, "%s", err.msg);
+
+  ck_assert_int_eq(cc->fwd_ns[1], 100000);
+  ck_assert_int_eq(cc->bwd_ns[1], 300000);
+  ck_assert_int_eq(cc->recomp_ns[1], 120000);
+  ck_assert_int_eq(cc->calibrated[1], 1);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_RECOMP, 0), 120000);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_FWD, OOC_ALGO_WINOGRAD),
+                   40000);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_BWD, OOC_ALGO_WINOGRAD),
+                   152500);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_RECOMP,
+                                     OOC_ALGO_WINOGRAD), 40000);
+  for (int ph = OOC_PH_FWD; ph <= OOC_PH_RECOMP; ph++) {
+    ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, ph, OOC_ALGO_IMPLICIT_GEMM),
+                     -1);
+    ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, ph, OOC_ALGO_FFT), -1);
+  }
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_FWD,
+                                     OOC_ALGO_PRECOMP_GEMM), 100000);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_BWD,
+                                     OOC_ALGO_PRECOMP_GEMM), 300000);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 1, OOC_PH_RECOMP,
+                                     OOC_ALGO_PRECOMP_GEMM), 120000);
+  /* conv2 has no entry: as without the table. */
+  ck_assert_int_eq(cc->fwd_ns[2], costs->fwd_ns[2]);
+  ck_assert_int_eq(cc->recomp_ns[2], costs->fwd_ns[2]);
+  ck_assert_int_eq(cc->calibrated[2], 0);
+  ck_assert_int_eq(ooc_costs_algo_ns(cc, 2, OOC_PH_BWD,
+                                     OOC_ALGO_IMPLICIT_GEMM),
+                   ooc_costs_algo_ns(costs, 2, OOC_PH_BWD,
+                                     OOC_ALGO_IMPLICIT_GEMM));
+  /* conv3: backward measured, forward and recompute the roofline's. */
+  ck_assert_int_eq(cc->bwd_ns[3], 7000);
+  ck_assert_int_eq(cc->fwd_ns[3], costs->fwd_ns[3]);
+  ck_assert_int_eq(cc->recomp_ns[3], costs->fwd_ns[3]);
+  ooc_costs_free(cc);
+  ooc_hw_free(ch);
+  free(json);
+  free(text);
 }
 END_TEST
 
@@ -316,6 +401,7 @@ algo_suite(void)
   tcase_add_test(tc, test_names);
   tcase_add_test(tc, test_workspaces);
   tcase_add_test(tc, test_times);
+  tcase_add_test(tc, test_calibrated);
   tcase_add_test(tc, test_lowering);
   tcase_add_test(tc, test_simulation);
   tcase_add_test(tc, test_plan_file);

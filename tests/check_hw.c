@@ -307,7 +307,23 @@ static const struct {
     "'relu b=1 in=8 out=8 fp32' (first at [0])" },
   { "duplicate_key", OOC_EINVAL, "link.h2d_GBps: duplicate key" },
   { "calib_no_times", OOC_EINVAL,
-    "calibration.layers[0]: needs fwd_us or bwd_us" },
+    "calibration.layers[0]: needs fwd_us, bwd_us or recomp_us" },
+  { "calib_bad_algo", OOC_EINVAL,
+    "calibration.layers[0].algo: unknown kernel algorithm \"direct\" "
+    "(valid: default, implicit_gemm, precomp_gemm, fft, fft_tiling, "
+    "winograd, winograd_nonfused)" },
+  { "calib_offered_times", OOC_EINVAL,
+    "calibration.layers[0]: an entry with offered false has no times" },
+  { "calib_offered_default", OOC_EINVAL,
+    "calibration.layers[0].offered: false needs an algo other than "
+    "default (every layer has its default kernel)" },
+  { "calib_unknown_key", OOC_EINVAL,
+    "calibration.layers[0].fwd_ms: unknown key (valid keys: sig, algo, "
+    "offered, fwd_us, bwd_us, recomp_us)" },
+  { "calib_duplicate_algo", OOC_EINVAL,
+    "calibration.layers[2].sig: duplicate signature "
+    "'conv2d b=1 in=3x8x8 out=4x8x8 fp32' with algo 'winograd' (first at "
+    "[1])" },
 };
 #define N_BAD ((int)(sizeof bad / sizeof bad[0]))
 
@@ -404,12 +420,16 @@ START_TEST(calib_lookup)
       " { \"sig\": \"relu b=1 in=8 out=8 fp32\", \"fwd_us\": 3 },"
       " { \"sig\": \"add b=1 in=8,8 out=8 fp32\", \"fwd_us\": 1.5,"
       "   \"bwd_us\": 0.25 },"
-      " { \"sig\": \"conv2d b=2 in=3x8x8 out=4x8x8 fp32\", \"bwd_us\": 7 } ] }",
+      " { \"sig\": \"conv2d b=2 in=3x8x8 out=4x8x8 fp32\", \"bwd_us\": 7 },"
+      " { \"sig\": \"conv2d b=2 in=3x8x8 out=4x8x8 fp32\","
+      "   \"algo\": \"winograd\", \"fwd_us\": 2.001, \"recomp_us\": 2.5 },"
+      " { \"sig\": \"conv2d b=2 in=3x8x8 out=4x8x8 fp32\","
+      "   \"algo\": \"fft\", \"offered\": false } ] }",
       NULL, 0);
   const ooc_calib_entry *e;
   int i;
 
-  ck_assert_int_eq(hw->n_calib, 3);
+  ck_assert_int_eq(hw->n_calib, 5);
   for (i = 1; i < hw->n_calib; i++)
     ck_assert(hw->calib[i - 1].hash <= hw->calib[i].hash);
   e = ooc_hw_calib_find(hw, "add b=1 in=8,8 out=8 fp32");
@@ -420,9 +440,114 @@ START_TEST(calib_lookup)
   ck_assert_ptr_nonnull(e);
   ck_assert_int_eq(e->fwd_ns, -1);
   ck_assert_int_eq(e->bwd_ns, 7000);
+  ck_assert_int_eq(e->recomp_ns, -1);   /* absent: as the forward */
+  ck_assert_int_eq(e->algo, OOC_ALGO_DEFAULT);
+  ck_assert_int_eq(e->offered, 1);
+  /* One signature, three kernel algorithms: each its own entry. */
+  e = ooc_hw_calib_find_algo(hw, "conv2d b=2 in=3x8x8 out=4x8x8 fp32",
+                             OOC_ALGO_WINOGRAD);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(e->fwd_ns, 2001);
+  ck_assert_int_eq(e->bwd_ns, -1);
+  ck_assert_int_eq(e->recomp_ns, 2500);
+  e = ooc_hw_calib_find_algo(hw, "conv2d b=2 in=3x8x8 out=4x8x8 fp32",
+                             OOC_ALGO_FFT);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(e->offered, 0);
+  ck_assert_ptr_null(ooc_hw_calib_find_algo(
+      hw, "conv2d b=2 in=3x8x8 out=4x8x8 fp32", OOC_ALGO_IMPLICIT_GEMM));
   ck_assert_ptr_nonnull(ooc_hw_calib_find(hw, "relu b=1 in=8 out=8 fp32"));
   ck_assert_ptr_null(ooc_hw_calib_find(hw, "relu b=2 in=8 out=8 fp32"));
   ooc_hw_free(hw);
+}
+END_TEST
+
+/* A derived profile (ooc_hw_derive, what `oocsim calibrate` writes):
+ * round.json with measured fields set, an optional object removed, a new
+ * _source and a calibration table. It loads, carries every value exactly
+ * (times to the nanosecond through their microsecond form), and the same
+ * inputs give the same bytes. */
+START_TEST(derive_round_trip)
+{
+  const ooc_hw_override set[] = {
+    { "name", "measured" },
+    { "link.h2d_GBps", "12.5" },
+    { "link.latency_us", "7.125" },
+    { "compute.copy_interference.conv", "0.25" },
+    { "compute.conv_algorithms", NULL },
+    { "allocator.va_unmap_us", "3.5" },
+  };
+  const ooc_calib_entry ent[] = {
+    { .sig = "relu b=1 in=8 out=8 fp32", .algo = OOC_ALGO_DEFAULT,
+      .offered = 1, .fwd_ns = 1234567, .bwd_ns = 3, .recomp_ns = -1 },
+    { .sig = "conv2d b=2 in=3x8x8 out=4x8x8 fp32",
+      .algo = OOC_ALGO_WINOGRAD, .offered = 0, .fwd_ns = -1, .bwd_ns = -1,
+      .recomp_ns = -1 },
+    { .sig = "conv2d b=2 in=3x8x8 out=4x8x8 fp32",
+      .algo = OOC_ALGO_DEFAULT, .offered = 1, .fwd_ns = 999,
+      .bwd_ns = 2001, .recomp_ns = 1001 },
+  };
+  char *a = NULL, *b = NULL;
+  ooc_hw *hw = NULL;
+  const ooc_calib_entry *e;
+  ooc_err err = { 0 };
+
+  ck_assert_msg(ooc_hw_derive(ROUND_PROFILE, set, 6,
+                              "{ \"measured\": \"by the test\" }", ent, 3,
+                              "three kernels", &a, &err) == OOC_OK,
+                "%s", err.msg);
+  ck_assert_int_eq(ooc_hw_derive(ROUND_PROFILE, set, 6,
+                                 "{ \"measured\": \"by the test\" }", ent, 3,
+                                 "three kernels", &b, &err), OOC_OK);
+  ck_assert_str_eq(a, b);
+  ck_assert_ptr_null(strchr(a, '\t'));
+  ck_assert_ptr_nonnull(strstr(a, "\n  \"name\": \"measured\",\n"));
+  ck_assert_msg(ooc_hw_load_string(a, "derived.json", NULL, 0, &hw, &err) ==
+                OOC_OK, "%s", err.msg);
+  ck_assert_str_eq(hw->name, "measured");
+  ck_assert_str_eq(hw->source, "measured: by the test");
+  ck_assert(hw->h2d_Bps == 12.5e9);
+  ck_assert(hw->d2h_Bps == 10e9);          /* kept from round.json */
+  ck_assert_int_eq(hw->copy_latency_ns, 7125);
+  ck_assert(hw->interference[OOC_CLASS_CONV] == 0.25);
+  ck_assert(hw->algo_factor[OOC_ALGO_WINOGRAD] == 0);  /* removed */
+  ck_assert_int_eq(hw->va_unmap_ns, 3500);
+  ck_assert_int_eq(hw->n_calib, 3);
+  e = ooc_hw_calib_find(hw, "relu b=1 in=8 out=8 fp32");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(e->fwd_ns, 1234567);
+  ck_assert_int_eq(e->bwd_ns, 3);
+  ck_assert_int_eq(e->recomp_ns, -1);
+  e = ooc_hw_calib_find(hw, "conv2d b=2 in=3x8x8 out=4x8x8 fp32");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(e->recomp_ns, 1001);
+  e = ooc_hw_calib_find_algo(hw, "conv2d b=2 in=3x8x8 out=4x8x8 fp32",
+                             OOC_ALGO_WINOGRAD);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(e->offered, 0);
+  ooc_hw_free(hw);
+  free(a);
+  free(b);
+}
+END_TEST
+
+/* What cannot be derived says so, naming the base and the key. */
+START_TEST(derive_errors)
+{
+  const ooc_hw_override req[] = { { "link.h2d_GBps", NULL } };
+  const ooc_hw_override zero[] = { { "link.h2d_GBps", "0" } };
+  char *out = NULL;
+  ooc_err err = { 0 };
+
+  ck_assert_int_eq(ooc_hw_derive(ROUND_PROFILE, req, 1, NULL, NULL, 0, NULL,
+                                 &out, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, ROUND_PROFILE ": link.h2d_GBps: a required key "
+                   "cannot be removed");
+  ck_assert_int_eq(ooc_hw_derive(ROUND_PROFILE, zero, 1, NULL, NULL, 0,
+                                 NULL, &out, &err), OOC_ERANGE);
+  ck_assert_str_eq(err.msg, "profile derived from " ROUND_PROFILE ": "
+                   "link.h2d_GBps: must be > 0 (got 0)");
+  ck_assert_ptr_null(out);
 }
 END_TEST
 
@@ -678,6 +803,8 @@ hw_suite(void)
   tc = tcase_create("calibration");
   tcase_add_test(tc, fnv1a);
   tcase_add_test(tc, calib_lookup);
+  tcase_add_test(tc, derive_round_trip);
+  tcase_add_test(tc, derive_errors);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -372,19 +372,21 @@ END_TEST
 
 START_TEST(test_segment_frontier_and_cost)
 {
-  /* Forward times 10 x layer ns. Segment [2, 4] (fwd conv2, add, flat)
+  /* Recompute times 10 x layer ns. Segment [2, 4] (fwd conv2, add, flat)
    * reads a1 (made by conv1 at step 0) and what it makes itself (a2, a3):
    * frontier {a1}, cost 30 + 40 + 50. [1, 1] (the in-place relu1) reads
    * a1 made before it. [5, 6] (fc, loss) reads a3: {a3}. The whole
    * forward [0, 6] needs the input batch only. Backward steps cost
    * nothing in a recompute: [5, 8] = fc + loss. */
-  int64_t fwd[8], bwd[8];
-  ooc_costs c = { .n_layers = 8, .fwd_ns = fwd, .bwd_ns = bwd };
+  int64_t fwd[8], bwd[8], rec[8];
+  ooc_costs c = { .n_layers = 8, .fwd_ns = fwd, .bwd_ns = bwd,
+                  .recomp_ns = rec };
   ooc_plankit k;
   int32_t out[6], i;
 
   for (i = 0; i < 8; i++) {
-    fwd[i] = 10 * i;
+    fwd[i] = 7 * i;        /* a recompute is priced by rec[], not fwd[] */
+    rec[i] = 10 * i;
     bwd[i] = 1000;
   }
   ck_assert_int_eq(ooc_plankit_init(&k, lv, &c, &err), OOC_OK);

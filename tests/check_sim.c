@@ -6,7 +6,8 @@
  *   link alone 10 B/ns each way (10 GB/s), duplex 8 B/ns each way,
  *   copy latency 1000 ns, two copy engines unless a test says otherwise;
  *   layer forward times 100, 200, 300 us for layers 1..3; backward 150,
- *   250, 350 us; update 50 us; ideal allocator with zero cost.
+ *   250, 350 us; recompute 120, 220, 320 us (as a calibrated profile may
+ *   say); update 50 us; ideal allocator with zero cost.
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@ static ooc_hw hw;
 static ooc_costs costs;
 static int64_t fwd[4] = { 0, 100000, 200000, 300000 };
 static int64_t bwd[4] = { 0, 150000, 250000, 350000 };
+static int64_t rec[4] = { 0, 120000, 220000, 320000 };
 static ooc_program prog;
 static ooc_sim *sim;
 static ooc_sim_result res;
@@ -37,7 +39,8 @@ setup(void)
     .copy_latency_ns = 1000, .copy_engines = 2,
   };
   costs = (ooc_costs){
-    .n_layers = 4, .fwd_ns = fwd, .bwd_ns = bwd, .update_ns = 50000,
+    .n_layers = 4, .fwd_ns = fwd, .bwd_ns = bwd, .recomp_ns = rec,
+    .update_ns = 50000,
   };
   ooc_program_init(&prog);
   sim = NULL;
@@ -106,6 +109,38 @@ run_ok(void)
   ck_assert_msg(rc == OOC_OK, "run failed: %s", err.msg);
   ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
 }
+
+/* A recompute is priced at the layer's recompute time, not its forward's.
+ *   prologue: ALLOC x (the input)
+ *   1 ALLOC a  2 FWD 1 (x -> a)  [0, 100000)  3 FREE a
+ *   4 ALLOC a  5 RECOMP 1 (x -> a)  [100000, 220000)  6 FREE a
+ * iteration 220000 = fwd[1] + rec[1]. */
+START_TEST(test_recompute_cost)
+{
+  int32_t x, a;
+
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000);
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  prog.prologue_end = 1;
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  arg(a, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  compute(OOC_PH_RECOMP, 1);
+  arg(x, 0);
+  arg(a, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 2), 100000);
+  ck_assert_int_eq(ooc_sim_instr_ns(sim, &prog, 5), 120000);
+  ck_assert_int_eq(res.iteration_ns, 220000);
+  ck_assert_int_eq(res.compute_busy_ns, 220000);
+}
+END_TEST
 
 /* Two kernels and a swap-out overlapping the second one.
  *   prologue: ALLOC x (1 MB, the input), a pinned host buffer for a
@@ -811,6 +846,7 @@ sim_suite(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_overlap);
   tcase_add_test(tc, test_interference);
+  tcase_add_test(tc, test_recompute_cost);
   tcase_add_test(tc, test_duplex);
   tcase_add_test(tc, test_duplex_join);
   tcase_add_test(tc, test_one_engine);
