@@ -25,14 +25,15 @@
 #define ONEB (OOC_CMD_INFO | OOC_CMD_PLAN | OOC_CMD_SIMULATE | \
               OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT)
 #define MODELCMDS (ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT | \
-                   OOC_CMD_VALIDATE)
+                   OOC_CMD_VALIDATE | OOC_CMD_CALIBRATE)
 #define EXECS (OOC_CMD_EXEC | OOC_CMD_VALIDATE)
+#define MEASURES (EXECS | OOC_CMD_CALIBRATE)
 
 const ooc_cli_option ooc_cli_options[] = {
   { "model", 'm', OOC_OPT_MODEL, "MODEL", MODELCMDS | OOC_CMD_SWEEP,
     "zoo name (oocsim list models) or JSON path" },
   { "batch", 'b', OOC_OPT_BATCH, "BATCH",
-    ONEB | OOC_CMD_VALIDATE | OOC_CMD_EXPLAIN,
+    ONEB | OOC_CMD_VALIDATE | OOC_CMD_EXPLAIN | OOC_CMD_CALIBRATE,
     "batch size, an integer >= 1" },
   { "batch", 'b', OOC_OPT_BATCH, "LIST", OOC_CMD_SWEEP,
     "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
@@ -90,14 +91,20 @@ const ooc_cli_option ooc_cli_options[] = {
     "timed iterations executed; the median is reported\n(default 3)" },
   { "warmup", 0, OOC_OPT_WARMUP, "W", EXECS,
     "untimed iterations first (default 1)" },
-  { "backend", 0, OOC_OPT_BACKEND, "B", EXECS,
+  { "backend", 0, OOC_OPT_BACKEND, "B", MEASURES,
     "executor backend: cpu (oneDNN on this machine's CPUs,\n"
     "host memory as the device; default) or cuda (a GPU)" },
-  { "threads", 0, OOC_OPT_THREADS, "T", EXECS,
+  { "threads", 0, OOC_OPT_THREADS, "T", MEASURES,
     "compute threads of the kernels (default 1)" },
-  { "link-GBps", 0, OOC_OPT_LINK, "X", EXECS,
+  { "link-GBps", 0, OOC_OPT_LINK, "X", MEASURES,
     "cpu: pace copies to X GB/s to emulate a slower host\n"
-    "link (validate also sets the profile's link to X)" },
+    "link (validate also sets the profile's link to X;\n"
+    "calibrate measures the paced copies)" },
+  { "base", 0, OOC_OPT_BASE, "PROFILE", OOC_CMD_CALIBRATE,
+    "the profile whose unmeasured fields the new one keeps\n"
+    "(default: cpu-host for --backend cpu; required for cuda)" },
+  { "repeat", 0, OOC_OPT_REPEAT, "N", OOC_CMD_CALIBRATE,
+    "timed runs per measurement; medians are kept (default 3)" },
   { "verify", 0, OOC_OPT_VERIFY, NULL, EXECS,
     "checksum every swapped tensor at swap-out and after\nswap-in" },
   { "batches", 0, OOC_OPT_BATCHES, "LIST", OOC_CMD_REPORT,
@@ -159,6 +166,8 @@ const ooc_cli_option ooc_cli_options[] = {
   { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_VALIDATE,
     "write the validation report (Markdown + HTML, plots,\n"
     "results.json) to DIR (created if missing)" },
+  { "output", 'o', OOC_OPT_OUTPUT, "PROFILE.json", OOC_CMD_CALIBRATE,
+    "the calibrated profile to write" },
   { "output", 'o', OOC_OPT_OUTPUT, "OUT", OOC_CMD_PLOT,
     "the image to write: OUT.png or OUT.svg" },
   { NULL, 0, 0, NULL, 0, NULL }
@@ -465,6 +474,17 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
   }
   case OOC_OPT_VERIFY:
     a->verify = 1;
+    return OOC_OK;
+  case OOC_OPT_BASE:
+    if (*arg == '\0')
+      return ooc_err_set(err, OOC_EINVAL, "--base: empty profile name");
+    a->base = arg;
+    return OOC_OK;
+  case OOC_OPT_REPEAT:
+    if (ooc_parse_int(arg, "--repeat", &n, err) < 0 || n < 1 || n > 64)
+      return ooc_err_set(err, OOC_EINVAL, "--repeat: '%s' must be an "
+                         "integer in [1, 64]", arg);
+    a->repeat = (int)n;
     return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", c);

@@ -29,6 +29,8 @@ static const struct command commands[] = {
   { "report", ooc_cmd_report, "planner comparison report (HTML + Markdown)" },
   { "explain", ooc_cmd_explain,
     "what a plan keeps, swaps, recomputes, and what each costs" },
+  { "calibrate", ooc_cmd_calibrate,
+    "measure this machine into a hardware profile" },
   { "exec", ooc_cmd_exec, "replay a plan on real hardware and measure it" },
   { "validate", ooc_cmd_validate,
     "plan, simulate, execute and compare planners" },
