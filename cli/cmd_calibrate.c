@@ -379,10 +379,11 @@ ooc_cmd_calibrate(int argc, char **argv)
   {
     char t[1100];
     snprintf(t, sizeof t, "[M] oocsim calibrate --backend %s on %s, %s: "
-             "%s; %d in-core replays of %s (median iteration %.6f s), "
+             "%s; %d in-core replay%s of %s (median iteration %.6f s), "
              "kernels per layer signature with the replay's per-kernel "
              "overhead of %.3f us",
-             ooc_exec_backend_name(b), host, date, r.note, cfg.repeat, scen,
+             ooc_exec_backend_name(b), host, date, r.note, cfg.repeat,
+             cfg.repeat == 1 ? "" : "s", scen,
              (double)r.iteration_ns * 1e-9, (double)r.overhead_ns * 1e-3);
     jstr(q1, sizeof q1, t);
     snprintf(t, sizeof t, "[M] copies of 64 KiB .. %.0f MiB through the "
@@ -417,9 +418,10 @@ ooc_cmd_calibrate(int argc, char **argv)
   }
   printf("%s: profile '%s' calibrated on %s (%s)\n", a.output, name, host,
          r.note);
-  printf("kernels     %d signatures from %d replays of %s: iteration "
+  printf("kernels     %d signatures from %d replay%s of %s: iteration "
          "%.6f s, overhead %.3f us per kernel, optimizer step %.6f s\n",
-         n_ent, cfg.repeat, scen, (double)r.iteration_ns * 1e-9,
+         n_ent, cfg.repeat, cfg.repeat == 1 ? "" : "s", scen,
+         (double)r.iteration_ns * 1e-9,
          (double)r.overhead_ns * 1e-3, (double)r.update_ns * 1e-9);
   printf("copies      H2D %.3f GB/s, D2H %.3f GB/s, both at once %.3f / "
          "%.3f GB/s, latency %.1f us (worst fit residual %.1f%%)%s\n",

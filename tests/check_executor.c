@@ -35,6 +35,7 @@
 #include "ir/semantics.h"
 #include "executor/core.h"
 #include "executor/executor.h"
+#include "executor/calibrate.h"
 #include "plan/planner.h"
 #include "planners/registry.h"
 #include "sim/sim.h"
@@ -482,6 +483,41 @@ START_TEST(grad_swap_bit_identical)
   free(got);
   free(ref);
   fx_close(&f);
+}
+END_TEST
+
+/* The calibration's fits against hand-computed answers: copies that take
+ * exactly 5 us + bytes / 12 GB/s give 5 us and 12 GB/s; a kernel 10% and
+ * 20% slower beside one and two copies interferes 0.1 per copy. */
+START_TEST(calibrate_fits)
+{
+  double x[5] = { 65536, 262144, 1048576, 4194304, 16777216 }, t[5];
+  double y[3] = { 2.0, 2.2, 2.4 }, flat[3] = { 2.0, 1.9, 1.8 };
+  ooc_calib_fit f;
+  ooc_err err = { 0 };
+  int i;
+
+  for (i = 0; i < 5; i++)
+    t[i] = 5e-6 + x[i] / 12e9;
+  ck_assert_int_eq(ooc_calib_fit_line(x, t, 5, &f, &err), OOC_OK);
+  ck_assert_msg(fabs(f.intercept - 5e-6) < 1e-12, "%g", f.intercept);
+  ck_assert_msg(fabs(1.0 / f.slope - 12e9) < 1e3, "%g", 1.0 / f.slope);
+  ck_assert(f.max_rel_residual < 1e-9);
+  ck_assert_int_eq(f.n, 5);
+  ck_assert(fabs(ooc_calib_fit_interference(y, 2) - 0.1) < 1e-12);
+  ck_assert(ooc_calib_fit_interference(flat, 2) == 0);   /* clamped */
+  ck_assert(ooc_calib_fit_interference(y, 0) == 0);
+  ck_assert_int_eq(ooc_calib_fit_line(x, t, 1, &f, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "calibrate: 1 points to fit (2 to 64 needed)");
+  t[2] = 0;
+  ck_assert_int_eq(ooc_calib_fit_line(x, t, 5, &f, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "calibrate: point 2 (1.04858e+06, 0) is not "
+                   "positive");
+  for (i = 0; i < 5; i++)
+    t[i] = 1e-3 - x[i] * 1e-12;     /* shrinking with size */
+  ck_assert_int_eq(ooc_calib_fit_line(x, t, 5, &f, &err), OOC_EINVAL);
+  ck_assert_msg(strstr(err.msg, "not positive (the measurements do not "
+                       "grow with size)") != NULL, "%s", err.msg);
 }
 END_TEST
 
@@ -1143,6 +1179,7 @@ executor_suite(void)
   tcase_add_test(tc, swap_bit_identical);
   tcase_add_test(tc, swap_bit_identical_va);
   tcase_add_test(tc, grad_swap_bit_identical);
+  tcase_add_test(tc, calibrate_fits);
   if (on_cpu)
     tcase_add_test(tc, recompute_bit_identical);
   suite_add_tcase(s, tc);

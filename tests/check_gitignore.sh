@@ -11,7 +11,7 @@ if ! command -v git >/dev/null 2>&1 ||
    [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then
   echo "# not the top of a git checkout: skipped"; exit 77
 fi
-for p in oocsim oocsim-calib-link config.h config.status Makefile Makefile.in \
+for p in oocsim config.h config.status Makefile Makefile.in \
          configure base/paths.h base/paths.h-t libooc_base.a cli/args.o \
          cli/.deps/args.Po cli/.dirstamp tests/check_cli tests/cli_sim.sh.log \
          tests/cli_sim.sh.trs test-suite.log plots/out/throughput.png \

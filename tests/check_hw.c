@@ -129,7 +129,7 @@ START_TEST(a100_tf32_and_h100_public_link)
   ck_assert(hw->duplex_h2d_Bps == 12e9 && hw->duplex_d2h_Bps == 24.5e9);
   ooc_hw_free(hw);
   ck_assert_int_eq(ooc_hw_load("h100-pcie5", NULL, 0, &hw, &err), 0);
-  /* Public figures, marked as not measured by oocsim-calib-link. */
+  /* Public figures, marked as not measured by oocsim calibrate. */
   ck_assert_ptr_nonnull(strstr(hw->source, "NOT measured"));
   ck_assert(hw->h2d_Bps == 55.9e9 && hw->d2h_Bps == 46.8e9);
   ooc_hw_free(hw);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# tests/cli_calibrate.sh — oocsim calibrate on the cpu backend: a small
+# model's profile is written whole, loads, carries a calibration entry per
+# layer signature whose times the simulator then uses (its in-core
+# iteration is the sum of the calibrated kernels), says what was measured
+# where, and bad input exits 1 with one message. No measured value is
+# asserted beyond its sign (make validate measures accuracy).
+. "$top_srcdir/tests/lib.sh"
+M="$top_srcdir/tests/data/models/residual.json"
+
+if "$OOCSIM" calibrate -m "$M" -b 8 -o "$TMP/x.json" 2>&1 | grep -q "unknown executor backend 'cpu'"; then
+  echo "SKIP: no cpu backend (configure found no oneDNN)"; exit 77
+fi
+
+num() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([^,]*\),*$/\1/p" "$2" | head -n 1; }
+
+expect_ok "calibrate residual b64" "$OOCSIM" calibrate -m "$M" -b 64 --repeat 1 -o "$TMP/cal.json"
+grep -q "^$TMP/cal.json: profile 'cal' calibrated on " "$TMP/out" && ok "says which profile" || not_ok "says which profile ($(head -1 "$TMP/out"))"
+for w in kernels copies interference driver; do
+  grep -q "^$w " "$TMP/out" && ok "prints $w" || not_ok "prints $w"
+done
+[ "$(num name "$TMP/cal.json")" = '"cal"' ] && ok "named after -o" || not_ok "named after -o"
+grep -q '"calibration": "\[M\] oocsim calibrate --backend cpu on ' "$TMP/cal.json" && ok "_source says what was measured" || not_ok "_source says what was measured"
+n=$(grep -c '"sig":' "$TMP/cal.json")
+[ "$n" -ge 5 ] && ok "calibration table ($n signatures)" || not_ok "calibration table ($n signatures)"
+grep -q '"copy_interference"' "$TMP/cal.json" && ok "interference per class" || not_ok "interference per class"
+# The simulator uses it as it is.
+expect_ok "simulate with the calibrated profile" \
+  "$OOCSIM" simulate -m "$M" -b 64 --hw "$TMP/cal.json" -p incore --json
+[ "$(num hw "$TMP/out")" = '"cal"' ] && ok "the profile loads" || not_ok "the profile loads"
+it=$(num iteration_s "$TMP/out")
+awk -v t="$it" 'BEGIN { exit !(t > 0 && t < 10) }' && ok "iteration $it s" || not_ok "iteration $it s"
+# Same structure for the same inputs (the values are measurements).
+expect_ok "calibrate again" "$OOCSIM" calibrate -m "$M" -b 64 --repeat 1 -o "$TMP/cal.json"
+[ "$(grep -c '"sig":' "$TMP/cal.json")" = "$n" ] && ok "same signatures again" || not_ok "same signatures again"
+
+expect_fail "missing -o" "missing -o" "$OOCSIM" calibrate -m "$M" -b 8
+expect_fail "repeat 0" "--repeat: '0' must be an integer in [1, 64]" "$OOCSIM" calibrate -m "$M" -b 8 --repeat 0 -o "$TMP/c.json"
+expect_fail "unknown backend" "--backend: unknown executor backend 'tpu'" "$OOCSIM" calibrate --backend tpu -m "$M" -b 8 -o "$TMP/c.json"
+expect_fail "fp16" "--dtype: the executor runs fp32 only" "$OOCSIM" calibrate -m "$M" -b 8 --dtype fp16 -o "$TMP/c.json"
+expect_fail "unknown base" "nope" "$OOCSIM" calibrate -m "$M" -b 8 --base nope -o "$TMP/c.json"
+expect_fail "-o into a missing folder" "-o: " "$OOCSIM" calibrate -m "$M" -b 8 --repeat 1 -o "$TMP/no/such/c.json"
+[ ! -e "$TMP/c.json" ] && ok "nothing written on failure" || not_ok "nothing written on failure"
+expect_fail "cuda needs a base" "--base: the cuda backend needs a base profile" "$OOCSIM" calibrate --backend cuda -m "$M" -b 8 -o "$TMP/c.json"
+expect_fail "cuda without a GPU" "cuda" "$OOCSIM" calibrate --backend cuda --base v100-pcie3 -m "$M" -b 8 -o "$TMP/c.json"
+finish
