@@ -16,6 +16,7 @@ extern const ooc_planner_type ooc_planner_vdnn;
 extern const ooc_planner_type ooc_planner_lms;
 extern const ooc_planner_type ooc_planner_capacity;
 extern const ooc_planner_type ooc_planner_window;
+extern const ooc_planner_type ooc_planner_checkpoint;
 
 const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_incore,
@@ -24,6 +25,7 @@ const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_lms,
   &ooc_planner_capacity,
   &ooc_planner_window,
+  &ooc_planner_checkpoint,
   NULL,
 };
 

@@ -82,7 +82,20 @@ static const char *resblocks =
   "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
 
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
-    ooc_planner_lms, ooc_planner_capacity, ooc_planner_window;
+    ooc_planner_lms, ooc_planner_capacity, ooc_planner_window,
+    ooc_planner_checkpoint;
+
+/* A chain of n linear layers 256 -> 256 (n filled in by chain_json). */
+static char *chain_json(int n)
+{
+  char *j = malloc(512);
+  ck_assert_ptr_nonnull(j);
+  snprintf(j, 512, "{ \"name\": \"chain\", \"input\": [256], \"layers\": ["
+           "  { \"repeat\": %d, \"var\": \"i\", \"layers\": ["
+           "    { \"name\": \"fc{i+1}\", \"op\": \"linear\", "
+           "\"out\": 256 } ] } ] }", n);
+  return j;
+}
 
 typedef struct fixture {
   ooc_model *m;
@@ -646,6 +659,64 @@ END_TEST
  * never reports a peak above the budget, an infeasible one says why, and
  * the same input gives the same plan. A planner that searches
  * (OOC_PLANNER_SEARCH) fits whenever the budget holds the in-core peak. */
+/* Chen et al.'s sqrt(n) segments on chains, by hand. 16 layers: F = 16
+ * forward steps, K = 4 segments, boundaries at the cuts nearest 16k/4 - 1
+ * = 3, 7, 11: segments of steps [0,3], [4,7], [8,11] and [12,15] (kept
+ * whole). In the first three, the acts produced before the boundary (fc1..
+ * fc3, fc5..fc7, fc9..fc11: act i is fci's output) are dropped and
+ * recomputed before the first backward step reading any of them, the
+ * backward of the layer after the segment's last dropped act: bwd fc4
+ * (step 32 - 4 = 28), bwd fc8 (24), bwd fc12 (20). 10 layers: K = 3, the
+ * cuts nearest 2.33 and 5.67 are 2 and 6: segments of 3, 4 and 3 steps. */
+START_TEST(checkpoint_sqrt_segments)
+{
+  static const int before16[3] = { 28, 24, 20 };
+  fixture f;
+  char *j = chain_json(16);
+  int k;
+
+  fx_open(&f, j, 1024);
+  free(j);
+  fx_budget(&f, (uint64_t)1 << 34, "ideal");
+  fx_run(&f, &ooc_planner_checkpoint, NULL, 0);
+  ck_assert_msg(strstr(f.plan.note, "checkpoint: 4 segments (4 asked") !=
+                NULL, "%s", f.plan.note);
+  ck_assert_int_eq(f.plan.n_recomps, 9);
+  ck_assert_int_eq(f.plan.n_swaps, 0);
+  for (k = 0; k < 9; k++) {
+    const ooc_recompute *r = &f.plan.recomps[k];
+    int seg = k / 3, act = 4 * seg + 1 + k % 3;
+    ck_assert_int_eq(r->act, act);
+    ck_assert_int_eq(r->before, before16[seg]);
+    ck_assert_int_eq(r->free_after, act);   /* its last forward use */
+    ck_assert_int_eq(f.plan.action[act], OOC_RECOMPUTE);
+  }
+  for (k = 4; k <= 16; k += 4)
+    ck_assert_int_eq(f.plan.action[k], OOC_KEEP);   /* boundaries, tail */
+  ck_assert(f.res.feasible);
+  ck_assert_int_gt(f.res.recompute_ns, 0);
+  fx_close(&f);
+
+  j = chain_json(10);
+  fx_open(&f, j, 1024);
+  free(j);
+  fx_budget(&f, (uint64_t)1 << 34, "ideal");
+  fx_run(&f, &ooc_planner_checkpoint, NULL, 0);
+  ck_assert_msg(strstr(f.plan.note, "checkpoint: 3 segments (3 asked") !=
+                NULL, "%s", f.plan.note);
+  /* Segment [0,2] drops acts 1, 2 (act 3 is the boundary); [3,6] drops
+   * 4, 5, 6 (7 is the boundary); [7,9] is kept whole. */
+  ck_assert_int_eq(f.plan.n_recomps, 5);
+  ck_assert_int_eq(f.plan.recomps[0].act, 1);
+  ck_assert_int_eq(f.plan.recomps[1].act, 2);
+  ck_assert_int_eq(f.plan.recomps[2].act, 4);
+  ck_assert_int_eq(f.plan.recomps[4].act, 6);
+  ck_assert_int_eq(f.plan.action[3], OOC_KEEP);
+  ck_assert_int_eq(f.plan.action[7], OOC_KEEP);
+  fx_close(&f);
+}
+END_TEST
+
 START_TEST(all_planners_properties)
 {
   fixture f;
@@ -715,6 +786,7 @@ static Suite *planners_suite(void)
 
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, chain6_figures);
+  tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, vdnn_one_layer_ahead);
   tcase_add_test(tc, vdnn_policy);
   tcase_add_test(tc, lms_threshold);

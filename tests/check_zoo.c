@@ -133,6 +133,7 @@ struct ref_params {
  * layers are the same, so the counts agree to the parameter. */
 static const struct ref_params exact_refs[] = {
   { "alexnet", 61100840 },      /* torchvision alexnet */
+  { "alexnet_caffe", 60965224 }, /* BVLC bvlc_alexnet (two-tower groups) */
   { "vgg16", 138357544 },       /* torchvision vgg16 (Simonyan Table 2: 138M) */
   { "resnet50", 25557032 },     /* torchvision resnet50 */
   { "resnet101", 44549160 },    /* torchvision resnet101 */
@@ -439,7 +440,7 @@ START_TEST(test_every_model_loads)
   static const char *const all[] = {
     "alexnet", "vgg16", "resnet50", "resnet101", "resnet152", "resnet",
     "densenet121", "inception_v4", "unet", "deeplabv3plus", "resnext101_3d",
-    "gpt2",
+    "gpt2", "alexnet_caffe",
   };
   char **names = NULL;
   int n = 0, i;

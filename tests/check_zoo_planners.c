@@ -212,6 +212,10 @@ zoo(const char *name)
 
 START_TEST(zoo_alexnet) { zoo("alexnet"); }
 END_TEST
+
+START_TEST(zoo_alexnet_caffe) { zoo("alexnet_caffe"); }
+END_TEST
+
 START_TEST(zoo_vgg16) { zoo("vgg16"); }
 END_TEST
 START_TEST(zoo_resnet50) { zoo("resnet50"); }
@@ -408,6 +412,7 @@ zoo_planners_suite(void)
 
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, zoo_alexnet);
+  tcase_add_test(tc, zoo_alexnet_caffe);
   tcase_add_test(tc, zoo_vgg16);
   tcase_add_test(tc, zoo_resnet50);
   tcase_add_test(tc, zoo_resnet101);
