@@ -126,6 +126,22 @@ ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return ooc_sim_run(ctx->sim, ctx->scratch, r, NULL, err);
 }
 
+int
+ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                            ooc_sim_result *r, ooc_sim_detail *d,
+                            ooc_err *err)
+{
+  int rc;
+
+  if (ctx->sim == NULL || ctx->scratch == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
+                       "the context");
+  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
+  if (rc != OOC_OK)
+    return rc;
+  return ooc_sim_run_detail(ctx->sim, ctx->scratch, r, NULL, d, err);
+}
+
 /* The value of key, or NULL. When what is not NULL it receives "--opt
  * KEY", the option's name in messages. */
 static const char *

@@ -91,6 +91,14 @@ int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
 int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                          ooc_sim_result *r, ooc_err *err);
 
+/* ooc_planner_evaluate with the simulator's detail recorder d (per kernel
+ * and per tensor: stalls and exposed transfer times, sim/sim.h), for
+ * planners that classify tensors by what the timeline shows (PoocH
+ * §4.4.2). */
+int ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx,
+                                const ooc_plan *pl, ooc_sim_result *r,
+                                ooc_sim_detail *d, ooc_err *err);
+
 /* Option helpers: look up key in ctx->opts. Return 1 and set *v when
  * present (OOC_EINVAL via err on a malformed value), 0 when absent. */
 int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,

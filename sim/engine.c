@@ -734,6 +734,8 @@ try_start(ooc_sim *s, int k)
     s->engine_busy = 1;
     s->ch[d].remaining = (double)p->tensors[t].bytes;
     if (s->last_iter) {
+      if (s->detail != NULL)
+        s->detail->start_ns[i] = s->now - s->t0;
       if (d)
         s->r->d2h_bytes += p->tensors[t].bytes;
       else
@@ -803,6 +805,8 @@ finish(ooc_sim *s, int k)
   case OOC_I_H2D:
   case OOC_I_D2H:
     ooc_sem_finish_copy(&s->sem, in->tensor, in->kind == OOC_I_D2H);
+    if (s->last_iter && s->detail != NULL)
+      s->detail->end_ns[i] = s->now - s->t0;
     s->engine_busy = 0;
     if (s->last_iter) {
       if (in->kind == OOC_I_H2D)

@@ -96,7 +96,9 @@ typedef struct ooc_sim_result {
  * it for its program, reusing the arrays. */
 typedef struct ooc_sim_detail {
   int32_t n_instr, cap_instr, n_tensors, cap_tensors;
-  int64_t *start_ns, *end_ns;   /* per COMPUTE: when it ran */
+  int64_t *start_ns, *end_ns;   /* per COMPUTE, H2D and D2H: when it ran
+                                   (a copy: from its issue, latency
+                                   included, to its completion) */
   int64_t *stall_ns;            /* per COMPUTE: the compute stream's idle
                                    time since the previous kernel started */
   uint8_t *stall_cause;         /* per COMPUTE: the ooc_stall of most of it */

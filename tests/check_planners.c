@@ -83,7 +83,7 @@ static const char *resblocks =
 
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
     ooc_planner_lms, ooc_planner_capacity, ooc_planner_window,
-    ooc_planner_checkpoint;
+    ooc_planner_checkpoint, ooc_planner_pooch;
 
 /* A chain of n linear layers 256 -> 256 (n filled in by chain_json). */
 static char *chain_json(int n)
@@ -717,6 +717,102 @@ START_TEST(checkpoint_sqrt_segments)
 }
 END_TEST
 
+/* --- pooch ---------------------------------------------------------------- */
+
+/* chain6 on `ideal` at persistent + 3 MiB and + 4 MiB, swap-all with §4.3
+ * (stage=swapall). Feature maps: acts 1..4 (act 5 is read by bwd fc6 right
+ * after its last forward use, act 6 by nothing in backward). Memory over
+ * persistent, in MiB, before any swapped map is placed: acts 5 and 6 and
+ * the gradients (the file header) and each swapped map over [i-1, i]:
+ *   step  0 1 2 3 4 5 6 7 8 9 10 11
+ *         1 2 2 2 2 2 3 2 2 2  2  1
+ * A swapped map is pending from i+1 until a step waits for its D2H or its
+ * swap-in; a step over budget with the pending maps waits for the oldest.
+ * + 3 MiB: step 3 holds 2 + a1 + a2 = 4 > 3: a1 waits at 3; so a2 at 4,
+ * a3 at 5, a4 at 6 (3 + 1). Swap-ins, in order of need (a4 at 7, a3 at 8,
+ * ...): a4 fits after step 6 (2 + 1 at step 7) but not after 5 (3 + 1 at
+ * step 6): in_after 6, and so on, one step ahead each.
+ * + 4 MiB: step 4 holds 2 + a1 + a2 + a3 = 5: a1 waits at 4, a2 at 5; step
+ * 6 holds 3 + a3 + a4: a3 waits at 6; a4 is never waited for (its swap-in
+ * follows its D2H). Pending a1 over [2, 3], a2 [3, 4], a3 [4, 5], a4 [5,
+ * 6] give steps 2..6 = 3 4 4 4 4. a4, without its own pending bytes, fits
+ * from step 5 on (3 + 1, 3 + 1, 2 + 1): in_after 4, its last forward use,
+ * and steps 5..7 become 4 4 3; a3 fits over steps 7, 8 (3 + 1, 2 + 1) but
+ * not at 6 (4 + 1): in_after 6; a2: steps 8, 9 (3 + 1, 2 + 1), in_after 7;
+ * a1: in_after 8. Without §4.3 (swapall-nosched) every swap-in is issued
+ * after the step before its use. */
+START_TEST(pooch_swapin_schedule)
+{
+  static const ooc_kv swapall = { "stage", "swapall" },
+                      nosched = { "stage", "swapall-nosched" };
+  fixture f;
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, f.lv->persistent_bytes + 3 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_pooch, &swapall, 1);
+  ck_assert(f.res.feasible);
+  ck_assert_uint_eq(f.plan.sched_budget, f.budget);
+  ck_assert_int_eq(f.plan.n_swaps, 4);
+  ck_assert_int_eq(f.plan.n_recomps, 0);
+  assert_swap(&f.plan, 0, 4, 4, 6, 6, 7);
+  assert_swap(&f.plan, 1, 3, 3, 5, 7, 8);
+  assert_swap(&f.plan, 2, 2, 2, 4, 8, 9);
+  assert_swap(&f.plan, 3, 1, 1, 3, 9, 10);
+
+  fx_budget(&f, f.lv->persistent_bytes + 4 * MiB, "ideal");
+  fx_run(&f, &ooc_planner_pooch, &swapall, 1);
+  ck_assert(f.res.feasible);
+  ck_assert_uint_eq(f.plan.sched_budget, f.budget);
+  assert_swap(&f.plan, 0, 4, 4, -1, 4, 7);
+  assert_swap(&f.plan, 1, 3, 3, 6, 6, 8);
+  assert_swap(&f.plan, 2, 2, 2, 5, 7, 9);
+  assert_swap(&f.plan, 3, 1, 1, 4, 8, 10);
+  ck_assert_msg(strstr(f.plan.note, "pooch (swapall): 4 feature maps: keep "
+                       "0, swap 4, recompute 0") != NULL, "%s", f.plan.note);
+
+  fx_run(&f, &ooc_planner_pooch, &nosched, 1);
+  assert_swap(&f.plan, 0, 4, 4, -1, 6, 7);
+  assert_swap(&f.plan, 1, 3, 3, 6, 7, 8);
+  assert_swap(&f.plan, 2, 2, 2, 5, 8, 9);
+  assert_swap(&f.plan, 3, 1, 1, 4, 9, 10);
+  fx_close(&f);
+}
+END_TEST
+
+/* The seed's ablation (§5.1) on chain6, where a 1 MiB map takes 107 us
+ * over the 10 GB/s link and its linear layer 22 us to recompute: each
+ * stage is at least as fast as the one before, keep/swap keeps maps once
+ * the budget has room, and §4.4.3 recomputes (r < 1: 22 us against an
+ * exposed transfer), all within the budget. */
+START_TEST(pooch_stages)
+{
+  static const char *const stages[] = { "swapall-nosched", "swapall",
+                                        "swapopt", "full" };
+  fixture f;
+
+  fx_open(&f, chain6, 1024);
+  for (int n = 3; n <= 5; n++) {
+    int64_t prev = INT64_MAX;
+    fx_budget(&f, f.lv->persistent_bytes + (uint64_t)n * MiB, "ideal");
+    for (int k = 0; k < 4; k++) {
+      ooc_kv o = { "stage", stages[k] };
+      fx_run(&f, &ooc_planner_pooch, &o, 1);
+      ck_assert_msg(f.res.feasible, "+%d MiB %s: %s", n, stages[k],
+                    f.plan.note);
+      ck_assert_int_le(f.res.iteration_ns, prev);
+      prev = f.res.iteration_ns;
+      if (k == 2 && n >= 4)
+        ck_assert_int_ge(f.plan.action[4] == OOC_KEEP, 1);
+      if (k == 3) {
+        ck_assert_int_ge(f.plan.n_recomps, 1);
+        ck_assert_int_gt(f.res.recompute_ns, 0);
+      }
+    }
+  }
+  fx_close(&f);
+}
+END_TEST
+
 START_TEST(all_planners_properties)
 {
   fixture f;
@@ -775,6 +871,19 @@ START_TEST(options_checked)
   ck_assert_int_eq(ooc_planner_run(&ooc_planner_window, &f.ctx, &f.plan,
                                    &f.prog, &err), OOC_EINVAL);
   ck_assert(strstr(err.msg, "swapin_ahead") != NULL);
+  {
+    ooc_kv st = { "stage", "swapin" }, ms = { "max_sims", "0" };
+    f.ctx.opts = &st;
+    ck_assert_int_eq(ooc_planner_run(&ooc_planner_pooch, &f.ctx, &f.plan,
+                                     &f.prog, &err), OOC_EINVAL);
+    ck_assert_str_eq(err.msg, "planner 'pooch': option stage=swapin: "
+                     "expected swapall-nosched, swapall, swapopt or full");
+    f.ctx.opts = &ms;
+    ck_assert_int_eq(ooc_planner_run(&ooc_planner_pooch, &f.ctx, &f.plan,
+                                     &f.prog, &err), OOC_EINVAL);
+    ck_assert_str_eq(err.msg, "planner 'pooch': option max_sims=0: must be "
+                     ">= 1");
+  }
   fx_close(&f);
 }
 END_TEST
@@ -787,6 +896,8 @@ static Suite *planners_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, chain6_figures);
   tcase_add_test(tc, checkpoint_sqrt_segments);
+  tcase_add_test(tc, pooch_swapin_schedule);
+  tcase_add_test(tc, pooch_stages);
   tcase_add_test(tc, vdnn_one_layer_ahead);
   tcase_add_test(tc, vdnn_policy);
   tcase_add_test(tc, lms_threshold);

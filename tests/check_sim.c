@@ -656,7 +656,11 @@ START_TEST(test_detail)
   ck_assert_uint_eq(d.free_bytes[7], 500000);
   ck_assert_int_eq(d.exposed_out_ns[1], 201000);
   ck_assert_int_eq(d.exposed_in_ns[1], 0);
-  ck_assert_int_eq(d.start_ns[4], -1);          /* not a kernel */
+  /* The D2H of b (4) from FWD 1's end to the FREE the FWD 2 waited for;
+   * an ALLOC (2) is neither a kernel nor a copy. */
+  ck_assert_int_eq(d.start_ns[4], 100000);
+  ck_assert_int_eq(d.end_ns[4], 301000);
+  ck_assert_int_eq(d.start_ns[2], -1);
   /* The allocator saw, in each of the two iterations: ALLOC b (2), FREE b
    * (5, on the D2H stream after the copy), ALLOC c (6, which waited for
    * it), FREE c (8). */

@@ -1,0 +1,714 @@
+/* planners/pooch.c — PoocH: profiling-based keep / swap / recompute
+ * classification of the feature maps, with the simulator as the profile.
+ *
+ * Follows the PoocH seed (Profiling based Out-of-core Hybrid Method for
+ * Large Neural Networks), §4:
+ *   §4.2 profiling: a swap-all iteration, here simulated on the profile
+ *        (calibrated per-layer times when the profile has them,
+ *        docs/calibration.md), with the detail recorder;
+ *   swap-outs: issued after a map's last forward use; in forward, a step
+ *        whose memory (on the timeline below, with the swap-outs not yet
+ *        waited for still on the device) would exceed the budget waits for
+ *        the oldest of them (the plan's out_wait), since a swap-out frees
+ *        memory only when its copy is done;
+ *   §4.3 swap-in scheduling: every swap-in is issued as early as memory
+ *        allows: swapped maps in order of need, each issued after the
+ *        earliest step from which its bytes fit under the budget until its
+ *        use, on the memory timeline of the classification (persistent
+ *        state, workspaces, gradients, kept and recomputed maps, earlier
+ *        swap-ins);
+ *   §4.4.2 keep / swap: from the swap-all timeline, L_O = the maps whose
+ *        swap-out the compute stream waited for (exposed_out), L_I = those
+ *        whose swap-in it waited for (exposed_in); maps in neither are
+ *        swap at once. L_I is searched by its binary tree (keep or swap per
+ *        element, keep first; a subtree whose keeps already do not fit is
+ *        pruned, more keeps only take more memory); at each leaf the maps
+ *        of L_O \ L_I are switched to keep one by one from the output side
+ *        while the classification still fits (the greedy of Fig. 13), and
+ *        the leaf is simulated. The fastest leaf is kept. The search is
+ *        capped (`--opt max_sims=N`, default 500): the tree branches on
+ *        the elements of L_I with the largest exposed swap-in, as many as
+ *        the cap allows, the others stay swap, and the note says so;
+ *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
+ *        overhead / swap overhead, each measured by simulation against X
+ *        kept (when keeping X does not fit, its swap overhead is its
+ *        exposed transfer time); maps with r >= 1 leave L as swap, the one
+ *        with the smallest r < 1 becomes recompute, until L is empty.
+ * Departure: the memory timeline counts bytes, while the simulator's
+ * allocator places blocks and may fragment; as the schedule-window seed
+ * does (§4), the scheduling budget is lowered (16/16 .. 8/16 of the
+ * physical one) until the swap-all profile fits, and every later build
+ * schedules against it.
+ * `--opt stage=swapall-nosched|swapall|swapopt|full` stops after a stage
+ * (the seed's §5.1 variants: swap-all with each swap-in issued with the
+ * previous computation, swap-all with §4.3, keep/swap only, PoocH).
+ *
+ * A feature map is an activation that backward reads again after a gap
+ * (not the input batch, not the loss); the others are left to liveness.
+ * A recomputed map is dropped after its last forward use and rebuilt by its
+ * forward kernel right before its first backward use; a recompute whose
+ * inputs are not resident then is not a valid plan, which the oracle
+ * reports and the search treats as not fitting.
+ *
+ * Cost: O(maps) simulations for §4.4.2's scan per leaf times the leaves
+ * (capped), O(|L|^2) for §4.4.3 (capped by the same budget); each build is
+ * O(maps x steps) at worst. Ownership: scratch in the state (pooch_alloc /
+ * pooch_free); writes only the caller's plan.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan/planner.h"
+#include "plan/toolkit.h"
+
+enum { C_KEEP = 0, C_SWAP = 1, C_RECOMP = 2 };
+enum { ST_NOSCHED = 0, ST_SWAPALL, ST_SWAPOPT, ST_FULL };
+
+struct pooch_state {
+  int32_t n_fm;
+  int32_t *fm;              /* feature maps (acts), producer order */
+  uint8_t *cls;             /* per act: C_* */
+  uint8_t *best;            /* per act: the best classification so far */
+  int64_t *fb;              /* per act: footprint */
+  int32_t *order;           /* scratch: swapped maps by first backward use */
+  int32_t *byneed;          /* scratch: the same by first backward use */
+  int32_t *wait;            /* per act: the step that waits for its
+                               swap-out (-1 none) */
+  int32_t *pend;            /* per act: the last step its swap-out may
+                               still hold memory */
+  int32_t *lo, *li, *tmp;   /* L_O \ L_I, L_I, scratch */
+  int32_t n_lo, n_li;
+  int64_t *exposed;         /* per act: exposed swap-in + swap-out (ns) */
+  int64_t *ovl_in, *ovl_out;  /* per act: its H2D / D2H time during which
+                                 the compute stream was idle (ns) */
+  int32_t *t2a;             /* per program tensor: its act, or 0 */
+  int32_t n_t2a;
+  int64_t *idle_s, *idle_e; /* the compute stream's idle intervals */
+  int32_t cap_idle;
+  ooc_timeline base, tl;
+  ooc_sim_detail det;
+  int stage, sched;
+  uint64_t sched_budget;    /* the budget the timeline schedules against */
+  int64_t max_sims;
+  int n_sims, cut, branched;
+  int64_t best_ns;
+};
+
+static int is_fmap(const ooc_planner_ctx *ctx, int32_t a)
+{
+  const ooc_liveness *lv = ctx->live;
+
+  return a > 0 && lv->act_bytes[a] > 0 && lv->act_last_fwd[a] >= 0 &&
+         lv->act_first_bwd[a] > lv->act_last_fwd[a] + 1 &&
+         ctx->model->layers[lv->act_layer[a]].op != OOC_OPK_SOFTMAX_CE;
+}
+
+static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
+{
+  struct pooch_state *st = state;
+  const ooc_liveness *lv = ctx->live;
+  int32_t a, n = lv->n_acts;
+
+  ooc_sim_detail_init(&st->det);
+  st->fm = calloc((size_t)n + 1, sizeof *st->fm);
+  st->cls = calloc((size_t)n + 1, 1);
+  st->best = calloc((size_t)n + 1, 1);
+  st->fb = calloc((size_t)n + 1, sizeof *st->fb);
+  st->order = calloc((size_t)n + 1, sizeof *st->order);
+  st->byneed = calloc((size_t)n + 1, sizeof *st->byneed);
+  st->wait = calloc((size_t)n + 1, sizeof *st->wait);
+  st->pend = calloc((size_t)n + 1, sizeof *st->pend);
+  st->lo = calloc((size_t)n + 1, sizeof *st->lo);
+  st->li = calloc((size_t)n + 1, sizeof *st->li);
+  st->tmp = calloc((size_t)n + 1, sizeof *st->tmp);
+  st->exposed = calloc((size_t)n + 1, sizeof *st->exposed);
+  st->ovl_in = calloc((size_t)n + 1, sizeof *st->ovl_in);
+  st->ovl_out = calloc((size_t)n + 1, sizeof *st->ovl_out);
+  for (a = 0; a < n; a++)
+    if (lv->act_tensor[a] + 1 > st->n_t2a)
+      st->n_t2a = lv->act_tensor[a] + 1;
+  st->t2a = calloc((size_t)st->n_t2a + 1, sizeof *st->t2a);
+  if (st->fm == NULL || st->cls == NULL || st->best == NULL ||
+      st->fb == NULL || st->order == NULL || st->wait == NULL ||
+      st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
+      st->ovl_out == NULL || st->t2a == NULL ||
+      st->lo == NULL ||
+      st->li == NULL || st->tmp == NULL || st->exposed == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
+  if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
+      ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
+    return OOC_ENOMEM;
+  ooc_timeline_memory(&st->base, lv, ctx,
+                      OOC_TL_PERSISTENT | OOC_TL_WORKSPACE | OOC_TL_GRADS);
+  /* Acts freed by liveness without a gap (not feature maps) are resident
+   * over their whole life in every classification. */
+  for (a = 1; a < n; a++) {
+    int32_t p = ooc_kit_producer(lv, a);
+    st->fb[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
+    if (is_fmap(ctx, a)) {
+      st->fm[st->n_fm++] = a;
+      if (lv->act_tensor[a] >= 0)
+        st->t2a[lv->act_tensor[a]] = a;
+    }
+    else if (p >= 0 && lv->act_last[a] >= p)
+      ooc_timeline_add(&st->base, p, lv->act_last[a], st->fb[a]);
+  }
+  return OOC_OK;
+}
+
+static void pooch_free(void *state)
+{
+  struct pooch_state *st = state;
+
+  free(st->fm);
+  free(st->cls);
+  free(st->best);
+  free(st->fb);
+  free(st->order);
+  free(st->wait);
+  free(st->byneed);
+  free(st->pend);
+  free(st->lo);
+  free(st->li);
+  free(st->tmp);
+  free(st->exposed);
+  free(st->ovl_in);
+  free(st->ovl_out);
+  free(st->t2a);
+  free(st->idle_s);
+  free(st->idle_e);
+  ooc_timeline_fini(&st->base);
+  ooc_timeline_fini(&st->tl);
+  ooc_sim_detail_fini(&st->det);
+}
+
+/* The first backward use of act a. */
+static int32_t need(const ooc_liveness *lv, int32_t a)
+{
+  return lv->act_first_bwd[a];
+}
+
+static const ooc_liveness *sort_lv;
+static int by_last_fwd(const void *x, const void *y)
+{
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  int32_t la = sort_lv->act_last_fwd[a], lb = sort_lv->act_last_fwd[b];
+  return la != lb ? (la < lb ? -1 : 1) : (a < b ? -1 : a > b);
+}
+
+static int by_need(const void *x, const void *y)
+{
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  int32_t na = need(sort_lv, a), nb = need(sort_lv, b);
+  return na != nb ? (na < nb ? -1 : 1) : (a < b ? -1 : a > b);
+}
+
+/* The plan of classification st->cls (§4.3 swap-in scheduling unless
+ * st->sched is 0). OOC_ENOMEM. */
+static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                 ooc_plan *pl, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int64_t budget = (int64_t)st->sched_budget;
+  int32_t k, n_sw = 0;
+
+  ooc_plan_reset(pl);
+  pl->sched_budget = st->sched_budget;
+  ooc_timeline_copy(&st->tl, &st->base);
+  for (k = 0; k < st->n_fm; k++) {
+    int32_t a = st->fm[k], p = ooc_kit_producer(lv, a);
+    int32_t lf = lv->act_last_fwd[a], fb = need(lv, a);
+    if (st->cls[a] == C_KEEP) {
+      ooc_timeline_add(&st->tl, p, lv->act_last[a], st->fb[a]);
+    } else {
+      ooc_timeline_add(&st->tl, p, lf, st->fb[a]);
+      if (st->cls[a] == C_RECOMP) {
+        ooc_recompute r = { .act = a, .free_after = lf, .before = fb };
+        ooc_timeline_add(&st->tl, fb, lv->act_last[a], st->fb[a]);
+        if (ooc_plan_add_recompute(pl, &r) != OOC_OK)
+          return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of "
+                             "memory");
+      } else {
+        st->order[n_sw++] = a;
+      }
+    }
+  }
+  /* Swap-outs hold their memory until the D2H is done, and the timeline
+   * cannot tell when that is: a swapped map is pending from its last
+   * forward use until a step waits for it (out_wait) or its own swap-in,
+   * whose ALLOC waits for the D2H's free. A step whose memory would exceed
+   * the budget with the pending maps waits for the oldest of them, in
+   * forward (the seed's computations wait for nothing else) and in
+   * backward alike. */
+  sort_lv = lv;
+  memcpy(st->byneed, st->order, (size_t)n_sw * sizeof *st->order);
+  qsort(st->order, (size_t)n_sw, sizeof *st->order, by_last_fwd);
+  qsort(st->byneed, (size_t)n_sw, sizeof *st->byneed, by_need);
+  {
+    int32_t head = 0, tail = 0, nx = 0, s;
+    int64_t pending = 0;
+    for (k = 0; k < n_sw; k++) {
+      st->wait[st->order[k]] = -1;
+      st->pend[st->order[k]] = -2;          /* not yet resolved */
+    }
+    for (s = 0; s < lv->n_steps; s++) {
+      for (; nx < n_sw && need(lv, st->byneed[nx]) <= s; nx++) {
+        int32_t a = st->byneed[nx];
+        if (st->pend[a] == -2) {
+          st->pend[a] = need(lv, a) - 1;
+          pending -= st->fb[a];
+        }
+      }
+      while (tail < head &&
+             ooc_timeline_at(&st->tl, s) + pending > budget) {
+        int32_t a = st->order[tail++];
+        if (st->pend[a] != -2)
+          continue;
+        st->wait[a] = s;
+        st->pend[a] = s - 1;
+        pending -= st->fb[a];
+      }
+      while (head < n_sw && lv->act_last_fwd[st->order[head]] == s)
+        pending += st->fb[st->order[head++]];
+    }
+    for (k = 0; k < n_sw; k++) {
+      int32_t a = st->order[k];
+      ooc_timeline_add(&st->tl, lv->act_last_fwd[a] + 1, st->pend[a],
+                       st->fb[a]);
+    }
+  }
+  /* §4.3, in order of need; a map's own pending bytes do not keep its
+   * swap-in out. */
+  for (k = 0; k < n_sw; k++) {
+    int32_t a = st->byneed[k], lf = lv->act_last_fwd[a], nb = need(lv, a);
+    int32_t e, after = nb - 1, pe = st->pend[a];
+    int64_t run = 0;
+    ooc_timeline_add(&st->tl, lf + 1, pe, -st->fb[a]);
+    if (st->sched) {
+      /* The earliest step after which its bytes fit until its use. */
+      for (e = nb - 1; e >= lf; e--) {
+        int64_t v = ooc_timeline_at(&st->tl, e + 1);
+        if (v > run)
+          run = v;
+        if (run + st->fb[a] > budget)
+          break;
+        after = e;
+      }
+    }
+    ooc_timeline_add(&st->tl, lf + 1, pe < after ? pe : after, st->fb[a]);
+    ooc_timeline_add(&st->tl, after + 1, lv->act_last[a], st->fb[a]);
+    {
+      ooc_swap sw = { .act = a, .out_after = lf, .out_wait = st->wait[a],
+                      .in_after = after, .in_before = nb };
+      if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
+        return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of "
+                           "memory");
+    }
+  }
+  return OOC_OK;
+}
+
+/* Build and simulate st->cls: *ns the iteration (INT64_MAX when it does
+ * not fit or is not a valid plan: a recompute without its inputs). With
+ * detail, the exposed times per act into st->exposed. */
+static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                ooc_plan *pl, int detail, int64_t *ns, ooc_err *err)
+{
+  ooc_sim_result r;
+  int rc;
+
+  if ((rc = build(st, ctx, pl, err)) < 0)
+    return rc;
+  st->n_sims++;
+  rc = detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
+              : ooc_planner_evaluate(ctx, pl, &r, err);
+  if (rc == OOC_EINVAL) {
+    ooc_err_clear(err);
+    *ns = INT64_MAX;
+    return OOC_OK;
+  }
+  if (rc < 0)
+    return rc;
+  *ns = r.feasible ? r.iteration_ns : INT64_MAX;
+  if (detail && r.feasible) {
+    const ooc_liveness *lv = ctx->live;
+    for (int32_t k = 0; k < st->n_fm; k++) {
+      int32_t a = st->fm[k], t = lv->act_tensor[a];
+      st->exposed[a] = t >= 0 && t < st->det.n_tensors
+                           ? st->det.exposed_in_ns[t] +
+                                 st->det.exposed_out_ns[t]
+                           : 0;
+    }
+  }
+  return OOC_OK;
+}
+
+static void remember(struct pooch_state *st, const ooc_liveness *lv,
+                     int64_t ns)
+{
+  if (ns < st->best_ns) {
+    st->best_ns = ns;
+    memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  }
+}
+
+static int budget_left(const struct pooch_state *st)
+{
+  return st->n_sims < st->max_sims;
+}
+
+/* One leaf of the L_I tree: L_O \ L_I from the output side to keep while
+ * the classification fits, then the leaf's time. */
+static int leaf(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                ooc_plan *pl, int64_t *ns, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int64_t t = INT64_MAX;
+  int32_t k;
+  int rc;
+
+  for (k = st->n_lo - 1; k >= 0 && budget_left(st); k--) {
+    int32_t a = st->lo[k];
+    st->cls[a] = C_KEEP;
+    if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+      return rc;
+    if (t == INT64_MAX)
+      st->cls[a] = C_SWAP;
+  }
+  if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+    return rc;
+  remember(st, lv, t);
+  /* Back to swap for the next leaf. */
+  for (k = 0; k < st->n_lo; k++)
+    st->cls[st->lo[k]] = C_SWAP;
+  *ns = t;
+  return OOC_OK;
+}
+
+/* The binary tree over L_I[i ..): keep first, pruned when the keeps so
+ * far do not fit with everything else swapped. */
+static int tree(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                ooc_plan *pl, int32_t i, ooc_err *err)
+{
+  int64_t t;
+  int rc;
+
+  if (i == st->branched)
+    return leaf(st, ctx, pl, &t, err);
+  if (!budget_left(st)) {
+    st->cut = 1;
+    return OOC_OK;
+  }
+  st->cls[st->li[i]] = C_KEEP;
+  if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+    return rc;
+  if (t != INT64_MAX && (rc = tree(st, ctx, pl, i + 1, err)) < 0)
+    return rc;
+  st->cls[st->li[i]] = C_SWAP;
+  return tree(st, ctx, pl, i + 1, err);
+}
+
+/* The compute stream's idle time within [s, e), over the first n idle
+ * intervals (in time order, disjoint). */
+static int64_t idle_within(const struct pooch_state *st, int32_t n,
+                           int64_t s, int64_t e)
+{
+  int32_t lo = 0, hi = n, k;
+  int64_t t = 0;
+
+  while (lo < hi) {               /* the first interval ending after s */
+    int32_t mid = lo + (hi - lo) / 2;
+    if (st->idle_e[mid] <= s)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (k = lo; k < n && st->idle_s[k] < e; k++) {
+    int64_t a = st->idle_s[k] > s ? st->idle_s[k] : s;
+    int64_t b = st->idle_e[k] < e ? st->idle_e[k] : e;
+    if (b > a)
+      t += b - a;
+  }
+  return t;
+}
+
+/* §4.4.2 step 1-2 on the swap-all timeline (the last detailed run, its
+ * program in ctx->scratch): for each swapped map, how much of its
+ * swap-out and of its swap-in ran while the compute stream stood idle,
+ * i.e. was not hidden by computation (Fig. 11). OOC_ENOMEM. */
+static int examine(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                   ooc_err *err)
+{
+  const ooc_program *p = ctx->scratch;
+  const ooc_sim_detail *d = &st->det;
+  int32_t i, n = 0, k;
+
+  if (p->n_instr > st->cap_idle) {
+    int64_t *s = realloc(st->idle_s, (size_t)p->n_instr * sizeof *s);
+    if (s != NULL)
+      st->idle_s = s;
+    int64_t *e = realloc(st->idle_e, (size_t)p->n_instr * sizeof *e);
+    if (e != NULL)
+      st->idle_e = e;
+    if (s == NULL || e == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of "
+                         "memory");
+    st->cap_idle = p->n_instr;
+  }
+  for (i = p->prologue_end; i < p->n_instr && i < d->n_instr; i++)
+    if (p->instr[i].kind == OOC_I_COMPUTE && d->start_ns[i] >= 0 &&
+        d->stall_ns[i] > 0) {
+      st->idle_s[n] = d->start_ns[i] - d->stall_ns[i];
+      st->idle_e[n++] = d->start_ns[i];
+    }
+  for (k = 0; k < st->n_fm; k++)
+    st->ovl_in[st->fm[k]] = st->ovl_out[st->fm[k]] = 0;
+  for (i = p->prologue_end; i < p->n_instr && i < d->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    int32_t a;
+    int64_t o;
+    if ((in->kind != OOC_I_H2D && in->kind != OOC_I_D2H) ||
+        d->start_ns[i] < 0 || in->tensor < 0 || in->tensor >= st->n_t2a ||
+        (a = st->t2a[in->tensor]) == 0)
+      continue;
+    o = idle_within(st, n, d->start_ns[i], d->end_ns[i]);
+    if (in->kind == OOC_I_H2D)
+      st->ovl_in[a] += o;
+    else
+      st->ovl_out[a] += o;
+  }
+  return OOC_OK;
+}
+
+static const int64_t *sort_exp;
+static int by_exposed(const void *x, const void *y)
+{
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return sort_exp[a] != sort_exp[b] ? (sort_exp[a] > sort_exp[b] ? -1 : 1)
+                                    : (a < b ? -1 : a > b);
+}
+
+/* §4.4.2 from the swap-all timeline (its detail in st->det). */
+static int keep_or_swap(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                        ooc_plan *pl, ooc_err *err)
+{
+  int64_t leaves;
+  int32_t k;
+  int rc;
+
+  if ((rc = examine(st, ctx, err)) < 0)
+    return rc;
+  st->n_lo = st->n_li = 0;
+  for (k = 0; k < st->n_fm; k++) {
+    int32_t a = st->fm[k];
+    int in = st->ovl_in[a] > 0, out = st->ovl_out[a] > 0;
+    if (in)
+      st->li[st->n_li++] = a;
+    else if (out)
+      st->lo[st->n_lo++] = a;     /* producer order: output side last */
+  }
+  /* Branch on as many elements of L_I as the simulation budget allows:
+   * 2^b leaves of |L_O \ L_I| + 1 simulations each, plus the inner
+   * nodes. */
+  sort_exp = st->ovl_in;
+  qsort(st->li, (size_t)st->n_li, sizeof *st->li, by_exposed);
+  st->branched = 0;
+  leaves = 1;
+  while (st->branched < st->n_li && st->branched < 40 &&
+         (leaves * 2) * (st->n_lo + 3) <= st->max_sims - st->n_sims) {
+    leaves *= 2;
+    st->branched++;
+  }
+  if (st->branched < st->n_li)
+    st->cut = 1;
+  return tree(st, ctx, pl, 0, err);
+}
+
+/* §4.4.3 on the maps the best keep/swap classification swaps. */
+static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                     ooc_plan *pl, int *n_rc, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t n_l = 0, k;
+  int64_t t0, tk, tr;
+  int rc;
+
+  memcpy(st->cls, st->best, (size_t)lv->n_acts);
+  for (k = 0; k < st->n_fm; k++)
+    if (st->cls[st->fm[k]] == C_SWAP)
+      st->tmp[n_l++] = st->fm[k];
+  while (n_l > 0 && budget_left(st)) {
+    int32_t best = -1, w = 0;
+    double best_r = 1.0;
+    if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
+      return rc;
+    if (t0 == INT64_MAX)
+      break;
+    for (k = 0; k < n_l; k++) {
+      int32_t x = st->tmp[k];
+      double sw, rcv, r;
+      st->cls[x] = C_KEEP;
+      if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
+        return rc;
+      st->cls[x] = C_RECOMP;
+      if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
+        return rc;
+      st->cls[x] = C_SWAP;
+      /* Swap overhead: the time keeping X saves; its exposed transfer
+       * when keeping it does not fit. Recompute overhead: against the
+       * same keep baseline. */
+      sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
+      rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
+      r = sw > 0 && rcv >= 0 ? rcv / sw : sw > 0 && tr != INT64_MAX ? 0
+                                                                    : 2.0;
+      if (r < best_r) {
+        best_r = r;
+        best = x;
+      }
+      if (r < 1.0)
+        st->tmp[w++] = x;           /* stays in L */
+    }
+    n_l = w;
+    if (best < 0)
+      break;
+    st->cls[best] = C_RECOMP;
+    (*n_rc)++;
+    for (k = 0, w = 0; k < n_l; k++)
+      if (st->tmp[k] != best)
+        st->tmp[w++] = st->tmp[k];
+    n_l = w;
+  }
+  if (n_l > 0)
+    st->cut = 1;
+  memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  return OOC_OK;
+}
+
+static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
+                      ooc_err *err)
+{
+  static const char *const stages[] = { "swapall-nosched", "swapall",
+                                        "swapopt", "full" };
+  struct pooch_state *st = state;
+  const ooc_liveness *lv = ctx->live;
+  const char *sv = NULL;
+  int64_t t_all = INT64_MAX;
+  int32_t k;
+  int rc, n_rc = 0, c[3] = { 0, 0, 0 };
+
+  st->stage = ST_FULL;
+  if (ooc_planner_opt_str(ctx, "stage", &sv)) {
+    for (st->stage = 0; st->stage < 4; st->stage++)
+      if (strcmp(sv, stages[st->stage]) == 0)
+        break;
+    if (st->stage == 4)
+      return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option stage="
+                         "%s: expected swapall-nosched, swapall, swapopt or "
+                         "full", sv);
+  }
+  if ((rc = ooc_planner_opt_int(ctx, "max_sims", &st->max_sims, err)) < 0)
+    return rc;
+  if (rc == 0)
+    st->max_sims = 500;
+  else if (st->max_sims < 1)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
+                       "%lld: must be >= 1", (long long)st->max_sims);
+  st->best_ns = INT64_MAX;
+  memset(st->cls, C_KEEP, (size_t)lv->n_acts);
+  for (k = 0; k < st->n_fm; k++)
+    st->cls[st->fm[k]] = C_SWAP;
+  memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  /* §4.2 / §4.3: the swap-all profile, scheduled against the budget, or
+   * less when the allocator fragments (the timeline counts bytes, not
+   * blocks): 16/16, 15/16, ... 8/16 of it until swap-all fits, then up
+   * again in 64ths towards the last fraction that did not. */
+  st->sched = st->stage != ST_NOSCHED;
+  st->sched_budget = ctx->budget;
+  {
+    uint32_t f, lo = 0, hi = 64;        /* in 64ths: lo fits, hi not */
+    for (f = 64; st->n_fm > 0 && f >= 32; f -= 4) {
+      st->sched_budget = ctx->budget / 64 * f;
+      if ((rc = eval(st, ctx, pl, 1, &t_all, err)) < 0)
+        return rc;
+      if (t_all != INT64_MAX) {
+        lo = f;
+        break;
+      }
+      hi = f;
+    }
+    for (f = lo + 1; lo > 0 && f < hi; f++) {
+      int64_t t;
+      st->sched_budget = ctx->budget / 64 * f;
+      if ((rc = eval(st, ctx, pl, 1, &t, err)) < 0)
+        return rc;
+      if (t == INT64_MAX)
+        break;
+      lo = f;
+      t_all = t;
+    }
+    if (lo > 0 && st->sched_budget != ctx->budget / 64 * lo) {
+      /* The last try did not fit: the profile of the last that did. */
+      st->sched_budget = ctx->budget / 64 * lo;
+      if ((rc = eval(st, ctx, pl, 1, &t_all, err)) < 0)
+        return rc;
+    }
+    if (lo == 0)
+      st->sched_budget = ctx->budget;
+  }
+  remember(st, lv, t_all);
+  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && t_all != INT64_MAX) {
+    if ((rc = keep_or_swap(st, ctx, pl, err)) < 0)
+      return rc;
+    if (st->stage == ST_FULL && (rc = recompute(st, ctx, pl, &n_rc, err)) < 0)
+      return rc;
+  }
+  memcpy(st->cls, st->best, (size_t)lv->n_acts);
+  /* The scheduling budget was set by the swap-all profile; the final
+   * classification may fragment less: the largest 64th of the budget
+   * at which it runs fastest. */
+  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && st->best_ns != INT64_MAX) {
+    uint64_t base = st->sched_budget, best_b = base;
+    uint32_t f;
+    for (f = (uint32_t)(base / (ctx->budget / 64)) + 1; f <= 64; f++) {
+      int64_t t;
+      st->sched_budget = ctx->budget / 64 * f;
+      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+        return rc;
+      if (t < st->best_ns) {
+        st->best_ns = t;
+        best_b = st->sched_budget;
+      }
+    }
+    st->sched_budget = best_b;
+  }
+  if ((rc = build(st, ctx, pl, err)) < 0)
+    return rc;
+  for (k = 0; k < st->n_fm; k++)
+    c[st->cls[st->fm[k]]]++;
+  snprintf(pl->note, sizeof pl->note,
+           "pooch (%s): %d feature maps: keep %d, swap %d, recompute %d; "
+           "L_O\\L_I %d, L_I %d (branched on %d)%s; sched budget %.3f "
+           "GiB; %d simulations",
+           stages[st->stage], (int)st->n_fm, c[C_KEEP], c[C_SWAP],
+           c[C_RECOMP], (int)st->n_lo, (int)st->n_li, st->branched,
+           st->cut ? ", search cut by max_sims" : "",
+           (double)st->sched_budget / 1073741824.0, st->n_sims);
+  return OOC_OK;
+}
+
+static const char *const pooch_options[] = { "stage", "max_sims", NULL };
+
+const ooc_planner_type ooc_planner_pooch = {
+  .name = "pooch",
+  .summary = "PoocH: keep / swap / recompute per feature map from a "
+             "simulated swap-all profile (hybrid)",
+  .cite = "PoocH paper (Profiling based Out-of-core Hybrid Method for "
+          "Large Neural Networks) §4.2-4.4",
+  .state_size = sizeof(struct pooch_state),
+  .options = pooch_options,
+  .alloc = pooch_alloc,
+  .free = pooch_free,
+  .plan = pooch_plan,
+};
