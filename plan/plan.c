@@ -528,17 +528,23 @@ check_records(lower *L)
                          "recompute record %d (act '%s'): dropped after "
                          "'%s', before it is produced", i, act_name(L, a),
                          ooc_step_name(lv, r->free_after, s1, sizeof s1));
-    if (r->before > lv->act_last[a])
+    /* An activation backward never reads may be recomputed as a
+     * transient: only as the input of other recomputes at `before`, and
+     * freed after that step. */
+    if (r->before > lv->act_last[a] && lv->act_first_bwd[a] >= 0)
       return ooc_err_set(L->err, OOC_EINVAL,
                          "recompute record %d (act '%s'): recomputed before "
                          "'%s', after its last use '%s'", i, act_name(L, a),
                          ooc_step_name(lv, r->before, s1, sizeof s1),
                          ooc_step_name(lv, lv->act_last[a], s2, sizeof s2));
   }
-  /* A recompute reads its inputs at step `before`. */
+  /* A recompute reads its inputs at step `before`; a transient lives to
+   * the end of that step. */
   for (i = 0; i < pl->n_recomps; i++) {
     const ooc_recompute *r = &pl->recomps[i];
     a = r->act;
+    if (sc->act_free[a] < r->before)
+      sc->act_free[a] = r->before;
     for (k = 0; k < lv->act_nlayers[a]; k++) {
       int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
       const ooc_layer *ly = &m->layers[l];

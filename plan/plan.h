@@ -155,7 +155,9 @@ typedef struct ooc_swap {
 } ooc_swap;
 
 /* Drop an activation after step free_after and recompute it (its forward
- * kernel again, phase RECOMP) right before step before. */
+ * kernel again, phase RECOMP) right before step before. An activation
+ * backward never reads may have before past its last use: a transient,
+ * recomputed as the input of other recomputes and freed after `before`. */
 typedef struct ooc_recompute {
   int32_t act;
   int32_t free_after;

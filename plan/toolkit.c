@@ -373,3 +373,121 @@ ooc_kit_recompute_ns(const ooc_plankit *k, int32_t first, int32_t last)
     return 0;
   return k->fwd_prefix[last + 1] - k->fwd_prefix[first];
 }
+
+int32_t
+ooc_kit_chain_cuts(const ooc_liveness *lv, int32_t *cuts, int32_t *cut_act,
+                   int32_t *n_fwd, ooc_err *err)
+{
+  int32_t n = lv->n_steps, a, s, run = 0, nf, n_cuts = 0;
+  int32_t *cross = calloc((size_t)n + 2, sizeof *cross);
+  int32_t *cross_act = calloc((size_t)n + 2, sizeof *cross_act);
+
+  if (cross == NULL || cross_act == NULL) {
+    free(cross);
+    free(cross_act);
+    return ooc_err_set(err, OOC_ENOMEM, "chain cuts: out of memory");
+  }
+  /* Forward steps come first in the schedule. */
+  for (nf = 0; nf < n && lv->steps[nf].phase == OOC_PH_FWD; nf++)
+    ;
+  /* Activation a is live across the cuts [producer, last forward use). */
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t p = ooc_kit_producer(lv, a), lf = lv->act_last_fwd[a];
+    if (p < 0 || lf <= p)
+      continue;
+    cross[p]++;
+    cross[lf]--;
+  }
+  for (s = 0; s < nf; s++) {
+    run += cross[s];
+    cross[s] = run;
+  }
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t p = ooc_kit_producer(lv, a), lf = lv->act_last_fwd[a];
+    for (s = p; p >= 0 && s < lf; s++)
+      if (cross[s] == 1)
+        cross_act[s] = a;
+  }
+  for (s = 0; s + 1 < nf; s++)
+    if (cross[s] == 1) {
+      cut_act[n_cuts] = cross_act[s];
+      cuts[n_cuts++] = s;
+    }
+  free(cross);
+  free(cross_act);
+  *n_fwd = nf;
+  return n_cuts;
+}
+
+int32_t
+ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
+                          int32_t lo, int32_t hi, int32_t keep,
+                          uint8_t *mark, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  const ooc_model *m = ctx->model;
+  int32_t before = -1, s, a, k, j, q, n = 0;
+
+#define SEG_ACT(s, q) lv->step_acts[lv->step_first[s] + (q)]
+#define OWN(s, a) ((a) > 0 && ooc_kit_producer(lv, a) == (s) && (a) != keep && \
+                   lv->act_last_fwd[a] >= 0 && pl->action[a] == OOC_KEEP && \
+                   m->layers[lv->act_layer[a]].op != OOC_OPK_SOFTMAX_CE)
+  for (s = lo; s <= hi; s++)
+    for (q = 0; q < lv->step_nacts[s]; q++) {
+      a = SEG_ACT(s, q);
+      if (OWN(s, a) && lv->act_first_bwd[a] >= 0 &&
+          (before < 0 || lv->act_first_bwd[a] < before))
+        before = lv->act_first_bwd[a];
+    }
+  if (before < 0)
+    return 0;
+  /* What backward reads, then, from the outputs back, the inputs of what
+   * is recomputed. */
+  for (s = lo; s <= hi; s++)
+    for (q = 0; q < lv->step_nacts[s]; q++) {
+      a = SEG_ACT(s, q);
+      if (OWN(s, a) && lv->act_first_bwd[a] >= 0 &&
+          lv->act_last_fwd[a] < before)
+        mark[a] = 1;
+    }
+  for (s = hi; s >= lo; s--)
+    for (q = 0; q < lv->step_nacts[s]; q++) {
+      a = SEG_ACT(s, q);
+      if (ooc_kit_producer(lv, a) != s || !mark[a])
+        continue;
+      for (k = 0; k < lv->act_nlayers[a]; k++) {
+        int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+        const ooc_layer *ly = &m->layers[l];
+        if (lv->fwd_step[l] > lv->act_last_fwd[a])
+          break;
+        for (j = 0; j < ly->n_in; j++) {
+          int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+          int32_t p = ooc_kit_producer(lv, b);
+          if (b != a && p >= lo && p <= hi && OWN(p, b) &&
+              lv->act_first_bwd[b] < 0 && lv->act_last_fwd[b] < before)
+            mark[b] = 1;
+        }
+      }
+    }
+#undef OWN
+  /* In forward order, so each recompute finds its inputs. */
+  for (s = lo; s <= hi; s++)
+    for (q = 0; q < lv->step_nacts[s]; q++) {
+      ooc_recompute r;
+      a = SEG_ACT(s, q);
+      if (ooc_kit_producer(lv, a) != s || !mark[a])
+        continue;
+      mark[a] = 0;
+      r = (ooc_recompute){ .act = a, .free_after = lv->act_last_fwd[a],
+                           .before = before };
+      if (ooc_plan_add_recompute(pl, &r) != OOC_OK) {
+        for (; s <= hi; s++)
+          for (q = 0; q < lv->step_nacts[s]; q++)
+            mark[SEG_ACT(s, q)] = 0;
+        return ooc_err_set(err, OOC_ENOMEM, "recompute: out of memory");
+      }
+      n++;
+    }
+#undef SEG_ACT
+  return n;
+}

@@ -133,6 +133,32 @@ int32_t ooc_kit_frontier(ooc_plankit *k, int32_t first, int32_t last,
 int64_t ooc_kit_recompute_ns(const ooc_plankit *k, int32_t first,
                              int32_t last);
 
+/* The chain cuts of the forward. The forward is the first *n_fwd steps of
+ * the schedule; a cut after forward step s (s + 1 < *n_fwd) is a chain cut
+ * when exactly one activation produced at or before s is used by a forward
+ * step after s (the input batch, persistent, aside): that activation is
+ * the cut's checkpoint, and nothing else before the cut is read after it.
+ * On a chain every step is one; in a ResNet they fall between blocks; in
+ * a DenseNet between dense blocks. Writes the cuts, ascending, to cuts and
+ * their checkpoints to cut_act (room for lv->n_steps each); returns their
+ * number, or OOC_ENOMEM. O(steps + acts x their forward span). */
+int32_t ooc_kit_chain_cuts(const ooc_liveness *lv, int32_t *cuts,
+                           int32_t *cut_act, int32_t *n_fwd, ooc_err *err);
+
+/* Drop and recompute the forward steps [lo, hi] but their checkpoint keep
+ * (an act, or -1): every activation produced there that backward reads
+ * (the loss aside) is dropped after its last forward use and recomputed,
+ * in forward order, right before the first backward step that reads any
+ * of them; an activation produced there that backward never reads and
+ * that a recomputed layer reads is recomputed as a transient (ooc_recompute
+ * in plan.h) rather than kept resident until then. Only acts the plan
+ * keeps are touched. mark: scratch of lv->n_acts bytes, all 0, left so.
+ * Adds the records to pl; returns how many were added, or OOC_ENOMEM.
+ * O(the segment's acts and their layers' inputs). */
+int32_t ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
+                                  int32_t lo, int32_t hi, int32_t keep,
+                                  uint8_t *mark, ooc_err *err);
+
 /* The step that produces act a (the forward of its storage layer), -1 for
  * the input batch. O(1). */
 int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);

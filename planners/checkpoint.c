@@ -26,8 +26,9 @@
  * that reads any activation of the segment: the segment's forward is run
  * once more, in order, so each recompute finds its inputs (the checkpoint
  * before it, or an activation recomputed just before). Inputs the
- * recompute reads but backward does not stay resident until then (the
- * lowering extends their life).
+ * recompute reads but backward does not (a block's inner outputs read by
+ * its add) are recomputed with them as transients
+ * (ooc_kit_recompute_segment).
  *
  * Cost: O(steps + uses). No search, no simulation. Ownership: scratch
  * arrays in the state (ck_alloc / ck_free); writes only the caller's plan.
@@ -42,67 +43,41 @@
 
 struct ck_state {
   int32_t n_fwd;
-  int32_t *cross;           /* per forward step s: activations live across
-                               the cut after s */
-  int32_t *cross_act;       /* per s: one of them (the checkpoint when
-                               cross[s] == 1) */
   int32_t *cuts;            /* chain cuts, ascending */
+  int32_t *cut_act;         /* their checkpoints */
   int32_t n_cuts;
-  int32_t *chosen;          /* the cuts used as boundaries */
+  int32_t *chosen;          /* indices into cuts used as boundaries */
   int32_t n_chosen;
+  uint8_t *mark;            /* per act: scratch of the toolkit */
 };
 
 static int ck_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
 {
   struct ck_state *st = state;
   const ooc_liveness *lv = ctx->live;
-  int32_t n = lv->n_steps, a, s, run = 0;
+  int32_t n = lv->n_steps;
 
-  st->cross = calloc((size_t)n + 2, sizeof *st->cross);
-  st->cross_act = calloc((size_t)n + 2, sizeof *st->cross_act);
   st->cuts = calloc((size_t)n + 2, sizeof *st->cuts);
+  st->cut_act = calloc((size_t)n + 2, sizeof *st->cut_act);
   st->chosen = calloc((size_t)n + 2, sizeof *st->chosen);
-  if (st->cross == NULL || st->cross_act == NULL || st->cuts == NULL ||
-      st->chosen == NULL)
+  st->mark = calloc((size_t)lv->n_acts + 1, 1);
+  if (st->cuts == NULL || st->cut_act == NULL || st->chosen == NULL ||
+      st->mark == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint': out of "
                        "memory");
-  /* Forward steps come first in the schedule. */
-  for (s = 0; s < n && lv->steps[s].phase == OOC_PH_FWD; s++)
-    ;
-  st->n_fwd = s;
-  /* Activation a is live across the cuts [producer, last forward use). */
-  for (a = 1; a < lv->n_acts; a++) {
-    int32_t p = ooc_kit_producer(lv, a), lf = lv->act_last_fwd[a];
-    if (p < 0 || lf <= p)
-      continue;
-    st->cross[p]++;
-    st->cross[lf]--;
-  }
-  for (s = 0; s < st->n_fwd; s++) {
-    run += st->cross[s];
-    st->cross[s] = run;
-  }
-  for (a = 1; a < lv->n_acts; a++) {
-    int32_t p = ooc_kit_producer(lv, a), lf = lv->act_last_fwd[a];
-    for (s = p; p >= 0 && s < lf; s++)
-      if (st->cross[s] == 1)
-        st->cross_act[s] = a;
-  }
-  st->n_cuts = 0;
-  for (s = 0; s + 1 < st->n_fwd; s++)
-    if (st->cross[s] == 1)
-      st->cuts[st->n_cuts++] = s;
-  return OOC_OK;
+  st->n_cuts = ooc_kit_chain_cuts(lv, st->cuts, st->cut_act, &st->n_fwd,
+                                  err);
+  return st->n_cuts < 0 ? st->n_cuts : OOC_OK;
 }
 
 static void ck_free(void *state)
 {
   struct ck_state *st = state;
 
-  free(st->cross);
-  free(st->cross_act);
   free(st->cuts);
+  free(st->cut_act);
   free(st->chosen);
+  free(st->mark);
 }
 
 /* Choose K - 1 boundaries: per target k F / K the nearest unused cut after
@@ -118,7 +93,7 @@ static void choose(struct ck_state *st, int64_t k_seg)
     while (best + 1 < st->n_cuts &&
            fabs(st->cuts[best + 1] - target) <= fabs(st->cuts[best] - target))
       best++;
-    st->chosen[st->n_chosen++] = st->cuts[best];
+    st->chosen[st->n_chosen++] = best;
     j = best + 1;
   }
 }
@@ -127,10 +102,8 @@ static int ck_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                    ooc_err *err)
 {
   struct ck_state *st = state;
-  const ooc_liveness *lv = ctx->live;
-  const ooc_model *m = ctx->model;
   int64_t k_seg;
-  int32_t seg, a, n_rc = 0;
+  int32_t seg, n_rc = 0;
   int rc;
 
   if ((rc = ooc_planner_opt_int(ctx, "segments", &k_seg, err)) < 0)
@@ -147,37 +120,14 @@ static int ck_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   pl->sched_budget = ctx->budget;
   /* Segments [prev + 1, chosen[seg]]; the last one is kept whole. */
   for (seg = 0; seg < st->n_chosen; seg++) {
-    int32_t lo = seg == 0 ? 0 : st->chosen[seg - 1] + 1;
-    int32_t hi = st->chosen[seg], keep = st->cross_act[hi];
-    int32_t before = -1;
-    for (a = 1; a < lv->n_acts; a++) {
-      int32_t p = ooc_kit_producer(lv, a);
-      if (p < lo || p > hi || a == keep || lv->act_first_bwd[a] < 0 ||
-          m->layers[lv->act_layer[a]].op == OOC_OPK_SOFTMAX_CE)
-        continue;
-      if (before < 0 || lv->act_first_bwd[a] < before)
-        before = lv->act_first_bwd[a];
-    }
-    if (before < 0)
-      continue;
-    /* In forward order, so each recompute finds its inputs. */
-    for (int32_t s = lo; s <= hi; s++)
-      for (int32_t k = 0; k < lv->step_nacts[s]; k++) {
-        ooc_recompute r;
-        a = lv->step_acts[lv->step_first[s] + k];
-        if (a <= 0 || ooc_kit_producer(lv, a) != s || a == keep ||
-            lv->act_first_bwd[a] < 0 || lv->act_last_fwd[a] < 0 ||
-            lv->act_last_fwd[a] >= before ||
-            pl->action[a] != OOC_KEEP ||
-            m->layers[lv->act_layer[a]].op == OOC_OPK_SOFTMAX_CE)
-          continue;
-        r = (ooc_recompute){ .act = a, .free_after = lv->act_last_fwd[a],
-                             .before = before };
-        if (ooc_plan_add_recompute(pl, &r) != OOC_OK)
-          return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint': out "
-                             "of memory");
-        n_rc++;
-      }
+    int32_t lo = seg == 0 ? 0 : st->cuts[st->chosen[seg - 1]] + 1;
+    int32_t n = ooc_kit_recompute_segment(ctx, pl, lo,
+                                          st->cuts[st->chosen[seg]],
+                                          st->cut_act[st->chosen[seg]],
+                                          st->mark, err);
+    if (n < 0)
+      return n;
+    n_rc += n;
   }
   snprintf(pl->note, sizeof pl->note,
            "checkpoint: %d segments (%lld asked; %d chain cuts in %d forward "

@@ -17,6 +17,7 @@ extern const ooc_planner_type ooc_planner_lms;
 extern const ooc_planner_type ooc_planner_capacity;
 extern const ooc_planner_type ooc_planner_window;
 extern const ooc_planner_type ooc_planner_checkpoint;
+extern const ooc_planner_type ooc_planner_checkpoint_dp;
 extern const ooc_planner_type ooc_planner_pooch;
 
 const ooc_planner_type *const ooc_planner_types[] = {
@@ -27,6 +28,7 @@ const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_capacity,
   &ooc_planner_window,
   &ooc_planner_checkpoint,
+  &ooc_planner_checkpoint_dp,
   &ooc_planner_pooch,
   NULL,
 };

@@ -640,11 +640,11 @@ START_TEST(test_lower_recompute_errors)
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
   ck_assert_str_eq(err.msg, "recompute record 0: the input batch cannot be "
                    "recomputed");
-  /* fc's output has no use after fwd loss (6). */
-  plan.recomps[0] = (ooc_recompute){ .act = 4, .free_after = 5, .before = 7 };
+  /* add's output (a3) is last read by bwd fc (8). */
+  plan.recomps[0] = (ooc_recompute){ .act = 3, .free_after = 5, .before = 9 };
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
-  ck_assert_str_eq(err.msg, "recompute record 0 (act 'fc'): recomputed "
-                   "before 'bwd loss', after its last use 'fwd loss'");
+  ck_assert_str_eq(err.msg, "recompute record 0 (act 'add'): recomputed "
+                   "before 'bwd flat', after its last use 'bwd fc'");
   /* Dropped after fwd relu1 but conv2 reads it at fwd conv2 (2). */
   plan.recomps[0] = (ooc_recompute){ .act = 1, .free_after = 1, .before = 11 };
   ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_EINVAL);
@@ -652,6 +652,35 @@ START_TEST(test_lower_recompute_errors)
                    "is used at step 'fwd conv2' after it is dropped (after "
                    "'fwd relu1') and before it is recomputed (before "
                    "'bwd conv2')");
+}
+END_TEST
+
+/* conv2's output (a2, tensor 5) is read by fwd add (3) and by nothing in
+ * backward: recomputed before bwd add (10) it is a transient, rebuilt
+ * there (conv2's kernel, phase RECOMP, reading a1, alive to 12) and freed
+ * after that step instead of at its last use. */
+START_TEST(test_lower_recompute_transient)
+{
+  ooc_recompute r = { .act = 2, .free_after = 3, .before = 10 };
+  int32_t i, rc_at = -1, free_at = -1, comp_bwd_add = -1;
+
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  for (i = prog.prologue_end; i < prog.n_instr; i++) {
+    const ooc_instr *in = &prog.instr[i];
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_RECOMP &&
+        in->layer == 3)
+      rc_at = i;
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_BWD &&
+        in->layer == 4)
+      comp_bwd_add = i;
+    if (in->kind == OOC_I_FREE && in->tensor == 5)
+      free_at = i;      /* the last FREE of a2 */
+  }
+  ck_assert_int_ge(rc_at, 0);
+  ck_assert_int_lt(rc_at, comp_bwd_add);
+  ck_assert_int_gt(free_at, comp_bwd_add);
 }
 END_TEST
 
@@ -979,6 +1008,7 @@ plan_suite(void)
   tcase_add_test(tc, test_lower_grad_swap);
   tcase_add_test(tc, test_lower_recompute);
   tcase_add_test(tc, test_lower_recompute_errors);
+  tcase_add_test(tc, test_lower_recompute_transient);
   tcase_add_test(tc, test_lower_reuses_capacity);
   suite_add_tcase(s, tc);
 

@@ -25,6 +25,7 @@
 
 #include "plan/planner.h"
 #include "planners/registry.h"
+#include "plan/toolkit.h"
 
 #define MiB (1024u * 1024u)
 
@@ -83,7 +84,7 @@ static const char *resblocks =
 
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
     ooc_planner_lms, ooc_planner_capacity, ooc_planner_window,
-    ooc_planner_checkpoint, ooc_planner_pooch;
+    ooc_planner_checkpoint, ooc_planner_pooch, ooc_planner_checkpoint_dp;
 
 /* A chain of n linear layers 256 -> 256 (n filled in by chain_json). */
 static char *chain_json(int n)
@@ -813,6 +814,115 @@ START_TEST(pooch_stages)
 }
 END_TEST
 
+/* --- checkpoint-dp ------------------------------------------------------- */
+
+/* A chain of n linear layers of varying width (128, 320, 192, 448, ...):
+ * heterogeneous recompute times and activation sizes. */
+static char *hetero_json(int n)
+{
+  size_t cap = 128 + (size_t)n * 80, len;
+  char *j = malloc(cap);
+  ck_assert_ptr_nonnull(j);
+  len = (size_t)snprintf(j, cap, "{ \"name\": \"hetero\", \"input\": [256],"
+                         " \"layers\": [");
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(j + len, cap - len, "%s{ \"name\": \"fc%d\", "
+                            "\"op\": \"linear\", \"out\": %d }",
+                            i ? ", " : "", i + 1, 128 + 64 * ((i * 3) % 7));
+  snprintf(j + len, cap - len, " ] }");
+  return j;
+}
+
+struct brute {
+  fixture *f;
+  int32_t n;              /* nodes = layers; cuts after steps 0 .. n - 2 */
+  int32_t seg_lo[16], seg_hi[16], n_seg;
+  uint8_t mark[64];
+  int64_t best;           /* fastest feasible iteration */
+  int count;
+};
+
+/* Every single-recompute schedule of nodes [i, n): node i kept, or the
+ * segment [i, k] (k <= n - 2) recomputed with its last output kept. */
+static void brute_walk(struct brute *b, int32_t i)
+{
+  fixture *f = b->f;
+  ooc_err err = { 0 };
+
+  if (i == b->n) {
+    ooc_plan_reset(&f->plan);
+    f->plan.sched_budget = f->budget;
+    for (int s = 0; s < b->n_seg; s++)
+      ck_assert_int_ge(ooc_kit_recompute_segment(&f->ctx, &f->plan,
+                                                 b->seg_lo[s], b->seg_hi[s],
+                                                 b->seg_hi[s] + 1, b->mark,
+                                                 &err), 0);
+    ck_assert_int_eq(ooc_planner_evaluate(&f->ctx, &f->plan, &f->res, &err),
+                     OOC_OK);
+    if (f->res.feasible && f->res.iteration_ns < b->best)
+      b->best = f->res.iteration_ns;
+    b->count++;
+    return;
+  }
+  brute_walk(b, i + 1);
+  for (int32_t k = i; k <= b->n - 2; k++) {
+    b->seg_lo[b->n_seg] = i;
+    b->seg_hi[b->n_seg++] = k;
+    brute_walk(b, k + 1);
+    b->n_seg--;
+  }
+}
+
+/* On chains of 6, 9 and 12 heterogeneous layers, at budgets from the
+ * in-core peak down to where nothing fits, the dynamic program's plan is
+ * as fast as the fastest of every single-recompute schedule (28,657 of
+ * them at 12 layers, each simulated), and fits exactly when one does. */
+START_TEST(checkpoint_dp_brute_force)
+{
+  static const int sizes[3] = { 6, 9, 12 };
+  static const int counts[3] = { 89, 1597, 28657 };
+
+  for (int z = 0; z < 3; z++) {
+    fixture f;
+    struct brute b;
+    char *j = hetero_json(sizes[z]);
+    uint64_t peak, per;
+    fx_open(&f, j, 1024);
+    free(j);
+    fx_budget(&f, (uint64_t)1 << 40, "ideal");
+    fx_run(&f, &ooc_planner_incore, NULL, 0);
+    peak = f.res.peak_allocated;
+    per = (peak - f.lv->persistent_bytes) / 8;
+    for (int q = 8; q >= 1; q--) {
+      if (per * (uint64_t)q + per / 4 < f.lv->max_step_bytes)
+        break;                  /* below the working set: refused */
+      /* A quarter step of slack: the table rounds savings down to 1/512
+       * of the droppable bytes, which matters only at a knife's edge. */
+      fx_budget(&f, f.lv->persistent_bytes + per * (uint64_t)q + per / 4,
+                "ideal");
+      memset(&b, 0, sizeof b);
+      b.f = &f;
+      b.n = sizes[z];
+      b.best = INT64_MAX;
+      brute_walk(&b, 0);
+      ck_assert_int_eq(b.count, counts[z]);
+      fx_run(&f, &ooc_planner_checkpoint_dp, NULL, 0);
+      ck_assert_msg(f.res.feasible == (b.best != INT64_MAX),
+                    "%d layers, %d/8: dp %s, brute force %s (%s)",
+                    sizes[z], q, f.res.feasible ? "fits" : "does not fit",
+                    b.best != INT64_MAX ? "fits" : "does not fit",
+                    f.plan.note);
+      if (f.res.feasible)
+        ck_assert_msg(f.res.iteration_ns == b.best,
+                      "%d layers, %d/8: dp %lld ns, brute force %lld ns (%s)",
+                      sizes[z], q, (long long)f.res.iteration_ns,
+                      (long long)b.best, f.plan.note);
+    }
+    fx_close(&f);
+  }
+}
+END_TEST
+
 START_TEST(all_planners_properties)
 {
   fixture f;
@@ -897,6 +1007,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, chain6_figures);
   tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, pooch_swapin_schedule);
+  tcase_add_test(tc, checkpoint_dp_brute_force);
   tcase_add_test(tc, pooch_stages);
   tcase_add_test(tc, vdnn_one_layer_ahead);
   tcase_add_test(tc, vdnn_policy);

@@ -1,0 +1,533 @@
+/* planners/checkpoint_dp.c — checkpointing under the memory budget by
+ * dynamic programming over the chain: which segments to drop and
+ * recompute, with heterogeneous per-node recompute times and memory.
+ *
+ * Follows the dynamic program of Griewank's optimal checkpointing as
+ * Beaumont, Eyraud-Dubois, Herrmann, Joly and Shilova 2019 ("Optimal
+ * checkpointing for heterogeneous chains: how to train deep neural
+ * networks with limited memory", rotor) set it up for heterogeneous
+ * chains: a chain of stages with their own forward times and activation
+ * sizes, a memory budget, and a table over (stage, memory) of the least
+ * recomputation that fits. Here:
+ *
+ *   - Chain nodes are the forward between consecutive chain cuts
+ *     (ooc_kit_chain_cuts: a residual or concat block is one node, a
+ *     plain layer is one node); the last node is kept.
+ *   - A schedule is a partition of the nodes into kept nodes and
+ *     recomputed segments [i, k]: a recomputed segment keeps its last
+ *     cut's checkpoint, drops every other activation backward reads after
+ *     its last forward use and recomputes them once, in forward order,
+ *     right before the first backward step that reads any of them (as
+ *     the `checkpoint` planner does for its sqrt(n) segments). Rotor's
+ *     table also holds schedules that recompute a stage several times
+ *     (a segment re-split inside backward); the plan IR holds one
+ *     recompute per dropped activation, so the table here ranges over
+ *     the single-recompute schedules, and the optimum is the optimum of
+ *     that family.
+ *   - Memory of a schedule at step s = the in-core memory at s (the
+ *     liveness timeline at the allocator's footprints) less the savings
+ *     of the recomputed segments before s's node: a recomputed segment
+ *     saves, from its forward on until its recompute, the bytes of its
+ *     dropped activations; inside its forward it saves what it has
+ *     dropped so far. Activations its recompute reads that backward does
+ *     not are recomputed as transients (ooc_kit_recompute_segment), which
+ *     costs their time and no memory but at the recompute's step.
+ *     Backward steps are given to the node whose activations they read
+ *     first (the update and what follows, to node 0); a segment's
+ *     backward steps are counted with its activations back.
+ *   - Table: dp[i][u] = the least recompute time of a schedule of nodes
+ *     [0, i) that fits and saves at least u quanta (a quantum is 1/512 of
+ *     the bytes all nodes could drop; savings are rounded down, so the
+ *     table never takes a schedule for fitting that does not fit the
+ *     model). O(nodes^2 x 512) time, O(nodes x 512) memory. Above 256
+ *     nodes, consecutive nodes are merged into 256 (the note says so).
+ *   - The model counts bytes; the simulator places blocks. The plan is
+ *     simulated, and while it does not fit the table is solved again for
+ *     a budget 1/64 smaller, down to half (as the schedule-window seed,
+ *     §4, lowers its scheduling budget).
+ *
+ * Cost: O(steps + acts) to set up, O(nodes^2 x 512) per solve, at most
+ * 33 solves and simulations. Ownership: scratch in the state (dp_alloc /
+ * dp_free); writes only the caller's plan.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan/planner.h"
+#include "plan/toolkit.h"
+
+enum { Q = 512, MAX_NODES = 256 };
+
+struct dp_state {
+  int32_t n_fwd, n_cuts, n_nodes;
+  int32_t *cuts, *cut_act;    /* chain cuts and their checkpoints */
+  int32_t *node_hi;           /* per node: its last forward step */
+  int32_t *node_keep;         /* per node: the checkpoint after it (-1 for
+                                 the last) */
+  int32_t *step_node;         /* per step: its node */
+  uint8_t *droppable;         /* per act: backward reads it (not the loss,
+                                 not the input) */
+  int64_t *fb;                /* per act: footprint */
+  int64_t *inc;               /* per step: in-core memory */
+  int64_t *rc_step;           /* per step: recompute time when it produces
+                                 an act a recompute may rebuild (0
+                                 otherwise) */
+  int32_t *n_drop_step;       /* per step: such acts it produces */
+  int64_t *need_k;            /* per node: its steps' largest in-core
+                                 memory */
+  int32_t *bs, *be;           /* per node: its backward steps */
+  int32_t *fb_all, *fb_nokeep;  /* per node: first backward read of its
+                                   droppable acts / but its checkpoint */
+  int64_t *need_r;            /* [i * n + k]: largest memory of the
+                                 segment [i, k]'s steps before savings */
+  int64_t *save;              /* [i * n + k]: bytes segment [i, k] saves */
+  int64_t *cost;              /* [i * n + k]: its recompute time */
+  int64_t *dp;                /* [(i) * (Q + 1) + u] */
+  int32_t *from;              /* [.]: previous node index (-1: none) */
+  int16_t *from_u;            /* [.]: previous quantum */
+  uint8_t *recomp;            /* [.]: the step into it was a segment */
+  uint8_t *mark;              /* per act: scratch of the toolkit */
+  ooc_timeline tl;
+};
+
+static int is_droppable(const ooc_planner_ctx *ctx, int32_t a)
+{
+  const ooc_liveness *lv = ctx->live;
+
+  return a > 0 && lv->act_bytes[a] > 0 && lv->act_first_bwd[a] >= 0 &&
+         lv->act_last_fwd[a] >= 0 &&
+         ctx->model->layers[lv->act_layer[a]].op != OOC_OPK_SOFTMAX_CE;
+}
+
+static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
+{
+  struct dp_state *st = state;
+  const ooc_liveness *lv = ctx->live;
+  int32_t n = lv->n_steps, a, s, j, nn;
+  size_t cells;
+
+  st->cuts = calloc((size_t)n + 2, sizeof *st->cuts);
+  st->cut_act = calloc((size_t)n + 2, sizeof *st->cut_act);
+  st->node_hi = calloc((size_t)n + 2, sizeof *st->node_hi);
+  st->node_keep = calloc((size_t)n + 2, sizeof *st->node_keep);
+  st->step_node = calloc((size_t)n + 2, sizeof *st->step_node);
+  st->droppable = calloc((size_t)lv->n_acts + 1, 1);
+  st->fb = calloc((size_t)lv->n_acts + 1, sizeof *st->fb);
+  st->inc = calloc((size_t)n + 2, sizeof *st->inc);
+  st->rc_step = calloc((size_t)n + 2, sizeof *st->rc_step);
+  st->n_drop_step = calloc((size_t)n + 2, sizeof *st->n_drop_step);
+  st->mark = calloc((size_t)lv->n_acts + 1, 1);
+  if (st->cuts == NULL || st->cut_act == NULL || st->node_hi == NULL ||
+      st->node_keep == NULL || st->step_node == NULL ||
+      st->droppable == NULL || st->fb == NULL ||
+      st->inc == NULL || st->rc_step == NULL || st->n_drop_step == NULL ||
+      st->mark == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
+                       "memory");
+  st->n_cuts = ooc_kit_chain_cuts(lv, st->cuts, st->cut_act, &st->n_fwd,
+                                  err);
+  if (st->n_cuts < 0)
+    return st->n_cuts;
+  /* Nodes: the forward between cuts, merged evenly above MAX_NODES. */
+  nn = st->n_cuts + 1;
+  st->n_nodes = nn <= MAX_NODES ? nn : MAX_NODES;
+  for (j = 0; j < st->n_nodes - 1; j++) {
+    int32_t c = nn <= MAX_NODES ? j
+                                : (int32_t)((int64_t)(j + 1) * nn /
+                                            MAX_NODES) - 1;
+    st->node_hi[j] = st->cuts[c];
+    st->node_keep[j] = st->cut_act[c];
+  }
+  st->node_hi[st->n_nodes - 1] = st->n_fwd - 1;
+  st->node_keep[st->n_nodes - 1] = -1;
+  for (s = 0, j = 0; s < st->n_fwd; s++) {
+    while (s > st->node_hi[j])
+      j++;
+    st->step_node[s] = j;
+  }
+  /* Backward steps: to the node whose activations they read first; the
+   * steps before the first such read (the loss's backward) to the last
+   * node, the update and what follows node 0's reads to node 0. */
+  {
+    int32_t *first = st->n_drop_step;   /* scratch: per node */
+    for (j = 0; j < st->n_nodes; j++)
+      first[j] = n;
+    for (a = 1; a < lv->n_acts; a++) {
+      int32_t p = ooc_kit_producer(lv, a);
+      if (p < 0 || p >= st->n_fwd || lv->act_first_bwd[a] < 0)
+        continue;
+      j = st->step_node[p];
+      if (lv->act_first_bwd[a] < first[j])
+        first[j] = lv->act_first_bwd[a];
+    }
+    /* Later nodes are read first in backward; make it monotone (a node
+     * backward does not read gets an empty range). */
+    if (first[st->n_nodes - 1] == n)
+      first[st->n_nodes - 1] = st->n_fwd;
+    for (j = st->n_nodes - 2; j >= 0; j--)
+      if (first[j] == n || first[j] < first[j + 1])
+        first[j] = first[j + 1];
+    for (s = st->n_fwd; s < n; s++) {
+      j = st->n_nodes - 1;
+      while (j > 0 && first[j - 1] <= s)
+        j--;
+      st->step_node[s] = j;
+    }
+    memset(first, 0, (size_t)(n + 2) * sizeof *first);
+  }
+  if (ooc_timeline_init(&st->tl, n, err) != OOC_OK)
+    return OOC_ENOMEM;
+  ooc_timeline_memory(&st->tl, lv, ctx, OOC_TL_ALL);
+  ooc_timeline_values(&st->tl, st->inc);
+  {
+    ooc_plankit kit;
+    if (ooc_plankit_init(&kit, lv, ctx->costs, err) != OOC_OK)
+      return OOC_ENOMEM;
+    for (a = 1; a < lv->n_acts; a++) {
+      int32_t p = ooc_kit_producer(lv, a);
+      st->fb[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
+      if (p < 0 || p >= st->n_fwd)
+        continue;
+      if (is_droppable(ctx, a)) {
+        st->droppable[a] = 1;
+        st->n_drop_step[p]++;
+        st->rc_step[p] = ooc_kit_recompute_ns(&kit, p, p);
+      } else if (lv->act_last_fwd[a] > p && lv->act_first_bwd[a] < 0) {
+        /* Recomputed as a transient when a recompute reads it. */
+        st->n_drop_step[p]++;
+        st->rc_step[p] = ooc_kit_recompute_ns(&kit, p, p);
+      }
+    }
+    ooc_plankit_fini(&kit);
+  }
+  cells = (size_t)st->n_nodes * (size_t)st->n_nodes;
+  st->need_k = calloc((size_t)st->n_nodes, sizeof *st->need_k);
+  st->bs = calloc((size_t)st->n_nodes, sizeof *st->bs);
+  st->be = calloc((size_t)st->n_nodes, sizeof *st->be);
+  st->fb_all = calloc((size_t)st->n_nodes, sizeof *st->fb_all);
+  st->fb_nokeep = calloc((size_t)st->n_nodes, sizeof *st->fb_nokeep);
+  st->need_r = calloc(cells, sizeof *st->need_r);
+  st->save = calloc(cells, sizeof *st->save);
+  st->cost = calloc(cells, sizeof *st->cost);
+  cells = (size_t)(st->n_nodes + 1) * (Q + 1);
+  st->dp = calloc(cells, sizeof *st->dp);
+  st->from = calloc(cells, sizeof *st->from);
+  st->from_u = calloc(cells, sizeof *st->from_u);
+  st->recomp = calloc(cells, 1);
+  if (st->need_k == NULL || st->bs == NULL || st->be == NULL ||
+      st->fb_all == NULL || st->fb_nokeep == NULL ||
+      st->need_r == NULL || st->save == NULL ||
+      st->cost == NULL || st->dp == NULL || st->from == NULL ||
+      st->from_u == NULL || st->recomp == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
+                       "memory");
+  return OOC_OK;
+}
+
+static void dp_free(void *state)
+{
+  struct dp_state *st = state;
+
+  free(st->cuts);
+  free(st->cut_act);
+  free(st->node_hi);
+  free(st->node_keep);
+  free(st->step_node);
+  free(st->droppable);
+  free(st->fb);
+  free(st->inc);
+  free(st->rc_step);
+  free(st->n_drop_step);
+  free(st->need_k);
+  free(st->bs);
+  free(st->be);
+  free(st->fb_all);
+  free(st->fb_nokeep);
+  free(st->need_r);
+  free(st->save);
+  free(st->cost);
+  free(st->dp);
+  free(st->from);
+  free(st->from_u);
+  free(st->recomp);
+  free(st->mark);
+  ooc_timeline_fini(&st->tl);
+}
+
+static int32_t node_lo(const struct dp_state *st, int32_t j)
+{
+  return j == 0 ? 0 : st->node_hi[j - 1] + 1;
+}
+
+/* need_k, need_r, save and cost of every node and segment. Backward
+ * steps of a segment's nodes are counted at the savings before it (its
+ * activations are back); its forward steps save what the segment dropped
+ * so far. */
+static void tables(struct dp_state *st, const ooc_planner_ctx *ctx)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t n = st->n_nodes, i, k, s, j, a;
+
+  /* Per node: its backward range and the first backward reads of its
+   * activations (all of them / all but its checkpoint). */
+  for (j = 0; j < n; j++) {
+    st->bs[j] = INT32_MAX;
+    st->be[j] = -1;
+    st->fb_all[j] = st->fb_nokeep[j] = INT32_MAX;
+  }
+  for (s = st->n_fwd; s < lv->n_steps; s++) {
+    j = st->step_node[s];
+    if (s < st->bs[j])
+      st->bs[j] = s;
+    st->be[j] = s;
+  }
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t p = ooc_kit_producer(lv, a), f = lv->act_first_bwd[a];
+    if (p < 0 || p >= st->n_fwd || !st->droppable[a])
+      continue;
+    j = st->step_node[p];
+    if (f < st->fb_all[j])
+      st->fb_all[j] = f;
+    if (a != st->node_keep[j] && f < st->fb_nokeep[j])
+      st->fb_nokeep[j] = f;
+  }
+  for (i = 0; i < n; i++) {
+    int64_t within = 0, fmax = 0, save = 0, cost = 0;
+    int32_t minall = INT32_MAX, lo_b = INT32_MAX, hi_b = -1;
+    for (k = i; k < n; k++) {
+      int32_t keep = st->node_keep[k], before;
+      int64_t sv, c, need, v;
+      for (s = node_lo(st, k); s <= st->node_hi[k]; s++) {
+        /* Acts whose last forward use was before s are gone by now. */
+        v = st->inc[s] - within;
+        if (v > fmax)
+          fmax = v;
+        for (int32_t q = 0; q < lv->step_nacts[s]; q++) {
+          a = lv->step_acts[lv->step_first[s] + q];
+          if (a <= 0 || lv->act_last_fwd[a] != s ||
+              ooc_kit_producer(lv, a) < node_lo(st, i))
+            continue;
+          if (st->droppable[a] && a != keep)
+            within += st->fb[a];
+        }
+        for (int32_t q = 0; q < lv->step_nacts[s]; q++) {
+          a = lv->step_acts[lv->step_first[s] + q];
+          if (a > 0 && ooc_kit_producer(lv, a) == s && st->droppable[a])
+            save += st->fb[a];
+        }
+        cost += st->rc_step[s];
+      }
+      if (st->bs[k] < lo_b)
+        lo_b = st->bs[k];
+      if (st->be[k] > hi_b)
+        hi_b = st->be[k];
+      /* The checkpoint after k stays; so does its producer's run when
+       * it produces nothing else to drop. */
+      sv = save;
+      c = cost;
+      if (keep > 0 && st->droppable[keep]) {
+        int32_t p = ooc_kit_producer(lv, keep);
+        sv -= st->fb[keep];
+        if (st->n_drop_step[p] == 1)
+          c -= st->rc_step[p];
+      }
+      /* Backward: before the recompute the dropped bytes are still
+       * saved; from it on they are back. */
+      before = minall < st->fb_nokeep[k] ? minall : st->fb_nokeep[k];
+      need = fmax;
+      if (hi_b >= 0) {
+        int32_t cut = before < lo_b ? lo_b : before > hi_b + 1 ? hi_b + 1
+                                                               : before;
+        v = ooc_timeline_max(&st->tl, lo_b, cut - 1);
+        if (v != INT64_MIN && v - sv > need)
+          need = v - sv;
+        v = ooc_timeline_max(&st->tl, cut, hi_b);
+        if (v != INT64_MIN && v > need)
+          need = v;
+      }
+      st->need_r[(size_t)i * n + k] = need;
+      st->save[(size_t)i * n + k] = sv;
+      st->cost[(size_t)i * n + k] = c;
+      if (st->fb_all[k] < minall)
+        minall = st->fb_all[k];
+    }
+  }
+  for (j = 0; j < n; j++) {
+    int64_t m = st->be[j] >= 0 ? ooc_timeline_max(&st->tl, st->bs[j],
+                                                   st->be[j])
+                               : 0;
+    for (s = node_lo(st, j); s <= st->node_hi[j]; s++)
+      if (st->inc[s] > m)
+        m = st->inc[s];
+    st->need_k[j] = m;
+  }
+}
+
+/* The table for budget m: 1 and the cells filled when some schedule fits
+ * the model, 0 when none does. */
+static int solve(struct dp_state *st, int64_t m, int64_t quantum,
+                 int64_t *best_cost, int32_t *best_u)
+{
+  int32_t n = st->n_nodes, i, k, u;
+  size_t cells = (size_t)(n + 1) * (Q + 1);
+
+  for (size_t c = 0; c < cells; c++)
+    st->dp[c] = INT64_MAX;
+  st->dp[0] = 0;
+  for (i = 0; i < n; i++)
+    for (u = 0; u <= Q; u++) {
+      int64_t cur = st->dp[(size_t)i * (Q + 1) + u];
+      int64_t have = (int64_t)u * quantum;
+      if (cur == INT64_MAX)
+        continue;
+      /* Node i kept. */
+      if (st->need_k[i] - have <= m) {
+        size_t to = (size_t)(i + 1) * (Q + 1) + u;
+        if (cur < st->dp[to]) {
+          st->dp[to] = cur;
+          st->from[to] = i;
+          st->from_u[to] = (int16_t)u;
+          st->recomp[to] = 0;
+        }
+      }
+      /* Segment [i, k] recomputed (the last node is kept). */
+      for (k = i; k < n - 1; k++) {
+        int64_t sv = st->save[(size_t)i * n + k];
+        int64_t c = st->cost[(size_t)i * n + k];
+        int32_t du, v;
+        size_t to;
+        if (st->need_r[(size_t)i * n + k] - have > m || sv <= 0)
+          continue;
+        du = (int32_t)(sv / quantum);
+        v = u + du > Q ? Q : u + du;
+        to = (size_t)(k + 1) * (Q + 1) + v;
+        if (cur + c < st->dp[to]) {
+          st->dp[to] = cur + c;
+          st->from[to] = i;
+          st->from_u[to] = (int16_t)u;
+          st->recomp[to] = 1;
+        }
+      }
+    }
+  *best_cost = INT64_MAX;
+  for (u = 0; u <= Q; u++) {
+    int64_t c = st->dp[(size_t)n * (Q + 1) + u];
+    if (c < *best_cost) {
+      *best_cost = c;
+      *best_u = u;
+    }
+  }
+  return *best_cost != INT64_MAX;
+}
+
+/* The plan of the table's best schedule; *n_seg, *n_rc counted. */
+static int emit(struct dp_state *st, const ooc_planner_ctx *ctx,
+                ooc_plan *pl, int32_t u, int32_t *n_seg, int32_t *n_rc,
+                ooc_err *err)
+{
+  int32_t i = st->n_nodes;
+
+  ooc_plan_reset(pl);
+  pl->sched_budget = ctx->budget;
+  *n_seg = *n_rc = 0;
+  while (i > 0) {
+    size_t c = (size_t)i * (Q + 1) + u;
+    int32_t p = st->from[c], k = i - 1;
+    if (st->recomp[c]) {
+      int32_t n = ooc_kit_recompute_segment(ctx, pl, node_lo(st, p),
+                                            st->node_hi[k],
+                                            st->node_keep[k], st->mark, err);
+      if (n < 0)
+        return n;
+      (*n_seg)++;
+      *n_rc += n;
+    }
+    u = st->from_u[c];
+    i = p;
+  }
+  return OOC_OK;
+}
+
+static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
+                   ooc_err *err)
+{
+  struct dp_state *st = state;
+  int64_t total = 0, quantum, cost = INT64_MAX, m = (int64_t)ctx->budget;
+  int64_t first_cost = 0, first_m = m;
+  int32_t u = 0, f, n_seg = 0, n_rc = 0, sims = 0, solved = 0, fits = 0;
+  int rc;
+
+  tables(st, ctx);
+  for (int32_t a = 1; a < ctx->live->n_acts; a++)
+    if (st->droppable[a])
+      total += st->fb[a];
+  quantum = total / Q + 1;
+  /* The largest budget, in 64ths, whose schedule the simulator fits;
+   * when none does, the schedule of the largest (the simulator says what
+   * does not fit). */
+  for (f = 64; f >= 32; f--) {
+    ooc_sim_result r;
+    int64_t mf = (int64_t)ctx->budget / 64 * f, c;
+    if (!solve(st, mf, quantum, &c, &u))
+      break;                   /* a smaller budget will not fit either */
+    if (solved && c == cost)
+      continue;                /* the same schedule */
+    if ((rc = emit(st, ctx, pl, u, &n_seg, &n_rc, err)) < 0)
+      return rc;
+    if (!solved) {
+      first_cost = c;
+      first_m = mf;
+    }
+    solved = 1;
+    cost = c;
+    m = mf;
+    sims++;
+    if ((rc = ooc_planner_evaluate(ctx, pl, &r, err)) < 0)
+      return rc;
+    if (r.feasible) {
+      fits = 1;
+      break;
+    }
+  }
+  if (solved && !fits) {
+    solve(st, first_m, quantum, &cost, &u);
+    if ((rc = emit(st, ctx, pl, u, &n_seg, &n_rc, err)) < 0)
+      return rc;
+    cost = first_cost;
+    m = first_m;
+  }
+  if (!solved) {
+    /* Nothing fits the model: keep everything, the simulator says why. */
+    ooc_plan_reset(pl);
+    pl->sched_budget = ctx->budget;
+  }
+  snprintf(pl->note, sizeof pl->note,
+           "checkpoint-dp: %d nodes (%d chain cuts in %d forward steps%s), "
+           "%d segments recomputed, %d activations, recompute %.6f s "
+           "(model); model budget %.3f GiB; %d simulations%s%s",
+           (int)st->n_nodes, (int)st->n_cuts, (int)st->n_fwd,
+           st->n_cuts + 1 > MAX_NODES ? ", merged" : "", (int)n_seg,
+           (int)n_rc, solved ? (double)cost * 1e-9 : 0.0,
+           (double)m / 1073741824.0, (int)sims,
+           solved ? "" : "; no schedule fits the model",
+           solved && !fits ? "; none fitted the simulator" : "");
+  return OOC_OK;
+}
+
+static const char *const dp_options[] = { NULL };
+
+const ooc_planner_type ooc_planner_checkpoint_dp = {
+  .name = "checkpoint-dp",
+  .summary = "optimal single-recompute checkpointing of the chain under "
+             "the budget (dynamic program, heterogeneous costs)",
+  .cite = "Beaumont et al. 2019, Optimal checkpointing for heterogeneous "
+          "chains (rotor); Griewank and Walther 2000",
+  .state_size = sizeof(struct dp_state),
+  .options = dp_options,
+  .alloc = dp_alloc,
+  .free = dp_free,
+  .plan = dp_plan,
+};
