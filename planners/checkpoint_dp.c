@@ -20,10 +20,10 @@
  *     right before the first backward step that reads any of them (as
  *     the `checkpoint` planner does for its sqrt(n) segments). Rotor's
  *     table also holds schedules that recompute a stage several times
- *     (a segment re-split inside backward); the plan IR holds one
- *     recompute per dropped activation, so the table here ranges over
- *     the single-recompute schedules, and the optimum is the optimum of
- *     that family.
+ *     (a segment re-split inside backward). The plan IR can hold them
+ *     (several recompute records per activation), but this table ranges
+ *     over the single-recompute schedules only, and its optimum is the
+ *     optimum of that family.
  *   - Memory of a schedule at step s = the in-core memory at s (the
  *     liveness timeline at the allocator's footprints) less the savings
  *     of the recomputed segments before s's node: a recomputed segment

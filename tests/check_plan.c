@@ -684,6 +684,33 @@ START_TEST(test_lower_recompute_transient)
 }
 END_TEST
 
+/* An activation may be dropped and recomputed more than once (a nested
+ * recompute: rebuilt for one backward step, dropped again, rebuilt for a
+ * later one): a1 (conv1 + relu1, read by bwd conv2 at 11 and bwd relu1 at
+ * 12) dropped after fwd add (3), recomputed before 11, dropped after 11
+ * and recomputed before 12: conv1 and relu1 run twice in phase RECOMP. */
+START_TEST(test_lower_recompute_twice)
+{
+  ooc_recompute r1 = { .act = 1, .free_after = 3, .before = 11 };
+  ooc_recompute r2 = { .act = 1, .free_after = 11, .before = 12 };
+  int32_t i, n1 = 0, n2 = 0;
+
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r1), OOC_OK);
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r2), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  for (i = prog.prologue_end; i < prog.n_instr; i++) {
+    const ooc_instr *in = &prog.instr[i];
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_RECOMP) {
+      n1 += in->layer == 1;
+      n2 += in->layer == 2;
+    }
+  }
+  ck_assert_int_eq(n1, 2);
+  ck_assert_int_eq(n2, 2);
+}
+END_TEST
+
 START_TEST(test_lower_reuses_capacity)
 {
   ooc_swap s = { .act = 1, .out_after = 3, .out_wait = -1, .in_after = 9,
@@ -1009,6 +1036,7 @@ plan_suite(void)
   tcase_add_test(tc, test_lower_recompute);
   tcase_add_test(tc, test_lower_recompute_errors);
   tcase_add_test(tc, test_lower_recompute_transient);
+  tcase_add_test(tc, test_lower_recompute_twice);
   tcase_add_test(tc, test_lower_reuses_capacity);
   suite_add_tcase(s, tc);
 
