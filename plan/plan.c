@@ -57,6 +57,11 @@ struct ooc_plan_scratch {
                                  gradient */
   int32_t *stamp;             /* per act: dedupe (temp) */
   int32_t *argpos;            /* per act: arg index in the current COMPUTE */
+  /* A batch of recomputes before one step: per act, the step the next
+   * three are for, the batch position of the last recompute reading it
+   * (INT32_MAX: the step itself reads it), the record dropping it after
+   * that step (-1 none); and the step at which it was freed early. */
+  int32_t *bat_step, *bat_last, *bat_drop, *early;
 };
 
 static void
@@ -86,6 +91,10 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->grec_of);
   free(sc->stamp);
   free(sc->argpos);
+  free(sc->bat_step);
+  free(sc->bat_last);
+  free(sc->bat_drop);
+  free(sc->early);
   free(sc);
 }
 
@@ -115,10 +124,15 @@ scratch_alloc(int32_t n_steps, int32_t n_acts)
   sc->grec_of = calloc((size_t)n_acts + 1, sizeof(int32_t));
   sc->stamp = calloc((size_t)n_acts + 1, sizeof(int32_t));
   sc->argpos = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->bat_step = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->bat_last = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->bat_drop = calloc((size_t)n_acts + 1, sizeof(int32_t));
+  sc->early = calloc((size_t)n_acts + 1, sizeof(int32_t));
   if (!sc->frees.first || !sc->frees.idx || !sc->cnt || !sc->act_free ||
       !sc->rec_of || !sc->rec_is_rc || !sc->state || !sc->grad_live ||
       !sc->gstate || !sc->grec_of ||
-      !sc->stamp || !sc->argpos)
+      !sc->stamp || !sc->argpos || !sc->bat_step || !sc->bat_last ||
+      !sc->bat_drop || !sc->early)
     goto fail;
   return sc;
 fail:
@@ -349,6 +363,7 @@ typedef struct lower {
   int32_t synced[OOC_NSTREAMS];    /* last one the compute stream waited on */
   int32_t memwait;                 /* step whose swap-out waits go on the
                                       next compute-stream instruction, -1 */
+  int batch_err;                   /* an early FREE could not be emitted */
 } lower;
 
 static const char *
@@ -503,8 +518,10 @@ check_records(lower *L)
   int32_t ns = lv->n_steps, i, a, k, j;
   char s1[160], s2[160], sc_name[160];
 
-  for (a = 0; a < lv->n_acts; a++)
+  for (a = 0; a < lv->n_acts; a++) {
     sc->act_free[a] = a == 0 ? -1 : lv->act_last[a];
+    sc->bat_step[a] = sc->early[a] = -1;
+  }
   for (i = 0; i < pl->n_recomps; i++) {
     const ooc_recompute *r = &pl->recomps[i];
     a = r->act;
@@ -829,6 +846,111 @@ emit_swap_in(lower *L, int32_t r, int32_t after_compute)
   return OOC_OK;
 }
 
+/* The acts recompute record r reads: the inputs of the layers sharing
+ * its storage that had run when it was dropped. Calls f(L, b, arg) for
+ * each (repeats possible). */
+static void
+recompute_inputs(lower *L, int32_t r, void (*f)(lower *, int32_t, int32_t),
+                 int32_t arg)
+{
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  const ooc_recompute *rec = &L->pl->recomps[r];
+  int32_t a = rec->act, k, j;
+
+  for (k = 0; k < lv->act_nlayers[a]; k++) {
+    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+    const ooc_layer *ly = &m->layers[l];
+    if (lv->fwd_step[l] > rec->free_after)
+      break;
+    for (j = 0; j < ly->n_in; j++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+      if (b != a && b != 0)
+        f(L, b, arg);
+    }
+  }
+}
+
+static void
+batch_init(lower *L, int32_t b, int32_t s)
+{
+  struct ooc_plan_scratch *sc = L->sc;
+
+  if (sc->bat_step[b] != s) {
+    sc->bat_step[b] = s;
+    sc->bat_last[b] = -1;
+    sc->bat_drop[b] = -1;
+  }
+}
+
+static void
+batch_reader(lower *L, int32_t b, int32_t k)
+{
+  if (L->sc->bat_last[b] != INT32_MAX)
+    L->sc->bat_last[b] = k;
+}
+
+/* Before the batch of recomputes [k0, k1) (B_RCBEFORE positions) at step
+ * s: which acts it reads, which of them are dropped or freed after s
+ * anyway, and which s itself (its compute, a swap-out after it) needs. */
+static void
+batch_plan(lower *L, int32_t s, int32_t k0, int32_t k1)
+{
+  const ooc_liveness *lv = L->lv;
+  struct ooc_plan_scratch *sc = L->sc;
+  const bucket *B = sc->b;
+  int32_t k, a;
+
+  for (k = k0; k < k1; k++)
+    recompute_inputs(L, B[B_RCBEFORE].idx[k], batch_init, s);
+  for (k = B[B_RCFREE].first[s]; k < B[B_RCFREE].first[s + 1]; k++) {
+    a = L->pl->recomps[B[B_RCFREE].idx[k]].act;
+    if (sc->bat_step[a] == s)
+      sc->bat_drop[a] = B[B_RCFREE].idx[k];
+  }
+  for (k = 0; k < lv->step_nacts[s]; k++) {
+    a = lv->step_acts[lv->step_first[s] + k];
+    if (sc->bat_step[a] == s)
+      sc->bat_last[a] = INT32_MAX;
+  }
+  for (k = B[B_OUT].first[s]; k < B[B_OUT].first[s + 1]; k++) {
+    a = L->pl->swaps[B[B_OUT].idx[k]].act;
+    if (sc->bat_step[a] == s)
+      sc->bat_last[a] = INT32_MAX;
+  }
+  for (k = k0; k < k1; k++)
+    recompute_inputs(L, B[B_RCBEFORE].idx[k], batch_reader, k);
+}
+
+/* After the recompute at batch position k of step s: free each act it
+ * read that no later recompute of the batch and not step s reads, when
+ * it is dropped (a record) or freed (its last use) after s anyway, so a
+ * chain of recomputes holds one link at a time. */
+static void
+batch_free_one(lower *L, int32_t b, int32_t k)
+{
+  struct ooc_plan_scratch *sc = L->sc;
+  int32_t s = sc->bat_step[b];
+
+  if (sc->bat_last[b] != k || sc->state[b] != ST_RESIDENT ||
+      sc->early[b] == s ||
+      (sc->bat_drop[b] < 0 && sc->act_free[b] != s))
+    return;
+  if (emit(L, OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE,
+           L->lv->act_layer[b], L->lv->act_tensor[b], OOC_WHERE_DEVICE) < 0) {
+    L->batch_err = 1;
+    return;
+  }
+  sc->early[b] = s;
+  if (sc->bat_drop[b] >= 0) {
+    sc->state[b] = ST_DROPPED;
+    sc->rec_of[b] = sc->bat_drop[b];
+    sc->rec_is_rc[b] = 1;
+  } else {
+    sc->state[b] = ST_ABSENT;
+  }
+}
+
 static int
 lower_steps(lower *L)
 {
@@ -863,10 +985,22 @@ lower_steps(lower *L)
                            act_name(L, a),
                            pl->swaps[r].grad ? "gradient" : "act");
     }
-    for (k = B[B_RCBEFORE].first[s]; k < B[B_RCBEFORE].first[s + 1]; k++) {
-      rc = emit_recompute(L, B[B_RCBEFORE].idx[k], s);
-      if (rc != OOC_OK)
-        return rc;
+    {
+      int32_t k0 = B[B_RCBEFORE].first[s], k1 = B[B_RCBEFORE].first[s + 1];
+      int batch = k1 - k0 > 1 && !no_free;
+      if (batch)
+        batch_plan(L, s, k0, k1);
+      for (k = k0; k < k1; k++) {
+        rc = emit_recompute(L, B[B_RCBEFORE].idx[k], s);
+        if (rc != OOC_OK)
+          return rc;
+        if (batch) {
+          L->batch_err = 0;
+          recompute_inputs(L, B[B_RCBEFORE].idx[k], batch_free_one, k);
+          if (L->batch_err)
+            return oom(L);
+        }
+      }
     }
     for (k = B[B_INBEFORE].first[s]; k < B[B_INBEFORE].first[s + 1]; k++) {
       const ooc_swap *w = &pl->swaps[B[B_INBEFORE].idx[k]];
@@ -926,6 +1060,8 @@ lower_steps(lower *L)
     if (!no_free) {
       for (k = sc->frees.first[s]; k < sc->frees.first[s + 1]; k++) {
         a = sc->frees.idx[k];
+        if (sc->early[a] == s)
+          continue;             /* freed inside the recompute batch */
         if (sc->state[a] != ST_RESIDENT)
           return ooc_err_set(L->err, OOC_EINVAL,
                              "act '%s' is not resident at its last use "
@@ -951,6 +1087,8 @@ lower_steps(lower *L)
     for (k = B[B_RCFREE].first[s]; k < B[B_RCFREE].first[s + 1]; k++) {
       r = B[B_RCFREE].idx[k];
       a = pl->recomps[r].act;
+      if (sc->early[a] == s)
+        continue;               /* dropped inside the recompute batch */
       if (sc->state[a] != ST_RESIDENT)
         return ooc_err_set(L->err, OOC_EINVAL,
                            "recompute record %d (act '%s'): not resident "

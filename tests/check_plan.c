@@ -711,6 +711,38 @@ START_TEST(test_lower_recompute_twice)
 }
 END_TEST
 
+/* A batch of recomputes holds one link of a chain at a time: add's output
+ * a3 (read by bwd fc, 8) dropped after fwd fc (5) and rebuilt before bwd
+ * fc; its add reads a2 (conv2's output, no backward use), rebuilt there as
+ * a transient and freed right after the add's recompute, before bwd fc
+ * runs, since nothing else at that step reads it. */
+START_TEST(test_lower_recompute_batch_frees)
+{
+  ooc_recompute r2 = { .act = 2, .free_after = 3, .before = 8 };
+  ooc_recompute r3 = { .act = 3, .free_after = 5, .before = 8 };
+  int32_t i, rc_add = -1, free_a2 = -1, bwd_fc = -1;
+
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r2), OOC_OK);
+  ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r3), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  for (i = prog.prologue_end; i < prog.n_instr; i++) {
+    const ooc_instr *in = &prog.instr[i];
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_RECOMP &&
+        in->layer == 4)
+      rc_add = i;
+    if (in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_BWD &&
+        in->layer == 6)
+      bwd_fc = i;
+    if (in->kind == OOC_I_FREE && in->tensor == 5)
+      free_a2 = i;
+  }
+  ck_assert_int_ge(rc_add, 0);
+  ck_assert_int_gt(free_a2, rc_add);
+  ck_assert_int_lt(free_a2, bwd_fc);
+}
+END_TEST
+
 START_TEST(test_lower_reuses_capacity)
 {
   ooc_swap s = { .act = 1, .out_after = 3, .out_wait = -1, .in_after = 9,
@@ -1037,6 +1069,7 @@ plan_suite(void)
   tcase_add_test(tc, test_lower_recompute_errors);
   tcase_add_test(tc, test_lower_recompute_transient);
   tcase_add_test(tc, test_lower_recompute_twice);
+  tcase_add_test(tc, test_lower_recompute_batch_frees);
   tcase_add_test(tc, test_lower_reuses_capacity);
   suite_add_tcase(s, tc);
 
