@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/plansim.h"
 #include "base/util.h"
@@ -47,6 +48,8 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
     goto done;
   res->plan_wall_s = ooc_wall_s() - t0;
   snprintf(res->note, sizeof res->note, "%s", pl.note);
+  memcpy(res->metrics, pl.metrics, sizeof res->metrics);
+  res->n_metrics = pl.n_metrics;
   t0 = ooc_wall_s();
   rc = ooc_sim_run(sim, prog, &res->sim, job->trace, err);
   res->sim_wall_s = ooc_wall_s() - t0;

@@ -46,6 +46,8 @@ typedef struct ooc_plansim {
 typedef struct ooc_plansim_result {
   ooc_sim_result sim;
   char note[sizeof ((ooc_plan *)0)->note];    /* the planner's note */
+  ooc_metric metrics[OOC_PLAN_METRICS];       /* and its metrics */
+  int n_metrics;
   double plan_wall_s, sim_wall_s;             /* wall-clock time of each */
 } ooc_plansim_result;
 

@@ -137,6 +137,10 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
   sum->planner = dup_str(src->planner);
   sum->allocator = dup_str(src->allocator);
   sum->plan_note = dup_str(src->plan_note);
+  sum->n_metrics = 0;
+  for (int k = 0; src->metrics != NULL && k < src->n_metrics &&
+                  k < OOC_PLAN_METRICS; k++)
+    sum->metrics[sum->n_metrics++] = src->metrics[k];
   sum->oom_op = r->feasible ? dup_str("")
                             : oom_op_name(m, src->program, r->oom.instr);
   if (sum->model == NULL || sum->hw == NULL || sum->planner == NULL ||

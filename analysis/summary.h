@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "base/error.h"
+#include "plan/plan.h"
 #include "ir/model.h"
 #include "ir/program.h"
 #include "sim/sim.h"
@@ -46,6 +47,8 @@ typedef struct ooc_summary {
   double sim_wall_s;
   double plan_wall_s;
   char *plan_note;
+  ooc_metric metrics[OOC_PLAN_METRICS];  /* the planner's (planner_metrics) */
+  int n_metrics;
   int measured;               /* 1: the figures were measured by the
                                  executor (oocsim exec), 0: predicted */
 } ooc_summary;
@@ -59,6 +62,8 @@ typedef struct ooc_summary_source {
   const ooc_program *program; /* what ran: counts and the OOM's operation */
   const ooc_sim_result *result;
   const char *plan_note;
+  const ooc_metric *metrics;  /* the planner's metrics (NULL: none) */
+  int n_metrics;
   double plan_wall_s, sim_wall_s;
   double incore_s;            /* in-core baseline (0: none) */
   double compute_s;           /* pure compute time of one iteration */

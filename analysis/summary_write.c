@@ -20,6 +20,8 @@
 #include "analysis/summary.h"
 #include "base/util.h"
 
+static int add_metrics(cJSON *o, const ooc_summary *s);
+
 static const char *const stall_keys[OOC_STALL_COUNT] = {
   [OOC_STALL_SWAPIN] = "swapin",
   [OOC_STALL_SWAPOUT] = "swapout",
@@ -114,6 +116,7 @@ ooc_summary_to_cjson(const ooc_summary *s)
   ok = add_num(o, "alloc_s", s->alloc_s) &&
        add_num(o, "plan_wall_s", s->plan_wall_s) &&
        add_str(o, "plan_note", s->plan_note) &&
+       add_metrics(o, s) &&
        add_str(o, "optimizer", ooc_optimizer_name(s->optimizer)) &&
        cJSON_AddBoolToObject(o, "measured", s->measured != 0) != NULL;
   if (!ok)
@@ -314,3 +317,20 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
           (unsigned long long)s->events, s->sim_wall_s * 1e3,
           s->plan_wall_s * 1e3);
 }
+/* "planner_metrics": {name: value, ...}, only when the planner gave any. */
+static int
+add_metrics(cJSON *o, const ooc_summary *s)
+{
+  cJSON *m;
+
+  if (s->n_metrics <= 0)
+    return 1;
+  if ((m = cJSON_AddObjectToObject(o, "planner_metrics")) == NULL)
+    return 0;
+  for (int k = 0; k < s->n_metrics; k++)
+    if (cJSON_AddNumberToObject(m, s->metrics[k].name,
+                                s->metrics[k].value) == NULL)
+      return 0;
+  return 1;
+}
+

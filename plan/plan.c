@@ -236,6 +236,7 @@ ooc_plan_reset(ooc_plan *pl)
   pl->n_recomps = 0;
   pl->flags = 0;
   pl->sched_budget = 0;
+  pl->n_metrics = 0;
   pl->note[0] = '\0';
 }
 
@@ -256,6 +257,16 @@ ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s)
   if (!s->grad)
     pl->action[s->act] = OOC_SWAP;
   return OOC_OK;
+}
+
+void
+ooc_plan_add_metric(ooc_plan *pl, const char *name, double value)
+{
+  if (pl->n_metrics >= OOC_PLAN_METRICS)
+    return;
+  snprintf(pl->metrics[pl->n_metrics].name,
+           sizeof pl->metrics[pl->n_metrics].name, "%s", name);
+  pl->metrics[pl->n_metrics++].value = value;
 }
 
 int
@@ -298,6 +309,8 @@ ooc_plan_copy(ooc_plan *dst, const ooc_plan *src)
   dst->flags = src->flags;
   dst->sched_budget = src->sched_budget;
   memcpy(dst->note, src->note, sizeof dst->note);
+  memcpy(dst->metrics, src->metrics, sizeof dst->metrics);
+  dst->n_metrics = src->n_metrics;
   return OOC_OK;
 }
 

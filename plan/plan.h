@@ -170,6 +170,14 @@ enum {
                                      before it (vDNN's layer-boundary sync) */
 };
 
+/* A figure a planner reports beside its note (e.g. the peak of each of
+ * its stages): the summary's planner_metrics object. */
+enum { OOC_PLAN_METRICS = 8 };
+typedef struct ooc_metric {
+  char name[32];
+  double value;
+} ooc_metric;
+
 typedef struct ooc_plan {
   unsigned flags;
   uint8_t *action;         /* per act: ooc_action */
@@ -181,6 +189,8 @@ typedef struct ooc_plan {
   int32_t n_recomps, cap_recomps;
   ooc_recompute *recomps;
   uint64_t sched_budget;   /* budget the planner scheduled against */
+  ooc_metric metrics[OOC_PLAN_METRICS];
+  int n_metrics;
   char note[256];          /* planner's one-line description of its choice
                               (e.g. tuned options), shown in reports */
   /* Extensions. */
@@ -199,6 +209,9 @@ void ooc_plan_reset(ooc_plan *pl);   /* all keep, default algorithms,
  * against the schedule only when the plan is lowered. */
 int ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s);
 int ooc_plan_add_recompute(ooc_plan *pl, const ooc_recompute *r);
+/* Report metric name = value (at most OOC_PLAN_METRICS; more are
+ * dropped; a name longer than 31 bytes is cut). */
+void ooc_plan_add_metric(ooc_plan *pl, const char *name, double value);
 /* Deep copy src into dst (dst initialised for the same liveness, or
  * zeroed); keeps dst's capacity. OOC_ENOMEM. */
 int ooc_plan_copy(ooc_plan *dst, const ooc_plan *src);

@@ -26,7 +26,7 @@
  *        of L_O \ L_I are switched to keep one by one from the output side
  *        while the classification still fits (the greedy of Fig. 13), and
  *        the leaf is simulated. The fastest leaf is kept. The search is
- *        capped (`--opt max_sims=N`, default 500): the tree branches on
+ *        capped (`--opt max_sims=N`, default 1000): the tree branches on
  *        the elements of L_I with the largest exposed swap-in, as many as
  *        the cap allows, the others stay swap, and the note says so;
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
@@ -78,6 +78,8 @@ struct pooch_state {
                                swap-out (-1 none) */
   int32_t *pend;            /* per act: the last step its swap-out may
                                still hold memory */
+  int32_t *needx;           /* per act: first read after its forward */
+  uint8_t *isfm;            /* per act: a feature map */
   int32_t *lo, *li, *tmp;   /* L_O \ L_I, L_I, scratch */
   int32_t n_lo, n_li;
   int64_t *exposed;         /* per act: exposed swap-in + swap-out (ns) */
@@ -92,6 +94,8 @@ struct pooch_state {
   int stage, sched;
   uint64_t sched_budget;    /* the budget the timeline schedules against */
   int64_t max_sims;
+  int64_t cap;              /* the simulations the current step may use */
+  double *r;                /* per act: r(X) of §4.4.3 */
   int n_sims, cut, branched;
   int64_t best_ns;
 };
@@ -120,10 +124,13 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->byneed = calloc((size_t)n + 1, sizeof *st->byneed);
   st->wait = calloc((size_t)n + 1, sizeof *st->wait);
   st->pend = calloc((size_t)n + 1, sizeof *st->pend);
+  st->needx = calloc((size_t)n + 1, sizeof *st->needx);
+  st->isfm = calloc((size_t)n + 1, 1);
   st->lo = calloc((size_t)n + 1, sizeof *st->lo);
   st->li = calloc((size_t)n + 1, sizeof *st->li);
   st->tmp = calloc((size_t)n + 1, sizeof *st->tmp);
   st->exposed = calloc((size_t)n + 1, sizeof *st->exposed);
+  st->r = calloc((size_t)n + 1, sizeof *st->r);
   st->ovl_in = calloc((size_t)n + 1, sizeof *st->ovl_in);
   st->ovl_out = calloc((size_t)n + 1, sizeof *st->ovl_out);
   for (a = 0; a < n; a++)
@@ -133,9 +140,11 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   if (st->fm == NULL || st->cls == NULL || st->best == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
+      st->needx == NULL || st->isfm == NULL ||
       st->ovl_out == NULL || st->t2a == NULL ||
       st->lo == NULL ||
-      st->li == NULL || st->tmp == NULL || st->exposed == NULL)
+      st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
+      st->r == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
   if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
       ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
@@ -149,6 +158,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     st->fb[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
     if (is_fmap(ctx, a)) {
       st->fm[st->n_fm++] = a;
+      st->isfm[a] = 1;
       if (lv->act_tensor[a] >= 0)
         st->t2a[lv->act_tensor[a]] = a;
     }
@@ -170,10 +180,13 @@ static void pooch_free(void *state)
   free(st->wait);
   free(st->byneed);
   free(st->pend);
+  free(st->needx);
+  free(st->isfm);
   free(st->lo);
   free(st->li);
   free(st->tmp);
   free(st->exposed);
+  free(st->r);
   free(st->ovl_in);
   free(st->ovl_out);
   free(st->t2a);
@@ -184,13 +197,8 @@ static void pooch_free(void *state)
   ooc_sim_detail_fini(&st->det);
 }
 
-/* The first backward use of act a. */
-static int32_t need(const ooc_liveness *lv, int32_t a)
-{
-  return lv->act_first_bwd[a];
-}
-
 static const ooc_liveness *sort_lv;
+static const int32_t *sort_need;
 static int by_last_fwd(const void *x, const void *y)
 {
   int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
@@ -201,7 +209,7 @@ static int by_last_fwd(const void *x, const void *y)
 static int by_need(const void *x, const void *y)
 {
   int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-  int32_t na = need(sort_lv, a), nb = need(sort_lv, b);
+  int32_t na = sort_need[a], nb = sort_need[b];
   return na != nb ? (na < nb ? -1 : 1) : (a < b ? -1 : a > b);
 }
 
@@ -217,9 +225,30 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   ooc_plan_reset(pl);
   pl->sched_budget = st->sched_budget;
   ooc_timeline_copy(&st->tl, &st->base);
+  /* When each map is first needed after its forward: its first backward
+   * use, or earlier, the recompute of a later map that reads it (from the
+   * output side, so a chain of recomputes moves together). */
+  for (k = 0; k < st->n_fm; k++)
+    st->needx[st->fm[k]] = lv->act_first_bwd[st->fm[k]];
+  for (k = st->n_fm - 1; k >= 0; k--) {
+    int32_t x = st->fm[k];
+    if (st->cls[x] != C_RECOMP)
+      continue;
+    for (int32_t q = 0; q < lv->act_nlayers[x]; q++) {
+      int32_t l = lv->act_layers[lv->act_lfirst[x] + q];
+      const ooc_layer *ly = &ctx->model->layers[l];
+      if (lv->fwd_step[l] > lv->act_last_fwd[x])
+        break;
+      for (int32_t j = 0; j < ly->n_in; j++) {
+        int32_t b = lv->layer_act[ooc_layer_input(ctx->model, ly, j)];
+        if (b != x && b > 0 && st->isfm[b] && st->needx[x] < st->needx[b])
+          st->needx[b] = st->needx[x];
+      }
+    }
+  }
   for (k = 0; k < st->n_fm; k++) {
     int32_t a = st->fm[k], p = ooc_kit_producer(lv, a);
-    int32_t lf = lv->act_last_fwd[a], fb = need(lv, a);
+    int32_t lf = lv->act_last_fwd[a], fb = st->needx[a];
     if (st->cls[a] == C_KEEP) {
       ooc_timeline_add(&st->tl, p, lv->act_last[a], st->fb[a]);
     } else {
@@ -243,6 +272,7 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
    * forward (the seed's computations wait for nothing else) and in
    * backward alike. */
   sort_lv = lv;
+  sort_need = st->needx;
   memcpy(st->byneed, st->order, (size_t)n_sw * sizeof *st->order);
   qsort(st->order, (size_t)n_sw, sizeof *st->order, by_last_fwd);
   qsort(st->byneed, (size_t)n_sw, sizeof *st->byneed, by_need);
@@ -254,10 +284,10 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
       st->pend[st->order[k]] = -2;          /* not yet resolved */
     }
     for (s = 0; s < lv->n_steps; s++) {
-      for (; nx < n_sw && need(lv, st->byneed[nx]) <= s; nx++) {
+      for (; nx < n_sw && st->needx[st->byneed[nx]] <= s; nx++) {
         int32_t a = st->byneed[nx];
         if (st->pend[a] == -2) {
-          st->pend[a] = need(lv, a) - 1;
+          st->pend[a] = st->needx[a] - 1;
           pending -= st->fb[a];
         }
       }
@@ -282,7 +312,7 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   /* §4.3, in order of need; a map's own pending bytes do not keep its
    * swap-in out. */
   for (k = 0; k < n_sw; k++) {
-    int32_t a = st->byneed[k], lf = lv->act_last_fwd[a], nb = need(lv, a);
+    int32_t a = st->byneed[k], lf = lv->act_last_fwd[a], nb = st->needx[a];
     int32_t e, after = nb - 1, pe = st->pend[a];
     int64_t run = 0;
     ooc_timeline_add(&st->tl, lf + 1, pe, -st->fb[a]);
@@ -356,7 +386,7 @@ static void remember(struct pooch_state *st, const ooc_liveness *lv,
 
 static int budget_left(const struct pooch_state *st)
 {
-  return st->n_sims < st->max_sims;
+  return st->n_sims < st->cap;
 }
 
 /* One leaf of the L_I tree: L_O \ L_I from the output side to keep while
@@ -517,7 +547,7 @@ static int keep_or_swap(struct pooch_state *st, const ooc_planner_ctx *ctx,
   st->branched = 0;
   leaves = 1;
   while (st->branched < st->n_li && st->branched < 40 &&
-         (leaves * 2) * (st->n_lo + 3) <= st->max_sims - st->n_sims) {
+         (leaves * 2) * (st->n_lo + 3) <= st->cap - st->n_sims) {
     leaves *= 2;
     st->branched++;
   }
@@ -526,63 +556,92 @@ static int keep_or_swap(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return tree(st, ctx, pl, 0, err);
 }
 
-/* §4.4.3 on the maps the best keep/swap classification swaps. */
+static const double *sort_r;
+static int by_r(const void *x, const void *y)
+{
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return sort_r[a] != sort_r[b] ? (sort_r[a] < sort_r[b] ? -1 : 1)
+                                : (a < b ? -1 : a > b);
+}
+
+/* §4.4.3 on the maps the best keep/swap classification swaps: r(X) =
+ * recompute overhead / swap overhead for every X in L, each measured by
+ * simulation against the classification with X kept (when keeping X does
+ * not fit, its swap overhead is its exposed transfer time). Maps with
+ * r >= 1 stay swap. The seed re-measures every r after each move
+ * (O(|L|^2) simulations); with hundreds of maps that is beyond the
+ * budget, so the r measured once are reused: the maps with r < 1 are
+ * tried in increasing r, each move kept when the simulation says the
+ * iteration got faster. The note says when the budget cut it. */
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
   const ooc_liveness *lv = ctx->live;
-  int32_t n_l = 0, k;
-  int64_t t0, tk, tr;
+  int32_t n_l = 0, n_c = 0, k;
+  int64_t t0, tk, tr, cur;
   int rc;
 
   memcpy(st->cls, st->best, (size_t)lv->n_acts);
+  if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
+    return rc;
+  if (t0 == INT64_MAX)
+    return OOC_OK;
   for (k = 0; k < st->n_fm; k++)
     if (st->cls[st->fm[k]] == C_SWAP)
       st->tmp[n_l++] = st->fm[k];
-  while (n_l > 0 && budget_left(st)) {
-    int32_t best = -1, w = 0;
-    double best_r = 1.0;
-    if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
-      return rc;
-    if (t0 == INT64_MAX)
+  /* The costliest transfers first, in case the budget cuts the pass. */
+  sort_exp = st->exposed;
+  qsort(st->tmp, (size_t)n_l, sizeof *st->tmp, by_exposed);
+  for (k = 0; k < n_l; k++) {
+    int32_t x = st->tmp[k];
+    double sw, rcv;
+    if (st->n_sims + 2 > st->cap) {
+      st->cut = 1;
       break;
-    for (k = 0; k < n_l; k++) {
-      int32_t x = st->tmp[k];
-      double sw, rcv, r;
-      st->cls[x] = C_KEEP;
-      if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
-        return rc;
-      st->cls[x] = C_RECOMP;
-      if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
-        return rc;
-      st->cls[x] = C_SWAP;
-      /* Swap overhead: the time keeping X saves; its exposed transfer
-       * when keeping it does not fit. Recompute overhead: against the
-       * same keep baseline. */
-      sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
-      rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
-      r = sw > 0 && rcv >= 0 ? rcv / sw : sw > 0 && tr != INT64_MAX ? 0
-                                                                    : 2.0;
-      if (r < best_r) {
-        best_r = r;
-        best = x;
-      }
-      if (r < 1.0)
-        st->tmp[w++] = x;           /* stays in L */
     }
-    n_l = w;
-    if (best < 0)
-      break;
-    st->cls[best] = C_RECOMP;
-    (*n_rc)++;
-    for (k = 0, w = 0; k < n_l; k++)
-      if (st->tmp[k] != best)
-        st->tmp[w++] = st->tmp[k];
-    n_l = w;
+    st->cls[x] = C_KEEP;
+    if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
+      return rc;
+    st->cls[x] = C_RECOMP;
+    if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
+      return rc;
+    st->cls[x] = C_SWAP;
+    sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
+    rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
+    /* Not valid or not fitting: swap. A recompute cheaper than even
+     * keeping X: r = 0. No measurable swap overhead: recompute only if
+     * it makes the iteration faster. */
+    st->r[x] = tr == INT64_MAX ? 2.0
+               : sw > 0 ? (rcv > 0 ? rcv / sw : 0.0)
+               : tr < t0 ? 0.0 : 2.0;
+    if (st->r[x] < 1.0)
+      st->tmp[n_c++] = x;
   }
-  if (n_l > 0)
-    st->cut = 1;
-  memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  sort_r = st->r;
+  qsort(st->tmp, (size_t)n_c, sizeof *st->tmp, by_r);
+  cur = t0;
+  for (k = 0; k < n_c; k++) {
+    int32_t x = st->tmp[k];
+    int64_t t;
+    if (st->n_sims >= st->cap) {
+      st->cut = 1;
+      break;
+    }
+    st->cls[x] = C_RECOMP;
+    if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+      return rc;
+    if (t < cur) {
+      cur = t;
+      (*n_rc)++;
+    } else {
+      st->cls[x] = C_SWAP;
+    }
+  }
+  (void)tr;
+  if (cur < st->best_ns || st->best_ns == INT64_MAX) {
+    st->best_ns = cur;
+    memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  }
   return OOC_OK;
 }
 
@@ -611,7 +670,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if ((rc = ooc_planner_opt_int(ctx, "max_sims", &st->max_sims, err)) < 0)
     return rc;
   if (rc == 0)
-    st->max_sims = 500;
+    st->max_sims = 1000;
   else if (st->max_sims < 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
                        "%lld: must be >= 1", (long long)st->max_sims);
@@ -659,8 +718,13 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
   remember(st, lv, t_all);
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && t_all != INT64_MAX) {
+    /* Keep / swap may use half of what is left when recompute follows. */
+    st->cap = st->stage == ST_FULL
+                  ? st->n_sims + (st->max_sims - st->n_sims) / 2
+                  : st->max_sims;
     if ((rc = keep_or_swap(st, ctx, pl, err)) < 0)
       return rc;
+    st->cap = st->max_sims;
     if (st->stage == ST_FULL && (rc = recompute(st, ctx, pl, &n_rc, err)) < 0)
       return rc;
   }

@@ -19,6 +19,7 @@ extern const ooc_planner_type ooc_planner_window;
 extern const ooc_planner_type ooc_planner_checkpoint;
 extern const ooc_planner_type ooc_planner_checkpoint_dp;
 extern const ooc_planner_type ooc_planner_pooch;
+extern const ooc_planner_type ooc_planner_superneurons;
 
 const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_incore,
@@ -30,6 +31,7 @@ const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_checkpoint,
   &ooc_planner_checkpoint_dp,
   &ooc_planner_pooch,
+  &ooc_planner_superneurons,
   NULL,
 };
 

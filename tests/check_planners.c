@@ -26,6 +26,7 @@
 #include "plan/planner.h"
 #include "planners/registry.h"
 #include "plan/toolkit.h"
+#include "ir/algo.h"
 
 #define MiB (1024u * 1024u)
 
@@ -84,7 +85,8 @@ static const char *resblocks =
 
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
     ooc_planner_lms, ooc_planner_capacity, ooc_planner_window,
-    ooc_planner_checkpoint, ooc_planner_pooch, ooc_planner_checkpoint_dp;
+    ooc_planner_checkpoint, ooc_planner_pooch, ooc_planner_checkpoint_dp,
+    ooc_planner_superneurons;
 
 /* A chain of n linear layers 256 -> 256 (n filled in by chain_json). */
 static char *chain_json(int n)
@@ -923,6 +925,154 @@ START_TEST(checkpoint_dp_brute_force)
 }
 END_TEST
 
+/* --- superneurons --------------------------------------------------------- */
+
+/* Checkpoints are linear layers here (FC); the relus between them form
+ * the recompute segments. At batch 1024, a 256-wide act is 1 MiB and a
+ * 2048-wide one 8 MiB:
+ *   fc1 (256) -> r1 -> fc2 (2048) -> r2 -> r3 -> r4 -> fc3 (256)
+ * A relu's backward reads its output and both gradients: bwd r4 holds
+ * 8 + 8 + 8 = 24 MiB, the largest working set of a step: l_peak = 24 MiB
+ * (bwd fc3: r4 8 + 1 + 8 = 17; fwd fc2: 1 + 8 = 9).
+ * Steps: fwd fc1 .. fc3 = 0 .. 6, bwd fc3 .. fc1 = 7 .. 13. r4 is read by
+ * bwd fc3 (7) right after its last forward use (6): no gap, kept. The
+ * dropped maps are r1, r2 (last forward use: r3's, 4) and r3 (r4's, 5).
+ * Segment [r1]: memcost = r1 (1) + bwd r1's working set (3) = 4 <= 24:
+ * speed-centric, r1 rebuilt once, before bwd fc2 (11, its first reader).
+ * Segment [r2, r4]: memcost = r2 + r3 (16) + bwd r4's 24 = 40 > 24:
+ * memory-centric: before each backward step reading what it dropped, that
+ * is rebuilt from fc2's output: bwd r3 (9) reads r3 (r2 and r3 rebuilt),
+ * bwd r2 (10) reads r2 (r2 rebuilt again, after being dropped after 9). */
+static const char *segs =
+  "{ \"name\": \"segs\", \"input\": [256], \"layers\": ["
+  "  { \"name\": \"fc1\", \"op\": \"linear\", \"out\": 256 },"
+  "  { \"name\": \"r1\", \"op\": \"relu\" },"
+  "  { \"name\": \"fc2\", \"op\": \"linear\", \"out\": 2048 },"
+  "  { \"name\": \"r2\", \"op\": \"relu\" },"
+  "  { \"name\": \"r3\", \"op\": \"relu\" },"
+  "  { \"name\": \"r4\", \"op\": \"relu\" },"
+  "  { \"name\": \"fc3\", \"op\": \"linear\", \"out\": 256 } ] }";
+
+START_TEST(superneurons_cost_aware_segments)
+{
+  static const ooc_kv rc = { "stage", "recompute" };
+  static const int want[8] = { 0, 0, 1, 0, 2, 1, 0, 0 };
+  int got[8] = { 0 };
+  fixture f;
+
+  fx_open(&f, segs, 1024);
+  ck_assert_uint_eq(f.lv->max_step_bytes, 24 * MiB);
+  fx_budget(&f, (uint64_t)1 << 34, "ideal");
+  fx_run(&f, &ooc_planner_superneurons, &rc, 1);
+  ck_assert_msg(strstr(f.plan.note, "2 segments recomputed (1 speed-, 1 "
+                       "memory-centric)") != NULL, "%s", f.plan.note);
+  ck_assert_msg(strstr(f.plan.note, "l_peak 0.023 GiB") != NULL, "%s",
+                f.plan.note);
+  for (int k = 0; k < f.plan.n_recomps; k++) {
+    ck_assert_int_lt(f.plan.recomps[k].act, 8);
+    got[f.plan.recomps[k].act]++;
+  }
+  for (int a = 0; a < 8; a++)
+    ck_assert_msg(got[a] == want[a], "act %d rebuilt %d times, not %d", a,
+                  got[a], want[a]);
+  /* In order: r1 (2) 2 -> 11; r2 (4) 4 -> 9, r3 (5) 5 -> 9; r2 9 -> 10. */
+  ck_assert_int_eq(f.plan.n_recomps, 4);
+  ck_assert_int_eq(f.plan.recomps[0].before, 11);
+  ck_assert_int_eq(f.plan.recomps[1].act, 4);
+  ck_assert_int_eq(f.plan.recomps[1].free_after, 4);
+  ck_assert_int_eq(f.plan.recomps[1].before, 9);
+  ck_assert_int_eq(f.plan.recomps[2].act, 5);
+  ck_assert_int_eq(f.plan.recomps[2].before, 9);
+  ck_assert_int_eq(f.plan.recomps[3].act, 4);
+  ck_assert_int_eq(f.plan.recomps[3].free_after, 9);
+  ck_assert_int_eq(f.plan.recomps[3].before, 10);
+  ck_assert(f.res.feasible);
+  fx_close(&f);
+}
+END_TEST
+
+/* The tensor cache moves nothing while memory suffices (Alg. 2: a miss
+ * evicts only when the allocation fails), while the UTP alone offloads
+ * every checkpoint output backward reads again; at the budget the
+ * recomputed plan with every output offloaded needs, the cache evicts
+ * some (each step that needs the room waiting for the copy) and fits. */
+START_TEST(superneurons_lru_cache)
+{
+  static const ooc_kv all = { "stage", "all" }, off = { "stage", "offload" },
+                      rc = { "stage", "recompute" };
+  fixture f;
+  uint64_t peak_rc;
+
+  fx_open(&f, resblocks, 16);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_superneurons, &off, 1);
+  ck_assert_int_gt(f.plan.n_swaps, 0);
+  ck_assert_int_gt(f.res.h2d_bytes, 0);
+  fx_run(&f, &ooc_planner_superneurons, &all, 1);
+  ck_assert_int_eq(f.plan.n_swaps, 0);
+  ck_assert_uint_eq(f.res.h2d_bytes, 0);
+  ck_assert_msg(strstr(f.plan.note, "0 offloaded (LRU cache)") != NULL, "%s",
+                f.plan.note);
+  fx_run(&f, &ooc_planner_superneurons, &rc, 1);
+  peak_rc = f.res.peak_allocated;
+  fx_budget(&f, peak_rc, "ideal");
+  fx_run(&f, &ooc_planner_superneurons, &all, 1);
+  ck_assert_msg(f.res.feasible, "%s", f.plan.note);
+  ck_assert_int_gt(f.plan.n_swaps, 0);
+  for (int k = 0; k < f.plan.n_swaps; k++)
+    ck_assert_int_eq(f.plan.swaps[k].out_wait, f.plan.swaps[k].out_after + 1);
+  fx_close(&f);
+}
+END_TEST
+
+/* §3.5: with memory to spare every convolution step takes its fastest
+ * algorithm; at a budget with no room beyond the plan's own peak, none
+ * takes one whose workspace is larger than its default's. */
+START_TEST(superneurons_conv_algorithms)
+{
+  static const ooc_kv all = { "stage", "all" }, rc = { "stage", "recompute" };
+  fixture f;
+  int n_conv = 0;
+
+  fx_open(&f, resblocks, 16);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_superneurons, &all, 1);
+  for (int s = 0; s < f.lv->n_steps; s++) {
+    int l = f.lv->steps[s].layer, ph = f.lv->steps[s].phase, best = 0;
+    int64_t best_ns = -1;
+    if (ph == OOC_PH_UPDATE || !ooc_algo_has_choice(f.m, l))
+      continue;
+    for (int a = 0; a < OOC_ALGO_COUNT; a++) {
+      int64_t t = ooc_costs_algo_ns(f.costs, l, ph, a);
+      if (t >= 0 && (best_ns < 0 || t < best_ns)) {
+        best_ns = t;
+        best = a;
+      }
+    }
+    ck_assert_int_eq(f.plan.algo[s], best);
+    n_conv++;
+  }
+  ck_assert_int_eq(n_conv, 2 * 9);    /* stem + 4 x 2 convolutions */
+  fx_run(&f, &ooc_planner_superneurons, &rc, 1);
+  fx_budget(&f, f.res.peak_allocated, "ideal");
+  fx_run(&f, &ooc_planner_superneurons, &all, 1);
+  ck_assert_msg(f.res.feasible, "%s", f.plan.note);
+  for (int s = 0; s < f.lv->n_steps; s++) {
+    int l = f.lv->steps[s].layer;
+    uint64_t ws, ws0;
+    if (f.lv->steps[s].phase == OOC_PH_UPDATE ||
+        !ooc_algo_has_choice(f.m, l))
+      continue;
+    ck_assert_int_eq(ooc_algo_workspace(f.m, l, (ooc_algo)f.plan.algo[s],
+                                        &ws), OOC_OK);
+    ck_assert_int_eq(ooc_algo_workspace(f.m, l, OOC_ALGO_DEFAULT, &ws0),
+                     OOC_OK);
+    ck_assert_uint_le(ws, ws0);
+  }
+  fx_close(&f);
+}
+END_TEST
+
 START_TEST(all_planners_properties)
 {
   fixture f;
@@ -993,6 +1143,12 @@ START_TEST(options_checked)
                                      &f.prog, &err), OOC_EINVAL);
     ck_assert_str_eq(err.msg, "planner 'pooch': option max_sims=0: must be "
                      ">= 1");
+    st.value = "cache";
+    f.ctx.opts = &st;
+    ck_assert_int_eq(ooc_planner_run(&ooc_planner_superneurons, &f.ctx,
+                                     &f.plan, &f.prog, &err), OOC_EINVAL);
+    ck_assert_str_eq(err.msg, "planner 'superneurons': option stage=cache: "
+                     "expected liveness, offload, recompute or all");
   }
   fx_close(&f);
 }
@@ -1008,6 +1164,9 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, pooch_swapin_schedule);
   tcase_add_test(tc, checkpoint_dp_brute_force);
+  tcase_add_test(tc, superneurons_cost_aware_segments);
+  tcase_add_test(tc, superneurons_lru_cache);
+  tcase_add_test(tc, superneurons_conv_algorithms);
   tcase_add_test(tc, pooch_stages);
   tcase_add_test(tc, vdnn_one_layer_ahead);
   tcase_add_test(tc, vdnn_policy);
