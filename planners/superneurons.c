@@ -4,6 +4,9 @@
  *
  * Follows the SuperNeurons seed (Dynamic GPU Memory Management for
  * Training Deep Neural Networks), §3:
+ *   §3.1 Alg. 1: the route (ir/route.c); the schedule keeps the model's
+ *        order, and the planner metric route_moved_layers says how many
+ *        forward steps the route would place elsewhere;
  *   §3.2 liveness: every tensor freed after its last use (the schedule's
  *        liveness, as incore); §3.2.1's heap is the `pool` allocator
  *        (`--allocator pool`: one preallocated arena of 1 KiB blocks, first
@@ -60,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/algo.h"
+#include "ir/route.h"
 #include "plan/planner.h"
 #include "plan/toolkit.h"
 
@@ -94,6 +98,8 @@ struct sn_state {
   int n_off, n_evict, n_speed, n_mem, n_algo;
   uint64_t l_peak;
   uint64_t walk_budget;     /* the budget the cache's walk used */
+  int32_t route_moved;      /* layers Alg. 1's route places elsewhere
+                               than the schedule's forward order */
 };
 
 static int is_ckpt_op(int op)
@@ -141,6 +147,30 @@ static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
         lv->layer_act[lv->steps[s].layer] > 0)
       st->ck_bwd[st->n_ck_bwd++] = s;
   st->l_peak = lv->max_step_bytes;
+  /* §3.1, Alg. 1: the route; the schedule runs the model's order, so
+   * report how far the two differ. */
+  {
+    const ooc_model *m = ctx->model;
+    int32_t *order = calloc((size_t)m->n_layers + 1, sizeof *order);
+    int32_t n, pos = 0;
+    if (order == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out of "
+                         "memory");
+    n = ooc_route_construct(m, order, err);
+    if (n < 0) {
+      free(order);
+      return n;
+    }
+    st->route_moved = 0;
+    for (s = 0; s < lv->n_steps && lv->steps[s].phase == OOC_PH_FWD; s++) {
+      while (pos < n && lv->fwd_step[order[pos]] < 0)
+        pos++;                  /* the input layer has no step */
+      if (pos < n && order[pos] != lv->steps[s].layer)
+        st->route_moved++;
+      pos++;
+    }
+    free(order);
+  }
   return OOC_OK;
 }
 
@@ -775,6 +805,7 @@ static int sn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   for (k = 0; k <= stage; k++)
     metric(pl, keys[k], (double)st->peak[k]);
   metric(pl, "l_peak_bytes", (double)st->l_peak);
+  metric(pl, "route_moved_layers", (double)st->route_moved);
   {
     char buf[512];
     size_t n;

@@ -16,6 +16,7 @@
 
 #include "ir/expr.h"
 #include "ir/model.h"
+#include "ir/route.h"
 #include "base/util.h"
 
 #define DATA OOC_SRCDIR "/tests/data/models/"
@@ -1037,6 +1038,49 @@ END_TEST
 /* depth 3002: 1000 bottleneck blocks of 10 layers, 4 projection pairs, a
  * stem of 4, a head of 4 and the input = 10017 layers. (Load time is
  * measured by `make bench`, not asserted here.) */
+/* SuperNeurons' Alg. 1 on a network shaped like the seed's Fig. 6: two
+ * nested fans, b -> {c, d} and, inside d's branch, f -> {g, h}, joined by
+ * i (a concat of e, g and h) before j:
+ *   a -> b -> c -> e ------------.
+ *         `-> d -> f -> g -------+-> i -> j
+ *                    `-> h ------'
+ * The walk goes depth first: a, b, then b's first consumer c and on to e;
+ * e's consumer i has 1 of its 3 inputs and waits; back to b's second
+ * consumer d, then f, g (i: 2 of 3), h (i: 3 of 3: i runs), j. So e runs
+ * before d, unlike the file's order, and i only after e, g and h. */
+START_TEST(test_route_nested_fans)
+{
+  static const char *json =
+    "{ \"name\": \"fig6\", \"input\": [64], \"layers\": ["
+    "  { \"name\": \"b\", \"op\": \"relu\" },"
+    "  { \"name\": \"c\", \"op\": \"relu\", \"in\": [\"b\"] },"
+    "  { \"name\": \"d\", \"op\": \"relu\", \"in\": [\"b\"] },"
+    "  { \"name\": \"e\", \"op\": \"relu\", \"in\": [\"c\"] },"
+    "  { \"name\": \"f\", \"op\": \"relu\", \"in\": [\"d\"] },"
+    "  { \"name\": \"g\", \"op\": \"relu\", \"in\": [\"f\"] },"
+    "  { \"name\": \"h\", \"op\": \"relu\", \"in\": [\"f\"] },"
+    "  { \"name\": \"i\", \"op\": \"concat\", \"in\": [\"e\", \"g\", \"h\"] },"
+    "  { \"name\": \"j\", \"op\": \"relu\", \"in\": [\"i\"] } ] }";
+  static const char *const want[] = { "input", "b", "c", "e", "d", "f", "g",
+                                      "h", "i", "j" };
+  ooc_model_opts mo = { .batch = 2 };
+  ooc_model *m = NULL;
+  ooc_err err = { 0 };
+  int32_t order[16];
+
+  ck_assert_int_eq(ooc_model_load_string(json, "fig6.json", &mo, &m, &err),
+                   OOC_OK);
+  ck_assert_int_eq(m->n_layers, 10);
+  ck_assert_int_eq(ooc_route_construct(m, order, &err), 10);
+  for (int k = 0; k < 10; k++)
+    ck_assert_str_eq(m->layers[order[k]].name, want[k]);
+  /* The counters are reset: the walk gives the same route again. */
+  ck_assert_int_eq(ooc_route_construct(m, order, &err), 10);
+  ck_assert_str_eq(m->layers[order[3]].name, "e");
+  ooc_model_free(m);
+}
+END_TEST
+
 START_TEST(test_deep)
 {
   ooc_kv kv = { "depth", "3002" };
@@ -1079,6 +1123,7 @@ model_suite(void)
   suite_add_tcase(s, b);
   tcase_set_timeout(p, 120);
   tcase_add_test(p, test_deep);
+  tcase_add_test(p, test_route_nested_fans);
   suite_add_tcase(s, p);
   return s;
 }
