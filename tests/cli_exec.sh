@@ -73,6 +73,27 @@ ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/val.json")
   ok "feasible predicted = measured = integrity ok ($nf)" ||
   not_ok "feasible predicted = measured = integrity ok ($nf/$nm/$ni)"
 grep -q "bit-identical to the in-core plan's" "$TMP/val.json" && ok "integrity: bit-identical" || not_ok "integrity: bit-identical"
+
+# The planners that recompute, nested recomputes included (superneurons'
+# memory-centric segment rebuilds r2 twice): each plan runs as predicted,
+# peak reserved as predicted, and the weights and gradients come out
+# bit-identical (the cpu kernels are deterministic at a fixed thread count).
+expect_ok "validate the recomputing planners" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/models/relu_segments.json" -b 1024 \
+  --hw "$HW" -p checkpoint,checkpoint-dp,pooch,superneurons --budget 56M \
+  --allocator bestfit --iterations 1 --warmup 1 --json
+cp "$TMP/out" "$TMP/valrc.json"
+nm=$(grep -c '"feasible_measured":[[:space:]]*true' "$TMP/valrc.json")
+ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/valrc.json")
+nb=$(grep -c "bit-identical to the in-core plan's" "$TMP/valrc.json")
+[ "$nm" = 4 ] && [ "$ni" = 4 ] && [ "$nb" = 4 ] &&
+  ok "recomputing planners: 4 run, 4 bit-identical" ||
+  not_ok "recomputing planners: $nm run, $ni integrity ok, $nb bit-identical"
+pp=$(sed -n 's/.*"predicted_peak_reserved_bytes":[[:space:]]*\([0-9]*\).*/\1/p' "$TMP/valrc.json" | tr '\n' ' ')
+mp=$(sed -n 's/.*"measured_peak_reserved_bytes":[[:space:]]*\([0-9]*\).*/\1/p' "$TMP/valrc.json" | tr '\n' ' ')
+[ -n "$pp" ] && [ "$pp" = "$mp" ] &&
+  ok "recomputing planners: peak reserved as predicted ($pp)" ||
+  not_ok "recomputing planners: peak reserved predicted $pp, measured $mp"
 grep -q '"integrity":[[:space:]]*"not run: the simulator predicts out of memory"' "$TMP/val.json" &&
   ok "an OOM plan is not run" || not_ok "an OOM plan is not run"
 # Measured peak reserved equals predicted for every feasible planner.
