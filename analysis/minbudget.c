@@ -16,27 +16,21 @@
 
 #define MIB OOC_MINBUDGET_STEP
 
+/* spec's --opt values that planner t accepts, into out (at most 64). */
+static int
+opts_for(const ooc_scenario_spec *spec, const ooc_planner_type *t,
+         ooc_kv *out)
+{
+  return ooc_planner_opts_for(t, spec->opts,
+                              spec->n_opts < 64 ? spec->n_opts : 64, out);
+}
+
 struct search {
   ooc_scenario *sc;
   ooc_scenario_spec spec;
   ooc_progress *prog;
   int sims;
 };
-
-/* spec's --opt values that planner t accepts, into out (at most 64). */
-static int
-opts_for(const ooc_scenario_spec *spec, const ooc_planner_type *t,
-         ooc_kv *out)
-{
-  int k = 0;
-  for (int j = 0; j < spec->n_opts && k < 64; j++)
-    for (int i = 0; t->options != NULL && t->options[i] != NULL; i++)
-      if (strcmp(t->options[i], spec->opts[j].key) == 0) {
-        out[k++] = spec->opts[j];
-        break;
-      }
-  return k;
-}
 
 /* 1 when planner t fits budget mib (in MiB), 0 when not, < 0 an error. */
 static int

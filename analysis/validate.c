@@ -176,14 +176,18 @@ ooc_validate_run(const ooc_scenario_spec *spec,
   ooc_scenario_spec sp = *spec;
   ooc_measure_config c = *mc;
   ooc_measure ref;
+  ooc_kv *opts = NULL;
   int i, have_ref = 0, rc = OOC_OK;
   double sum_abs = 0;
   char note[96];
 
   ooc_validate_init(v);
   ooc_measure_init(&ref);
-  if ((v->rows = calloc((size_t)(n > 0 ? n : 1), sizeof *v->rows)) == NULL)
+  if ((v->rows = calloc((size_t)(n > 0 ? n : 1), sizeof *v->rows)) == NULL ||
+      (opts = calloc((size_t)spec->n_opts + 1, sizeof *opts)) == NULL) {
+    free(opts);
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
   c.want_params = 1;
   c.want_traces = keep_measures;
   v->warmup = mc->warmup;
@@ -199,6 +203,8 @@ ooc_validate_run(const ooc_scenario_spec *spec,
     ooc_progress_show(progress, 0, n + 1, "runs", "in-core reference");
   sp.planner = "incore";
   sp.budget = 0;
+  sp.opts = NULL;             /* --opt is for the planners compared */
+  sp.n_opts = 0;
   if ((rc = plan_and_measure(&sp, &c, &ref, err)) < 0)
     goto done;
   have_ref = ref.measured.feasible && ref.params != NULL;
@@ -219,6 +225,8 @@ ooc_validate_run(const ooc_scenario_spec *spec,
       ooc_progress_show(progress, i + 1, n + 1, "runs", note);
     sp = *spec;
     sp.planner = ts[i]->name;
+    sp.opts = opts;
+    sp.n_opts = ooc_planner_opts_for(ts[i], spec->opts, spec->n_opts, opts);
     snprintf(r->planner, sizeof r->planner, "%s", ts[i]->name);
     v->n_rows = i + 1;
     if ((rc = plan_and_measure(&sp, &c, m, err)) < 0) {
@@ -266,6 +274,7 @@ ooc_validate_run(const ooc_scenario_spec *spec,
     v->batch = ref.predicted.batch;
   }
 done:
+  free(opts);
   ooc_measure_fini(&ref);
   return rc;
 }

@@ -83,7 +83,7 @@ const ooc_cli_option ooc_cli_options[] = {
   { "allocator", 0, OOC_OPT_ALLOCATOR, "LIST", OOC_CMD_SWEEP,
     "allocator specs, e.g. caching,bestfit,\n"
     "caching:expandable_segments (default caching)" },
-  { "opt", 0, OOC_OPT_OPT, "K=V", ALLSCEN,
+  { "opt", 0, OOC_OPT_OPT, "K=V", ALLSCEN | OOC_CMD_VALIDATE,
     "planner option, given to the planners that accept K\n(repeatable)" },
   { "iterations", 0, OOC_OPT_ITERS, "N", ALLSCEN | OOC_CMD_SWEEP,
     "timed iterations simulated; the last one is reported\n(default 2)" },

@@ -252,15 +252,6 @@ print_json(const struct row *rows, int n)
   return OOC_OK;
 }
 
-static int
-accepts(const ooc_planner_type *t, const char *key)
-{
-  int i;
-  for (i = 0; t->options != NULL && t->options[i] != NULL; i++)
-    if (strcmp(t->options[i], key) == 0)
-      return 1;
-  return 0;
-}
 
 /* A row for a planner that returned an error instead of a plan: the
  * scenario's figures, feasible false, the planner's message as the reason. */
@@ -326,7 +317,7 @@ ooc_cmd_compare(int argc, char **argv)
     goto fail;
   }
   for (j = 0; j < a.n_opts; j++) {
-    for (i = 0; i < n && !accepts(ts[i], a.opts[j].key); i++)
+    for (i = 0; i < n && !ooc_planner_accepts(ts[i], a.opts[j].key); i++)
       ;
     if (i == n) {
       ooc_err_set(&err, OOC_EINVAL, "--opt %s: no chosen planner accepts "
@@ -350,11 +341,8 @@ ooc_cmd_compare(int argc, char **argv)
   for (i = 0; i < n; i++) {
     ooc_scenario_spec ps = spec;
     ooc_err perr = { 0 };
-    int k = 0;
+    int k = ooc_planner_opts_for(ts[i], a.opts, a.n_opts, opts);
 
-    for (j = 0; j < a.n_opts; j++)
-      if (accepts(ts[i], a.opts[j].key))
-        opts[k++] = a.opts[j];
     ps.planner = ts[i]->name;
     ps.opts = opts;
     ps.n_opts = k;

@@ -288,6 +288,15 @@ ooc_cmd_validate(int argc, char **argv)
     goto done;
   if (ooc_cli_parse_planners(a.planner, &ts, &n, &err) < 0)
     goto fail;
+  for (int j = 0; j < a.n_opts; j++) {
+    for (i = 0; i < n && !ooc_planner_accepts(ts[i], a.opts[j].key); i++)
+      ;
+    if (i == n) {
+      ooc_err_set(&err, OOC_EINVAL, "--opt %s: no chosen planner accepts "
+                  "this option", a.opts[j].key);
+      goto fail;
+    }
+  }
   mc = measure_config(&a);
   if (check_backend(&mc, &err) < 0)
     goto fail;

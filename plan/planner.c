@@ -196,3 +196,24 @@ ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
   *v = s;
   return 1;
 }
+
+int
+ooc_planner_accepts(const ooc_planner_type *t, const char *key)
+{
+  for (int i = 0; t->options != NULL && t->options[i] != NULL; i++)
+    if (strcmp(t->options[i], key) == 0)
+      return 1;
+  return 0;
+}
+
+int
+ooc_planner_opts_for(const ooc_planner_type *t, const ooc_kv *opts, int n,
+                     ooc_kv *out)
+{
+  int k = 0;
+
+  for (int j = 0; j < n; j++)
+    if (opts[j].key != NULL && ooc_planner_accepts(t, opts[j].key))
+      out[k++] = opts[j];
+  return k;
+}

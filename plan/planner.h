@@ -99,6 +99,14 @@ int ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx,
                                 const ooc_plan *pl, ooc_sim_result *r,
                                 ooc_sim_detail *d, ooc_err *err);
 
+/* Whether planner t accepts --opt key. */
+int ooc_planner_accepts(const ooc_planner_type *t, const char *key);
+/* The options among opts[0 .. n) that t accepts, in order, into out (room
+ * for n); returns how many. For commands that give one --opt list to
+ * several planners (compare, minbudget, validate). */
+int ooc_planner_opts_for(const ooc_planner_type *t, const ooc_kv *opts,
+                         int n, ooc_kv *out);
+
 /* Option helpers: look up key in ctx->opts. Return 1 and set *v when
  * present (OOC_EINVAL via err on a malformed value), 0 when absent. */
 int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,

@@ -126,6 +126,20 @@ expect_fail "link 0" "--link-GBps: '0' must be a number of GB/s in (0, 1e6]" "$O
 expect_fail "link word" "--link-GBps: 'fast' must be a number" "$OOCSIM" exec "$TMP/plan.json" --link-GBps fast
 expect_fail "exec --trace to a missing folder" "--trace: " "$OOCSIM" exec "$TMP/plan.json" --iterations 1 --trace "$TMP/no/such/dir/t.json"
 expect_fail "validate without -p" "missing -p" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW"
+expect_fail "validate --opt no chosen planner accepts" \
+  "--opt stage: no chosen planner accepts this option" \
+  "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p window --opt stage=all
+expect_ok "validate --opt goes to the planner that takes it" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/models/relu_segments.json" -b 1024 \
+  --hw "$HW" -p superneurons,window --opt stage=recompute --budget 56M \
+  --allocator bestfit --iterations 1 --warmup 1 --json
+# stage=recompute offloads every checkpoint output (the default stage, with
+# the cache, moves nothing at this budget).
+sw=$(awk '/"planner":[[:space:]]*"superneurons"/ { on = 1 }
+          on && /"swap":/ { gsub(/[^0-9]/, "", $2); print $2; exit }' "$TMP/out")
+[ -n "$sw" ] && [ "$sw" -gt 0 ] &&
+  ok "validate --opt stage=recompute reached superneurons ($sw swaps)" ||
+  not_ok "validate --opt stage=recompute reached superneurons (swaps: $sw)"
 expect_fail "validate unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p nope
 expect_fail "validate budget below the working set" "below the working set" \
   "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p window --budget 1M
