@@ -62,6 +62,7 @@ struct ooc_plan_scratch {
    * (INT32_MAX: the step itself reads it), the record dropping it after
    * that step (-1 none); and the step at which it was freed early. */
   int32_t *bat_step, *bat_last, *bat_drop, *early;
+  int32_t *inbuf, cap_in;      /* what one recompute reads */
 };
 
 static void
@@ -95,6 +96,7 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->bat_last);
   free(sc->bat_drop);
   free(sc->early);
+  free(sc->inbuf);
   free(sc);
 }
 
@@ -205,7 +207,13 @@ ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err)
   pl->action = calloc((size_t)lv->n_acts + 1, 1);
   pl->algo = calloc((size_t)lv->n_steps + 1, 1);
   pl->scratch = scratch_alloc(lv->n_steps, lv->n_acts);
-  if (pl->action == NULL || pl->algo == NULL || pl->scratch == NULL) {
+  if (pl->scratch != NULL) {
+    pl->scratch->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
+    pl->scratch->inbuf = calloc((size_t)pl->scratch->cap_in,
+                                sizeof *pl->scratch->inbuf);
+  }
+  if (pl->action == NULL || pl->algo == NULL || pl->scratch == NULL ||
+      pl->scratch->inbuf == NULL) {
     ooc_plan_fini(pl);
     return ooc_err_set(err, OOC_ENOMEM, "plan: out of memory");
   }
@@ -257,6 +265,45 @@ ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s)
   if (!s->grad)
     pl->action[s->act] = OOC_SWAP;
   return OOC_OK;
+}
+
+int32_t
+ooc_plan_recompute_inputs(const ooc_liveness *lv, int32_t act,
+                          int32_t free_after, int32_t *out, int32_t cap)
+{
+  const ooc_model *m = lv->model;
+  int32_t k, j, n = 0;
+
+  for (k = 0; k < lv->act_nlayers[act]; k++) {
+    int32_t l = lv->act_layers[lv->act_lfirst[act] + k];
+    const ooc_layer *ly = &m->layers[l];
+    if (lv->fwd_step[l] > free_after)
+      break;
+    for (j = 0; j < ly->n_in; j++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+      if (b != act && b != 0) {
+        if (n < cap)
+          out[n] = b;
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+int32_t
+ooc_plan_recompute_inputs_max(const ooc_liveness *lv)
+{
+  int32_t a, k, best = 0;
+
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t n = 0;
+    for (k = 0; k < lv->act_nlayers[a]; k++)
+      n += lv->model->layers[lv->act_layers[lv->act_lfirst[a] + k]].n_in;
+    if (n > best)
+      best = n;
+  }
+  return best;
 }
 
 void
@@ -520,15 +567,37 @@ check_algos(lower *L)
   return OOC_OK;
 }
 
+/* Calls f(L, b, arg) for each act recompute record r reads
+ * (ooc_plan_recompute_inputs; repeats possible). */
+static void
+recompute_inputs(lower *L, int32_t r, void (*f)(lower *, int32_t, int32_t),
+                 int32_t arg)
+{
+  const ooc_recompute *rec = &L->pl->recomps[r];
+  struct ooc_plan_scratch *sc = L->sc;
+  int32_t n = ooc_plan_recompute_inputs(L->lv, rec->act, rec->free_after,
+                                        sc->inbuf, sc->cap_in);
+
+  for (int32_t k = 0; k < n && k < sc->cap_in; k++)
+    f(L, sc->inbuf[k], arg);
+}
+
+/* Extend b's life to step `before`: a recompute reads it there. */
+static void
+extend_free(lower *L, int32_t b, int32_t before)
+{
+  if (L->sc->act_free[b] < before)
+    L->sc->act_free[b] = before;
+}
+
 /* Range checks of every record; fills act_free (extended last uses). */
 static int
 check_records(lower *L)
 {
   const ooc_plan *pl = L->pl;
   const ooc_liveness *lv = L->lv;
-  const ooc_model *m = L->m;
   struct ooc_plan_scratch *sc = L->sc;
-  int32_t ns = lv->n_steps, i, a, k, j;
+  int32_t ns = lv->n_steps, i, a;
   char s1[160], s2[160], sc_name[160];
 
   for (a = 0; a < lv->n_acts; a++) {
@@ -572,20 +641,9 @@ check_records(lower *L)
    * the end of that step. */
   for (i = 0; i < pl->n_recomps; i++) {
     const ooc_recompute *r = &pl->recomps[i];
-    a = r->act;
-    if (sc->act_free[a] < r->before)
-      sc->act_free[a] = r->before;
-    for (k = 0; k < lv->act_nlayers[a]; k++) {
-      int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-      const ooc_layer *ly = &m->layers[l];
-      if (lv->fwd_step[l] > r->free_after)
-        break;
-      for (j = 0; j < ly->n_in; j++) {
-        int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-        if (b != a && b != 0 && sc->act_free[b] < r->before)
-          sc->act_free[b] = r->before;
-      }
-    }
+    if (sc->act_free[r->act] < r->before)
+      sc->act_free[r->act] = r->before;
+    recompute_inputs(L, i, extend_free, r->before);
   }
   for (i = 0; i < pl->n_swaps; i++) {
     const ooc_swap *w = &pl->swaps[i];
@@ -857,31 +915,6 @@ emit_swap_in(lower *L, int32_t r, int32_t after_compute)
   L->sc->rec_of[a] = r;
   L->sc->rec_is_rc[a] = 0;
   return OOC_OK;
-}
-
-/* The acts recompute record r reads: the inputs of the layers sharing
- * its storage that had run when it was dropped. Calls f(L, b, arg) for
- * each (repeats possible). */
-static void
-recompute_inputs(lower *L, int32_t r, void (*f)(lower *, int32_t, int32_t),
-                 int32_t arg)
-{
-  const ooc_liveness *lv = L->lv;
-  const ooc_model *m = L->m;
-  const ooc_recompute *rec = &L->pl->recomps[r];
-  int32_t a = rec->act, k, j;
-
-  for (k = 0; k < lv->act_nlayers[a]; k++) {
-    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-    const ooc_layer *ly = &m->layers[l];
-    if (lv->fwd_step[l] > rec->free_after)
-      break;
-    for (j = 0; j < ly->n_in; j++) {
-      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-      if (b != a && b != 0)
-        f(L, b, arg);
-    }
-  }
 }
 
 static void

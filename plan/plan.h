@@ -209,6 +209,17 @@ void ooc_plan_reset(ooc_plan *pl);   /* all keep, default algorithms,
  * against the schedule only when the plan is lowered. */
 int ooc_plan_add_swap(ooc_plan *pl, const ooc_swap *s);
 int ooc_plan_add_recompute(ooc_plan *pl, const ooc_recompute *r);
+/* The activations a recompute of act reads (dropped after step
+ * free_after): the inputs of the layers sharing its storage that had run
+ * by then, but itself and the input batch; repeats possible. Writes at
+ * most cap of them to out and returns how many there are. O(those
+ * layers' inputs). */
+int32_t ooc_plan_recompute_inputs(const ooc_liveness *lv, int32_t act,
+                                  int32_t free_after, int32_t *out,
+                                  int32_t cap);
+/* The largest count ooc_plan_recompute_inputs can return for lv's model
+ * (a bound for callers' buffers). O(layers). */
+int32_t ooc_plan_recompute_inputs_max(const ooc_liveness *lv);
 /* Report metric name = value (at most OOC_PLAN_METRICS; more are
  * dropped; a name longer than 31 bytes is cut). */
 void ooc_plan_add_metric(ooc_plan *pl, const char *name, double value);

@@ -115,15 +115,7 @@ int
 ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                      ooc_sim_result *r, ooc_err *err)
 {
-  int rc;
-
-  if (ctx->sim == NULL || ctx->scratch == NULL)
-    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
-                       "the context");
-  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
-  if (rc != OOC_OK)
-    return rc;
-  return ooc_sim_run(ctx->sim, ctx->scratch, r, NULL, err);
+  return ooc_planner_evaluate_detail(ctx, pl, r, NULL, err);
 }
 
 int

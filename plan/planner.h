@@ -91,7 +91,8 @@ int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
 int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                          ooc_sim_result *r, ooc_err *err);
 
-/* ooc_planner_evaluate with the simulator's detail recorder d (per kernel
+/* ooc_planner_evaluate with the simulator's detail recorder d (NULL:
+ * none) (per kernel
  * and per tensor: stalls and exposed transfer times, sim/sim.h), for
  * planners that classify tensors by what the timeline shows (PoocH
  * §4.4.2). */

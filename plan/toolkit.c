@@ -426,7 +426,7 @@ ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
 {
   const ooc_liveness *lv = ctx->live;
   const ooc_model *m = ctx->model;
-  int32_t before = -1, s, a, k, j, q, n = 0;
+  int32_t before = -1, s, a, k, q, n = 0;
 
 #define SEG_ACT(s, q) lv->step_acts[lv->step_first[s] + (q)]
 #define OWN(s, a) ((a) > 0 && ooc_kit_producer(lv, a) == (s) && (a) != keep && \
@@ -450,25 +450,31 @@ ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
           lv->act_last_fwd[a] < before)
         mark[a] = 1;
     }
-  for (s = hi; s >= lo; s--)
-    for (q = 0; q < lv->step_nacts[s]; q++) {
-      a = SEG_ACT(s, q);
-      if (ooc_kit_producer(lv, a) != s || !mark[a])
-        continue;
-      for (k = 0; k < lv->act_nlayers[a]; k++) {
-        int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-        const ooc_layer *ly = &m->layers[l];
-        if (lv->fwd_step[l] > lv->act_last_fwd[a])
-          break;
-        for (j = 0; j < ly->n_in; j++) {
-          int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-          int32_t p = ooc_kit_producer(lv, b);
-          if (b != a && p >= lo && p <= hi && OWN(p, b) &&
+  {
+    int32_t cap = ooc_plan_recompute_inputs_max(lv) + 1, n_in;
+    int32_t *in = malloc((size_t)cap * sizeof *in);
+    if (in == NULL) {
+      for (s = lo; s <= hi; s++)
+        for (q = 0; q < lv->step_nacts[s]; q++)
+          mark[SEG_ACT(s, q)] = 0;
+      return ooc_err_set(err, OOC_ENOMEM, "recompute: out of memory");
+    }
+    for (s = hi; s >= lo; s--)
+      for (q = 0; q < lv->step_nacts[s]; q++) {
+        a = SEG_ACT(s, q);
+        if (ooc_kit_producer(lv, a) != s || !mark[a])
+          continue;
+        n_in = ooc_plan_recompute_inputs(lv, a, lv->act_last_fwd[a], in,
+                                         cap);
+        for (k = 0; k < n_in && k < cap; k++) {
+          int32_t b = in[k], p = ooc_kit_producer(lv, b);
+          if (p >= lo && p <= hi && OWN(p, b) &&
               lv->act_first_bwd[b] < 0 && lv->act_last_fwd[b] < before)
             mark[b] = 1;
         }
       }
-    }
+    free(in);
+  }
 #undef OWN
   /* In forward order, so each recompute finds its inputs. */
   for (s = lo; s <= hi; s++)

@@ -80,6 +80,7 @@ struct pooch_state {
                                still hold memory */
   int32_t *needx;           /* per act: first read after its forward */
   uint8_t *isfm;            /* per act: a feature map */
+  int32_t *inbuf, cap_in;   /* what one recompute reads */
   int32_t *lo, *li, *tmp;   /* L_O \ L_I, L_I, scratch */
   int32_t n_lo, n_li;
   int64_t *exposed;         /* per act: exposed swap-in + swap-out (ns) */
@@ -126,6 +127,8 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->pend = calloc((size_t)n + 1, sizeof *st->pend);
   st->needx = calloc((size_t)n + 1, sizeof *st->needx);
   st->isfm = calloc((size_t)n + 1, 1);
+  st->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
+  st->inbuf = calloc((size_t)st->cap_in, sizeof *st->inbuf);
   st->lo = calloc((size_t)n + 1, sizeof *st->lo);
   st->li = calloc((size_t)n + 1, sizeof *st->li);
   st->tmp = calloc((size_t)n + 1, sizeof *st->tmp);
@@ -140,7 +143,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   if (st->fm == NULL || st->cls == NULL || st->best == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
-      st->needx == NULL || st->isfm == NULL ||
+      st->needx == NULL || st->isfm == NULL || st->inbuf == NULL ||
       st->ovl_out == NULL || st->t2a == NULL ||
       st->lo == NULL ||
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
@@ -182,6 +185,7 @@ static void pooch_free(void *state)
   free(st->pend);
   free(st->needx);
   free(st->isfm);
+  free(st->inbuf);
   free(st->lo);
   free(st->li);
   free(st->tmp);
@@ -234,16 +238,12 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
     int32_t x = st->fm[k];
     if (st->cls[x] != C_RECOMP)
       continue;
-    for (int32_t q = 0; q < lv->act_nlayers[x]; q++) {
-      int32_t l = lv->act_layers[lv->act_lfirst[x] + q];
-      const ooc_layer *ly = &ctx->model->layers[l];
-      if (lv->fwd_step[l] > lv->act_last_fwd[x])
-        break;
-      for (int32_t j = 0; j < ly->n_in; j++) {
-        int32_t b = lv->layer_act[ooc_layer_input(ctx->model, ly, j)];
-        if (b != x && b > 0 && st->isfm[b] && st->needx[x] < st->needx[b])
-          st->needx[b] = st->needx[x];
-      }
+    int32_t n = ooc_plan_recompute_inputs(lv, x, lv->act_last_fwd[x],
+                                          st->inbuf, st->cap_in);
+    for (int32_t q = 0; q < n && q < st->cap_in; q++) {
+      int32_t b = st->inbuf[q];
+      if (st->isfm[b] && st->needx[x] < st->needx[b])
+        st->needx[b] = st->needx[x];
     }
   }
   for (k = 0; k < st->n_fm; k++) {

@@ -86,7 +86,9 @@ struct sn_state {
   int32_t *ck_bwd;          /* backward steps of checkpoint layers, asc */
   int32_t n_ck_bwd;
   int32_t *rd, n_rd;        /* (step, act) reads by recomputes */
-  int32_t *acts;            /* scratch list of acts */
+  int32_t *acts;            /* scratch list of acts (cap_in or more) */
+  int32_t cap_in;           /* ooc_plan_recompute_inputs' bound */
+  int32_t *stack;           /* chain_close's work list */
   int32_t *ext;             /* per act: the last step its plan keeps it
                                resident beyond liveness (recomputes) */
   int32_t *comp;            /* per step: its COMPUTE in the last lowering */
@@ -127,13 +129,16 @@ static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->lock = calloc(na, sizeof *st->lock);
   st->back = calloc(na, sizeof *st->back);
   st->ext = calloc(na, sizeof *st->ext);
-  st->acts = calloc(na, sizeof *st->acts);
+  st->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
+  st->acts = calloc(na + (size_t)st->cap_in, sizeof *st->acts);
+  st->stack = calloc(na, sizeof *st->stack);
   st->ck_bwd = calloc(ns, sizeof *st->ck_bwd);
   st->comp = calloc(ns, sizeof *st->comp);
   if (st->ckpt == NULL || st->mark == NULL || st->chain == NULL ||
       st->resident == NULL || st->evicted == NULL || st->prev == NULL ||
       st->need == NULL || st->lock == NULL || st->back == NULL ||
       st->ext == NULL || st->acts == NULL || st->ck_bwd == NULL ||
+      st->stack == NULL ||
       st->comp == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out of "
                        "memory");
@@ -189,6 +194,7 @@ static void sn_free(void *state)
   free(st->back);
   free(st->ext);
   free(st->acts);
+  free(st->stack);
   free(st->ck_bwd);
   free(st->rd);
   free(st->comp);
@@ -214,26 +220,28 @@ static int32_t step_act(const ooc_liveness *lv, int32_t s)
 }
 
 /* Mark in st->chain the acts produced in forward steps [lo, hi] that the
- * recompute of act a reads, transitively (a itself included). */
+ * recompute of act a reads, transitively (a itself included): a work list
+ * in st->stack, each act's inputs through ooc_plan_recompute_inputs. */
 static void chain_close(struct sn_state *st, const ooc_planner_ctx *ctx,
                         int32_t a, int32_t lo, int32_t hi)
 {
   const ooc_liveness *lv = ctx->live;
-  const ooc_model *m = ctx->model;
+  int32_t top = 0;
 
   if (st->chain[a])
     return;
   st->chain[a] = 1;
-  for (int32_t k = 0; k < lv->act_nlayers[a]; k++) {
-    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-    const ooc_layer *ly = &m->layers[l];
-    if (lv->fwd_step[l] > lv->act_last_fwd[a])
-      break;
-    for (int32_t j = 0; j < ly->n_in; j++) {
-      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-      int32_t p = ooc_kit_producer(lv, b);
-      if (b != a && b > 0 && p >= lo && p <= hi)
-        chain_close(st, ctx, b, lo, hi);
+  st->stack[top++] = a;
+  while (top > 0) {
+    int32_t x = st->stack[--top];
+    int32_t n = ooc_plan_recompute_inputs(lv, x, lv->act_last_fwd[x],
+                                          st->acts, st->cap_in);
+    for (int32_t k = 0; k < n && k < st->cap_in; k++) {
+      int32_t b = st->acts[k], p = ooc_kit_producer(lv, b);
+      if (b > 0 && p >= lo && p <= hi && !st->chain[b]) {
+        st->chain[b] = 1;
+        st->stack[top++] = b;
+      }
     }
   }
 }
@@ -360,27 +368,19 @@ static int recompute(struct sn_state *st, const ooc_planner_ctx *ctx,
 }
 
 /* The acts recompute record r reads at its `before` that are not rebuilt
- * by it (inputs of its layers, after their last forward use), into out
- * (room for the sum of those layers' inputs); returns how many. */
-static int32_t rc_reads(const ooc_planner_ctx *ctx, const ooc_recompute *r,
-                        int32_t *out)
+ * by it (ooc_plan_recompute_inputs, after their last forward use), into
+ * out (room for st->cap_in); returns how many. */
+static int32_t rc_reads(const struct sn_state *st, const ooc_planner_ctx *ctx,
+                        const ooc_recompute *r, int32_t *out)
 {
   const ooc_liveness *lv = ctx->live;
-  const ooc_model *m = ctx->model;
-  int32_t a = r->act, n = 0;
+  int32_t n = ooc_plan_recompute_inputs(lv, r->act, r->free_after, out,
+                                        st->cap_in), w = 0;
 
-  for (int32_t k = 0; k < lv->act_nlayers[a]; k++) {
-    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-    const ooc_layer *ly = &m->layers[l];
-    if (lv->fwd_step[l] > r->free_after)
-      break;
-    for (int32_t j = 0; j < ly->n_in; j++) {
-      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-      if (b != a && b > 0 && r->before > lv->act_last_fwd[b])
-        out[n++] = b;
-    }
-  }
-  return n;
+  for (int32_t k = 0; k < n && k < st->cap_in; k++)
+    if (r->before > lv->act_last_fwd[out[k]])
+      out[w++] = out[k];
+  return w;
 }
 
 /* Each checkpoint output's first read after its last forward use: a
@@ -395,7 +395,7 @@ static void needs(struct sn_state *st, const ooc_planner_ctx *ctx,
                       ? lv->act_first_bwd[a] : -1;
   for (int32_t i = 0; i < pl->n_recomps; i++) {
     const ooc_recompute *r = &pl->recomps[i];
-    int32_t n = rc_reads(ctx, r, st->acts);
+    int32_t n = rc_reads(st, ctx, r, st->acts);
     for (int32_t k = 0; k < n; k++)
       if (st->need[st->acts[k]] < 0 || r->before < st->need[st->acts[k]])
         st->need[st->acts[k]] = r->before;
@@ -487,7 +487,7 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
       st->ext[a] = pl->recomps[i].before;
     if (pl->recomps[i].before > st->prev[a])
       st->prev[a] = pl->recomps[i].before;
-    m = rc_reads(ctx, &pl->recomps[i], st->acts);
+    m = rc_reads(st, ctx, &pl->recomps[i], st->acts);
     for (k = 0; k < m; k++)
       if (pl->recomps[i].before > st->prev[st->acts[k]])
         st->prev[st->acts[k]] = pl->recomps[i].before;
@@ -512,14 +512,14 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
   {
     int32_t cap = 0, n = 0;
     for (i = 0; i < pl->n_recomps; i++)
-      cap += rc_reads(ctx, &pl->recomps[i], st->acts);
+      cap += rc_reads(st, ctx, &pl->recomps[i], st->acts);
     free(st->rd);
     st->rd = malloc(((size_t)cap + 1) * 2 * sizeof *st->rd);
     if (st->rd == NULL)
       return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out of "
                          "memory");
     for (i = 0; i < pl->n_recomps; i++) {
-      int32_t m = rc_reads(ctx, &pl->recomps[i], st->acts);
+      int32_t m = rc_reads(st, ctx, &pl->recomps[i], st->acts);
       for (k = 0; k < m; k++) {
         st->rd[2 * n] = pl->recomps[i].before;
         st->rd[2 * n + 1] = st->acts[k];
