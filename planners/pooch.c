@@ -32,8 +32,11 @@
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
  *        overhead / swap overhead, each measured by simulation against X
  *        kept (when keeping X does not fit, its swap overhead is its
- *        exposed transfer time); maps with r >= 1 leave L as swap, the one
- *        with the smallest r < 1 becomes recompute, until L is empty.
+ *        exposed transfer time); maps with r >= 1 stay swap; those with
+ *        r < 1 become recompute in increasing r while the simulation says
+ *        the iteration gets faster (departure: r measured once, not after
+ *        each move, see recompute()); a map a recompute reads is swapped
+ *        in for that recompute.
  * Departure: the memory timeline counts bytes, while the simulator's
  * allocator places blocks and may fragment; as the schedule-window seed
  * does (§4), the scheduling budget is lowered (16/16 .. 8/16 of the
@@ -571,8 +574,9 @@ static int by_r(const void *x, const void *y)
  * r >= 1 stay swap. The seed re-measures every r after each move
  * (O(|L|^2) simulations); with hundreds of maps that is beyond the
  * budget, so the r measured once are reused: the maps with r < 1 are
- * tried in increasing r, each move kept when the simulation says the
- * iteration got faster. The note says when the budget cut it. */
+ * tried in increasing r, in groups kept when the simulation says the
+ * iteration got faster (halved when not). The note says when the budget
+ * cut it. */
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
@@ -620,23 +624,39 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
   sort_r = st->r;
   qsort(st->tmp, (size_t)n_c, sizeof *st->tmp, by_r);
   cur = t0;
-  for (k = 0; k < n_c; k++) {
-    int32_t x = st->tmp[k];
+  /* In increasing r, in groups: a group that makes the iteration faster
+   * is kept whole; one that does not is halved and its halves tried, down
+   * to single maps (group testing: many moves per simulation when most
+   * help). */
+  k = 0;
+  while (k < n_c) {
+    int32_t g = n_c - k < 16 ? n_c - k : 16, i;
     int64_t t;
-    if (st->n_sims >= st->cap) {
-      st->cut = 1;
-      break;
-    }
-    st->cls[x] = C_RECOMP;
-    if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
-      return rc;
-    if (t < cur) {
-      cur = t;
-      (*n_rc)++;
-    } else {
-      st->cls[x] = C_SWAP;
+    for (;;) {
+      if (st->n_sims >= st->cap) {
+        st->cut = 1;
+        goto out;
+      }
+      for (i = 0; i < g; i++)
+        st->cls[st->tmp[k + i]] = C_RECOMP;
+      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+        return rc;
+      if (t < cur) {
+        cur = t;
+        *n_rc += g;
+        k += g;
+        break;
+      }
+      for (i = 0; i < g; i++)
+        st->cls[st->tmp[k + i]] = C_SWAP;
+      if (g == 1) {
+        k++;
+        break;
+      }
+      g /= 2;
     }
   }
+out:
   (void)tr;
   if (cur < st->best_ns || st->best_ns == INT64_MAX) {
     st->best_ns = cur;
