@@ -25,8 +25,11 @@
  *        resident at each; a step that would exceed the budget evicts
  *        (offloads) the least recently used checkpoint output it does not
  *        use (locked: used by the step or by a recompute before it), and
- *        waits for the copy; an evicted tensor comes back by the prefetch
- *        rule above (each tensor is evicted at most once);
+ *        waits for the copy, which the plan issues right after the
+ *        tensor's last use so far (the UTP's offload is asynchronous; a
+ *        plan knows in advance which tensors the cache will evict); an
+ *        evicted tensor comes back by the prefetch rule above (each
+ *        tensor is evicted at most once);
  *   §3.4 cost-aware recomputation (stage recompute and all): the
  *        non-checkpoint outputs backward reads are dropped after their
  *        last forward use. Per segment (a run of non-checkpoint layers
@@ -569,7 +572,7 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
           na = st->need[a];
         if (na < 0)
           continue;            /* dead: liveness frees it */
-        ia = prefetch_after(st, na, s - 1);
+        ia = prefetch_after(st, na, st->lock[a]);
         if (ia < s)
           continue;            /* it would be back at once */
         v = a;
@@ -582,7 +585,10 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
       st->evicted[v] = 1;
       res -= (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[v]);
       {
-        ooc_swap sw = { .act = v, .out_after = s - 1, .out_wait = s,
+        /* The copy starts after the victim's last use so far, as the
+         * UTP offloads asynchronously; the step that needs the room
+         * waits for it. */
+        ooc_swap sw = { .act = v, .out_after = st->lock[v], .out_wait = s,
                         .in_after = in_after, .in_before = n };
         if (ooc_plan_add_swap(pl, &sw) != OOC_OK)
           return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': "
