@@ -209,6 +209,13 @@ ooc_validate_run(const ooc_scenario_spec *spec,
     goto done;
   have_ref = ref.measured.feasible && ref.params != NULL;
   v->reference_iteration_s = have_ref ? ref.measured.iteration_s : 0;
+  v->reference_predicted_s = ref.predicted.feasible
+                                 ? ref.predicted.iteration_s : 0;
+  v->reference_error = have_ref && v->reference_predicted_s > 0
+                           ? (v->reference_iteration_s -
+                              v->reference_predicted_s) /
+                                 v->reference_iteration_s
+                           : 0;
   snprintf(v->note, sizeof v->note, "%s", ref.exec.note);
 
   for (i = 0; i < n; i++) {
@@ -314,6 +321,13 @@ ooc_validate_json(const ooc_validate *v)
        add_num_or_null(o, "reference_iteration_s",
                        v->reference_iteration_s > 0,
                        v->reference_iteration_s) &&
+       add_num_or_null(o, "reference_predicted_s",
+                       v->reference_predicted_s > 0,
+                       v->reference_predicted_s) &&
+       add_num_or_null(o, "reference_error",
+                       v->reference_iteration_s > 0 &&
+                           v->reference_predicted_s > 0,
+                       v->reference_error) &&
        (arr = cJSON_AddArrayToObject(o, "results")) != NULL;
   for (i = 0; ok && i < v->n_rows; i++) {
     const ooc_validate_row *r = &v->rows[i];

@@ -56,6 +56,10 @@ typedef struct ooc_validate {
   int warmup, iterations, threads;
   char note[256];               /* the backend's line of the reference */
   double reference_iteration_s; /* the in-core plan, measured */
+  double reference_predicted_s; /* and predicted */
+  double reference_error;       /* (measured - predicted) / measured: how
+                                   far the machine is from its calibration
+                                   now (0 when not measured) */
   int n_rows;
   ooc_validate_row *rows;
   double mean_abs_iteration_error, max_abs_iteration_error;

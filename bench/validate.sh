@@ -35,6 +35,8 @@ src=${top_srcdir:-.}
 
 mkdir -p "$OUT" || exit 1
 rows="$OUT/rows.txt"
+refs="$OUT/refs.txt"
+: >"$refs"
 : >"$rows"
 failed=0
 
@@ -100,6 +102,9 @@ for name in $MODELS; do
       /"integrity_ok":/ { io = v($0) }
       /"swap":/ { print m, f, p, fm, pi, mi, e, ps, ms, pp, mp, op, io, v($0) }
     ' "$run/results.json" >>"$rows"
+    awk -v m="$name" -v f="1/$frac" '/"reference_error":/ {
+      s = $0; sub(/^[^:]*:[[:space:]]*/, "", s); sub(/,$/, "", s); print m, f, s }' \
+      "$run/results.json" >>"$refs"
   done
 done
 
@@ -128,5 +133,10 @@ awk '
            pmax <= 0.01 ? "met" : "MISSED", bad == 0 ? "met" : "MISSED"
     exit bad > 0
   }' "$rows" || failed=1
+# How far the machine was from its calibration during each run: the in-core
+# plan, predicted and measured; a large value means the errors above measure
+# the machine's drift as much as the model.
+awk '{ e = $3 + 0; a = e < 0 ? -e : e; if (a > max) max = a; s = s sprintf(" %s %s %+.1f%%;", $1, $2, 100 * e) }
+     END { if (NR) printf "in-core reference error (the machine against its calibration):%s max |error| %.1f%%\n", s, 100 * max }' "$refs"
 echo "reports: $OUT/*/report.html"
 exit $failed

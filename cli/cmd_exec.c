@@ -365,6 +365,11 @@ ooc_cmd_validate(int argc, char **argv)
              100 * v.mean_abs_iteration_error,
              100 * v.max_abs_iteration_error, v.n_compared,
              v.n_compared == 1 ? "" : "s");
+    if (v.reference_iteration_s > 0 && v.reference_predicted_s > 0)
+      printf("in-core reference: predicted %.4f s, measured %.4f s (%+.1f%%; "
+             "the machine against its calibration)\n",
+             v.reference_predicted_s, v.reference_iteration_s,
+             100 * v.reference_error);
     if (a.output != NULL)
       printf("report: %s/report.html\n", a.output);
   }

@@ -60,7 +60,7 @@ for f in planner feasible_predicted feasible_measured predicted_iteration_s \
          measured_iteration_s iteration_error predicted_stall_s measured_stall_s \
          predicted_peak_reserved_bytes measured_peak_reserved_bytes \
          op_error_median op_error_p95 integrity_ok mean_abs_iteration_error \
-         max_abs_iteration_error; do
+         max_abs_iteration_error reference_predicted_s reference_error; do
   grep -q "\"$f\":" "$TMP/val.json" && ok "results have $f" || not_ok "results have $f"
 done
 n=$(grep -c '"planner":' "$TMP/val.json")
