@@ -843,7 +843,7 @@ const ooc_planner_type ooc_planner_superneurons = {
              "through an LRU tensor cache, cost-aware recomputation, "
              "fastest conv algorithm that fits (hybrid)",
   .cite = "SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management "
-          "for Training Deep Neural Networks) §3.2-3.5",
+          "for Training Deep Neural Networks) §3.1-3.5",
   .state_size = sizeof(struct sn_state),
   .options = sn_options,
   .alloc = sn_alloc,
