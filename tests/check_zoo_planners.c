@@ -12,7 +12,8 @@
  *     set of step ..." message;
  *   - the program validates and the simulator finds no semantic violation
  *     (nothing used while absent, in flight or freed);
- *   - a feasible result never exceeds the budget (allocated or reserved);
+ *   - a feasible result never exceeds the budget (allocated or reserved)
+ *     and never beats the lower bound (docs/lower-bound.md);
  *     an infeasible one carries a reason, the op and the bytes it asked for;
  *   - the same input gives the same program;
  *   - capacity issues no swap-in during forward (OOC-Paleo §3.5: "during
@@ -38,6 +39,8 @@
 #include "ir/semantics.h"
 #include "analysis/scenario.h"
 #include "analysis/maxbatch.h"
+#include "analysis/baseline.h"
+#include "analysis/lower_bound.h"
 #include "plan/planner.h"
 #include "planners/registry.h"
 
@@ -79,7 +82,8 @@ typedef struct outcome {
 static outcome
 run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
         const ooc_costs *costs, const ooc_liveness *lv,
-        const ooc_allocator_type *a, const ooc_planner_type *t)
+        const ooc_allocator_type *a, const ooc_planner_type *t,
+        double bound_s)
 {
   ooc_sim_config cfg = { .model = m, .hw = hw, .costs = costs,
                          .allocator = a, .budget = hw->mem_usable,
@@ -142,6 +146,11 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
                     (unsigned long long)r.peak_reserved,
                     (unsigned long long)hw->mem_usable);
       ck_assert_msg(r.iteration_ns > 0, "%s: %s: zero time", what, t->name);
+      /* docs/lower-bound.md: no plan beats it. */
+      ck_assert_msg(1e-9 * (double)r.iteration_ns >= bound_s * (1 - 1e-9),
+                    "%s: %s (%s): %.6f s beats the lower bound %.6f s",
+                    what, t->name, a->name, 1e-9 * (double)r.iteration_ns,
+                    bound_s);
     } else {
       ck_assert_msg(r.oom.reason[0] != '\0' && r.oom.requested_bytes > 0 &&
                     r.oom.instr >= 0, "%s: %s (%s): infeasible without an "
@@ -186,6 +195,7 @@ zoo(const char *name)
     ooc_liveness *lv = NULL;
     outcome o[MAX_PLANNERS];
     char what[96];
+    double bound_s;
 
     snprintf(what, sizeof what, "%s b=%lld (%dx in-core %lld)", name,
              (long long)mo.batch, k, (long long)b0);
@@ -195,12 +205,21 @@ zoo(const char *name)
                   err.msg);
     ck_assert_msg(ooc_liveness_alloc(m, &lv, &err) == OOC_OK, "%s",
                   err.msg);
+    {
+      double incore_s, compute_s;
+      ck_assert_msg(ooc_baseline_compute(m, hw, costs, lv, &incore_s,
+                                         &compute_s, &err) == OOC_OK, "%s",
+                    err.msg);
+      bound_s = ooc_lower_bound_compute(lv, costs, hw, hw->mem_usable,
+                                        compute_s);
+    }
     for (int j = 0; j < 2; j++) {
       const ooc_allocator_type *a = allocators[j];
       int any = 0, n = 0;
       for (; ooc_planner_types[n] != NULL; n++) {
         ck_assert_int_lt(n, MAX_PLANNERS);
-        o[n] = run_one(what, m, hw, costs, lv, a, ooc_planner_types[n]);
+        o[n] = run_one(what, m, hw, costs, lv, a, ooc_planner_types[n],
+                       bound_s);
         any |= o[n].feasible;
       }
       for (int i = 0; any && i < n; i++)
