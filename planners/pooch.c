@@ -204,8 +204,9 @@ static void pooch_free(void *state)
   ooc_sim_detail_fini(&st->det);
 }
 
-static const ooc_liveness *sort_lv;
-static const int32_t *sort_need;
+/* qsort's keys, per thread: sweep -j plans in several threads. */
+static _Thread_local const ooc_liveness *sort_lv;
+static _Thread_local const int32_t *sort_need;
 static int by_last_fwd(const void *x, const void *y)
 {
   int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
@@ -515,7 +516,7 @@ static int examine(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-static const int64_t *sort_exp;
+static _Thread_local const int64_t *sort_exp;
 static int by_exposed(const void *x, const void *y)
 {
   int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
@@ -559,7 +560,7 @@ static int keep_or_swap(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return tree(st, ctx, pl, 0, err);
 }
 
-static const double *sort_r;
+static _Thread_local const double *sort_r;
 static int by_r(const void *x, const void *y)
 {
   int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;

@@ -805,7 +805,7 @@ START_TEST(pooch_stages)
       ck_assert_int_le(f.res.iteration_ns, prev);
       prev = f.res.iteration_ns;
       if (k == 2 && n >= 4)
-        ck_assert_int_ge(f.plan.action[4] == OOC_KEEP, 1);
+        ck_assert_int_eq(f.plan.action[4], OOC_KEEP);
       if (k == 3) {
         ck_assert_int_ge(f.plan.n_recomps, 1);
         ck_assert_int_gt(f.res.recompute_ns, 0);
