@@ -18,9 +18,10 @@
  *   conv2d, conv3d: cudnnConvolutionForward / BackwardData /
  *     BackwardFilter / BackwardBias (groups, stride, dilation); deconv2d as
  *     a convolution's BackwardData forward, Forward and BackwardFilter
- *     backward. Kernel algorithms map one to one (default: GEMM forward
- *     and the deterministic ALGO_1 backward; implicit_gemm, precomp_gemm,
- *     fft, fft_tiling, winograd, winograd_nonfused to cuDNN's own; for the
+ *     backward. Kernel algorithms map one to one (default: GEMM forward,
+ *     implicit GEMM for conv3d, and the deterministic ALGO_1 backward;
+ *     implicit_gemm, precomp_gemm, fft, fft_tiling, winograd,
+ *     winograd_nonfused to cuDNN's own; for the
  *     filter gradient, winograd to WINOGRAD_NONFUSED, the only one);
  *     cuDNN's refusal of one for a layer is reported by name;
  *   batchnorm: cudnnBatchNormalizationForwardTraining / Backward, spatial
@@ -46,9 +47,13 @@
  * and cuDNN convolutions in FMA math (no TF32), so that results are
  * deterministic and close to the cpu backend's.
  *
- * Status: written against CUDA 13 and cuDNN 9 and built and linked here,
- * but not yet run on a GPU; tests/check_executor_cuda runs the executor's
- * cases on it where one is present and exits 77 where none is.
+ * Max pooling runs in cuDNN's deterministic mode: its default backward
+ * adds overlapping windows' gradients with atomics, so a 3x3 stride-2
+ * pooling (ResNet's) gave other weights on every run.
+ *
+ * Status: built against CUDA 13 and cuDNN 9; run on an NVIDIA H200 (driver
+ * 580.159.04, cuDNN 9.19.0, 2026-11-26): tests/check_executor_cuda passes
+ * there and exits 77 where no GPU is (docs/validation.md).
  *
  * Cost: per instruction one synchronisation; per driver action one driver
  * call (a map adds cuMemSetAccess).
@@ -550,13 +555,17 @@ beta_of(int acc)
 /* --- convolutions --------------------------------------------------------- */
 
 static void
-conv_algos(const ooc_exec_kernel *k, cudnnConvolutionFwdAlgo_t *fa,
+conv_algos(const ooc_exec_kernel *k, int nd, cudnnConvolutionFwdAlgo_t *fa,
            cudnnConvolutionBwdDataAlgo_t *da,
            cudnnConvolutionBwdFilterAlgo_t *fla)
 {
   switch (k->algo) {
   case OOC_ALGO_DEFAULT:
-    *fa = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+    /* cuDNN 9 has no explicit-GEMM kernel for 3-D convolutions (seen on
+     * an H200, cuDNN 9.19: NOT_SUPPORTED); implicit GEMM is its default
+     * there, and needs no workspace. */
+    *fa = nd > 4 ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
+                 : CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
     break;
   case OOC_ALGO_IMPLICIT_GEMM:
     *fa = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
@@ -641,7 +650,7 @@ conv_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
   DNN(cudnnSetConvolutionGroupCount(L->conv, G), "groups");
   DNN(cudnnSetConvolutionMathType(L->conv, CUDNN_FMA_MATH), "math type");
   b = k->phase == OOC_PH_BWD;
-  conv_algos(k, &L->fa[b], &L->da[b], &L->fla[b]);
+  conv_algos(k, nd, &L->fa[b], &L->da[b], &L->fla[b]);
   /* Workspaces of the calls this direction makes (a backward without an
    * input gradient makes no data call). */
   if (!b) {
@@ -1074,7 +1083,7 @@ pool_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
   if (L->pool == NULL)
     DNN(cudnnCreatePoolingDescriptor(&L->pool), "pooling");
   DNN(cudnnSetPoolingNdDescriptor(L->pool,
-        l->op == OOC_OPK_MAXPOOL ? CUDNN_POOLING_MAX
+        l->op == OOC_OPK_MAXPOOL ? CUDNN_POOLING_MAX_DETERMINISTIC
                                  : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
         CUDNN_PROPAGATE_NAN, nd - 2, win, pad, str), "pooling");
   DNN(cudnnGetPoolingNdForwardOutputDim(L->pool, L->x, nd < 4 ? 4 : nd, got),
