@@ -42,6 +42,7 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
     .allocator_options = job->allocator_options, .budget = job->budget,
     .chunk_bytes = cfg.chunk_bytes, .opts = job->opts,
     .n_opts = job->n_opts, .sim = sim, .scratch = &scratch,
+    .layer_algo = job->layer_algo,
   };
   t0 = ooc_wall_s();
   if ((rc = ooc_planner_run(job->planner, &ctx, &pl, prog, err)) < 0)

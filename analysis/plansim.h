@@ -41,6 +41,7 @@ typedef struct ooc_plansim {
   const ooc_kv *opts; int n_opts;             /* planner options */
   int iterations;             /* timed iterations, >= 1 */
   ooc_trace *trace;           /* NULL, or receives the last iteration */
+  const uint8_t *layer_algo;  /* NULL, or ooc_planner_ctx's */
 } ooc_plansim;
 
 typedef struct ooc_plansim_result {

@@ -246,6 +246,7 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
     .trace = out != NULL ? out->trace : NULL,
+    .layer_algo = spec->layer_algo,
   };
   ooc_plansim_result res;
   ooc_program prog;

@@ -41,6 +41,9 @@ typedef struct ooc_scenario_spec {
                                  memory (searches past the device, such as
                                  minbudget's); 0: that is bad input */
   int iterations;             /* 0: default (2) */
+  const uint8_t *layer_algo;  /* NULL, or 2 per layer: the kernel
+                                 algorithms every step takes
+                                 (ooc_planner_ctx.layer_algo) */
 } ooc_scenario_spec;
 
 /* Optional outputs of a run. */

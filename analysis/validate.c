@@ -37,10 +37,35 @@ ooc_validate_fini(ooc_validate *v)
   ooc_validate_init(v);
 }
 
-/* Plan with spec's planner, then predict and measure the program into m. */
+/* The kernel algorithms of prog's COMPUTEs, 2 per layer (forward, which
+ * a recompute shares, and backward), into a new array; NULL when every
+ * kernel runs its default (or out of memory: the check then falls back on
+ * the plain reference, and says so by failing). */
+static uint8_t *
+layer_algos(const ooc_program *prog, int32_t n_layers)
+{
+  uint8_t *la;
+  int32_t i;
+  int any = 0;
+
+  for (i = 0; i < prog->n_instr; i++)
+    any |= prog->instr[i].kind == OOC_I_COMPUTE && prog->instr[i].algo != 0;
+  if (!any || (la = calloc((size_t)n_layers * 2 + 2, 1)) == NULL)
+    return NULL;
+  for (i = 0; i < prog->n_instr; i++) {
+    const ooc_instr *in = &prog->instr[i];
+    if (in->kind == OOC_I_COMPUTE && in->layer >= 0 &&
+        in->layer < n_layers && in->phase != OOC_PH_UPDATE)
+      la[2 * in->layer + (in->phase == OOC_PH_BWD)] = in->algo;
+  }
+  return la;
+}
+
+/* Plan with spec's planner, then predict and measure the program into m;
+ * *algos (when not NULL) receives layer_algos() of its program. */
 static int
 plan_and_measure(const ooc_scenario_spec *spec, const ooc_measure_config *mc,
-                 ooc_measure *m, ooc_err *err)
+                 ooc_measure *m, uint8_t **algos, ooc_err *err)
 {
   ooc_summary plan_sum = { 0 };
   ooc_program prog;
@@ -61,16 +86,23 @@ plan_and_measure(const ooc_scenario_spec *spec, const ooc_measure_config *mc,
   rc = ooc_measure_program(spec, &prog, plan_sum.plan_note, mc, m, err);
   if (rc == OOC_OK)
     m->predicted.plan_wall_s = plan_sum.plan_wall_s;
+  if (rc == OOC_OK && algos != NULL)
+    *algos = layer_algos(&prog, prog.n_layers);
 done:
   ooc_summary_fini(&plan_sum);
   ooc_program_fini(&prog);
   return rc;
 }
 
-/* Compare a row's parameters with the reference's. */
+/* Compare a row's parameters with the reference's: the in-core plan, run
+ * with the row's kernel algorithms when it changes them (same_algos), since
+ * two algorithms sum in different orders and training amplifies that. */
 static void
-integrity(ooc_validate_row *r, const ooc_measure *m, const ooc_measure *ref)
+integrity(ooc_validate_row *r, const ooc_measure *m, const ooc_measure *ref,
+          int same_algos)
 {
+  const char *with = same_algos ? ", run with the plan's kernel algorithms"
+                                : "";
   uint64_t i, bad = 0, first = 0;
   double worst = 0;
 
@@ -110,8 +142,8 @@ integrity(ooc_validate_row *r, const ooc_measure *m, const ooc_measure *ref)
   }
   if (memcmp(m->params, ref->params, m->n_params * sizeof(float)) == 0) {
     snprintf(r->integrity, sizeof r->integrity, "weights and gradients "
-             "bit-identical to the in-core plan's (%llu values)%s",
-             (unsigned long long)m->n_params,
+             "bit-identical to the in-core plan's (%llu values)%s%s",
+             (unsigned long long)m->n_params, with,
              m->exec.verify_checked > 0 ? ", swapped tensors verified" : "");
     r->integrity_ok = 1;
     return;
@@ -128,15 +160,15 @@ integrity(ooc_validate_row *r, const ooc_measure *m, const ooc_measure *ref)
   }
   if (r->counts[2] > 0 && worst <= OOC_VALIDATE_RECOMP_TOL) {
     snprintf(r->integrity, sizeof r->integrity, "within %g of the in-core "
-             "plan's (recompute; worst %.3g, %llu values differ)",
-             OOC_VALIDATE_RECOMP_TOL, worst, (unsigned long long)bad);
+             "plan's (recompute; worst %.3g, %llu values differ)%s",
+             OOC_VALIDATE_RECOMP_TOL, worst, (unsigned long long)bad, with);
     r->integrity_ok = 1;
     return;
   }
   snprintf(r->integrity, sizeof r->integrity, "%llu of %llu values differ "
-           "from the in-core plan's (first at %llu, worst relative %.3g)%s",
+           "from the in-core plan's (first at %llu, worst relative %.3g)%s%s",
            (unsigned long long)bad, (unsigned long long)m->n_params,
-           (unsigned long long)first, worst,
+           (unsigned long long)first, worst, with,
            r->counts[2] > 0 ? "" : "; a swap-only plan must be bit-identical");
   r->integrity_ok = 0;
 }
@@ -177,6 +209,7 @@ ooc_validate_run(const ooc_scenario_spec *spec,
   ooc_measure_config c = *mc;
   ooc_measure ref;
   ooc_kv *opts = NULL;
+  uint8_t *algos;
   int i, have_ref = 0, rc = OOC_OK;
   double sum_abs = 0;
   char note[96];
@@ -205,7 +238,7 @@ ooc_validate_run(const ooc_scenario_spec *spec,
   sp.budget = 0;
   sp.opts = NULL;             /* --opt is for the planners compared */
   sp.n_opts = 0;
-  if ((rc = plan_and_measure(&sp, &c, &ref, err)) < 0)
+  if ((rc = plan_and_measure(&sp, &c, &ref, NULL, err)) < 0)
     goto done;
   have_ref = ref.measured.feasible && ref.params != NULL;
   v->reference_iteration_s = have_ref ? ref.measured.iteration_s : 0;
@@ -236,14 +269,43 @@ ooc_validate_run(const ooc_scenario_spec *spec,
     sp.n_opts = ooc_planner_opts_for(ts[i], spec->opts, spec->n_opts, opts);
     snprintf(r->planner, sizeof r->planner, "%s", ts[i]->name);
     v->n_rows = i + 1;
-    if ((rc = plan_and_measure(&sp, &c, m, err)) < 0) {
+    algos = NULL;
+    if ((rc = plan_and_measure(&sp, &c, m, &algos, err)) < 0) {
       ooc_measure_fini(m);
       free(m);
       ooc_err_prefix(err, rc, "planner %s: ", ts[i]->name);
       goto done;
     }
     fill_row(r, m);
-    integrity(r, m, have_ref ? &ref : NULL);
+    if (algos != NULL && have_ref && r->feasible_measured) {
+      /* A plan that changes kernel algorithms: its reference is the
+       * in-core plan with the same algorithms (one more run). */
+      ooc_scenario_spec rs = *spec;
+      ooc_measure ref2;
+      ooc_measure_init(&ref2);
+      rs.planner = "incore";
+      rs.budget = 0;
+      rs.opts = NULL;
+      rs.n_opts = 0;
+      rs.layer_algo = algos;
+      c.want_traces = 0;
+      rc = plan_and_measure(&rs, &c, &ref2, NULL, err);
+      c.want_traces = keep_measures;
+      if (rc == OOC_OK)
+        integrity(r, m, ref2.measured.feasible ? &ref2 : NULL, 1);
+      ooc_measure_fini(&ref2);
+      if (rc < 0) {
+        free(algos);
+        ooc_measure_fini(m);
+        free(m);
+        ooc_err_prefix(err, rc, "planner %s: in-core reference with its "
+                       "kernel algorithms: ", ts[i]->name);
+        goto done;
+      }
+    } else {
+      integrity(r, m, have_ref ? &ref : NULL, 0);
+    }
+    free(algos);
     if (v->model[0] == '\0' && m->predicted.model != NULL) {
       snprintf(v->model, sizeof v->model, "%s", m->predicted.model);
       snprintf(v->hw, sizeof v->hw, "%s", m->predicted.hw);

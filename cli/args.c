@@ -105,6 +105,9 @@ const ooc_cli_option ooc_cli_options[] = {
     "(default: cpu-host for --backend cpu; required for cuda)" },
   { "repeat", 0, OOC_OPT_REPEAT, "N", OOC_CMD_CALIBRATE,
     "timed runs per measurement; medians are kept (default 3)" },
+  { "no-algorithms", 0, OOC_OPT_NOALGOS, NULL, OOC_CMD_CALIBRATE,
+    "skip the replays with each convolution algorithm\n"
+    "family the base profile offers (faster)" },
   { "verify", 0, OOC_OPT_VERIFY, NULL, EXECS,
     "checksum every swapped tensor at swap-out and after\nswap-in" },
   { "batches", 0, OOC_OPT_BATCHES, "LIST", OOC_CMD_REPORT,
@@ -485,6 +488,9 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "--repeat: '%s' must be an "
                          "integer in [1, 64]", arg);
     a->repeat = (int)n;
+    return OOC_OK;
+  case OOC_OPT_NOALGOS:
+    a->no_algorithms = 1;
     return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", c);

@@ -58,7 +58,7 @@ enum {
   OOC_OPT_MAXBATCH, OOC_OPT_FRESH, OOC_OPT_BATCHES, OOC_OPT_NOMAXBATCH,
   OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP,
   OOC_OPT_BACKEND, OOC_OPT_WARMUP, OOC_OPT_THREADS, OOC_OPT_LINK,
-  OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT
+  OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT, OOC_OPT_NOALGOS
 };
 
 /* One row of the option table (cli/args.c), from which both getopt_long's
@@ -148,6 +148,7 @@ typedef struct ooc_cli_args {
   int verify;                 /* --verify */
   const char *base;           /* --base PROFILE (calibrate) */
   int repeat;                 /* --repeat (calibrate; 0: not given) */
+  int no_algorithms;          /* --no-algorithms (calibrate) */
   int help;                   /* --help / -h seen (parsing stops there) */
   const char *pos[OOC_CLI_MAX_POS]; int n_pos;
   char **owned; int n_owned;  /* owned copies of the K=V arguments */

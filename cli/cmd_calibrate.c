@@ -95,8 +95,10 @@ kv_add(kv_list *l, const char *key, const char *fmt, double x)
 static int
 cmp_entry(const void *a, const void *b)
 {
-  return strcmp(((const ooc_calib_entry *)a)->sig,
-                ((const ooc_calib_entry *)b)->sig);
+  const ooc_calib_entry *x = a, *y = b;
+  int c = strcmp(x->sig, y->sig);
+
+  return c != 0 ? c : (x->algo > y->algo) - (x->algo < y->algo);
 }
 
 static int
@@ -122,21 +124,42 @@ median_of(const int64_t *v, const int32_t *idx, int32_t n, int64_t *tmp)
   return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
 }
 
-/* One calibration entry per distinct layer signature: the medians over
- * the layers that share it, plus the per-kernel overhead. *out and each
- * sig are heap (the caller frees). */
+/* Whether any layer of idx[0..n) is OOC_CALIB_REFUSED in v. */
+static int
+any_refused(const int64_t *v, const int32_t *idx, int32_t n)
+{
+  int32_t k;
+
+  for (k = 0; k < n; k++)
+    if (v[idx[k]] == OOC_CALIB_REFUSED)
+      return 1;
+  return 0;
+}
+
+/* The calibration entries: per distinct layer signature and kernel
+ * algorithm measured, the medians over the layers that share the
+ * signature, plus the per-kernel overhead; a family the backend refused
+ * for any layer of a signature gives an entry with offered false (the
+ * simulator then never picks it for such layers). *out and each sig are
+ * heap (the caller frees); *n_algo counts the non-default entries and
+ * *n_refused those not offered. */
 static int
 build_entries(const ooc_model *m, const ooc_calib_result *r,
-              ooc_calib_entry **out, int *n_out, ooc_err *err)
+              ooc_calib_entry **out, int *n_out, int *n_algo,
+              int *n_refused, ooc_err *err)
 {
-  ooc_calib_entry *e = calloc((size_t)m->n_layers + 1, sizeof *e);
+  size_t cap = ((size_t)m->n_layers + 1) * OOC_ALGO_COUNT;
+  ooc_calib_entry *e = calloc(cap, sizeof *e);
   int32_t *idx = malloc(sizeof(int32_t) * (size_t)(m->n_layers + 1));
   int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(m->n_layers + 1));
+  uint8_t *seen = malloc((size_t)m->n_layers + 1);
   char **sig = calloc((size_t)m->n_layers + 1, sizeof *sig);
   int32_t i, j, n = 0;
-  int rc = OOC_OK;
+  int a, rc = OOC_OK;
 
-  if (e == NULL || idx == NULL || tmp == NULL || sig == NULL) {
+  *n_algo = *n_refused = 0;
+  if (e == NULL || idx == NULL || tmp == NULL || seen == NULL ||
+      sig == NULL) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto done;
   }
@@ -151,32 +174,41 @@ build_entries(const ooc_model *m, const ooc_calib_result *r,
     }
     ooc_layer_signature(m, i, sig[i], (size_t)len + 1);
   }
-  for (i = 0; i < m->n_layers; i++) {
-    int32_t k = 0;
-    int64_t f, b;
-    if (sig[i] == NULL)
+  for (a = 0; a < OOC_ALGO_COUNT; a++) {
+    const int64_t *fv = a == 0 ? r->fwd_ns : r->algo_fwd_ns[a];
+    const int64_t *bv = a == 0 ? r->bwd_ns : r->algo_bwd_ns[a];
+    if (fv == NULL || bv == NULL)
       continue;
-    for (j = i; j < m->n_layers; j++)
-      if (sig[j] != NULL && strcmp(sig[j], sig[i]) == 0)
-        idx[k++] = j;
-    f = median_of(r->fwd_ns, idx, k, tmp);
-    b = median_of(r->bwd_ns, idx, k, tmp);
-    if (f >= 0 || b >= 0) {
-      e[n] = (ooc_calib_entry){
-        .sig = sig[i], .algo = 0, .offered = 1,
-        .fwd_ns = f >= 0 ? f + r->overhead_ns : -1,
-        .bwd_ns = b >= 0 ? b + r->overhead_ns : -1, .recomp_ns = -1,
-      };
-      sig[i] = NULL;          /* owned by the entry now */
+    memset(seen, 0, (size_t)m->n_layers + 1);
+    for (i = 0; i < m->n_layers; i++) {
+      int32_t k = 0;
+      int64_t f, b;
+      int refused;
+      if (sig[i] == NULL || seen[i])
+        continue;
+      for (j = i; j < m->n_layers; j++)
+        if (sig[j] != NULL && !seen[j] && strcmp(sig[j], sig[i]) == 0) {
+          seen[j] = 1;
+          idx[k++] = j;
+        }
+      refused = a > 0 && (any_refused(fv, idx, k) || any_refused(bv, idx, k));
+      f = refused ? -1 : median_of(fv, idx, k, tmp);
+      b = refused ? -1 : median_of(bv, idx, k, tmp);
+      if (!refused && f < 0 && b < 0)
+        continue;
+      if ((e[n].sig = strdup(sig[i])) == NULL) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        goto done;
+      }
+      e[n].algo = (uint8_t)a;
+      e[n].offered = !refused;
+      e[n].fwd_ns = f >= 0 ? f + r->overhead_ns : -1;
+      e[n].bwd_ns = b >= 0 ? b + r->overhead_ns : -1;
+      e[n].recomp_ns = -1;
+      *n_algo += a > 0;
+      *n_refused += refused;
       n++;
     }
-    /* The others of this signature are done. */
-    for (j = 1; j < k; j++) {
-      free(sig[idx[j]]);
-      sig[idx[j]] = NULL;
-    }
-    free(sig[i]);
-    sig[i] = NULL;
   }
   qsort(e, (size_t)n, sizeof *e, cmp_entry);
   *out = e;
@@ -192,6 +224,7 @@ done:
     for (i = 0; i < m->n_layers; i++)
       free(sig[i]);
   free(sig);
+  free(seen);
   free(idx);
   free(tmp);
   return rc;
@@ -258,6 +291,51 @@ overrides(const ooc_cli_args *a, const ooc_model *m, const ooc_hw *base,
   }
 }
 
+/* One line per convolution algorithm family measured: how many layers
+ * ran it, how many the backend refused, and the median over the layers
+ * that ran it of its forward + backward time over the default's. */
+static void
+print_algorithms(const ooc_model *m, const ooc_calib_result *r, int n_algo,
+                 int n_refused)
+{
+  double *ratio = malloc(sizeof(double) * (size_t)(m->n_layers + 1));
+  int a, i;
+
+  if (n_algo == 0 && n_refused == 0) {
+    free(ratio);
+    return;
+  }
+  printf("algorithms  %d signature entries, %d of them refused by the "
+         "backend\n", n_algo, n_refused);
+  for (a = 1; a < OOC_ALGO_COUNT && ratio != NULL; a++) {
+    int ran = 0, refused = 0, k;
+    if (r->algo_fwd_ns[a] == NULL)
+      continue;
+    for (i = 0; i < m->n_layers; i++) {
+      int64_t f = r->algo_fwd_ns[a][i], b = r->algo_bwd_ns[a][i];
+      if (f == OOC_CALIB_REFUSED || b == OOC_CALIB_REFUSED)
+        refused++;
+      else if (f >= 0 && b >= 0 && r->fwd_ns[i] > 0 && r->bwd_ns[i] > 0)
+        ratio[ran++] = (double)(f + b) / (double)(r->fwd_ns[i] +
+                                                  r->bwd_ns[i]);
+    }
+    for (i = 1; i < ran; i++)             /* insertion sort: a few dozen */
+      for (k = i; k > 0 && ratio[k - 1] > ratio[k]; k--) {
+        double t = ratio[k];
+        ratio[k] = ratio[k - 1];
+        ratio[k - 1] = t;
+      }
+    printf("  %-18s ran on %d layers", ooc_algo_name((ooc_algo)a), ran);
+    if (ran > 0)
+      printf(" (median time x%.3f the default's)",
+             ran % 2 ? ratio[ran / 2]
+                     : (ratio[ran / 2 - 1] + ratio[ran / 2]) / 2);
+    printf(", refused on %d%s%s\n", refused,
+           r->algo_failed[a][0] ? ": " : "", r->algo_failed[a]);
+  }
+  free(ratio);
+}
+
 /* A JSON string literal of s into buf (quotes and backslashes escaped). */
 static void
 jstr(char *buf, size_t n, const char *s)
@@ -297,7 +375,7 @@ ooc_cmd_calibrate(int argc, char **argv)
   char host[64] = "unknown", date[32], name[128], *json = NULL;
   char src[4096], q1[1200], q2[600], q3[600], scen[300];
   const char *base_name, *slash, *dot;
-  int n_ent = 0, i, rc = 1, host_device;
+  int n_ent = 0, n_algo = 0, n_refused = 0, i, rc = 1, host_device;
   time_t now = time(NULL);
   struct tm tm;
 
@@ -359,14 +437,14 @@ ooc_cmd_calibrate(int argc, char **argv)
     .backend = b, .model = model, .program = &prog, .hw = base,
     .allocator = at, .budget = base->mem_usable, .threads = a.threads,
     .repeat = a.repeat > 0 ? a.repeat : 3, .link_GBps = a.link_GBps,
-    .seed = 42, .progress = &pg,
+    .seed = 42, .algorithms = !a.no_algorithms, .progress = &pg,
   };
   ooc_progress_begin(&pg, isatty(2) ? stderr : NULL, "calibrate");
   rc = ooc_calib_run(&cfg, &r, &err);
   ooc_progress_end(&pg);
   if (rc < 0)
     goto fail;
-  if (build_entries(model, &r, &ent, &n_ent, &err) < 0)
+  if (build_entries(model, &r, &ent, &n_ent, &n_algo, &n_refused, &err) < 0)
     goto fail;
   overrides(&a, model, base, &r, host_device, name, &kv);
 
@@ -420,9 +498,10 @@ ooc_cmd_calibrate(int argc, char **argv)
          r.note);
   printf("kernels     %d signatures from %d replay%s of %s: iteration "
          "%.6f s, overhead %.3f us per kernel, optimizer step %.6f s\n",
-         n_ent, cfg.repeat, cfg.repeat == 1 ? "" : "s", scen,
+         n_ent - n_algo, cfg.repeat, cfg.repeat == 1 ? "" : "s", scen,
          (double)r.iteration_ns * 1e-9,
          (double)r.overhead_ns * 1e-3, (double)r.update_ns * 1e-9);
+  print_algorithms(model, &r, n_algo, n_refused);
   printf("copies      H2D %.3f GB/s, D2H %.3f GB/s, both at once %.3f / "
          "%.3f GB/s, latency %.1f us (worst fit residual %.1f%%)%s\n",
          1e-9 / r.h2d.slope, 1e-9 / r.d2h.slope, 1e-9 / r.dup_h2d.slope,

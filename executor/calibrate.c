@@ -75,10 +75,16 @@ ooc_calib_result_init(ooc_calib_result *r)
 void
 ooc_calib_result_fini(ooc_calib_result *r)
 {
+  int a;
+
   if (r == NULL)
     return;
   free(r->fwd_ns);
   free(r->bwd_ns);
+  for (a = 0; a < OOC_ALGO_COUNT; a++) {
+    free(r->algo_fwd_ns[a]);
+    free(r->algo_bwd_ns[a]);
+  }
   ooc_calib_result_init(r);
 }
 
@@ -539,14 +545,15 @@ load_stop(load *ld, ooc_err *err)
 
 /* One replay (one warm-up, one timed iteration); its trace into tr. */
 static int
-replay(const ooc_calib_config *cfg, ooc_trace *tr, ooc_exec_result *res,
-       ooc_err *err)
+replay_prog(const ooc_calib_config *cfg, const ooc_program *p,
+            uint8_t *refused, ooc_trace *tr, ooc_exec_result *res,
+            ooc_err *err)
 {
   ooc_exec_config ec = {
-    .backend = cfg->backend, .model = cfg->model, .program = cfg->program,
+    .backend = cfg->backend, .model = cfg->model, .program = p,
     .hw = cfg->hw, .allocator = cfg->allocator, .budget = cfg->budget,
     .warmup = 1, .iterations = 1, .threads = cfg->threads,
-    .seed = cfg->seed,
+    .seed = cfg->seed, .refused = refused,
   };
   ooc_exec *ex = NULL;
   int rc;
@@ -558,6 +565,13 @@ replay(const ooc_calib_config *cfg, ooc_trace *tr, ooc_exec_result *res,
     rc = ooc_err_set(err, OOC_ENOMEM, "calibrate: the in-core replay ran "
                      "out of memory (%s)", res->oom.reason);
   return rc;
+}
+
+static int
+replay(const ooc_calib_config *cfg, ooc_trace *tr, ooc_exec_result *res,
+       ooc_err *err)
+{
+  return replay_prog(cfg, cfg->program, NULL, tr, res, err);
 }
 
 /* Per-instruction duration of the trace into d (-1 when absent). */
@@ -681,13 +695,129 @@ done:
   return rc;
 }
 
+/* Whether family a is measured for layer `layer` of m: a convolution the
+ * family applies to (ir/algo.h). */
+static int
+algo_applies(const ooc_model *m, int layer, int a)
+{
+  uint64_t ws;
+
+  return ooc_algo_has_choice(m, layer) &&
+         ooc_algo_workspace(m, layer, (ooc_algo)a, &ws) == OOC_OK;
+}
+
+/* Whether family a >= 1 is measured at all: asked for, offered by the base
+ * profile and applicable to one of the program's kernels. */
+static int
+family_measured(const ooc_calib_config *cfg, int a)
+{
+  const ooc_program *p = cfg->program;
+  int32_t i;
+
+  if (!cfg->algorithms || cfg->hw == NULL || !(cfg->hw->algo_factor[a] > 0))
+    return 0;
+  for (i = p->prologue_end; i < p->n_instr; i++)
+    if (p->instr[i].kind == OOC_I_COMPUTE && p->instr[i].layer >= 0 &&
+        algo_applies(cfg->model, p->instr[i].layer, a))
+      return 1;
+  return 0;
+}
+
+/* The in-core program with every applicable convolution naming family a,
+ * replayed `repeat` times; per layer the median kernels, or REFUSED. */
+static int
+measure_algorithms(const ooc_calib_config *cfg, ooc_calib_result *r,
+                   int64_t *done, int64_t total, ooc_err *err)
+{
+  const ooc_program *p = cfg->program;
+  const ooc_model *m = cfg->model;
+  int reps = cfg->repeat < MAX_REP ? cfg->repeat : MAX_REP;
+  size_t ni = (size_t)p->n_instr + 1;
+  ooc_program q = *p;
+  ooc_instr *ins = malloc(sizeof *ins * ni);
+  uint8_t *refused = malloc(ni);
+  int64_t *d = malloc(sizeof(int64_t) * ni);
+  int64_t *samples = malloc(sizeof(int64_t) * ni * (size_t)reps);
+  ooc_exec_result res;
+  ooc_trace tr;
+  char what[64];
+  int32_t i;
+  int a, k, rc = OOC_OK;
+
+  ooc_trace_init(&tr);
+  if (ins == NULL || refused == NULL || d == NULL || samples == NULL) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "calibrate: out of memory");
+    goto done;
+  }
+  q.instr = ins;
+  for (a = 1; a < OOC_ALGO_COUNT; a++) {
+    ooc_err e;
+    int failed = 0;
+    if (!family_measured(cfg, a))
+      continue;
+    memcpy(ins, p->instr, sizeof *ins * (size_t)p->n_instr);
+    for (i = p->prologue_end; i < p->n_instr; i++)
+      if (ins[i].kind == OOC_I_COMPUTE && ins[i].layer >= 0 &&
+          ins[i].phase != OOC_PH_UPDATE &&
+          algo_applies(m, ins[i].layer, a))
+        ins[i].algo = (uint8_t)a;
+    memset(refused, 0, ni);
+    r->algo_fwd_ns[a] = malloc(sizeof(int64_t) * (size_t)(m->n_layers + 1));
+    r->algo_bwd_ns[a] = malloc(sizeof(int64_t) * (size_t)(m->n_layers + 1));
+    if (r->algo_fwd_ns[a] == NULL || r->algo_bwd_ns[a] == NULL) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "calibrate: out of memory");
+      goto done;
+    }
+    for (i = 0; i < m->n_layers; i++)
+      r->algo_fwd_ns[a][i] = r->algo_bwd_ns[a][i] = -1;
+    snprintf(what, sizeof what, "replaying with %s",
+             ooc_algo_name((ooc_algo)a));
+    for (k = 0; k < reps && !failed; k++) {
+      step(cfg, (*done)++, total, what);
+      ooc_err_clear(&e);
+      if ((rc = replay_prog(cfg, &q, refused, &tr, &res, &e)) < 0) {
+        /* Past preparation (a kernel that failed when it ran, out of
+         * memory with its workspaces): the family is not usable here. */
+        snprintf(r->algo_failed[a], sizeof r->algo_failed[a], "%.180s",
+                 e.msg);
+        failed = 1;
+        rc = OOC_OK;
+        break;
+      }
+      durations(&q, &tr, d);
+      for (i = 0; i < p->n_instr; i++)
+        samples[(size_t)i * (size_t)reps + (size_t)k] = d[i];
+    }
+    for (i = p->prologue_end; i < p->n_instr; i++) {
+      const ooc_instr *in = &ins[i];
+      int64_t v;
+      if (in->algo != a)
+        continue;
+      v = failed || refused[i]
+              ? OOC_CALIB_REFUSED
+              : median_i64(samples + (size_t)i * (size_t)reps, reps);
+      if (in->phase == OOC_PH_FWD)
+        r->algo_fwd_ns[a][in->layer] = v;
+      else if (in->phase == OOC_PH_BWD)
+        r->algo_bwd_ns[a][in->layer] = v;
+    }
+  }
+done:
+  ooc_trace_fini(&tr);
+  free(ins);
+  free(refused);
+  free(d);
+  free(samples);
+  return rc;
+}
+
 int
 ooc_calib_run(const ooc_calib_config *cfg, ooc_calib_result *r,
               ooc_err *err)
 {
   bstate s;
   int64_t done = 0, total;
-  int rc;
+  int rc, a;
 
   ooc_calib_result_init(r);
   memset(&s, 0, sizeof s);
@@ -697,7 +827,11 @@ ooc_calib_run(const ooc_calib_config *cfg, ooc_calib_result *r,
   if ((rc = ooc_exec_backend_probe(cfg->backend, err)) < 0)
     return rc;
   total = (cfg->repeat < MAX_REP ? cfg->repeat : MAX_REP) + 4;
-  if ((rc = measure_kernels(cfg, r, &done, total, err)) < 0)
+  for (a = 1; a < OOC_ALGO_COUNT; a++)
+    if (family_measured(cfg, a))
+      total += cfg->repeat < MAX_REP ? cfg->repeat : MAX_REP;
+  if ((rc = measure_kernels(cfg, r, &done, total, err)) < 0 ||
+      (rc = measure_algorithms(cfg, r, &done, total, err)) < 0)
     return rc;
   step(cfg, done++, total, "copies");
   if ((rc = bs_open(&s, cfg, err)) < 0)

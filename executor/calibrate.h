@@ -9,6 +9,13 @@
  *     overhead of the replay (the compute stream's time outside kernels,
  *     ALLOC/FREE and issue included, per kernel: what the simulator's launch
  *     stands for);
+ *   - convolution algorithms (cfg->algorithms): for each family a >= 1 the
+ *     base profile offers (`compute.conv_algorithms`), the same program
+ *     with every convolution the family applies to (ir/algo.h) naming a,
+ *     replayed `repeat` times; a kernel the backend has no such algorithm
+ *     for is recorded as refused (the executor's `refused` option) and
+ *     not run; the rest are timed as above (workspaces beyond the
+ *     program's come from the backend's side buffer);
  *   - interference: the same replay with one, then two copy threads
  *     copying without pause (through the backend, paced when link_GBps is
  *     set): per op class, x = sum k y_k / sum k^2 with y_k the class's
@@ -23,7 +30,8 @@
  *     release inside a reserved range, a pinned host buffer.
  *
  * Ownership: the config borrows everything; the result owns its arrays
- * (ooc_calib_result_fini). Cost: about 2 x repeat + 4 training iterations,
+ * (ooc_calib_result_fini). Cost: about 2 x repeat + 4 training iterations
+ * (+ repeat + 1 per algorithm family measured),
  * plus the copies (2 x copy_max host and device bytes).
  */
 #ifndef OOC_CALIBRATE_H
@@ -35,6 +43,7 @@
 #include "ir/model.h"
 #include "ir/hw.h"
 #include "ir/program.h"
+#include "ir/algo.h"
 #include "alloc/alloc.h"
 #include "executor/executor.h"
 
@@ -50,6 +59,8 @@ typedef struct ooc_calib_config {
   double link_GBps;             /* copy pacing (0: none) */
   uint64_t copy_max;            /* largest copy (0: 64 MiB) */
   uint64_t seed;
+  int algorithms;               /* 1: also replay each convolution
+                                   algorithm family hw offers (below) */
   ooc_progress *progress;       /* may be NULL */
 } ooc_calib_config;
 
@@ -64,6 +75,15 @@ typedef struct ooc_calib_result {
   char note[256];               /* the backend's line */
   int32_t n_layers;
   int64_t *fwd_ns, *bwd_ns;     /* per layer, medians; -1: no kernel */
+  /* Per convolution algorithm family a >= 1 that was replayed
+   * (algo_fwd_ns[a] != NULL): per layer, the medians run with it; -1: the
+   * family does not apply to the layer (ir/algo.h) or it has no such
+   * kernel; OOC_CALIB_REFUSED: the backend has no kernel of the family
+   * for the layer. */
+  int64_t *algo_fwd_ns[OOC_ALGO_COUNT], *algo_bwd_ns[OOC_ALGO_COUNT];
+  /* A family whose replay failed past its kernels' preparation: why (its
+   * layers are then all OOC_CALIB_REFUSED); "" otherwise. */
+  char algo_failed[OOC_ALGO_COUNT][192];
   int64_t update_ns;            /* the optimizer step */
   int32_t update_launches;      /* layers with parameters */
   int64_t overhead_ns;          /* per kernel, outside kernels */
@@ -83,6 +103,8 @@ typedef struct ooc_calib_result {
       chunk_release_ns, host_alloc_ns;
   uint64_t chunk_bytes;
 } ooc_calib_result;
+
+#define OOC_CALIB_REFUSED (-2)
 
 void ooc_calib_result_init(ooc_calib_result *r);
 void ooc_calib_result_fini(ooc_calib_result *r);

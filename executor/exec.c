@@ -573,6 +573,12 @@ prepare_all(ooc_exec *ex)
     if (k->skip)
       continue;
     if ((rc = ex->b->prepare(ex->bstate, k, &e)) != OOC_OK) {
+      if (ex->cfg.refused != NULL && rc == OOC_EINVAL) {
+        ex->cfg.refused[k->instr] = 1;
+        ex->ks.k[n].skip = 1;
+        ooc_err_clear(&e);
+        continue;
+      }
       fail(ex, rc, &e);
       return;
     }

@@ -99,6 +99,12 @@ typedef struct ooc_exec_config {
                                    fast as memcpy goes) */
   int verify;                   /* checksum every swapped tensor at
                                    swap-out and after swap-in */
+  /* Calibration only (executor/calibrate.c): when not NULL, a kernel the
+   * backend refuses to build (prepare() fails: no kernel of its algorithm
+   * for the layer) is not an error: refused[instruction] is set to 1 and
+   * the instruction completes without running, its outputs unwritten.
+   * The caller zeroes program->n_instr bytes. */
+  uint8_t *refused;
 } ooc_exec_config;
 
 typedef struct ooc_exec_result {

@@ -102,6 +102,16 @@ ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
   }
   if (pl->sched_budget == 0)
     pl->sched_budget = ctx->budget;
+  if (ctx->layer_algo != NULL) {
+    const ooc_liveness *lv = ctx->live;
+    int32_t l;
+    for (l = 0; l < ctx->model->n_layers; l++) {
+      if (lv->fwd_step[l] >= 0)
+        pl->algo[lv->fwd_step[l]] = ctx->layer_algo[2 * l];
+      if (lv->bwd_step[l] >= 0)
+        pl->algo[lv->bwd_step[l]] = ctx->layer_algo[2 * l + 1];
+    }
+  }
   rc = ooc_plan_lower(pl, ctx->live, prog, err);
   if (rc == OOC_OK)
     rc = ooc_program_validate(prog, err);

@@ -40,6 +40,10 @@ typedef struct ooc_planner_ctx {
   int n_opts;
   ooc_sim *sim;               /* oracle (configured for this scenario) */
   ooc_program *scratch;       /* scratch program for the oracle */
+  /* NULL, or 2 per layer (forward, backward): the kernel algorithm
+   * (ir/algo.h) the plan's steps then take, whatever the planner chose
+   * (validate's in-core reference for a plan that changes algorithms). */
+  const uint8_t *layer_algo;
 } ooc_planner_ctx;
 
 /* What the conformance suites may expect of a planner beyond the

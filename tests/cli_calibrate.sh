@@ -34,6 +34,28 @@ awk -v t="$it" 'BEGIN { exit !(t > 0 && t < 10) }' && ok "iteration $it s" || no
 expect_ok "calibrate again" "$OOCSIM" calibrate -m "$M" -b 64 --repeat 1 -o "$TMP/cal.json"
 [ "$(grep -c '"sig":' "$TMP/cal.json")" = "$n" ] && ok "same signatures again" || not_ok "same signatures again"
 
+# Convolution algorithms: a base profile that offers the families makes
+# calibrate replay each; oneDNN runs the GEMM ones and has no FFT kernels,
+# which the profile then marks as not offered (so no plan picks them).
+expect_ok "calibrate with algorithms" "$OOCSIM" calibrate -m "$M" -b 8 --repeat 1 --base v100-pcie3 -o "$TMP/alg.json"
+grep -q "^algorithms  [0-9]* signature entries, [0-9]* of them refused by the backend$" "$TMP/out" && ok "prints algorithms" || not_ok "prints algorithms ($(grep algorithms "$TMP/out"))"
+grep -q "^  implicit_gemm      ran on 2 layers (median time x[0-9.]* the default's), refused on 0$" "$TMP/out" && ok "implicit_gemm ran" || not_ok "implicit_gemm ran ($(grep implicit_gemm "$TMP/out"))"
+grep -q "^  fft                ran on 0 layers, refused on 2$" "$TMP/out" && ok "fft refused" || not_ok "fft refused ($(grep ' fft ' "$TMP/out"))"
+n_gemm=$(grep -c '"algo": "implicit_gemm",' "$TMP/alg.json")
+[ "$n_gemm" = 1 ] && ok "one implicit_gemm entry" || not_ok "one implicit_gemm entry ($n_gemm)"
+grep -A1 '"algo": "fft",' "$TMP/alg.json" | grep -q '"offered": false' && ok "fft not offered" || not_ok "fft not offered"
+expect_ok "superneurons on it" "$OOCSIM" simulate -m "$M" -b 8 --hw "$TMP/alg.json" -p superneurons
+# With implicit GEMM made the fastest, SuperNeurons §3.5 picks it, and its
+# weights are checked against the in-core plan run with its algorithms.
+sed '/"algo": "implicit_gemm",/{n;s/"fwd_us": [0-9.]*/"fwd_us": 0.001/;n;s/"bwd_us": [0-9.]*/"bwd_us": 0.001/;}' "$TMP/alg.json" > "$TMP/fast.json"
+expect_ok "superneurons with a fast implicit GEMM" "$OOCSIM" simulate -m "$M" -b 8 --hw "$TMP/fast.json" -p superneurons
+grep -q " 4 conv algorithms changed" "$TMP/out" && ok "superneurons picks the measured algorithm" || not_ok "superneurons picks the measured algorithm ($(grep planner "$TMP/out"))"
+expect_ok "validate superneurons on it" "$OOCSIM" validate -m "$M" -b 8 --hw "$TMP/fast.json" -p superneurons --iterations 1 --json
+grep -q "bit-identical to the in-core plan's ([0-9]* values), run with the plan's kernel algorithms" "$TMP/out" && ok "reference with the plan's algorithms" || not_ok "reference with the plan's algorithms ($(grep integrity "$TMP/out"))"
+expect_ok "calibrate --no-algorithms" "$OOCSIM" calibrate -m "$M" -b 8 --repeat 1 --base v100-pcie3 --no-algorithms -o "$TMP/noalg.json"
+grep -q "^algorithms" "$TMP/out" && not_ok "--no-algorithms prints none" || ok "--no-algorithms prints none"
+grep -q '"algo"' "$TMP/noalg.json" && not_ok "--no-algorithms: default entries only" || ok "--no-algorithms: default entries only"
+
 expect_fail "missing -o" "missing -o" "$OOCSIM" calibrate -m "$M" -b 8
 expect_fail "repeat 0" "--repeat: '0' must be an integer in [1, 64]" "$OOCSIM" calibrate -m "$M" -b 8 --repeat 0 -o "$TMP/c.json"
 expect_fail "unknown backend" "--backend: unknown executor backend 'tpu'" "$OOCSIM" calibrate --backend tpu -m "$M" -b 8 -o "$TMP/c.json"
