@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/plansim.h"
+#include "planners/registry.h"
 #include "base/util.h"
 
 int
@@ -42,7 +43,7 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
     .allocator_options = job->allocator_options, .budget = job->budget,
     .chunk_bytes = cfg.chunk_bytes, .opts = job->opts,
     .n_opts = job->n_opts, .sim = sim, .scratch = &scratch,
-    .layer_algo = job->layer_algo,
+    .layer_algo = job->layer_algo, .peers = ooc_planner_types,
   };
   t0 = ooc_wall_s();
   if ((rc = ooc_planner_run(job->planner, &ctx, &pl, prog, err)) < 0)

@@ -44,6 +44,10 @@ typedef struct ooc_planner_ctx {
    * (ir/algo.h) the plan's steps then take, whatever the planner chose
    * (validate's in-core reference for a plan that changes algorithms). */
   const uint8_t *layer_algo;
+  /* NULL, or the NULL-terminated registry of planners (planners/registry.h)
+   * for a planner that starts from the others' plans (joint); passed in
+   * so that no planner links the registry that lists it. */
+  const struct ooc_planner_type *const *peers;
 } ooc_planner_ctx;
 
 /* What the conformance suites may expect of a planner beyond the

@@ -231,6 +231,38 @@ winner_ties(ooc_doc *d, const ooc_report_opts *o, const ooc_table *thr,
     ooc_doc_p(d, "Within 0.5%% of it, a tie at this precision: %s.", ties);
 }
 
+/* When the winner is joint: where its search started, against the
+ * runner-up (the fastest other feasible planner at B), and what it
+ * changed (its plan note: the improving moves by kind). */
+static void
+winner_search(ooc_doc *d, const ooc_report_opts *o, const ooc_table *thr,
+              int64_t win)
+{
+  const char *note = ts(thr, win, "plan_note");
+  double it = tv(thr, win, "iteration_s"), best = 0;
+  int64_t r, ru = -1;
+
+  if (strcmp(ts(thr, win, "planner"), "joint") != 0 ||
+      strncmp(note, "joint: ", 7) != 0)
+    return;
+  for (r = 0; r < thr->nrows; r++)
+    if (r != win && (int64_t)tv(thr, r, "batch") == o->batch &&
+        feasible(thr, r) && (ru < 0 || tv(thr, r, "iteration_s") < best)) {
+      ru = r;
+      best = tv(thr, r, "iteration_s");
+    }
+  if (ru < 0) {
+    ooc_doc_p(d, "Search: %s.", note + 7);
+    return;
+  }
+  ooc_doc_p(d, "Against the runner-up: %s takes %.1f ms. joint searched "
+            "keep / swap / recompute, swap-in timing and convolution "
+            "algorithms with the simulator, starting from the best of the "
+            "other planners' plans, and is %.1f ms (%.1f%%) faster: %s.",
+            ts(thr, ru, "planner"), best * 1e3, (best - it) * 1e3,
+            best > 0 ? 100 * (best - it) / best : 0.0, note + 7);
+}
+
 /* How the winner fits (what it keeps, swaps, recomputes) and where its
  * time goes: busy compute, and its overheads when one passes 2%. */
 static void
@@ -335,6 +367,7 @@ section_winner(ooc_doc *d, const ooc_report_opts *o,
             tv(thr, win, "slowdown"), it / lb, lb * 1e3);
   winner_ties(d, o, thr, win);
   winner_how(d, thr, win);
+  winner_search(d, o, thr, win);
   winner_classes(d, &rd->win_explain);
 }
 

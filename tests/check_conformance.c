@@ -112,7 +112,7 @@ plan_and_sim(scen *S, const ooc_planner_type *t, ooc_program *prog,
   ooc_planner_ctx ctx = {
     .model = S->m, .hw = hw, .costs = S->costs, .live = S->lv,
     .allocator = &ooc_alloc_caching, .budget = S->budget, .sim = S->sim,
-    .scratch = &S->scratch,
+    .scratch = &S->scratch, .peers = ooc_planner_types,
   };
   ooc_plan pl;
   ooc_err err = { 0 };

@@ -164,7 +164,8 @@ static void fx_budget_chunk(fixture *f, uint64_t budget, const char *alloc,
                               .budget = budget,
                               .chunk_bytes = cfg.chunk_bytes,
                               .opts = NULL, .n_opts = 0, .sim = f->sim,
-                              .scratch = &f->scratch };
+                              .scratch = &f->scratch,
+                              .peers = ooc_planner_types };
 }
 
 /* Configure the oracle for budget (bytes) and allocator a. */

@@ -105,14 +105,19 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
   {
     /* The properties below do not depend on how long a planner searches:
      * pooch's simulation budget is cut to 200 to keep the suite quick. */
-    static const ooc_kv quick = { "max_sims", "200" };
-    int takes = ooc_planner_accepts(t, quick.key);
+    static const ooc_kv quick_sims = { "max_sims", "200" };
+    static const ooc_kv quick_evals = { "max_evals", "100" };
+    const ooc_kv *quick = ooc_planner_accepts(t, quick_sims.key)
+                              ? &quick_sims
+                              : ooc_planner_accepts(t, quick_evals.key)
+                                    ? &quick_evals : NULL;
     ooc_planner_ctx ctx = { .model = m, .hw = hw, .costs = costs,
                             .live = lv, .allocator = a,
                             .budget = hw->mem_usable, .sim = sim,
                             .scratch = &scratch,
-                            .opts = takes ? &quick : NULL,
-                            .n_opts = takes ? 1 : 0 };
+                            .opts = quick,
+                            .n_opts = quick != NULL,
+                            .peers = ooc_planner_types };
     below = ooc_plan_check_budget(lv, hw->mem_usable, NULL) != OOC_OK;
     rc = ooc_planner_run(t, &ctx, &pl, &prog, &err);
     if (rc != OOC_OK) {

@@ -1,0 +1,539 @@
+/* planners/joint.c — oocsim's own planner: keep, swap or recompute per
+ * activation, when each swap-in is issued, and each convolution's kernel
+ * algorithm, searched jointly with the simulator in the loop
+ * (docs/planners.md, "joint").
+ *
+ * None of the seed planners decides all of these at once: window times
+ * transfers, PoocH classifies keep / swap / recompute, SuperNeurons decides
+ * by layer type and picks algorithms, checkpointing only recomputes. joint
+ * starts from the best of their plans and improves it by local search:
+ *
+ * 1. Start. Every other registered planner (ctx->peers; none when it is
+ *    NULL, and then there is no start) plans the scenario (PoocH with
+ *    at most `start_sims` simulations of its own); each plan is simulated
+ *    and the fastest feasible one is the incumbent (ties: registry order).
+ *    joint's plan is never slower than it: the search only replaces the
+ *    incumbent with a faster feasible plan.
+ * 2. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
+ *    change one decision:
+ *    - keep: a swapped or recomputed activation stays resident;
+ *    - swap: an activation backward reads goes to host memory after its
+ *      last forward use and comes back before its first backward use,
+ *      the swap-in issued as early as memory allows;
+ *    - recompute: an activation is dropped after its last forward use and
+ *      rebuilt by its forward kernel before backward needs it (the
+ *      toolkit's one-step segment);
+ *    - earlier / later: a swap-in is issued 1 to 4 steps earlier or later;
+ *    - algorithm: a convolution's forward or backward takes another kernel
+ *      algorithm family the cost model offers (its workspace follows).
+ *    Moves are steered by the oracle's per-tensor record of the current
+ *    plan (sim/sim.h's detail): with probability 1/2 the target is drawn
+ *    among the activations whose swap-in or swap-out the compute stream
+ *    waited for, by the time it waited; an exposed swap-in is moved
+ *    earlier or its activation kept or recomputed, an exposed swap-out
+ *    kept or recomputed. A move is accepted when the simulated iteration
+ *    is faster, or slower by d with probability exp(-d / T), T falling
+ *    linearly from 0.2% of the start's time to 0 over the evaluations.
+ *    An infeasible plan (out of memory) or one the lowering or the
+ *    simulator rejects is never accepted.
+ * 3. It is deterministic: the moves come from a xorshift64* generator
+ *    seeded with `seed` (default 1), and it stops after `max_evals`
+ *    simulations of the search (default 400). `budget_s` (default 0: none)
+ *    also stops it after that many seconds of wall time, which makes the
+ *    plan depend on the machine's speed.
+ *
+ * The note says which plan it started from, how much faster the result
+ * is, what it changed and how many simulations it ran; the metrics carry
+ * them (simulations, start_s, improvement).
+ *
+ * Cost: the start's planners, then per evaluation one lowering and one
+ * simulation, O(steps + records + events); moves are O(records).
+ * Ownership: the state's plans and arrays, freed by jt_free.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "ir/algo.h"
+#include "plan/planner.h"
+#include "plan/toolkit.h"
+#include "sim/cost.h"
+#include "sim/sim.h"
+
+enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
+       MV_COUNT };
+static const char *const mv_names[MV_COUNT] = {
+  "keep", "swap", "recompute", "earlier", "later", "algorithm"
+};
+
+struct jt_state {
+  ooc_plan cur, best, cand, start;
+  int inited;
+  ooc_sim_detail det;
+  int det_inited;
+  uint64_t rng;
+  uint8_t *mark;            /* per act, toolkit scratch (all 0) */
+  int32_t *acts;            /* acts backward reads (candidates) */
+  int32_t n_acts;
+  int32_t *conv_steps;      /* steps whose kernel has a choice */
+  int32_t n_conv;
+  int32_t *hot;             /* acts with exposed transfers */
+  int64_t *hot_w;           /* their cumulative weights */
+  int32_t n_hot;
+  int hot_in;               /* hot list from swap-ins (1) or outs (0) */
+};
+
+static int
+jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
+{
+  struct jt_state *st = state;
+  const ooc_liveness *lv = ctx->live;
+  int32_t a, s;
+
+  st->mark = calloc((size_t)lv->n_acts + 1, 1);
+  st->acts = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
+  st->hot = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
+  st->hot_w = malloc(sizeof(int64_t) * ((size_t)lv->n_acts + 1));
+  st->conv_steps = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
+  if (st->mark == NULL || st->acts == NULL || st->hot == NULL ||
+      st->hot_w == NULL || st->conv_steps == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  st->inited = 1;
+  if (ooc_plan_init(&st->cur, lv, err) < 0 ||
+      ooc_plan_init(&st->best, lv, err) < 0 ||
+      ooc_plan_init(&st->cand, lv, err) < 0 ||
+      ooc_plan_init(&st->start, lv, err) < 0)
+    return OOC_ENOMEM;
+  ooc_sim_detail_init(&st->det);
+  st->det_inited = 1;
+  for (a = 1; a < lv->n_acts; a++)
+    if (lv->act_first_bwd[a] >= 0 && lv->act_last_fwd[a] >= 0 &&
+        lv->act_last_fwd[a] < lv->act_first_bwd[a])
+      st->acts[st->n_acts++] = a;
+  for (s = 0; s < lv->n_steps; s++) {
+    const ooc_step *sp = &lv->steps[s];
+    if (sp->phase != OOC_PH_UPDATE && sp->layer >= 0 &&
+        ooc_algo_has_choice(ctx->model, sp->layer))
+      st->conv_steps[st->n_conv++] = s;
+  }
+  return OOC_OK;
+}
+
+static void
+jt_free(void *state)
+{
+  struct jt_state *st = state;
+
+  if (st->inited) {
+    ooc_plan_fini(&st->cur);
+    ooc_plan_fini(&st->best);
+    ooc_plan_fini(&st->cand);
+    ooc_plan_fini(&st->start);
+  }
+  if (st->det_inited)
+    ooc_sim_detail_fini(&st->det);
+  free(st->mark);
+  free(st->acts);
+  free(st->hot);
+  free(st->hot_w);
+  free(st->conv_steps);
+}
+
+/* xorshift64* (Vigna 2016): deterministic, no global state. */
+static uint64_t
+rnd(struct jt_state *st)
+{
+  st->rng ^= st->rng >> 12;
+  st->rng ^= st->rng << 25;
+  st->rng ^= st->rng >> 27;
+  return st->rng * 2685821657736338717ull;
+}
+
+static uint32_t
+rnd_below(struct jt_state *st, uint32_t n)
+{
+  return n > 0 ? (uint32_t)((rnd(st) >> 33) % n) : 0;
+}
+
+static double
+rnd_unit(struct jt_state *st)
+{
+  return (double)(rnd(st) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Remove act a's activation records (its gradient's swaps stay) and keep
+ * it. O(records). */
+static void
+drop_records(ooc_plan *pl, int32_t a)
+{
+  int32_t i, n = 0;
+
+  for (i = 0; i < pl->n_swaps; i++)
+    if (pl->swaps[i].act != a || pl->swaps[i].grad)
+      pl->swaps[n++] = pl->swaps[i];
+  pl->n_swaps = n;
+  n = 0;
+  for (i = 0; i < pl->n_recomps; i++)
+    if (pl->recomps[i].act != a)
+      pl->recomps[n++] = pl->recomps[i];
+  pl->n_recomps = n;
+  pl->action[a] = OOC_KEEP;
+}
+
+/* Pick an activation: from the hot list (by exposed time) or uniformly
+ * among those backward reads. -1 when there is none. */
+static int32_t
+pick_act(struct jt_state *st, int steer)
+{
+  if (steer && st->n_hot > 0) {
+    int64_t x = (int64_t)(rnd_unit(st) * (double)st->hot_w[st->n_hot - 1]);
+    int32_t lo = 0, hi = st->n_hot - 1;
+    while (lo < hi) {
+      int32_t mid = lo + (hi - lo) / 2;
+      if (st->hot_w[mid] > x)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return st->hot[lo];
+  }
+  return st->n_acts > 0 ? st->acts[rnd_below(st, (uint32_t)st->n_acts)]
+                        : -1;
+}
+
+/* Apply one random move to pl (a copy of the current plan). Returns the
+ * move, or -1 when the drawn move does not apply (nothing changed). */
+static int
+move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+     ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int steer = st->n_hot > 0 && (rnd(st) & 1);
+  int m = (int)rnd_below(st, MV_COUNT);
+  int32_t a, i, s;
+
+  if (steer)   /* exposed transfers: bring in earlier, keep or recompute */
+    m = st->hot_in ? (int[]){ MV_EARLIER, MV_EARLIER, MV_KEEP,
+                              MV_RECOMP }[rnd_below(st, 4)]
+                   : (rnd(st) & 1 ? MV_KEEP : MV_RECOMP);
+  if (m == MV_ALGO) {
+    int32_t l;
+    int ph, cur, k, tries;
+    if (st->n_conv == 0)
+      return -1;
+    s = st->conv_steps[rnd_below(st, (uint32_t)st->n_conv)];
+    l = lv->steps[s].layer;
+    ph = lv->steps[s].phase == OOC_PH_BWD;
+    cur = pl->algo[s];
+    for (tries = 0; tries < 4; tries++) {
+      k = (int)rnd_below(st, OOC_ALGO_COUNT);
+      if (k != cur && ooc_costs_algo_ns(ctx->costs, l, ph, k) >= 0 &&
+          (ph || ooc_costs_algo_ns(ctx->costs, l, 2, k) >= 0)) {
+        pl->algo[s] = (uint8_t)k;
+        return m;
+      }
+    }
+    return -1;
+  }
+  if (m == MV_EARLIER || m == MV_LATER) {
+    ooc_swap *w = NULL;
+    int32_t d = 1 + (int32_t)rnd_below(st, 4);
+    if (steer) {
+      a = pick_act(st, 1);
+      for (i = 0; i < pl->n_swaps; i++)
+        if (pl->swaps[i].act == a && !pl->swaps[i].grad)
+          w = &pl->swaps[i];
+    } else if (pl->n_swaps > 0) {
+      w = &pl->swaps[rnd_below(st, (uint32_t)pl->n_swaps)];
+    }
+    if (w == NULL || w->in_before < 0)
+      return -1;
+    if (m == MV_EARLIER) {
+      if (w->in_after < 0)
+        return -1;                      /* already as early as possible */
+      w->in_after -= d;
+      if (w->in_after <= w->out_after)
+        w->in_after = -1;
+    } else {
+      int32_t from = w->in_after < 0 ? w->out_after : w->in_after;
+      if (from + d >= w->in_before)
+        return -1;
+      w->in_after = from + d;
+    }
+    return m;
+  }
+  a = pick_act(st, steer);
+  if (a < 0)
+    return -1;
+  if (m == MV_KEEP) {
+    if (pl->action[a] == OOC_KEEP)
+      return -1;
+    drop_records(pl, a);
+    return m;
+  }
+  if (m == MV_SWAP) {
+    ooc_swap w = {
+      .act = a, .out_after = lv->act_last_fwd[a], .out_wait = -1,
+      .in_after = -1, .in_before = lv->act_first_bwd[a], .grad = 0,
+    };
+    if (pl->action[a] == OOC_SWAP)
+      return -1;
+    drop_records(pl, a);
+    return ooc_plan_add_swap(pl, &w) < 0 ? -1 : m;
+  }
+  /* MV_RECOMP: a one-step segment at the act's producer. */
+  s = ooc_kit_producer(lv, a);
+  if (s < 0 || pl->action[a] == OOC_RECOMPUTE)
+    return -1;
+  drop_records(pl, a);
+  if (ooc_kit_recompute_segment(ctx, pl, s, s, -1, st->mark, err) <= 0)
+    return -1;
+  return m;
+}
+
+/* The hot list of plan pl from its detail: activations whose swap-in
+ * (else swap-out) the compute stream waited for. */
+static void
+refresh_hot(struct jt_state *st, const ooc_planner_ctx *ctx)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t a;
+  int dir;
+
+  st->n_hot = 0;
+  for (dir = 1; dir >= 0 && st->n_hot == 0; dir--) {
+    int64_t sum = 0;
+    for (a = 1; a < lv->n_acts; a++) {
+      int32_t t = lv->act_tensor[a];
+      int64_t x;
+      if (t < 0 || t >= st->det.n_tensors)
+        continue;
+      x = dir ? st->det.exposed_in_ns[t] : st->det.exposed_out_ns[t];
+      if (x > 0) {
+        sum += x;
+        st->hot[st->n_hot] = a;
+        st->hot_w[st->n_hot++] = sum;
+      }
+    }
+    st->hot_in = dir;
+  }
+}
+
+/* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
+ * rejected (a bad record, a rule the simulator enforces). */
+static int64_t
+eval(const ooc_planner_ctx *ctx, const ooc_plan *pl, ooc_sim_detail *d,
+     int *fatal, ooc_err *err)
+{
+  ooc_sim_result r;
+  ooc_err e;
+  int rc;
+
+  ooc_err_clear(&e);
+  rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
+                 : ooc_planner_evaluate(ctx, pl, &r, &e);
+  if (rc == OOC_ENOMEM) {
+    *fatal = 1;
+    if (err != NULL)
+      *err = e;
+  }
+  return rc == OOC_OK && r.feasible ? r.iteration_ns : INT64_MAX;
+}
+
+/* Every other planner's plan; the fastest feasible one into st->start.
+ * Returns its time (INT64_MAX: none feasible; st->start then holds the
+ * first plan any planner made) and its planner's name. */
+static int64_t
+start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
+            const char **from, int *fatal, ooc_err *err)
+{
+  char sims_s[24];
+  ooc_kv kv = { .key = "max_sims", .value = sims_s };
+  int64_t best = INT64_MAX;
+  int i, have = 0;
+
+  snprintf(sims_s, sizeof sims_s, "%lld", (long long)sims);
+  *from = "none";
+  for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL && !*fatal;
+       i++) {
+    const ooc_planner_type *t = ctx->peers[i];
+    ooc_planner_ctx sub = *ctx;
+    ooc_err e;
+    int64_t x;
+    int rc;
+    if (strcmp(t->name, "joint") == 0)
+      continue;
+    sub.opts = ooc_planner_accepts(t, "max_sims") ? &kv : NULL;
+    sub.n_opts = sub.opts != NULL;
+    ooc_err_clear(&e);
+    rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
+    if (rc == OOC_ENOMEM) {
+      *fatal = 1;
+      *err = e;
+      break;
+    }
+    if (rc != OOC_OK)
+      continue;               /* that planner has no plan here */
+    x = eval(ctx, &st->cand, NULL, fatal, err);
+    if (!have || x < best) {
+      if (ooc_plan_copy(&st->start, &st->cand) < 0) {
+        *fatal = 1;
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      }
+      if (x < best || !have)
+        *from = t->name;
+      have = 1;
+      best = x;
+    }
+  }
+  return best;
+}
+
+static int
+jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
+{
+  struct jt_state *st = state;
+  int64_t max_evals = 400, seed = 1, start_sims = 100, k, evals = 0;
+  uint64_t budget_s = 0;
+  int64_t t_start, t_cur, t_best;
+  int64_t accepted[MV_COUNT] = { 0 }, improved[MV_COUNT] = { 0 };
+  int fatal = 0, det_stale = 1, m, rc;
+  const char *from = "none";
+  double t0 = ooc_wall_s(), temp0;
+  char changes[160];
+  size_t n;
+
+  if ((rc = ooc_planner_opt_int(ctx, "max_evals", &max_evals, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "seed", &seed, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "start_sims", &start_sims, err)) < 0)
+    return rc;
+  {
+    int64_t b = 0;
+    if ((rc = ooc_planner_opt_int(ctx, "budget_s", &b, err)) < 0)
+      return rc;
+    if (b < 0)
+      return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                         "budget_s=%lld: must be >= 0 seconds (0: none)",
+                         (long long)b);
+    budget_s = (uint64_t)b;
+  }
+  if (max_evals < 0 || max_evals > 10000000)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "max_evals=%lld: must be in [0, 10000000]",
+                       (long long)max_evals);
+  if (start_sims < 1 || start_sims > 100000)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "start_sims=%lld: must be in [1, 100000]",
+                       (long long)start_sims);
+  st->rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  if (st->rng == 0)
+    st->rng = 1;
+
+  t_start = start_plans(st, ctx, start_sims, &from, &fatal, err);
+  if (fatal)
+    return err->code < 0 ? err->code : OOC_ENOMEM;
+  if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
+      ooc_plan_copy(&st->best, &st->start) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  t_cur = t_best = t_start;
+  temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
+
+  for (k = 0; t_start < INT64_MAX && evals < max_evals; k++) {
+    int64_t x;
+    if (budget_s > 0 && ooc_wall_s() - t0 >= (double)budget_s)
+      break;
+    if (det_stale && k % 16 == 0) {
+      /* Steer by the current plan's exposed transfers (one simulation). */
+      if (eval(ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX)
+        refresh_hot(st, ctx);
+      else
+        st->n_hot = 0;
+      evals++;
+      det_stale = 0;
+      if (fatal)
+        break;
+      continue;
+    }
+    if (ooc_plan_copy(&st->cand, &st->cur) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    if ((m = move(st, ctx, &st->cand, err)) < 0)
+      continue;
+    x = eval(ctx, &st->cand, NULL, &fatal, err);
+    evals++;
+    if (fatal)
+      break;
+    if (x == INT64_MAX)
+      continue;
+    if (x < t_cur ||
+        (temp0 > 0 &&
+         rnd_unit(st) < exp(-(double)(x - t_cur) /
+                            (temp0 * (1.0 - (double)evals /
+                                                (double)(max_evals + 1))))))
+    {
+      if (ooc_plan_copy(&st->cur, &st->cand) < 0)
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      accepted[m]++;
+      t_cur = x;
+      det_stale = 1;
+      if (x < t_best) {
+        improved[m]++;
+        t_best = x;
+        if (ooc_plan_copy(&st->best, &st->cur) < 0)
+          return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      }
+    }
+  }
+  if (fatal)
+    return err->code < 0 ? err->code : OOC_ENOMEM;
+
+  if (ooc_plan_copy(pl, &st->best) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  pl->n_metrics = 0;
+  changes[0] = '\0';
+  n = 0;
+  for (m = 0; m < MV_COUNT; m++)
+    if (improved[m] > 0 && n < sizeof changes)
+      n += (size_t)snprintf(changes + n, sizeof changes - n, "%s%s %lld",
+                            n > 0 ? ", " : "", mv_names[m],
+                            (long long)improved[m]);
+  if (t_start == INT64_MAX)
+    snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
+             "feasible plan to start from (the %s plan kept)", from);
+  else
+    snprintf(pl->note, sizeof pl->note, "joint: from the %s plan (%.6f s), "
+             "%.2f%% faster after %lld simulations%s%s%s", from,
+             (double)t_start * 1e-9,
+             100.0 * (double)(t_start - t_best) / (double)t_start,
+             (long long)evals, n > 0 ? " (improving moves: " : "", changes,
+             n > 0 ? ")" : "");
+  ooc_plan_add_metric(pl, "simulations", (double)evals);
+  ooc_plan_add_metric(pl, "start_s",
+                      t_start < INT64_MAX ? (double)t_start * 1e-9 : 0);
+  ooc_plan_add_metric(pl, "improvement",
+                      t_start < INT64_MAX
+                          ? (double)(t_start - t_best) / (double)t_start
+                          : 0);
+  (void)accepted;
+  return OOC_OK;
+}
+
+static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
+                                          "start_sims", NULL };
+
+const ooc_planner_type ooc_planner_joint = {
+  .name = "joint",
+  .summary = "oocsim's own: the best other plan improved by simulated "
+             "annealing over keep / swap / recompute, swap-in timing and "
+             "convolution algorithms",
+  .cite = "docs/planners.md, \"joint\" (simulated annealing: Kirkpatrick, "
+          "Gelatt and Vecchi 1983)",
+  .state_size = sizeof(struct jt_state),
+  .options = jt_options,
+  .alloc = jt_alloc,
+  .free = jt_free,
+  .plan = jt_plan,
+};

@@ -1,0 +1,43 @@
+#!/bin/sh
+# tests/cli_joint.sh — the joint planner: the same inputs give the same
+# plan, byte for byte; it is never slower than any other planner and
+# feasible wherever one is (it starts from the best of their plans and only
+# accepts faster feasible ones); its note says where it started and what
+# it ran; bad options exit 1 with one message. The search's gain is
+# measured by make bench-planners, not asserted here.
+. "$top_srcdir/tests/lib.sh"
+
+num() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([^,]*\),*$/\1/p" "$2" | head -n 1; }
+
+S="-m resnet50 -b 384 --hw v100-pcie3"
+expect_ok "plan joint" "$OOCSIM" plan $S -p joint -o "$TMP/a.json"
+expect_ok "plan joint again" "$OOCSIM" plan $S -p joint -o "$TMP/b.json"
+cmp -s "$TMP/a.json" "$TMP/b.json" && ok "same plan, byte for byte" || not_ok "same plan, byte for byte"
+
+# Against every other planner, on two scenarios where several fit.
+for sc in "resnet50 384 v100-pcie3" "densenet121 1280 h100-pcie5"; do
+  set -- $sc
+  expect_ok "joint on $1 b$2 $3" "$OOCSIM" simulate -m "$1" -b "$2" --hw "$3" -p joint --json
+  tj=$(num iteration_s "$TMP/out")
+  [ "$(num feasible "$TMP/out")" = true ] && ok "joint feasible on $1" || not_ok "joint feasible on $1"
+  grep -q '"plan_note":[[:space:]]*"joint: from the [a-z-]* plan (' "$TMP/out" && ok "note says where it started" || not_ok "note says where it started ($(grep '"plan_note"' "$TMP/out"))"
+  grep -q '"simulations":' "$TMP/out" && ok "metrics carry simulations" || not_ok "metrics carry simulations"
+  for p in vdnn lms capacity window checkpoint checkpoint-dp pooch superneurons; do
+    "$OOCSIM" simulate -m "$1" -b "$2" --hw "$3" -p "$p" --json >"$TMP/p.json" 2>/dev/null || continue
+    [ "$(num feasible "$TMP/p.json")" = true ] || continue
+    tp=$(num iteration_s "$TMP/p.json")
+    awk -v j="$tj" -v p="$tp" 'BEGIN { exit !(j <= p) }' &&
+      ok "$1: joint $tj s <= $p $tp s" || not_ok "$1: joint $tj s <= $p $tp s"
+  done
+done
+
+expect_fail "max_evals -1" "planner 'joint': option max_evals=-1: must be in [0, 10000000]" \
+  "$OOCSIM" simulate $S -p joint --opt max_evals=-1
+expect_fail "budget_s -3" "planner 'joint': option budget_s=-3: must be >= 0 seconds (0: none)" \
+  "$OOCSIM" simulate $S -p joint --opt budget_s=-3
+expect_fail "start_sims 0" "planner 'joint': option start_sims=0: must be in [1, 100000]" \
+  "$OOCSIM" simulate $S -p joint --opt start_sims=0
+# max_evals=0: the best start, unchanged.
+expect_ok "max_evals 0" "$OOCSIM" simulate $S -p joint --opt max_evals=0
+grep -q "0.00% faster after 0 simulations" "$TMP/out" && ok "no search with max_evals=0" || not_ok "no search with max_evals=0 ($(grep planner "$TMP/out"))"
+finish
