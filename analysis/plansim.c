@@ -49,6 +49,7 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
   if ((rc = ooc_planner_run(job->planner, &ctx, &pl, prog, err)) < 0)
     goto done;
   res->plan_wall_s = ooc_wall_s() - t0;
+  res->plan_sims = ooc_sim_runs(sim);
   snprintf(res->note, sizeof res->note, "%s", pl.note);
   memcpy(res->metrics, pl.metrics, sizeof res->metrics);
   res->n_metrics = pl.n_metrics;

@@ -50,6 +50,7 @@ typedef struct ooc_plansim_result {
   ooc_metric metrics[OOC_PLAN_METRICS];       /* and its metrics */
   int n_metrics;
   double plan_wall_s, sim_wall_s;             /* wall-clock time of each */
+  uint64_t plan_sims;         /* simulations the planner ran */
 } ooc_plansim_result;
 
 /* Run job's planner, lower its plan into prog and simulate prog. Returns

@@ -141,7 +141,7 @@ static int
 fill_summary(ooc_scenario *sc, const char *planner, const char *allocator,
              uint64_t budget, const ooc_program *prog, const ooc_sim_result *r,
              const char *note, const ooc_metric *metrics, int n_metrics,
-             double plan_wall, double sim_wall,
+             double plan_wall, double sim_wall, uint64_t plan_sims,
              int want_baseline, ooc_summary *sum, ooc_err *err)
 {
   ooc_summary_source src = {
@@ -149,6 +149,7 @@ fill_summary(ooc_scenario *sc, const char *planner, const char *allocator,
     .allocator = allocator, .budget = budget, .program = prog, .result = r,
     .plan_note = note, .metrics = metrics, .n_metrics = n_metrics,
     .plan_wall_s = plan_wall, .sim_wall_s = sim_wall,
+    .plan_simulations = plan_sims,
   };
   int rc;
 
@@ -200,7 +201,7 @@ no_fit_summary(ooc_scenario *sc, const char *planner, const char *allocator,
            ooc_fmt_bytes(need > budget ? need - budget : 0, b4, sizeof b4));
   ooc_program_init(&empty);
   rc = fill_summary(sc, planner, allocator, budget, &empty, &r, "", NULL, 0,
-                    0, 0,
+                    0, 0, 0,
                     want_baseline, sum, err);
   ooc_program_fini(&empty);
   if (rc < 0)
@@ -277,7 +278,8 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   if ((rc = fill_summary(sc, job.planner->name, ooc_scenario_alloc_spec(spec),
                          job.budget, &prog, &res.sim, res.note, res.metrics,
                          res.n_metrics,
-                         res.plan_wall_s, res.sim_wall_s, want_baseline, sum,
+                         res.plan_wall_s, res.sim_wall_s, res.plan_sims,
+                         want_baseline, sum,
                          err)) < 0)
     goto done;
   if (out != NULL && out->program != NULL) {
@@ -392,7 +394,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
   sim_wall = ooc_wall_s() - t0;
   if ((rc = fill_summary(sc, spec->planner != NULL ? spec->planner : "",
                          ooc_scenario_alloc_spec(spec), budget, prog, &r,
-                         plan_note, NULL, 0, 0, sim_wall,
+                         plan_note, NULL, 0, 0, sim_wall, 0,
                          1, sum, err)) < 0)
     goto done;
   if (out != NULL && out->program != NULL) {

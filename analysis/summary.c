@@ -33,6 +33,8 @@ ooc_summary_clear_timing(ooc_summary *s)
 {
   s->sim_wall_s = 0;
   s->plan_wall_s = 0;
+  s->plan_simulations = 0;    /* planning's cost, which a plan.json
+                                 replay does not have */
 }
 
 static char *
@@ -179,6 +181,7 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
   sum->events = r->events;
   sum->sim_wall_s = src->sim_wall_s;
   sum->plan_wall_s = src->plan_wall_s;
+  sum->plan_simulations = src->plan_simulations;
   return OOC_OK;
 nomem:
   ooc_summary_fini(sum);

@@ -46,6 +46,7 @@ typedef struct ooc_summary {
   uint64_t events;
   double sim_wall_s;
   double plan_wall_s;
+  uint64_t plan_simulations;  /* simulations the planner ran */
   char *plan_note;
   ooc_metric metrics[OOC_PLAN_METRICS];  /* the planner's (planner_metrics) */
   int n_metrics;
@@ -65,6 +66,7 @@ typedef struct ooc_summary_source {
   const ooc_metric *metrics;  /* the planner's metrics (NULL: none) */
   int n_metrics;
   double plan_wall_s, sim_wall_s;
+  uint64_t plan_simulations;
   double incore_s;            /* in-core baseline (0: none) */
   double compute_s;           /* pure compute time of one iteration */
   double lower_bound_s;
@@ -82,8 +84,9 @@ int ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
 
 void ooc_summary_fini(ooc_summary *s);
 
-/* Zero the wall-clock fields (sim_wall_s, plan_wall_s): --no-timing, so
- * two runs can be compared byte for byte. */
+/* Zero the wall-clock fields (sim_wall_s, plan_wall_s) and the planning
+ * cost (plan_simulations): --no-timing, so two runs, or a run and its
+ * plan.json replay, can be compared byte for byte. */
 void ooc_summary_clear_timing(ooc_summary *s);
 
 /* Writers. JSON is the summary object of oocsim(1) (cJSON), followed by

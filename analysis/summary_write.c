@@ -116,6 +116,7 @@ ooc_summary_to_cjson(const ooc_summary *s)
   ok = add_num(o, "alloc_s", s->alloc_s) &&
        add_num(o, "plan_wall_s", s->plan_wall_s) &&
        add_str(o, "plan_note", s->plan_note) &&
+       add_num(o, "plan_simulations", (double)s->plan_simulations) &&
        add_metrics(o, s) &&
        add_str(o, "optimizer", ooc_optimizer_name(s->optimizer)) &&
        cJSON_AddBoolToObject(o, "measured", s->measured != 0) != NULL;
@@ -313,9 +314,11 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
           s->stall_s[OOC_STALL_OTHER]);
   fprintf(f, "tensors     keep %d, swap %d, recompute %d\n", s->counts[0],
           s->counts[1], s->counts[2]);
-  fprintf(f, "simulation  %llu events in %.3f ms (planning %.3f ms)\n",
-          (unsigned long long)s->events, s->sim_wall_s * 1e3,
-          s->plan_wall_s * 1e3);
+  fprintf(f, "simulation  %llu events in %.3f ms (planning %.3f ms, %llu "
+          "simulation%s)\n", (unsigned long long)s->events,
+          s->sim_wall_s * 1e3, s->plan_wall_s * 1e3,
+          (unsigned long long)s->plan_simulations,
+          s->plan_simulations == 1 ? "" : "s");
 }
 /* "planner_metrics": {name: value, ...}, only when the planner gave any. */
 static int

@@ -9,8 +9,9 @@
  * starts from the best of their plans and improves it by local search:
  *
  * 1. Start. Every other registered planner (ctx->peers; none when it is
- *    NULL, and then there is no start) plans the scenario (PoocH with
- *    at most `start_sims` simulations of its own); each plan is simulated
+ *    NULL, and then there is no start) plans the scenario with its
+ *    defaults (`start_sims` > 0 caps PoocH's simulations, for speed, at
+ *    the price of the guarantee below); each plan is simulated
  *    and the fastest feasible one is the incumbent (ties: registry order).
  *    joint's plan is never slower than it: the search only replaces the
  *    incumbent with a faster feasible plan.
@@ -367,7 +368,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     int rc;
     if (strcmp(t->name, "joint") == 0)
       continue;
-    sub.opts = ooc_planner_accepts(t, "max_sims") ? &kv : NULL;
+    sub.opts = sims > 0 && ooc_planner_accepts(t, "max_sims") ? &kv : NULL;
     sub.n_opts = sub.opts != NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
@@ -397,7 +398,7 @@ static int
 jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
   struct jt_state *st = state;
-  int64_t max_evals = 400, seed = 1, start_sims = 100, k, evals = 0;
+  int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
   int64_t accepted[MV_COUNT] = { 0 }, improved[MV_COUNT] = { 0 };
@@ -425,9 +426,9 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_evals=%lld: must be in [0, 10000000]",
                        (long long)max_evals);
-  if (start_sims < 1 || start_sims > 100000)
+  if (start_sims < 0 || start_sims > 100000)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
-                       "start_sims=%lld: must be in [1, 100000]",
+                       "start_sims=%lld: must be in [0, 100000]",
                        (long long)start_sims);
   st->rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
   if (st->rng == 0)

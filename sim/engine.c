@@ -96,6 +96,7 @@ struct comp {
 };
 
 struct ooc_sim {
+  uint64_t runs;              /* ooc_sim_run* calls (ooc_sim_runs) */
   const ooc_model *model;
   const ooc_hw *hw;
   const ooc_costs *costs;
@@ -1017,6 +1018,12 @@ run_iteration(ooc_sim *s)
   return OOC_OK;
 }
 
+uint64_t
+ooc_sim_runs(const ooc_sim *s)
+{
+  return s != NULL ? s->runs : 0;
+}
+
 int
 ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
             ooc_trace *trace, ooc_err *err)
@@ -1033,6 +1040,7 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
 
   memset(r, 0, sizeof *r);
   s->err = err;
+  s->runs++;
   rc = ooc_program_check_structure(p, err);
   if (rc != OOC_OK)
     return rc;

@@ -149,6 +149,10 @@ void ooc_sim_free(ooc_sim *s);
  * OOM is a result), or OOC_EINVAL if the program is malformed or breaks
  * tensor semantics (err says where). trace may be NULL; when given, the
  * spans and memory samples of the last iteration are recorded. */
+/* How many times ooc_sim_run / ooc_sim_run_detail ran on s: a planner's
+ * simulations (the summary's plan_simulations). O(1). */
+uint64_t ooc_sim_runs(const ooc_sim *s);
+
 int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                 ooc_trace *trace, ooc_err *err);
 /* ooc_sim_run with the detail recorder d (NULL: none). */

@@ -35,8 +35,8 @@ expect_fail "max_evals -1" "planner 'joint': option max_evals=-1: must be in [0,
   "$OOCSIM" simulate $S -p joint --opt max_evals=-1
 expect_fail "budget_s -3" "planner 'joint': option budget_s=-3: must be >= 0 seconds (0: none)" \
   "$OOCSIM" simulate $S -p joint --opt budget_s=-3
-expect_fail "start_sims 0" "planner 'joint': option start_sims=0: must be in [1, 100000]" \
-  "$OOCSIM" simulate $S -p joint --opt start_sims=0
+expect_fail "start_sims -1" "planner 'joint': option start_sims=-1: must be in [0, 100000]" \
+  "$OOCSIM" simulate $S -p joint --opt start_sims=-1
 # max_evals=0: the best start, unchanged.
 expect_ok "max_evals 0" "$OOCSIM" simulate $S -p joint --opt max_evals=0
 grep -q "0.00% faster after 0 simulations" "$TMP/out" && ok "no search with max_evals=0" || not_ok "no search with max_evals=0 ($(grep planner "$TMP/out"))"
