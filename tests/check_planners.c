@@ -86,7 +86,7 @@ static const char *resblocks =
 extern const ooc_planner_type ooc_planner_incore, ooc_planner_vdnn,
     ooc_planner_lms, ooc_planner_capacity, ooc_planner_window,
     ooc_planner_checkpoint, ooc_planner_pooch, ooc_planner_checkpoint_dp,
-    ooc_planner_superneurons;
+    ooc_planner_superneurons, ooc_planner_joint;
 
 /* A chain of n linear layers 256 -> 256 (n filled in by chain_json). */
 static char *chain_json(int n)
@@ -1168,6 +1168,100 @@ START_TEST(options_checked)
 }
 END_TEST
 
+/* --- joint ------------------------------------------------------------------ */
+
+/* Every keep / swap / recompute assignment of the activations joint's moves
+ * decide (those backward reads after a gap), built as its moves build them
+ * (swap: out after the last forward use, in as early as memory allows
+ * before the first backward use; recompute: the one-step segment), each
+ * simulated: the fastest feasible time, or INT64_MAX. */
+static int64_t
+joint_brute(fixture *f, const int32_t *acts, int n, int i, uint8_t *choice,
+            uint8_t *mark, ooc_plan *pl)
+{
+  int64_t best = INT64_MAX, t;
+  ooc_err err = { 0 };
+
+  if (i < n) {
+    for (int c = 0; c < 3; c++) {
+      choice[i] = (uint8_t)c;
+      t = joint_brute(f, acts, n, i + 1, choice, mark, pl);
+      if (t < best)
+        best = t;
+    }
+    return best;
+  }
+  ooc_plan_reset(pl);
+  for (int k = 0; k < n; k++) {
+    int32_t a = acts[k];
+    if (choice[k] == 1) {
+      ooc_swap w = { .act = a, .out_after = f->lv->act_last_fwd[a],
+                     .out_wait = -1, .in_after = -1,
+                     .in_before = f->lv->act_first_bwd[a] };
+      ck_assert_int_eq(ooc_plan_add_swap(pl, &w), OOC_OK);
+    } else if (choice[k] == 2) {
+      int32_t s = ooc_kit_producer(f->lv, a);
+      ck_assert(ooc_kit_recompute_segment(&f->ctx, pl, s, s, -1, mark,
+                                          &err) >= 0);
+    }
+  }
+  if (ooc_planner_evaluate(&f->ctx, pl, &f->res, &err) != OOC_OK ||
+      !f->res.feasible)
+    return INT64_MAX;
+  return f->res.iteration_ns;
+}
+
+/* On chain6 (no convolution: the decisions are keep / swap / recompute and
+ * the swap-in times), at budgets from the in-core peak down to where
+ * nothing fits, joint is at least as fast as the best of all 3^n
+ * assignments of its decisions, and fits whenever one does. */
+START_TEST(joint_brute_force)
+{
+  static const ooc_kv evals = { "max_evals", "2000" };
+  fixture f;
+  ooc_plan pl;
+  ooc_err err = { 0 };
+  int32_t acts[16];
+  uint8_t choice[16], mark[64] = { 0 };
+  int n = 0, tried = 0;
+  uint64_t peak, per;
+
+  fx_open(&f, chain6, 1024);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  peak = f.res.peak_allocated;
+  for (int32_t a = 1; a < f.lv->n_acts && n < 16; a++)
+    if (f.lv->act_first_bwd[a] >= 0 && f.lv->act_last_fwd[a] >= 0 &&
+        f.lv->act_last_fwd[a] < f.lv->act_first_bwd[a])
+      acts[n++] = a;
+  ck_assert_int_ge(n, 4);
+  ck_assert_int_le(f.lv->n_acts, 64);
+  ck_assert_int_eq(ooc_plan_init(&pl, f.lv, &err), OOC_OK);
+  per = (peak - f.lv->persistent_bytes) / 8;
+  for (int q = 8; q >= 1; q--) {
+    int64_t best;
+    uint64_t budget = f.lv->persistent_bytes + per * (uint64_t)q;
+    if (budget < f.lv->persistent_bytes + f.lv->max_step_bytes)
+      break;
+    fx_budget(&f, budget, "ideal");
+    best = joint_brute(&f, acts, n, 0, choice, mark, &pl);
+    fx_run(&f, &ooc_planner_joint, &evals, 1);
+    ck_assert_msg(f.res.feasible || best == INT64_MAX,
+                  "%d/8: brute force fits (%lld ns), joint does not (%s)", q,
+                  (long long)best, f.plan.note);
+    if (best != INT64_MAX)
+      ck_assert_msg(f.res.iteration_ns <= best,
+                    "%d/8: joint %lld ns, brute force %lld ns (%s)", q,
+                    (long long)f.res.iteration_ns, (long long)best,
+                    f.plan.note);
+    tried += best != INT64_MAX;
+  }
+  ck_assert_int_ge(tried, 3);
+  ooc_plan_fini(&pl);
+  fx_close(&f);
+}
+END_TEST
+
 static Suite *planners_suite(void)
 {
   Suite *s = suite_create("planners");
@@ -1178,6 +1272,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, pooch_swapin_schedule);
   tcase_add_test(tc, checkpoint_dp_brute_force);
+  tcase_add_test(tc, joint_brute_force);
   tcase_add_test(tc, superneurons_cost_aware_segments);
   tcase_add_test(tc, superneurons_lru_cache);
   tcase_add_test(tc, superneurons_conv_algorithms);
