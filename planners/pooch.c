@@ -318,18 +318,13 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   for (k = 0; k < n_sw; k++) {
     int32_t a = st->byneed[k], lf = lv->act_last_fwd[a], nb = st->needx[a];
     int32_t e, after = nb - 1, pe = st->pend[a];
-    int64_t run = 0;
     ooc_timeline_add(&st->tl, lf + 1, pe, -st->fb[a]);
     if (st->sched) {
-      /* The earliest step after which its bytes fit until its use. */
-      for (e = nb - 1; e >= lf; e--) {
-        int64_t v = ooc_timeline_at(&st->tl, e + 1);
-        if (v > run)
-          run = v;
-        if (run + st->fb[a] > budget)
-          break;
-        after = e;
-      }
+      /* The earliest step after which its bytes fit until its use: just
+       * after the last step in (lf, nb] they would not fit beside (a
+       * segment-tree search, O(log^2 steps), not a walk over the steps). */
+      e = ooc_timeline_last_above(&st->tl, lf + 1, nb, budget - st->fb[a]);
+      after = e < 0 ? lf : e < nb - 1 ? e : nb - 1;
     }
     ooc_timeline_add(&st->tl, lf + 1, pe < after ? pe : after, st->fb[a]);
     ooc_timeline_add(&st->tl, after + 1, lv->act_last[a], st->fb[a]);
