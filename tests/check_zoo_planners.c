@@ -105,18 +105,21 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
   {
     /* The properties below do not depend on how long a planner searches:
      * pooch's simulation budget is cut to 200 to keep the suite quick. */
+    /* Fewer simulations for the searching planners: the properties
+     * checked here hold for any budget of them, and joint runs every
+     * other planner again in its start. */
     static const ooc_kv quick_sims = { "max_sims", "200" };
-    static const ooc_kv quick_evals = { "max_evals", "100" };
-    const ooc_kv *quick = ooc_planner_accepts(t, quick_sims.key)
-                              ? &quick_sims
-                              : ooc_planner_accepts(t, quick_evals.key)
-                                    ? &quick_evals : NULL;
+    static const ooc_kv quick_joint[2] = { { "max_evals", "30" },
+                                           { "start_sims", "50" } };
+    int sims = ooc_planner_accepts(t, quick_sims.key);
+    int joint = ooc_planner_accepts(t, "max_evals");
     ooc_planner_ctx ctx = { .model = m, .hw = hw, .costs = costs,
                             .live = lv, .allocator = a,
                             .budget = hw->mem_usable, .sim = sim,
                             .scratch = &scratch,
-                            .opts = quick,
-                            .n_opts = quick != NULL,
+                            .opts = sims ? &quick_sims
+                                         : joint ? quick_joint : NULL,
+                            .n_opts = sims ? 1 : joint ? 2 : 0,
                             .peers = ooc_planner_types };
     below = ooc_plan_check_budget(lv, hw->mem_usable, NULL) != OOC_OK;
     rc = ooc_planner_run(t, &ctx, &pl, &prog, &err);
