@@ -26,7 +26,10 @@
  *      toolkit's one-step segment);
  *    - earlier / later: a swap-in is issued 1 to 4 steps earlier or later;
  *    - algorithm: a convolution's forward or backward takes another kernel
- *      algorithm family the cost model offers (its workspace follows).
+ *      algorithm family the cost model offers (its workspace follows);
+ *    - segment: the forward between two chain cuts (one to three blocks)
+ *      is dropped and recomputed from the first cut's checkpoint, as
+ *      checkpointing does (the toolkit's segment), a neighbourhood move.
  *    Moves are steered by the oracle's per-tensor record of the current
  *    plan (sim/sim.h's detail): with probability 1/2 the target is drawn
  *    among the activations whose swap-in or swap-out the compute stream
@@ -66,9 +69,9 @@
 #include "sim/sim.h"
 
 enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
-       MV_COUNT };
+       MV_SEGMENT, MV_COUNT };
 static const char *const mv_names[MV_COUNT] = {
-  "keep", "swap", "recompute", "earlier", "later", "algorithm"
+  "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment"
 };
 
 struct jt_state {
@@ -82,6 +85,8 @@ struct jt_state {
   int32_t n_acts;
   int32_t *conv_steps;      /* steps whose kernel has a choice */
   int32_t n_conv;
+  int32_t *cuts, *cut_act;  /* the forward's chain cuts (toolkit) */
+  int32_t n_cuts;
   int32_t *hot;             /* acts with exposed transfers */
   int64_t *hot_w;           /* their cumulative weights */
   int32_t n_hot;
@@ -100,9 +105,19 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->hot = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->hot_w = malloc(sizeof(int64_t) * ((size_t)lv->n_acts + 1));
   st->conv_steps = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
+  st->cuts = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
+  st->cut_act = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
   if (st->mark == NULL || st->acts == NULL || st->hot == NULL ||
-      st->hot_w == NULL || st->conv_steps == NULL)
+      st->hot_w == NULL || st->conv_steps == NULL || st->cuts == NULL ||
+      st->cut_act == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  {
+    int32_t n_fwd = 0, n = ooc_kit_chain_cuts(lv, st->cuts, st->cut_act,
+                                              &n_fwd, err);
+    if (n < 0)
+      return n;
+    st->n_cuts = n;
+  }
   st->inited = 1;
   if (ooc_plan_init(&st->cur, lv, err) < 0 ||
       ooc_plan_init(&st->best, lv, err) < 0 ||
@@ -142,6 +157,8 @@ jt_free(void *state)
   free(st->hot);
   free(st->hot_w);
   free(st->conv_steps);
+  free(st->cuts);
+  free(st->cut_act);
 }
 
 /* xorshift64* (Vigna 2016): deterministic, no global state. */
@@ -265,6 +282,30 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
         return -1;
       w->in_after = from + d;
     }
+    return m;
+  }
+  if (m == MV_SEGMENT) {
+    /* A neighbourhood: the forward between two chain cuts (a block or a
+     * few) dropped and recomputed from the first cut's checkpoint, as
+     * checkpointing does, whatever its activations did before. */
+    int32_t i0, i1, lo, hi;
+    if (st->n_cuts < 2)
+      return -1;
+    i0 = (int32_t)rnd_below(st, (uint32_t)st->n_cuts - 1);
+    i1 = i0 + 1 + (int32_t)rnd_below(st, 3);
+    if (i1 >= st->n_cuts)
+      i1 = st->n_cuts - 1;
+    lo = st->cuts[i0] + 1;
+    hi = st->cuts[i1];
+    for (s = lo; s <= hi; s++)
+      if (lv->steps[s].layer >= 0) {
+        a = lv->layer_act[lv->steps[s].layer];
+        if (a > 0 && pl->action[a] != OOC_KEEP)
+          drop_records(pl, a);
+      }
+    if (ooc_kit_recompute_segment(ctx, pl, lo, hi, st->cut_act[i1],
+                                  st->mark, err) <= 0)
+      return -1;
     return m;
   }
   a = pick_act(st, steer);
