@@ -250,7 +250,7 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
     for (tries = 0; tries < 4; tries++) {
       k = (int)rnd_below(st, OOC_ALGO_COUNT);
       if (k != cur && ooc_costs_algo_ns(ctx->costs, l, ph, k) >= 0 &&
-          (ph || ooc_costs_algo_ns(ctx->costs, l, 2, k) >= 0)) {
+          (ph || ooc_costs_algo_ns(ctx->costs, l, OOC_PH_RECOMP, k) >= 0)) {
         pl->algo[s] = (uint8_t)k;
         return m;
       }
@@ -426,8 +426,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
         *fatal = 1;
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
-      if (x < best || !have)
-        *from = t->name;
+      *from = t->name;
       have = 1;
       best = x;
     }
@@ -442,7 +441,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
-  int64_t accepted[MV_COUNT] = { 0 }, improved[MV_COUNT] = { 0 };
+  int64_t improved[MV_COUNT] = { 0 };
   int fatal = 0, det_stale = 1, m, rc;
   const char *from = "none";
   double t0 = ooc_wall_s(), temp0;
@@ -518,7 +517,6 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     {
       if (ooc_plan_copy(&st->cur, &st->cand) < 0)
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-      accepted[m]++;
       t_cur = x;
       det_stale = 1;
       if (x < t_best) {
@@ -559,7 +557,6 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
                       t_start < INT64_MAX
                           ? (double)(t_start - t_best) / (double)t_start
                           : 0);
-  (void)accepted;
   return OOC_OK;
 }
 
