@@ -49,12 +49,15 @@ const ooc_cli_option ooc_cli_options[] = {
     "an axis of optimizers: sgd,momentum,adam (default\nmomentum)" },
   { "hw", 0, OOC_OPT_HW, "HW", ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
     "hardware profile (oocsim list hw) or JSON path" },
+  { "hw", 0, OOC_OPT_HW, "HW", OOC_CMD_INFO,
+    "print the effective hardware profile (after\n--hw-set) instead of, or "
+    "after, a model" },
   { "hw", 0, OOC_OPT_HW, "LIST", OOC_CMD_SWEEP,
     "hardware profiles (names or paths)" },
   { "hw", 0, OOC_OPT_HW, "HW", OOC_CMD_PLOT,
     "memory: draw HW's usable memory as the budget line" },
   { "hw-set", 0, OOC_OPT_HW_SET, "K=V",
-    ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
+    ALLSCEN | OOC_CMD_REPORT | OOC_CMD_VALIDATE | OOC_CMD_INFO,
     "profile field override, e.g. link.h2d_GBps=32\n(repeatable)" },
   { "hw-set", 0, OOC_OPT_HW_SET, "K=V1,V2", OOC_CMD_SWEEP,
     "one more axis over a profile field, e.g.\n"

@@ -4,6 +4,11 @@
  * its totals (parameters, activation MiB per sample, forward GFLOPs per
  * sample, the naive in-core peak). Numbers come from the op table through
  * the loader (ir/model.h); nothing is recomputed here. O(layers).
+ *
+ * `oocsim info --hw HW [--hw-set K=V]` prints the effective profile, what
+ * every command simulates with after the overrides (duplex rates scaled
+ * with the link rates, ir/hw.h): a table, or with --json the profile file
+ * itself (ooc_hw_derive), which loads back as the same profile.
  */
 #include "config.h"
 
@@ -15,11 +20,14 @@
 #include "cli/commands.h"
 #include "cli/args.h"
 #include "base/util.h"
+#include "ir/hw.h"
+#include "ir/algo.h"
 
 static const ooc_cli_doc doc = {
   .name = "info", .cmd = OOC_CMD_INFO,
   .usage = "Usage: oocsim info -m MODEL [-b BATCH] [--set K=V ...]\n"
-           "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n",
+           "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n"
+           "       oocsim info --hw HW [--hw-set K=V ...] [--json]\n",
   .about =
     "Per-layer table of a model: name, op, output shape (per sample),\n"
     "output bytes, parameters, forward and backward FLOPs and what the\n"
@@ -30,10 +38,17 @@ static const ooc_cli_doc doc = {
     "totals: parameters, activation MiB per sample, forward GFLOPs per\n"
     "sample and the naive in-core peak (allocated bytes: every forward\n"
     "output kept, plus weights, gradients, optimizer state and the largest\n"
-    "workspace). Bytes and FLOPs in the table are for the whole batch.\n",
+    "workspace). Bytes and FLOPs in the table are for the whole batch.\n"
+    "\n"
+    "With --hw, the effective hardware profile: the profile after every\n"
+    "--hw-set, as each command simulates with it. Setting link.h2d_GBps or\n"
+    "link.d2h_GBps alone scales the matching duplex rate by the same ratio.\n"
+    "With --json it prints the profile file itself, which can be saved and\n"
+    "passed to --hw.\n",
   .examples =
     "  oocsim info -m resnet50 -b 1\n"
-    "  oocsim info -m resnet --set depth=1001 --json\n",
+    "  oocsim info -m resnet --set depth=1001 --json\n"
+    "  oocsim info --hw v100-pcie3 --hw-set link.h2d_GBps=24\n",
 };
 
 static void
@@ -206,6 +221,113 @@ nomem:
   return ooc_cli_fail("info: out of memory");
 }
 
+/* --- the effective profile (--hw) --------------------------------------- */
+
+static double
+us(int64_t ns)
+{
+  return (double)ns * 1e-3;
+}
+
+static void
+print_hw_text(const ooc_hw *hw)
+{
+  static const char *const cls[OOC_CLASS_COUNT] = {
+    "conv", "gemm", "norm", "eltwise", "pool", "other"
+  };
+  char b1[32], b2[32];
+  int c, n_algo = 0, any_int = 0;
+
+  printf("profile %s (%s), %s\n\n", hw->name, hw->path, hw->gpu);
+  printf("memory\n");
+  printf("  total, usable              %s, %s\n",
+         ooc_fmt_bytes(hw->mem_total, b1, sizeof b1),
+         ooc_fmt_bytes(hw->mem_usable, b2, sizeof b2));
+  printf("  host                       %s\n",
+         ooc_fmt_bytes(hw->host_mem, b1, sizeof b1));
+  printf("compute\n");
+  printf("  fp32, fp16, bf16           %.2f, %.2f, %.2f TFLOP/s\n",
+         hw->peak_flops[OOC_FP32] * 1e-12, hw->peak_flops[OOC_FP16] * 1e-12,
+         hw->peak_flops[OOC_BF16] * 1e-12);
+  printf("  tensor tf32, fp16, bf16    %.2f, %.2f, %.2f TFLOP/s%s\n",
+         hw->tensor_flops[OOC_FP32] * 1e-12,
+         hw->tensor_flops[OOC_FP16] * 1e-12,
+         hw->tensor_flops[OOC_BF16] * 1e-12,
+         hw->fp32_uses_tf32 ? " (fp32 runs as tf32)" : "");
+  printf("  HBM                        %.1f GB/s x %.2f achieved\n",
+         hw->hbm_Bps * 1e-9, hw->mem_eff);
+  printf("  kernel launch              %.3f us\n", us(hw->launch_ns));
+  printf("  efficiency  ");
+  for (c = 0; c < OOC_CLASS_COUNT; c++) {
+    printf(" %s %.3f", cls[c], hw->eff[c]);
+    if (hw->tensor_eff[c] != hw->eff[c])
+      printf(" (tensor cores %.3f)", hw->tensor_eff[c]);
+  }
+  printf("\n");
+  for (c = 0; c < OOC_CLASS_COUNT; c++)
+    any_int |= hw->interference[c] > 0;
+  if (any_int) {
+    printf("  copy interference");
+    for (c = 0; c < OOC_CLASS_COUNT; c++)
+      printf(" %s %.3f", cls[c], hw->interference[c]);
+    printf("\n");
+  }
+  for (c = 0; c < OOC_ALGO_COUNT; c++)
+    n_algo += c != OOC_ALGO_DEFAULT && hw->algo_factor[c] > 0;
+  if (n_algo > 0) {
+    printf("  conv algorithms           ");
+    for (c = 0; c < OOC_ALGO_COUNT; c++)
+      if (c != OOC_ALGO_DEFAULT && hw->algo_factor[c] > 0)
+        printf(" %s x%.3f", ooc_algo_name((ooc_algo)c), hw->algo_factor[c]);
+    printf("\n");
+  }
+  printf("link\n");
+  printf("  H2D, D2H pinned            %.3f, %.3f GB/s\n", hw->h2d_Bps * 1e-9,
+         hw->d2h_Bps * 1e-9);
+  printf("  H2D, D2H both at once      %.3f, %.3f GB/s\n",
+         hw->duplex_h2d_Bps * 1e-9, hw->duplex_d2h_Bps * 1e-9);
+  printf("  H2D, D2H pageable          %.3f, %.3f GB/s\n",
+         hw->h2d_pageable_Bps * 1e-9, hw->d2h_pageable_Bps * 1e-9);
+  printf("  latency per copy           %.3f us\n", us(hw->copy_latency_ns));
+  printf("  copy engines               %d\n", hw->copy_engines);
+  printf("allocator\n");
+  printf("  cudaMalloc                 %.3f us + %.3f us/GiB\n",
+         us(hw->malloc_ns), hw->malloc_ns_per_GiB * 1e-3);
+  printf("  cudaFree                   %.3f us\n", us(hw->free_ns));
+  printf("  VA chunk, granularity      %s, %s\n",
+         ooc_fmt_bytes(hw->va_chunk_bytes, b1, sizeof b1),
+         ooc_fmt_bytes(hw->va_granularity, b2, sizeof b2));
+  printf("  VA create, map, unmap, release %.3f, %.3f, %.3f, %.3f us\n",
+         us(hw->va_create_ns), us(hw->va_map_ns), us(hw->va_unmap_ns),
+         us(hw->va_release_ns));
+  printf("  pinned host buffer         %.3f us\n", us(hw->host_alloc_ns));
+  printf("calibration                  %d entries\n", hw->n_calib);
+}
+
+/* The profile after the overrides: a table, or the profile file (whose
+ * loading is checked by ooc_hw_derive). */
+static int
+print_hw(const ooc_cli_args *a)
+{
+  ooc_err err = { 0 };
+  ooc_hw *hw = NULL;
+  char *json = NULL;
+
+  if (a->json) {
+    if (ooc_hw_derive(a->hw, a->hw_sets, a->n_hw_sets, NULL, NULL, -1, NULL,
+                      &json, &err) < 0)
+      return ooc_cli_fail("%s", err.msg);
+    fputs(json, stdout);
+    free(json);
+    return 0;
+  }
+  if (ooc_hw_load(a->hw, a->hw_sets, a->n_hw_sets, &hw, &err) < 0)
+    return ooc_cli_fail("%s", err.msg);
+  print_hw_text(hw);
+  ooc_hw_free(hw);
+  return 0;
+}
+
 int
 ooc_cmd_info(int argc, char **argv)
 {
@@ -215,8 +337,25 @@ ooc_cmd_info(int argc, char **argv)
   ooc_model_opts mo;
   int rc;
 
-  if (ooc_cli_args_start(&a, argc, argv, &doc, 0, OOC_CLI_MODEL, &rc))
+  if (ooc_cli_args_start(&a, argc, argv, &doc, 0, 0, &rc))
     goto done;
+  if (a.model == NULL && a.hw == NULL) {
+    rc = ooc_cli_fail("missing -m MODEL or --hw HW");
+    goto done;
+  }
+  if (a.n_hw_sets > 0 && a.hw == NULL) {
+    rc = ooc_cli_fail("--hw-set needs --hw HW");
+    goto done;
+  }
+  if (a.model != NULL && a.hw != NULL && a.json) {
+    rc = ooc_cli_fail("--json prints one document: give -m MODEL or --hw "
+                      "HW, not both");
+    goto done;
+  }
+  if (a.model == NULL) {
+    rc = print_hw(&a);
+    goto done;
+  }
   mo = (ooc_model_opts){
     .batch = a.batch_set ? a.batch : 1,
     .dtype_set = a.dtype_set, .dtype = a.dtype, .optimizer = a.optimizer,
@@ -227,6 +366,10 @@ ooc_cmd_info(int argc, char **argv)
     goto done;
   }
   rc = a.json ? print_json(m) : print_text(m);
+  if (rc == 0 && a.hw != NULL) {
+    printf("\n");
+    rc = print_hw(&a);
+  }
 done:
   ooc_model_free(m);
   ooc_cli_args_fini(&a);

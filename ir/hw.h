@@ -4,7 +4,10 @@
  * Profiles are JSON files in hwprofiles/ (documented in hwprofiles/README.md)
  * loaded by ooc_hw_load(). Overrides "KEY=V" (dotted JSON paths such as
  * "link.h2d_GBps=32", from `--hw-set`) are applied to the JSON before it is
- * converted, so an unknown key is an error naming the key. Every value is
+ * converted, so an unknown key is an error naming the key. Setting
+ * link.h2d_GBps (d2h_GBps) alone scales link.duplex_h2d_GBps
+ * (duplex_d2h_GBps) by the same ratio, so the profile stays consistent
+ * while both directions run; a duplex rate set too is kept. Every value is
  * checked (no zero or negative bandwidths, usable <= total memory, ...).
  *
  * Units inside the struct are SI base units: bytes, bytes/s, FLOP/s,
@@ -135,11 +138,12 @@ const ooc_calib_entry *ooc_hw_calib_find_algo(const ooc_hw *hw,
  *   - its calibration table replaced by the n_entries `entries` (times in
  *     us with three decimals, so nanoseconds read back exactly), with
  *     `calib_source` as the table's "_source" (may be NULL); n_entries 0
- *     removes it.
+ *     removes it, and a negative n_entries keeps base's table;
  * The result is checked by loading it (every check of a profile file) and
  * returned as heap JSON text in *json (caller frees). Key order follows
  * base, so the same inputs give the same bytes. Errors name base and the
- * key; OOC_ENOMEM. */
+ * key; OOC_ENOMEM. Setting link.h2d_GBps or d2h_GBps scales the
+ * matching duplex rate unless that is set too, as --hw-set does. */
 int ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
                   const char *source, const ooc_calib_entry *entries,
                   int n_entries, const char *calib_source, char **json,

@@ -344,6 +344,53 @@ nomem:
   return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
 }
 
+/* Setting link.h2d_GBps (d2h_GBps) alone scales link.duplex_h2d_GBps
+ * (duplex_d2h_GBps) by the same ratio, so that a what-if on the link rate
+ * also holds while both directions run; a duplex rate set explicitly is
+ * kept. `orig` holds the four link rates read before the overrides (0 where
+ * absent or not a number; then nothing is scaled). Runs on the tree, so
+ * --hw-set and ooc_hw_derive give the same profile. */
+static const char *const duplex_keys[4] = {
+  "h2d_GBps", "d2h_GBps", "duplex_h2d_GBps", "duplex_d2h_GBps"
+};
+
+static void
+read_link_rates(const cJSON *root, double orig[4])
+{
+  const cJSON *link = cJSON_GetObjectItemCaseSensitive(root, "link");
+  int i;
+
+  for (i = 0; i < 4; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(link, duplex_keys[i]);
+    orig[i] = cJSON_IsNumber(v) ? v->valuedouble : 0;
+  }
+}
+
+static int
+scale_duplex(cJSON *root, const unsigned char *overridden,
+             const double orig[4], const char *origin, ooc_err *err)
+{
+  cJSON *link = cJSON_GetObjectItemCaseSensitive(root, "link");
+  int d;
+
+  for (d = 0; d < 2; d++) {
+    int fs = find_field("link", duplex_keys[d]);
+    int fd = find_field("link", duplex_keys[2 + d]);
+    const cJSON *now = cJSON_GetObjectItemCaseSensitive(link, duplex_keys[d]);
+    cJSON *dup = cJSON_GetObjectItemCaseSensitive(link, duplex_keys[2 + d]);
+    cJSON *val;
+
+    if (!overridden[fs] || overridden[fd] || !cJSON_IsNumber(now) ||
+        !cJSON_IsNumber(dup) || !(orig[d] > 0) || !(orig[2 + d] > 0))
+      continue;
+    val = cJSON_CreateNumber(orig[2 + d] * now->valuedouble / orig[d]);
+    if (val == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+    cJSON_ReplaceItemInObjectCaseSensitive(link, duplex_keys[2 + d], val);
+  }
+  return OOC_OK;
+}
+
 /* --- checks and conversion -------------------------------------------- */
 
 /* Every key of every schema object must be known. */
@@ -838,6 +885,7 @@ load_tree(const char *json, const char *origin, const char *path,
           const ooc_hw_override *ov, int n_ov, ooc_hw **out, ooc_err *err)
 {
   unsigned char overridden[N_FIELDS];
+  double orig[4];
   const char *end = NULL;
   const cJSON *src;
   cJSON *root;
@@ -858,9 +906,12 @@ load_tree(const char *json, const char *origin, const char *path,
                      origin);
     goto fail;
   }
+  read_link_rates(root, orig);
   for (i = 0; i < n_ov; i++)
     if ((rc = apply_override(root, &ov[i], origin, overridden, err)) < 0)
       goto fail;
+  if ((rc = scale_duplex(root, overridden, orig, origin, err)) < 0)
+    goto fail;
   if ((rc = check_unknown(root, origin, err)) < 0)
     goto fail;
   hw = calloc(1, sizeof *hw);
@@ -1061,6 +1112,7 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
               ooc_err *err)
 {
   unsigned char overridden[N_FIELDS];
+  double orig[4];
   char origin[256], *path = NULL, *text = NULL, *out = NULL, *grown;
   const char *end = NULL;
   cJSON *root = NULL, *item;
@@ -1094,6 +1146,7 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
                      origin);
     goto done;
   }
+  read_link_rates(root, orig);
   for (i = 0; i < n_set; i++) {
     rc = set[i].value == NULL
              ? remove_key(root, set[i].key, origin, err)
@@ -1101,6 +1154,8 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
     if (rc < 0)
       goto done;
   }
+  if ((rc = scale_duplex(root, overridden, orig, origin, err)) < 0)
+    goto done;
   if (source != NULL) {
     cJSON *src = cJSON_Parse(source);
     if (src == NULL || !cJSON_IsObject(src)) {
@@ -1114,7 +1169,8 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
     else
       cJSON_AddItemToObject(root, "_source", src);
   }
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibration");
+  if (n_entries >= 0)
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "calibration");
   if (n_entries > 0) {
     if ((item = calib_tree(entries, n_entries, calib_source)) == NULL)
       goto nomem;

@@ -179,6 +179,45 @@ START_TEST(override_values)
 }
 END_TEST
 
+/* Setting a link rate alone scales its duplex rate by the same ratio
+ * (a100-pcie4: 25.5 GB/s alone, 12 / 24.5 GB/s both at once); a duplex
+ * rate set too is kept; ooc_hw_derive writes the same scaled figure. */
+START_TEST(override_scales_duplex)
+{
+  const ooc_hw_override half[] = { { .key = "link.h2d_GBps",
+                                     .value = "12.75" } };
+  const ooc_hw_override both[] = {
+    { .key = "link.d2h_GBps", .value = "51" },
+    { .key = "link.duplex_d2h_GBps", .value = "30" },
+  };
+  ooc_hw *hw = NULL;
+  ooc_err err = { 0 };
+  char *json = NULL;
+
+  ck_assert_int_eq(ooc_hw_load("a100-pcie4", half, 1, &hw, &err), 0);
+  ck_assert(hw->h2d_Bps == 12.75e9);
+  ck_assert(fabs(hw->duplex_h2d_Bps - 6e9) < 1);
+  ck_assert(hw->d2h_Bps == 25.5e9);
+  ck_assert(hw->duplex_d2h_Bps == 24.5e9);
+  ooc_hw_free(hw);
+  hw = NULL;
+  ck_assert_int_eq(ooc_hw_load("a100-pcie4", both, 2, &hw, &err), 0);
+  ck_assert(hw->d2h_Bps == 51e9);
+  ck_assert(hw->duplex_d2h_Bps == 30e9);
+  ck_assert(hw->duplex_h2d_Bps == 12e9);
+  ooc_hw_free(hw);
+  hw = NULL;
+  ck_assert_int_eq(ooc_hw_derive("a100-pcie4", half, 1, NULL, NULL, -1, NULL,
+                                 &json, &err), 0);
+  ck_assert_ptr_nonnull(strstr(json, "\"duplex_h2d_GBps\": 6,"));
+  ck_assert_int_eq(ooc_hw_load_string(json, "derived", NULL, 0, &hw, &err),
+                   0);
+  ck_assert(fabs(hw->duplex_h2d_Bps - 6e9) < 1);
+  ooc_hw_free(hw);
+  free(json);
+}
+END_TEST
+
 /* The optional chunk costs of the allocator section: 0 when a profile
  * leaves them out (every zoo profile), microseconds to ns when given,
  * checked like the other allocator costs. */
@@ -794,6 +833,7 @@ hw_suite(void)
   tc = tcase_create("overrides");
   tcase_add_test(tc, override_values);
   tcase_add_test(tc, override_va_costs);
+  tcase_add_test(tc, override_scales_duplex);
   tcase_add_test(tc, override_errors);
   suite_add_tcase(s, tc);
   tc = tcase_create("bad");

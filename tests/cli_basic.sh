@@ -57,7 +57,18 @@ expect_fail "unknown option" "unknown option '--frobnicate'" "$OOCSIM" simulate 
 expect_fail "unknown short option" "unknown option '-z'" "$OOCSIM" info -m "$MLP" -z
 expect_fail "option without value" "needs a value" "$OOCSIM" info -m
 expect_fail "unknown command" "unknown command 'frob'" "$OOCSIM" frob
-expect_fail "info without -m" "missing -m MODEL" "$OOCSIM" info
+expect_fail "info without -m" "missing -m MODEL or --hw HW" "$OOCSIM" info
+# info --hw: the effective profile; h2d 12.2 -> 24.4 doubles duplex 11.5
+expect_ok "info --hw --hw-set" "$OOCSIM" info --hw v100-pcie3 --hw-set link.h2d_GBps=24.4
+grep -q 'H2D, D2H pinned  *24.400, 12.900 GB/s' "$TMP/out" && ok "info --hw h2d" || not_ok "info --hw h2d"
+grep -q 'H2D, D2H both at once  *23.000, 11.500 GB/s' "$TMP/out" && ok "info --hw duplex scaled" || not_ok "info --hw duplex scaled"
+expect_ok "info --hw --json" "$OOCSIM" info --hw v100-pcie3 --hw-set link.h2d_GBps=24.4 --json
+cp "$TMP/out" "$TMP/eff.json"
+expect_ok "info --hw on its own output" "$OOCSIM" info --hw "$TMP/eff.json"
+grep -q 'H2D, D2H both at once  *23.000, 11.500 GB/s' "$TMP/out" && ok "effective profile loads back" || not_ok "effective profile loads back"
+expect_fail "info --hw-set without --hw" "--hw-set needs --hw HW" "$OOCSIM" info -m "$MLP" --hw-set link.h2d_GBps=1
+expect_fail "info -m --hw --json" "--json prints one document" "$OOCSIM" info -m "$MLP" --hw v100-pcie3 --json
+expect_fail "info --hw bad key" "link.nosuch" "$OOCSIM" info --hw v100-pcie3 --hw-set link.nosuch=1
 expect_fail "simulate without -m" "missing -m MODEL" "$OOCSIM" simulate -b 4 --hw v100-pcie3 -p incore
 expect_fail "simulate without --hw" "missing --hw HW" "$OOCSIM" simulate -m "$MLP" -b 4 -p incore
 expect_fail "simulate without -p" "missing -p PLANNER" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3
