@@ -397,6 +397,10 @@ cu_mem(void *state, const ooc_drv_action *a, ooc_exec_region *r,
     return OOC_OK;
   }
   case OOC_DRV_CHUNK_UNMAP:
+    /* As PyTorch's expandable segments do before unmapping, and as the
+     * simulator models it (allocator.va_unmap_syncs): the memory is free
+     * only once the work that used it has finished. */
+    CU(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     at = (CUdeviceptr)(uintptr_t)range->base + (a->addr - range->addr);
     DRV(s->mem_unmap(at, r->bytes), "cuMemUnmap");
     return OOC_OK;

@@ -57,6 +57,18 @@ typedef struct ooc_hw {
   uint64_t mem_usable;    /* bytes a framework can allocate */
   uint64_t host_mem;      /* host memory, bytes (pinned swap space bound) */
 
+  /* Host and framework overhead (docs/fidelity.md), all optional, 0 when
+   * absent. One host thread issues the timed instructions in index order;
+   * an instruction starts no earlier than it is issued. */
+  int64_t host_iter_ns;   /* per iteration, before the first issue */
+  int64_t host_op_ns;     /* per COMPUTE (framework side, beyond the
+                             kernel launch in launch_ns) */
+  int64_t host_opt_param_ns; /* per parameter tensor in the optimizer step
+                                (one per layer with parameters) */
+  int64_t event_sync_ns;  /* the host waits on an event: an ALLOC that
+                             needs the room a FREE on another stream
+                             makes resumes this long after that FREE */
+
   /* Compute. Peak FLOP/s per dtype, without and with tensor cores. */
   double peak_flops[3];   /* indexed by ooc_dtype: CUDA-core rate */
   double tensor_flops[3]; /* tensor-core rate (0: none) */
@@ -84,18 +96,25 @@ typedef struct ooc_hw {
   double h2d_pageable_Bps, d2h_pageable_Bps;
   double duplex_h2d_Bps, duplex_d2h_Bps;     /* each, when both run at once */
   int64_t copy_latency_ns;                   /* fixed cost per copy */
+  int64_t copy_issue_ns;  /* host time to issue a copy (optional, 0) */
   int copy_engines;                          /* 1: H2D and D2H serialise */
 
   /* Allocator costs. */
   int64_t malloc_ns;      /* cudaMalloc of a new segment */
   double malloc_ns_per_GiB; /* size-dependent part of cudaMalloc */
-  int64_t free_ns;        /* cudaFree (synchronising) */
+  int64_t free_ns;        /* cudaFree */
+  int free_syncs;         /* cudaFree synchronises the device (optional,
+                             default true) */
   uint64_t va_chunk_bytes;/* VA physical chunk size (the zoo profiles use
                             40 MiB, the schedule-window seed §4 choice) */
   uint64_t va_granularity;/* device minimum (2 MiB) */
-  int64_t va_map_ns;      /* map cost per chunk */
+  int64_t va_map_ns;      /* cuMemMap per chunk */
+  int64_t va_access_ns;   /* cuMemSetAccess per chunk (optional, 0) */
   int64_t va_create_ns;   /* cuMemCreate per chunk (optional, 0) */
   int64_t va_unmap_ns;    /* cuMemUnmap per chunk (optional, 0) */
+  int va_unmap_syncs;     /* an unmap synchronises the device first, as
+                             PyTorch's expandable segments do before
+                             cuMemUnmap (optional, default true) */
   int64_t va_release_ns;  /* cuMemRelease per chunk (optional, 0) */
   int64_t host_alloc_ns;  /* cudaHostAlloc per buffer */
 

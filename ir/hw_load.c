@@ -65,6 +65,11 @@ static const field fields[] = {
   F("memory", "total_GiB", T_NUM, C_POS, GiB, D_U64, mem_total),
   F("memory", "usable_GiB", T_NUM, C_POS, GiB, D_U64, mem_usable),
   F("host", "memory_GiB", T_NUM, C_POS, GiB, D_U64, host_mem),
+  OPT("host", "iteration_us", T_NUM, C_NONNEG, 1e3, D_NS, host_iter_ns),
+  OPT("host", "op_us", T_NUM, C_NONNEG, 1e3, D_NS, host_op_ns),
+  OPT("host", "optimizer_param_us", T_NUM, C_NONNEG, 1e3, D_NS,
+      host_opt_param_ns),
+  OPT("host", "event_sync_us", T_NUM, C_NONNEG, 1e3, D_NS, event_sync_ns),
   F("compute", "fp32_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP32]),
   F("compute", "fp16_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP16]),
   F("compute", "bf16_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_BF16]),
@@ -122,16 +127,22 @@ static const field fields[] = {
   F("link", "duplex_d2h_GBps", T_NUM, C_POS, 1e9, D_DBL, duplex_d2h_Bps),
   F("link", "latency_us", T_NUM, C_NONNEG, 1e3, D_NS, copy_latency_ns),
   F("link", "copy_engines", T_INT, C_GE1, 1, D_INT, copy_engines),
+  OPT("link", "issue_us", T_NUM, C_NONNEG, 1e3, D_NS, copy_issue_ns),
   F("allocator", "malloc_us", T_NUM, C_NONNEG, 1e3, D_NS, malloc_ns),
   F("allocator", "malloc_us_per_GiB", T_NUM, C_NONNEG, 1e3, D_DBL,
     malloc_ns_per_GiB),
   F("allocator", "free_us", T_NUM, C_NONNEG, 1e3, D_NS, free_ns),
+  OPT("allocator", "free_syncs", T_BOOL, C_ANY, 1, D_INT, free_syncs),
   F("allocator", "va_chunk_MiB", T_NUM, C_POS, MiB, D_U64, va_chunk_bytes),
   F("allocator", "va_granularity_MiB", T_NUM, C_POS, MiB, D_U64,
     va_granularity),
   F("allocator", "va_map_us", T_NUM, C_NONNEG, 1e3, D_NS, va_map_ns),
   OPT("allocator", "va_create_us", T_NUM, C_NONNEG, 1e3, D_NS, va_create_ns),
+  OPT("allocator", "va_access_us", T_NUM, C_NONNEG, 1e3, D_NS,
+      va_access_ns),
   OPT("allocator", "va_unmap_us", T_NUM, C_NONNEG, 1e3, D_NS, va_unmap_ns),
+  OPT("allocator", "va_unmap_syncs", T_BOOL, C_ANY, 1, D_INT,
+      va_unmap_syncs),
   OPT("allocator", "va_release_us", T_NUM, C_NONNEG, 1e3, D_NS,
       va_release_ns),
   F("allocator", "host_alloc_us", T_NUM, C_NONNEG, 1e3, D_NS, host_alloc_ns),
@@ -922,6 +933,7 @@ load_tree(const char *json, const char *origin, const char *path,
   /* Optional fields: tensor_eff[c] < 0 means "as eff[c]". */
   for (i = 0; i < OOC_CLASS_COUNT; i++)
     hw->tensor_eff[i] = -1;
+  hw->free_syncs = hw->va_unmap_syncs = 1;
   for (i = 0; i < N_FIELDS; i++)
     if ((rc = convert_field(root, &fields[i], overridden[i], hw, origin,
                             err)) < 0)

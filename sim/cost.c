@@ -32,6 +32,9 @@
  *   Adam (two moments), P = parameter bytes; time = bytes / (HBM x mem_eff)
  *   plus one launch per layer that has parameters (a per-tensor update, as
  *   in Caffe, Chainer and PyTorch's non-fused optimizers).
+ * - The optimizer step's host time (update_host_ns): host.optimizer_param_us
+ *   per parameter tensor, one per layer with parameters (the per-tensor
+ *   loop of a non-fused optimizer); the simulator's host clock pays it.
  * - Kernel algorithms (ir/algo.h, SuperNeurons §3.5): a convolution run
  *   with another algorithm family costs the default's kernel time
  *   (launches aside) times the profile's factor for that family
@@ -350,6 +353,14 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       goto fail;
     }
   }
+  if (hw->host_opt_param_ns > 0 &&
+      param_layers > OOC_TIME_MAX_NS / hw->host_opt_param_ns) {
+    rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step host time "
+                     "overflows: profile '%s' host.optimizer_param_us is out "
+                     "of range", m->name, hw->name ? hw->name : "?");
+    goto fail;
+  }
+  c->update_host_ns = param_layers * hw->host_opt_param_ns;
   *out = c;
   return OOC_OK;
 nomem:
@@ -388,7 +399,8 @@ ooc_cost_drv_ns(const ooc_hw *hw, const ooc_drv_action *a)
   case OOC_DRV_CHUNK_CREATE:
     return hw->va_create_ns;
   case OOC_DRV_CHUNK_MAP:
-    return hw->va_map_ns;
+    return hw->va_map_ns > OOC_TIME_MAX_NS - hw->va_access_ns
+               ? OOC_TIME_MAX_NS : hw->va_map_ns + hw->va_access_ns;
   case OOC_DRV_CHUNK_UNMAP:
     return hw->va_unmap_ns;
   case OOC_DRV_CHUNK_RELEASE:

@@ -38,6 +38,8 @@ typedef struct ooc_costs {
                              when the profile has it, else fwd_ns */
   uint8_t *calibrated;    /* 1 where the profile's table was used */
   int64_t update_ns;      /* optimizer step over all parameters */
+  int64_t update_host_ns; /* its host time (host.optimizer_param_us per
+                             layer with parameters) */
   int64_t total_fwd_ns, total_bwd_ns;
   /* Kernel algorithms (ir/algo.h): per layer, phase (0 forward, 1
    * backward, 2 recompute) and algorithm, the time, or -1 where the

@@ -60,7 +60,7 @@
 /* The largest time the clock may reach (sim/cost.h). */
 #define TIME_MAX OOC_TIME_MAX_NS
 
-enum { EV_DONE = 0, EV_LAT, EV_XFER, EV_COMP };        /* event kinds */
+enum { EV_DONE = 0, EV_LAT, EV_WAKE, EV_XFER, EV_COMP }; /* event kinds */
 enum { ST_IDLE = 0, ST_BUSY };                         /* stream states */
 #define STALL_NONE (-1)
 
@@ -113,11 +113,14 @@ struct ooc_sim {
   ooc_drv_sink drv;             /* prices the policy's driver actions */
   const ooc_drv_sink *drv_use;  /* &drv, or NULL when .unpriced */
   int64_t drv_ns;               /* what the current request's actions cost */
+  int drv_sync;                 /* one of them synchronises the device */
 
   ooc_heap heap;
   int32_t cap_instr;
   int32_t *order;               /* timed instructions grouped by stream */
   uint32_t *done;               /* completion stamp per instruction */
+  int64_t *issue_at;            /* host model: when each was issued */
+  int64_t *end_at;              /* host model: when each completed */
   ooc_sem sem;                  /* tensor states (ir/semantics.h) */
   uint32_t stamp;
 
@@ -141,6 +144,18 @@ struct ooc_sim {
   int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
   uint64_t host_pinned;
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
+
+  /* The host (see the header comment): on when the profile has a host
+   * cost; host_t is when the host is free to issue host_next. */
+  int host_on;
+  int64_t host_t;
+  int32_t host_next;
+  int32_t wake_for[OOC_NSTREAMS]; /* the head a wake-up is pending for */
+  /* A device-synchronising ALLOC/FREE (cudaFree, an unmap): nothing else
+   * starts while it runs, and it runs once the other streams drain. */
+  int32_t barrier;              /* its instruction, -1 none */
+  int barrier_stream, barrier_pending;
+  int64_t barrier_cost;
 };
 
 /* The driver sink: add what each action of the policy costs. */
@@ -149,6 +164,10 @@ price_action(void *ctx, const ooc_drv_action *a)
 {
   ooc_sim *s = ctx;
   int64_t t = ooc_cost_drv_ns(s->hw, a);
+
+  if ((a->kind == OOC_DRV_SEG_FREE && s->hw->free_syncs) ||
+      (a->kind == OOC_DRV_CHUNK_UNMAP && s->hw->va_unmap_syncs))
+    s->drv_sync = 1;
 
   /* Saturate: push() reports a request that would end past TIME_MAX. */
   s->drv_ns = t > TIME_MAX - s->drv_ns ? TIME_MAX + 1 : s->drv_ns + t;
@@ -226,6 +245,8 @@ ooc_sim_free(ooc_sim *s)
   ooc_heap_fini(&s->heap);
   free(s->order);
   free(s->done);
+  free(s->issue_at);
+  free(s->end_at);
   ooc_sem_fini(&s->sem);
   free(s);
 }
@@ -247,6 +268,13 @@ prepare(ooc_sim *s, const ooc_program *p)
       return OOC_ENOMEM;
     s->done = done;
     memset(s->done, 0, (size_t)cap * sizeof *done);
+    for (int a = 0; a < 2; a++) {
+      int64_t **arr = a ? &s->end_at : &s->issue_at;
+      int64_t *q = realloc(*arr, (size_t)cap * sizeof *q);
+      if (q == NULL)
+        return OOC_ENOMEM;
+      *arr = q;
+    }
     s->cap_instr = cap;
   }
   if (ooc_sem_reset(&s->sem, p) != OOC_OK)
@@ -664,6 +692,116 @@ kernel_class(const ooc_sim *s, const ooc_instr *in)
   return s->model->layers[in->layer].cls;
 }
 
+/* --- the host --------------------------------------------------------------
+ *
+ * With a host cost in the profile, one host thread issues the timed
+ * instructions in index order, from host.iteration_us after the iteration
+ * starts: a COMPUTE costs host.op_us (the optimizer step
+ * host.optimizer_param_us per layer with parameters, costs->update_host_ns),
+ * a copy link.issue_us, an ALLOC or FREE nothing (its allocator and driver
+ * time is stream time). An instruction starts no earlier than it was
+ * issued. The host runs ahead of the streams except where it must wait: a
+ * device ALLOC that waits for a FREE on another stream (the room a swap-out
+ * makes) is issued only once that FREE has completed, plus
+ * host.event_sync_us (an event synchronise); and a device-synchronising
+ * driver call (the barrier) returns only when the device has drained. */
+
+/* The host time to issue instruction i. */
+static inline int64_t
+host_cost(const ooc_sim *s, const ooc_instr *in)
+{
+  switch (in->kind) {
+  case OOC_I_COMPUTE:
+    return in->phase == OOC_PH_UPDATE ? s->costs->update_host_ns
+                                      : s->hw->host_op_ns;
+  case OOC_I_H2D:
+  case OOC_I_D2H:
+    return s->hw->copy_issue_ns;
+  default:
+    return 0;
+  }
+}
+
+/* Issue what the host can: stop at an ALLOC whose FREE on another stream
+ * has not completed. O(1) amortised per instruction. */
+static void
+host_advance(ooc_sim *s)
+{
+  const ooc_program *p = s->p;
+
+  while (s->host_next < p->n_instr) {
+    int32_t i = s->host_next;
+    const ooc_instr *in = &p->instr[i];
+    int64_t c;
+
+    if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE &&
+        in->n_waits > 0) {
+      int64_t ready = -1;
+      for (int32_t j = 0; j < in->n_waits; j++) {
+        int32_t w = p->waits[in->wait_first + j];
+        const ooc_instr *wi = &p->instr[w];
+        if (wi->kind != OOC_I_FREE || wi->stream == in->stream ||
+            w < p->prologue_end)
+          continue;
+        if (!is_done(s, w))
+          return;
+        if (s->end_at[w] > ready)
+          ready = s->end_at[w];
+      }
+      if (ready >= 0) {
+        ready = ready > TIME_MAX - s->hw->event_sync_ns
+                    ? TIME_MAX : ready + s->hw->event_sync_ns;
+        if (ready > s->host_t)
+          s->host_t = ready;
+      }
+    }
+    c = host_cost(s, in);
+    s->host_t = c > TIME_MAX - s->host_t ? TIME_MAX : s->host_t + c;
+    s->issue_at[i] = s->host_t;
+    s->host_next++;
+  }
+}
+
+/* May the head i of stream k start as far as the host is concerned? When
+ * it is issued later, a wake-up event is set for then. */
+static inline int
+host_ready(ooc_sim *s, int k, int32_t i, int *rc)
+{
+  *rc = OOC_OK;
+  if (i >= s->host_next)
+    return 0;                   /* the host waits before it */
+  if (s->issue_at[i] <= s->now)
+    return 1;
+  if (s->wake_for[k] != i) {
+    s->wake_for[k] = i;
+    *rc = push(s, i, s->issue_at[i] - s->now, EV_WAKE, k, 0);
+  }
+  return 0;
+}
+
+/* Is every stream but k idle? */
+static inline int
+others_idle(const ooc_sim *s, int k)
+{
+  for (int a = 0; a < OOC_NSTREAMS; a++)
+    if (a != k && s->st[a].state == ST_BUSY)
+      return 0;
+  return 1;
+}
+
+/* A device-synchronising ALLOC/FREE i on stream k starts: it holds every
+ * other stream back and runs its cost once they have drained (at once when
+ * they are idle; else schedule() releases it). */
+static int
+barrier_start(ooc_sim *s, int k, int32_t i, int64_t cost)
+{
+  s->barrier = i;
+  s->barrier_stream = k;
+  s->barrier_cost = cost;
+  s->barrier_pending = !others_idle(s, k);
+  return s->barrier_pending ? OOC_OK : push(s, i, cost, EV_DONE, k, 0);
+}
+
 /* Try to start the head of stream k. Returns OOC_OK (started or not; an
  * OOM sets s->oom) or an error. */
 static int
@@ -689,6 +827,10 @@ try_start(ooc_sim *s, int k)
   }
   st->wait_on = -1;
   t = in->tensor;
+  if (s->barrier >= 0)
+    return OOC_OK;              /* a synchronising driver call runs */
+  if (s->host_on && !host_ready(s, k, i, &rc))
+    return rc;
   if ((in->kind == OOC_I_H2D || in->kind == OOC_I_D2H) && s->shared_engine &&
       s->engine_busy)
     return OOC_OK;
@@ -751,6 +893,7 @@ try_start(ooc_sim *s, int k)
     if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
         (rc = record_mem(s, i)) != OOC_OK)
       return rc;
+    s->drv_sync = 0;
     rc = do_alloc(s, i, &cost);
     if (rc == OOC_EOOM)
       return OOC_OK;
@@ -758,7 +901,8 @@ try_start(ooc_sim *s, int k)
       return rc;
     if (s->last_iter)
       s->r->alloc_ns += cost;
-    rc = push(s, i, cost, EV_DONE, k, 0);
+    rc = s->drv_sync ? barrier_start(s, k, i, cost)
+                     : push(s, i, cost, EV_DONE, k, 0);
     break;
   case OOC_I_FREE:
     if ((rc = ooc_sem_begin_free(&s->sem, i, in, s->err)) != OOC_OK)
@@ -766,12 +910,14 @@ try_start(ooc_sim *s, int k)
     if (s->detail != NULL && in->where == OOC_WHERE_DEVICE &&
         (rc = record_mem(s, i)) != OOC_OK)
       return rc;
+    s->drv_sync = 0;
     rc = do_free(s, i, &cost);
     if (rc != OOC_OK)
       return rc;
     if (s->last_iter)
       s->r->alloc_ns += cost;
-    rc = push(s, i, cost, EV_DONE, k, 0);
+    rc = s->drv_sync ? barrier_start(s, k, i, cost)
+                     : push(s, i, cost, EV_DONE, k, 0);
     break;
   default:
     rc = OOC_OK;
@@ -825,6 +971,13 @@ finish(ooc_sim *s, int k)
       .instr = i, .start_ns = st->start - s->t0, .end_ns = s->now - s->t0,
     };
   s->done[i] = s->stamp;
+  s->end_at[i] = s->now;
+  if (i == s->barrier) {
+    /* The host was blocked in the call too. */
+    s->barrier = -1;
+    if (s->host_t < s->now)
+      s->host_t = s->now;
+  }
   st->state = ST_IDLE;
   st->pos++;
   st->wcur = 0;
@@ -836,7 +989,7 @@ finish(ooc_sim *s, int k)
 static inline int
 is_stale(const ooc_sim *s, const ooc_event *ev)
 {
-  if (__builtin_expect(ev->kind <= EV_LAT, 1))
+  if (__builtin_expect(ev->kind <= EV_WAKE, 1))
     return 0;
   if (ev->kind == EV_XFER)
     return !s->ch[ev->a].active || ev->gen != s->ch[ev->a].gen;
@@ -854,6 +1007,9 @@ dispatch(ooc_sim *s, const ooc_event *ev)
     return OOC_OK;
   }
   switch (ev->kind) {
+  case EV_WAKE:
+    s->wake_for[ev->a] = -1;    /* schedule() starts the head now */
+    return OOC_OK;
   case EV_COMP:
     if (is_stale(s, ev))
       return OOC_OK;
@@ -900,6 +1056,16 @@ schedule(ooc_sim *s)
   int cand[OOC_NSTREAMS], n = 0, a, rc;
   int32_t head[OOC_NSTREAMS];
 
+  if (s->barrier >= 0) {
+    if (s->barrier_pending && others_idle(s, s->barrier_stream)) {
+      s->barrier_pending = 0;
+      return push(s, s->barrier, s->barrier_cost, EV_DONE, s->barrier_stream,
+                  0);
+    }
+    return OOC_OK;              /* nothing else starts meanwhile */
+  }
+  if (s->host_on)
+    host_advance(s);
   for (a = 0; a < OOC_NSTREAMS; a++) {
     const struct stream *st = &s->st[a];
     if (st->state != ST_BUSY && st->pos < st->n) {
@@ -976,6 +1142,12 @@ run_iteration(ooc_sim *s)
   s->ch[0].active = s->ch[1].active = 0;
   s->comp.active = 0;
   s->t0 = s->now;
+  s->barrier = -1;
+  s->barrier_pending = 0;
+  s->host_next = s->p->prologue_end;
+  s->host_t = s->now + s->hw->host_iter_ns;
+  for (k = 0; k < OOC_NSTREAMS; k++)
+    s->wake_for[k] = -1;
   s->stall = STALL_NONE;
   s->stall_on = -1;
   memset(s->pend_stall, 0, sizeof s->pend_stall);
@@ -1097,6 +1269,9 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   s->any_interference = 0;
   for (k = 0; k < OOC_CLASS_COUNT; k++)
     s->any_interference |= s->hw->interference[k] > 0;
+  s->host_on = s->hw->host_iter_ns > 0 || s->hw->host_op_ns > 0 ||
+               s->costs->update_host_ns > 0 || s->hw->event_sync_ns > 0 ||
+               s->hw->copy_issue_ns > 0;
   r->feasible = 1;
   if (detail != NULL && ooc_sim_detail_reserve(detail, p) != OOC_OK)
     return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");

@@ -265,7 +265,7 @@ START_TEST(override_errors)
       "hwprofiles/v100-pcie3.json: --hw-set link.h2d_GBs: unknown key "
       "'h2d_GBs' (valid keys of link: h2d_GBps, d2h_GBps, "
       "h2d_pageable_GBps, d2h_pageable_GBps, duplex_h2d_GBps, "
-      "duplex_d2h_GBps, latency_us, copy_engines)");
+      "duplex_d2h_GBps, latency_us, copy_engines, issue_us)");
   expect_override_error("lnk.h2d_GBps", "32", OOC_ENOTFOUND,
       "hwprofiles/v100-pcie3.json: --hw-set lnk.h2d_GBps: unknown key "
       "'lnk' (valid keys at top level: name, gpu, memory, host, compute, "
@@ -333,7 +333,7 @@ static const struct {
   { "unknown_key", OOC_ENOTFOUND,
     "link.h2d_GBs: unknown key (valid keys of link: h2d_GBps, d2h_GBps, "
     "h2d_pageable_GBps, d2h_pageable_GBps, duplex_h2d_GBps, "
-    "duplex_d2h_GBps, latency_us, copy_engines)" },
+    "duplex_d2h_GBps, latency_us, copy_engines, issue_us)" },
   { "tf32_without_tensor", OOC_EINVAL,
     "compute.fp32_uses_tf32: true needs compute.tensor_tf32_TFLOPS > 0" },
   { "va_chunk_not_multiple", OOC_EINVAL,

@@ -363,6 +363,9 @@ START_TEST(test_drv_prices)
   ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 20);
   a.kind = OOC_DRV_CHUNK_MAP;
   ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 10);
+  hw.va_access_ns = 4;          /* cuMemSetAccess comes with each map */
+  ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 14);
+  hw.va_access_ns = 0;
   a.kind = OOC_DRV_CHUNK_UNMAP;
   ck_assert_int_eq(ooc_cost_drv_ns(&hw, &a), 5);
   a.kind = OOC_DRV_CHUNK_RELEASE;
@@ -414,6 +417,107 @@ START_TEST(test_drv_cost)
   run_ok();
   ck_assert_int_eq(res.iteration_ns, 100000);
   ck_assert_int_eq(res.alloc_ns, 0);
+}
+END_TEST
+
+static void build_memwait(uint64_t c_bytes, int wait);
+
+/* The host clock (engine.c, "the host") on build_memwait(1.5 MB, wait)
+ * with host.iteration_us 5, op_us 30, link.issue_us 2, event_sync_us 7:
+ *   issue: ALLOC b 5000; FWD 1 35000; D2H b 37000; FREE b 37000;
+ *   ALLOC c waits for FREE b (another stream): issued after it completes
+ *   at 336000, + 7000 = 343000; FWD 2 373000; FREE c 373000.
+ *   run: FWD 1 [35000, 135000); D2H b [135000, 336000); ALLOC c 343000;
+ *   FWD 2 [373000, 573000); iteration 573000.
+ * The compute stream waits for the swap-out 135000 .. 336000 (201000
+ * swapout) and for the host 0 .. 35000, 336000 .. 373000 (72000 other).
+ * Without host costs the same program takes 501000
+ * (test_explicit_memory_wait). */
+START_TEST(test_host_clock)
+{
+  build_memwait(1500000, 1);
+  hw.host_iter_ns = 5000;
+  hw.host_op_ns = 30000;
+  hw.copy_issue_ns = 2000;
+  hw.event_sync_ns = 7000;
+  make_sim(3000000);
+  run_ok();
+  ck_assert(res.feasible);
+  ck_assert_int_eq(res.iteration_ns, 573000);
+  ck_assert_int_eq(res.compute_busy_ns, 300000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_SWAPOUT], 201000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_OTHER], 72000);
+}
+END_TEST
+
+/* The host runs ahead of the GPU: with op_us 30 and kernels of 100 and
+ * 200 us, only the first kernel waits for its issue. build_memwait(1 MB,
+ * 0) fits in 4 MB without waiting: FWD 1 issued 30000, runs [30000,
+ * 130000); FWD 2 issued 60000, starts when FWD 1 ends: [130000, 330000);
+ * the swap-out of b [130000, 331000) ends the iteration.
+ * The optimizer step's host time is costs.update_host_ns. */
+START_TEST(test_host_runs_ahead)
+{
+  build_memwait(1000000, 0);
+  hw.host_op_ns = 30000;
+  make_sim(4000000);
+  run_ok();
+  ck_assert(res.feasible);
+  ck_assert_int_eq(res.iteration_ns, 331000);
+  ck_assert_int_eq(res.stall_ns[OOC_STALL_OTHER], 30000);
+}
+END_TEST
+
+/* A synchronising driver call waits for the device to drain and holds
+ * every other stream back (va, 2 MiB chunks, map 10, unmap 5 ns; the
+ * second iteration, chunks cached):
+ *   2 ALLOC a (3 MiB, 2 chunks) [0, 20); 3 FWD 1 [20, 100020);
+ *   4 D2H a [100020, 100020 + 1000 + ceil(3145728 / 10) = 415593);
+ *   5 ALLOC y (2 MiB) [100020, 100030); 6 FWD 2 [100030, 300030);
+ *   7 FREE y unmaps: without a sync [300030, 300035), and FREE a on the
+ *     D2H stream [415593, 415603): iteration 415603;
+ *   with va_unmap_syncs it waits for the D2H: [415593, 415598), and FREE
+ *     a (a sync too) runs after it: [415598, 415608): iteration 415608. */
+START_TEST(test_sync_driver_call)
+{
+  int32_t x, a, y, f1;
+  int sync;
+
+  hw.va_chunk_bytes = 2ull << 20;
+  hw.va_map_ns = 10;
+  hw.va_create_ns = 20;
+  hw.va_unmap_ns = 5;
+  x = ooc_program_tensor(&prog, OOC_T_INPUT, 0, 1000);
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 3ull << 20);
+  y = ooc_program_tensor(&prog, OOC_T_ACT, 2, 2ull << 20);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0, x);
+  host(a);
+  prog.prologue_end = 2;
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  f1 = compute(OOC_PH_FWD, 1);
+  arg(x, 0);
+  arg(a, 1);
+  emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(f1);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, y);
+  compute(OOC_PH_FWD, 2);
+  arg(x, 0);
+  arg(y, 1);
+  emit(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, y);
+  emit(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  for (sync = 0; sync <= 1; sync++) {
+    ooc_sim_config cfg = {
+      .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_va,
+      .budget = 1ull << 30, .iterations = 2,
+    };
+    hw.va_unmap_syncs = sync;
+    ooc_sim_free(sim);
+    sim = NULL;
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
+    run_ok();
+    ck_assert_int_eq(res.iteration_ns, sync ? 415608 : 415603);
+    ck_assert_int_eq(res.alloc_ns, 45);
+  }
 }
 END_TEST
 
@@ -854,6 +958,9 @@ sim_suite(void)
   tcase_add_test(tc, test_duplex);
   tcase_add_test(tc, test_duplex_join);
   tcase_add_test(tc, test_one_engine);
+  tcase_add_test(tc, test_host_clock);
+  tcase_add_test(tc, test_host_runs_ahead);
+  tcase_add_test(tc, test_sync_driver_call);
   tcase_add_test(tc, test_late_swapin);
   tcase_add_test(tc, test_chain);
   suite_add_tcase(s, tc);
