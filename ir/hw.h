@@ -80,6 +80,14 @@ typedef struct ooc_hw {
                                          gemm runs on tensor cores; equal to
                                          eff[] unless the profile says */
   double mem_eff;         /* fraction of HBM bandwidth achieved */
+  /* Wave quantisation of convolutions and GEMMs (sim/cost.c,
+   * docs/fidelity.md): the output is cut into gemm_tile x gemm_tile tiles,
+   * a weight gradient split along its reduction up to max_split_k ways, run
+   * in waves over `sms` multiprocessors; a partial wave or tile idles
+   * part of the GPU. sms 0 (absent): no quantisation. */
+  int sms;
+  int gemm_tile;          /* default 128 */
+  int max_split_k;        /* weight gradients' split-K, default 16 */
   int64_t launch_ns;      /* per kernel launch overhead */
   /* Memory-bandwidth interference: a kernel of class c runs (1 + n *
    * interference[c]) times longer while n host copies are in flight (n =

@@ -83,6 +83,9 @@ static const field fields[] = {
   F("compute", "hbm_GBps", T_NUM, C_POS, 1e9, D_DBL, hbm_Bps),
   F("compute", "mem_eff", T_NUM, C_FRAC, 1, D_DBL, mem_eff),
   F("compute", "launch_us", T_NUM, C_NONNEG, 1e3, D_NS, launch_ns),
+  OPT("compute", "sms", T_INT, C_GE1, 1, D_INT, sms),
+  OPT("compute", "gemm_tile", T_INT, C_GE1, 1, D_INT, gemm_tile),
+  OPT("compute", "max_split_k", T_INT, C_GE1, 1, D_INT, max_split_k),
   F("compute.efficiency", "conv", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_CONV]),
   F("compute.efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_GEMM]),
   F("compute.efficiency", "norm", T_NUM, C_FRAC, 1, D_DBL, eff[OOC_CLASS_NORM]),
@@ -934,6 +937,8 @@ load_tree(const char *json, const char *origin, const char *path,
   for (i = 0; i < OOC_CLASS_COUNT; i++)
     hw->tensor_eff[i] = -1;
   hw->free_syncs = hw->va_unmap_syncs = 1;
+  hw->gemm_tile = 128;
+  hw->max_split_k = 16;
   for (i = 0; i < N_FIELDS; i++)
     if ((rc = convert_field(root, &fields[i], overridden[i], hw, origin,
                             err)) < 0)

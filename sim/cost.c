@@ -25,6 +25,15 @@
  *   default kernel algorithm) replaces the forward and/or backward time it
  *   carries (measured times include launch). A recompute costs the entry's
  *   recompute time when it has one, else the forward's (recomp_ns).
+ * - Wave quantisation (ooc_cost_gemm_util, when the profile gives
+ *   compute.sms): a convolution or linear layer's forward, data-gradient
+ *   and weight-gradient GEMMs (implicit GEMM shapes, layer_util) keep only
+ *   a fraction of the GPU busy when their output tiles
+ *   (compute.gemm_tile squared) do not fill whole waves over the
+ *   multiprocessors, the weight gradient's split-K up to
+ *   compute.max_split_k ways helping; the
+ *   compute term of the roofline is divided by that fraction. Small
+ *   batches thus run below the large-batch efficiency (docs/fidelity.md).
  * - Optimizer step (update_ns), memory-bound: it reads the weights, the
  *   gradients and the optimizer state and writes the weights and the state:
  *     bytes = 2 x weight_bytes + grad_bytes + 2 x opt_bytes
@@ -81,18 +90,97 @@ achieved_rate(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls)
   return hw->peak_flops[dt] * hw->eff[cls];
 }
 
-/* Roofline seconds, without launch. */
+/* Roofline seconds, without launch, of a kernel whose compute keeps a
+ * fraction util of the GPU busy (1: all of it). */
 static double
-roofline_s(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls, double flops,
-           double bytes)
+roofline_util_s(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls,
+                double flops, double bytes, double util)
 {
   double tc = 0, tm = 0;
 
   if (flops > 0)
-    tc = flops / achieved_rate(hw, dt, cls);
+    tc = flops / (achieved_rate(hw, dt, cls) * util);
   if (bytes > 0)
     tm = bytes / (hw->hbm_Bps * hw->mem_eff);
   return tc > tm ? tc : tm;
+}
+
+static double
+roofline_s(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls, double flops,
+           double bytes)
+{
+  return roofline_util_s(hw, dt, cls, flops, bytes, 1.0);
+}
+
+/* The smallest reduction a split-K slice is given. */
+#define MIN_SPLIT_K 128.0
+
+double
+ooc_cost_gemm_util(const ooc_hw *hw, double m, double n, double k,
+                   int max_split)
+{
+  double t = hw->gemm_tile > 0 ? hw->gemm_tile : 128;
+  double tiles, best = 0, sms = hw->sms;
+  int split;
+
+  if (hw->sms <= 0 || !(m >= 1) || !(n >= 1) || !(k >= 1))
+    return 1.0;
+  tiles = ceil(m / t) * ceil(n / t);
+  for (split = 1; split <= max_split; split *= 2) {
+    double ctas, waves, u;
+    if (split > 1 && k / split < MIN_SPLIT_K)
+      break;
+    ctas = tiles * split;
+    waves = ceil(ctas / sms);
+    /* Useful tile area over the tile slots of every wave. */
+    u = m * n * split / (t * t) / (waves * sms);
+    if (u > best)
+      best = u;
+  }
+  return best > 1 ? 1.0 : best;
+}
+
+/* The GEMM shape of each kernel of a convolution or a linear layer
+ * (implicit GEMM): forward M = batch x output positions, N = output
+ * channels, K from the FLOPs (2 M N K); backward-data the same over the
+ * input; backward-weight M = output channels, N = weights per output
+ * channel, K = batch x output positions. Only the weight gradient, whose
+ * reduction runs over the whole batch, is split along K (as cuDNN's
+ * backward-filter kernels do); forward and backward-data kernels are not
+ * (fitting the H200 measurements of docs/fidelity.md, split-K there made
+ * small batches too fast). util[0] forward, [1] data gradient, [2] weight
+ * gradient; 1 where the layer is none of these. */
+static void
+layer_util(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
+           double util[3])
+{
+  double b = (double)m->batch, cout, pos, cin, inpos, wper;
+  const ooc_layer *in;
+
+  util[0] = util[1] = util[2] = 1.0;
+  if (hw->sms <= 0 || l->n_in < 1 || l->a.out <= 0 ||
+      (l->op != OOC_OPK_CONV2D && l->op != OOC_OPK_CONV3D &&
+       l->op != OOC_OPK_DECONV2D && l->op != OOC_OPK_LINEAR))
+    return;
+  in = &m->layers[m->inputs[l->in_first]];
+  cout = (double)l->a.out;
+  pos = (double)ooc_shape_elems(&l->out) / cout;
+  if (l->op == OOC_OPK_LINEAR) {
+    cin = (double)in->out.d[in->out.ndim - 1];
+  } else {
+    cin = (double)in->out.d[0];
+  }
+  inpos = (double)ooc_shape_elems(&in->out) / cin;
+  if (l->fwd_flops > 0)
+    util[0] = ooc_cost_gemm_util(hw, b * pos, cout,
+                                 l->fwd_flops / (2 * b * pos * cout), 1);
+  if (l->bwd_data_flops > 0)
+    util[1] = ooc_cost_gemm_util(hw, b * inpos, cin,
+                                 l->bwd_data_flops / (2 * b * inpos * cin),
+                                 1);
+  wper = l->fwd_flops / (2 * b * pos * cout);   /* weights per output */
+  if (l->bwd_weight_flops > 0)
+    util[2] = ooc_cost_gemm_util(hw, cout, wper, b * pos, hw->max_split_k);
 }
 
 int64_t
@@ -143,7 +231,7 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
             int64_t *fwd, int64_t *bwd, ooc_err *err)
 {
   double bf = l->bwd_data_flops + l->bwd_weight_flops;
-  double tf, tb;
+  double tf, tb, util[3];
   int launches;
 
   *fwd = *bwd = 0;
@@ -157,8 +245,14 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
     return ooc_err_set(err, OOC_EINVAL,
                        "layer %s: negative or undefined FLOPs or bytes",
                        l->name);
-  tf = roofline_s(hw, m->dtype, l->cls, l->fwd_flops, l->fwd_bytes_rw) * 1e9;
-  tb = roofline_s(hw, m->dtype, l->cls, bf, l->bwd_bytes_rw) * 1e9;
+  layer_util(m, l, hw, util);
+  tf = roofline_util_s(hw, m->dtype, l->cls, l->fwd_flops, l->fwd_bytes_rw,
+                       util[0]) * 1e9;
+  /* The backward's two GEMMs at their own utilisation: the effective
+   * FLOPs are each one's over its utilisation. */
+  tb = roofline_s(hw, m->dtype, l->cls,
+                  l->bwd_data_flops / util[1] + l->bwd_weight_flops / util[2],
+                  l->bwd_bytes_rw) * 1e9;
   if (!(tf < MAX_NS) || !(tb < MAX_NS))
     return ooc_err_set(err, OOC_ERANGE,
                        "layer %s: compute time overflows (FLOPs or bytes too "

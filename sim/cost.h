@@ -50,6 +50,12 @@ typedef struct ooc_costs {
   int64_t *algo_ns;
 } ooc_costs;
 
+/* The fraction of the GPU a GEMM of m x n outputs with reduction k keeps
+ * busy under wave quantisation (sim/cost.c): the best over split-K of
+ * useful tile area / tile slots of all waves; 1 when hw->sms is 0. */
+double ooc_cost_gemm_util(const ooc_hw *hw, double m, double n, double k,
+                          int max_split);
+
 int ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
                     ooc_err *err);
 void ooc_costs_free(ooc_costs *c);

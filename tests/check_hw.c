@@ -664,6 +664,62 @@ hand_build(hand_model *h, ooc_dtype dt)
   h->m.opt_bytes = 4000000;
 }
 
+/* Wave quantisation (sim/cost.c) by hand, 4 multiprocessors, 128 x 128
+ * tiles: 256 x 256 outputs are 4 tiles, one full wave (1); 200 x 256 are
+ * 4 tiles whose useful area is 200 x 256 / 128^2 = 3.125 of 4 slots
+ * (0.78125); 640 x 128 are 5 tiles in 2 waves: 5 / 8 (0.625). Split-K
+ * over a 128 x 128 output with K 1024: split 1 fills 1 of 4 SMs, 2 two, 4
+ * all four (1), 8 two full waves (1), 16 would leave 64 < 128 per slice;
+ * with K 256 only split 2 (0.5). No SMs in the profile: 1. */
+START_TEST(gemm_waves)
+{
+  ooc_hw hw = { .sms = 4, .gemm_tile = 128, .max_split_k = 16 };
+
+  ck_assert(ooc_cost_gemm_util(&hw, 256, 256, 1000, 1) == 1.0);
+  ck_assert(ooc_cost_gemm_util(&hw, 200, 256, 1000, 1) == 0.78125);
+  ck_assert(ooc_cost_gemm_util(&hw, 640, 128, 1000, 1) == 0.625);
+  ck_assert(ooc_cost_gemm_util(&hw, 128, 128, 1024, 1) == 0.25);
+  ck_assert(ooc_cost_gemm_util(&hw, 128, 128, 1024, 2) == 0.5);
+  ck_assert(ooc_cost_gemm_util(&hw, 128, 128, 1024, 16) == 1.0);
+  ck_assert(ooc_cost_gemm_util(&hw, 128, 128, 256, 16) == 0.5);
+  hw.sms = 0;
+  ck_assert(ooc_cost_gemm_util(&hw, 128, 128, 256, 16) == 1.0);
+}
+END_TEST
+
+/* The layer times use it: resnet50's conv1 at batch 1 (7x7/2, 3 -> 64,
+ * 112 x 112 out) is an implicit GEMM of M 12544, N 64: 98 tiles in 25
+ * waves over 4 SMs, utilisation 12544 x 64 / 128^2 / 100 = 0.49. Its
+ * forward is compute-bound on the round profile, so its kernel time (the
+ * time less the 5 us launch) is the unquantised one over 0.49. */
+START_TEST(gemm_waves_in_layer_times)
+{
+  const ooc_hw_override ov[] = { { .key = "compute.sms", .value = "4" } };
+  ooc_hw *plain = round_profile(NULL, NULL, 0);
+  ooc_hw *waves = round_profile(NULL, ov, 1);
+  ooc_model *m = NULL;
+  ooc_model_opts mo = { .batch = 1 };
+  ooc_costs *c0 = NULL, *c1 = NULL;
+  ooc_err err = { 0 };
+  int i, conv1 = -1;
+
+  ck_assert_int_eq(ooc_model_load("resnet50", &mo, &m, &err), 0);
+  for (i = 0; i < m->n_layers; i++)
+    if (strcmp(m->layers[i].name, "conv1") == 0)
+      conv1 = i;
+  ck_assert_int_ge(conv1, 0);
+  ck_assert_int_eq(ooc_costs_alloc(m, plain, &c0, &err), 0);
+  ck_assert_int_eq(ooc_costs_alloc(m, waves, &c1, &err), 0);
+  ck_assert(fabs((double)(c1->fwd_ns[conv1] - 5000) -
+                 (double)(c0->fwd_ns[conv1] - 5000) / 0.49) <= 1.0);
+  ooc_costs_free(c0);
+  ooc_costs_free(c1);
+  ooc_model_free(m);
+  ooc_hw_free(plain);
+  ooc_hw_free(waves);
+}
+END_TEST
+
 START_TEST(roofline_fp32)
 {
   ooc_hw *hw = round_profile(NULL, NULL, 0);
@@ -856,6 +912,8 @@ cost_suite(void)
   TCase *tc = tcase_create("roofline");
 
   tcase_add_test(tc, roofline_fp32);
+  tcase_add_test(tc, gemm_waves);
+  tcase_add_test(tc, gemm_waves_in_layer_times);
   tcase_add_test(tc, roofline_tensor_cores);
   tcase_add_test(tc, calibrated_override);
   tcase_add_test(tc, costs_bad_input);
