@@ -149,6 +149,8 @@ struct ooc_exec_backend {
   /* Device-wide synchronise (between iterations). */
   int (*sync)(void *state, ooc_err *err);
   void (*info)(const void *state, ooc_exec_backend_info *out);
+  /* Optional (NULL): measure the host side of the device API. */
+  int (*host_api)(void *state, ooc_exec_host_api *out, ooc_err *err);
 };
 
 extern const ooc_exec_backend ooc_exec_cpu;

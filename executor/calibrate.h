@@ -27,7 +27,13 @@
  *     t^2: every size counts by its relative error);
  *   - driver actions: segment malloc (against size, fitted the same way)
  *     and free of a touched segment, physical chunk create / map / unmap /
- *     release inside a reserved range, a pinned host buffer.
+ *     release inside a reserved range, a pinned host buffer;
+ *   - the host: the replay's own cost per iteration (outside its first and
+ *     last instruction) and a stream thread waking another (half a
+ *     condition-variable ping-pong); and, where the backend has a host_api
+ *     hook (CUDA), its API's host costs: an asynchronous copy's issue, an
+ *     event synchronisation, and cudaFree while work is queued (whether
+ *     it synchronises).
  *
  * Ownership: the config borrows everything; the result owns its arrays
  * (ooc_calib_result_fini). Cost: about 2 x repeat + 4 training iterations
@@ -88,6 +94,11 @@ typedef struct ooc_calib_result {
   int32_t update_launches;      /* layers with parameters */
   int64_t overhead_ns;          /* per kernel, outside kernels */
   int64_t iteration_ns;         /* the in-core replay, median */
+  int64_t iter_overhead_ns;     /* per iteration, outside the first and
+                                   last instruction (host.iteration_us) */
+  int64_t wake_ns;              /* one stream thread waking another */
+  int has_api;                  /* the backend measured its API (api) */
+  ooc_exec_host_api api;
   /* Interference per op class (ir/model.h), and the kernel time of the
    * class alone and with 1 and 2 copies running (ns, per iteration). */
   double interference[OOC_CLASS_COUNT];

@@ -56,13 +56,16 @@
  * there and exits 77 where no GPU is (docs/validation.md).
  *
  * Cost: per instruction one synchronisation; per driver action one driver
- * call (a map adds cuMemSetAccess).
+ * call (a map adds cuMemSetAccess; an unmap first synchronises the device,
+ * allocator.va_unmap_syncs).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -1386,6 +1389,126 @@ cu_compute(void *state, const ooc_exec_kernel *k, void *const *ptr,
   return OOC_OK;
 }
 
+/* --- the host side of the API (calibrate) ---------------------------------- */
+
+static int64_t
+cu_now(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+cmp_ns(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int64_t
+med_ns(int64_t *v, int n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp_ns);
+  return v[n / 2];
+}
+
+/* Queue n memsets of `bytes` on the compute stream: work the device is
+ * busy with while the host measures what a call waits for. */
+static int
+cu_queue_work(cu_state *s, void *buf, size_t bytes, int n, ooc_err *err)
+{
+  for (int i = 0; i < n; i++)
+    CU(cudaMemsetAsync(buf, i & 0xff, bytes, s->st[OOC_STREAM_COMPUTE]),
+       "cudaMemsetAsync");
+  return OOC_OK;
+}
+
+/* What an asynchronous copy's issue, an event synchronisation and a
+ * cudaFree cost the host, the last with the device idle and with work
+ * queued: a cudaFree that synchronises the device waits for the work. */
+static int
+cu_host_api(void *state, ooc_exec_host_api *out, ooc_err *err)
+{
+  enum { N = 101, R = 7, BURST = 64 };
+  cu_state *s = state;
+  cudaStream_t cs = s->st[OOC_STREAM_COMPUTE];
+  int64_t t[N], busy[R], fb[R], fi[R];
+  size_t big = (size_t)256 << 20;
+  void *host = NULL, *dev = NULL, *buf = NULL, *seg;
+  cudaEvent_t ev = NULL;
+  int k, rc = OOC_OK;
+  cudaError_t e;
+
+  memset(out, 0, sizeof *out);
+  if ((e = cudaHostAlloc(&host, 65536, cudaHostAllocDefault)) != cudaSuccess ||
+      (e = cudaMalloc(&dev, 65536)) != cudaSuccess ||
+      (e = cudaMalloc(&buf, big)) != cudaSuccess ||
+      (e = cudaEventCreate(&ev)) != cudaSuccess) {
+    rc = cuda_fail(e, "host API measurement buffers", err);
+    goto done;
+  }
+  for (k = 0; k < N; k++) {
+    int64_t t0 = cu_now();
+    if ((e = cudaMemcpyAsync(dev, host, 65536, cudaMemcpyHostToDevice, cs))
+        != cudaSuccess) {
+      rc = cuda_fail(e, "cudaMemcpyAsync", err);
+      goto done;
+    }
+    t[k] = cu_now() - t0;
+    cudaStreamSynchronize(cs);
+  }
+  out->copy_issue_ns = med_ns(t, N);
+  for (k = 0; k < N; k++) {
+    int64_t t0 = cu_now();
+    if ((e = cudaEventRecord(ev, cs)) != cudaSuccess ||
+        (e = cudaEventSynchronize(ev)) != cudaSuccess) {
+      rc = cuda_fail(e, "cudaEventSynchronize", err);
+      goto done;
+    }
+    t[k] = cu_now() - t0;
+  }
+  out->event_sync_ns = med_ns(t, N);
+  for (k = 0; k < R; k++) {
+    int64_t t0;
+    if ((e = cudaMalloc(&seg, (size_t)2 << 20)) != cudaSuccess) {
+      rc = cuda_fail(e, "cudaMalloc", err);
+      goto done;
+    }
+    cudaDeviceSynchronize();
+    t0 = cu_now();
+    if ((rc = cu_queue_work(s, buf, big, BURST, err)) < 0)
+      goto done;
+    cudaStreamSynchronize(cs);
+    busy[k] = cu_now() - t0;
+    if ((rc = cu_queue_work(s, buf, big, BURST, err)) < 0)
+      goto done;
+    t0 = cu_now();
+    cudaFree(seg);
+    fb[k] = cu_now() - t0;
+    cudaDeviceSynchronize();
+    if ((e = cudaMalloc(&seg, (size_t)2 << 20)) != cudaSuccess) {
+      rc = cuda_fail(e, "cudaMalloc", err);
+      goto done;
+    }
+    cudaDeviceSynchronize();
+    t0 = cu_now();
+    cudaFree(seg);
+    fi[k] = cu_now() - t0;
+  }
+  out->busy_ns = med_ns(busy, R);
+  out->free_busy_ns = med_ns(fb, R);
+  out->free_idle_ns = med_ns(fi, R);
+done:
+  if (ev != NULL)
+    cudaEventDestroy(ev);
+  cudaFree(buf);
+  cudaFree(dev);
+  cudaFreeHost(host);
+  return rc;
+}
+
 static void
 cu_info(const void *state, ooc_exec_backend_info *out)
 {
@@ -1426,4 +1549,5 @@ const ooc_exec_backend ooc_exec_cuda = {
   .copy = cu_copy,
   .sync = cu_sync,
   .info = cu_info,
+  .host_api = cu_host_api,
 };

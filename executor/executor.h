@@ -50,6 +50,16 @@
 
 /* --- backends ------------------------------------------------------------- */
 
+/* The host side of a device API, measured by its backend for calibrate
+ * (ns, medians). */
+typedef struct ooc_exec_host_api {
+  int64_t copy_issue_ns;  /* an asynchronous 64 KiB H2D copy's issue call */
+  int64_t event_sync_ns;  /* record and synchronise an event, idle stream */
+  int64_t busy_ns;        /* the work queued for the next two */
+  int64_t free_idle_ns;   /* freeing a 2 MiB segment, device idle */
+  int64_t free_busy_ns;   /* the same with busy_ns of work just queued */
+} ooc_exec_host_api;
+
 /* A backend descriptor; executor/backend.h defines it. */
 typedef struct ooc_exec_backend ooc_exec_backend;
 
