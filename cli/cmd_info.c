@@ -243,8 +243,13 @@ print_hw_text(const ooc_hw *hw)
   printf("  total, usable              %s, %s\n",
          ooc_fmt_bytes(hw->mem_total, b1, sizeof b1),
          ooc_fmt_bytes(hw->mem_usable, b2, sizeof b2));
-  printf("  host                       %s\n",
+  printf("host\n");
+  printf("  memory                     %s\n",
          ooc_fmt_bytes(hw->host_mem, b1, sizeof b1));
+  printf("  per iteration, per op      %.3f, %.3f us\n", us(hw->host_iter_ns),
+         us(hw->host_op_ns));
+  printf("  optimizer per tensor       %.3f us\n", us(hw->host_opt_param_ns));
+  printf("  event synchronise          %.3f us\n", us(hw->event_sync_ns));
   printf("compute\n");
   printf("  fp32, fp16, bf16           %.2f, %.2f, %.2f TFLOP/s\n",
          hw->peak_flops[OOC_FP32] * 1e-12, hw->peak_flops[OOC_FP16] * 1e-12,
@@ -257,6 +262,10 @@ print_hw_text(const ooc_hw *hw)
   printf("  HBM                        %.1f GB/s x %.2f achieved\n",
          hw->hbm_Bps * 1e-9, hw->mem_eff);
   printf("  kernel launch              %.3f us\n", us(hw->launch_ns));
+  if (hw->sms > 0)
+    printf("  waves                      %d SMs, %d x %d tiles, weight "
+           "gradients split up to %d ways\n", hw->sms, hw->gemm_tile,
+           hw->gemm_tile, hw->max_split_k);
   printf("  efficiency  ");
   for (c = 0; c < OOC_CLASS_COUNT; c++) {
     printf(" %s %.3f", cls[c], hw->eff[c]);
@@ -288,18 +297,21 @@ print_hw_text(const ooc_hw *hw)
          hw->duplex_h2d_Bps * 1e-9, hw->duplex_d2h_Bps * 1e-9);
   printf("  H2D, D2H pageable          %.3f, %.3f GB/s\n",
          hw->h2d_pageable_Bps * 1e-9, hw->d2h_pageable_Bps * 1e-9);
-  printf("  latency per copy           %.3f us\n", us(hw->copy_latency_ns));
+  printf("  latency, issue per copy    %.3f, %.3f us\n",
+         us(hw->copy_latency_ns), us(hw->copy_issue_ns));
   printf("  copy engines               %d\n", hw->copy_engines);
   printf("allocator\n");
   printf("  cudaMalloc                 %.3f us + %.3f us/GiB\n",
          us(hw->malloc_ns), hw->malloc_ns_per_GiB * 1e-3);
-  printf("  cudaFree                   %.3f us\n", us(hw->free_ns));
+  printf("  cudaFree                   %.3f us%s\n", us(hw->free_ns),
+         hw->free_syncs ? ", synchronises the device" : "");
   printf("  VA chunk, granularity      %s, %s\n",
          ooc_fmt_bytes(hw->va_chunk_bytes, b1, sizeof b1),
          ooc_fmt_bytes(hw->va_granularity, b2, sizeof b2));
-  printf("  VA create, map, unmap, release %.3f, %.3f, %.3f, %.3f us\n",
-         us(hw->va_create_ns), us(hw->va_map_ns), us(hw->va_unmap_ns),
-         us(hw->va_release_ns));
+  printf("  VA create, map, access, unmap, release %.3f, %.3f, %.3f, %.3f, "
+         "%.3f us%s\n", us(hw->va_create_ns), us(hw->va_map_ns),
+         us(hw->va_access_ns), us(hw->va_unmap_ns), us(hw->va_release_ns),
+         hw->va_unmap_syncs ? " (an unmap synchronises the device)" : "");
   printf("  pinned host buffer         %.3f us\n", us(hw->host_alloc_ns));
   printf("calibration                  %d entries\n", hw->n_calib);
 }

@@ -87,7 +87,7 @@ typedef struct ooc_hw {
    * part of the GPU. sms 0 (absent): no quantisation. */
   int sms;
   int gemm_tile;          /* default 128 */
-  int max_split_k;        /* weight gradients' split-K, default 16 */
+  int max_split_k;        /* weight gradients' split-K, default 32 */
   int64_t launch_ns;      /* per kernel launch overhead */
   /* Memory-bandwidth interference: a kernel of class c runs (1 + n *
    * interference[c]) times longer while n host copies are in flight (n =

@@ -938,7 +938,7 @@ load_tree(const char *json, const char *origin, const char *path,
     hw->tensor_eff[i] = -1;
   hw->free_syncs = hw->va_unmap_syncs = 1;
   hw->gemm_tile = 128;
-  hw->max_split_k = 16;
+  hw->max_split_k = 32;
   for (i = 0; i < N_FIELDS; i++)
     if ((rc = convert_field(root, &fields[i], overridden[i], hw, origin,
                             err)) < 0)

@@ -174,7 +174,7 @@ START_TEST(override_values)
   ck_assert(hw->d2h_Bps == 25.5e9);
   ck_assert(hw->eff[OOC_CLASS_GEMM] == 0.75);
   ck_assert(hw->tensor_eff[OOC_CLASS_GEMM] == 0.6);
-  ck_assert(hw->tensor_eff[OOC_CLASS_CONV] == 0.25);
+  ck_assert(hw->tensor_eff[OOC_CLASS_CONV] == 0.28);
   ooc_hw_free(hw);
 }
 END_TEST

@@ -1,0 +1,19 @@
+# plots/fidelity.gp — in-core samples/s against batch size: what PyTorch
+# measured on a GPU (points) and what oocsim predicts (lines), one colour
+# per math mode (bench/fidelity.sh, docs/fidelity.md).
+# Data: "mode batch measured predicted" per line (bench/out/fidelity.dat).
+# Variables: dat (data file), out (PNG to write).
+fmt = 'png'
+outfile = out
+plotdir = system('dirname '.ARG0)
+if (plotdir eq '' || plotdir eq '.') plotdir = 'plots'
+plottitle = 'ResNet-50 training on an H200: PyTorch measured vs oocsim predicted'
+load plotdir.'/common.gp'
+set xlabel 'batch size'
+set ylabel 'samples/s'
+set logscale x 2
+set key inside left top box
+plot dat using (strcol(1) eq 'fp32' ? $2 : 1/0):3 with points lt 1 ps 1.5 title 'FP32 measured', \
+     dat using (strcol(1) eq 'fp32' ? $2 : 1/0):4 with lines lt 1 title 'FP32 predicted', \
+     dat using (strcol(1) eq 'tf32' ? $2 : 1/0):3 with points lt 2 ps 1.5 title 'TF32 measured', \
+     dat using (strcol(1) eq 'tf32' ? $2 : 1/0):4 with lines lt 2 title 'TF32 predicted'
