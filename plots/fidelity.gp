@@ -1,7 +1,8 @@
 # plots/fidelity.gp — in-core samples/s against batch size: what PyTorch
 # measured on a GPU (points) and what oocsim predicts (lines), one colour
 # per math mode (bench/fidelity.sh, docs/fidelity.md).
-# Data: "mode batch measured predicted" per line (bench/out/fidelity.dat).
+# Data: "model mode batch measured predicted" per line
+# (bench/out/fidelity.dat); only the resnet50 rows are drawn.
 # Variables: dat (data file), out (PNG to write).
 fmt = 'png'
 outfile = out
@@ -13,7 +14,7 @@ set xlabel 'batch size'
 set ylabel 'samples/s'
 set logscale x 2
 set key inside left top box
-plot dat using (strcol(1) eq 'fp32' ? $2 : 1/0):3 with points lt 1 ps 1.5 title 'FP32 measured', \
-     dat using (strcol(1) eq 'fp32' ? $2 : 1/0):4 with lines lt 1 title 'FP32 predicted', \
-     dat using (strcol(1) eq 'tf32' ? $2 : 1/0):3 with points lt 2 ps 1.5 title 'TF32 measured', \
-     dat using (strcol(1) eq 'tf32' ? $2 : 1/0):4 with lines lt 2 title 'TF32 predicted'
+plot dat using (strcol(1) eq 'resnet50' && strcol(2) eq 'fp32' ? $3 : 1/0):4 with points lt 1 ps 1.5 title 'FP32 measured', \
+     dat using (strcol(1) eq 'resnet50' && strcol(2) eq 'fp32' ? $3 : 1/0):5 with lines lt 1 title 'FP32 predicted', \
+     dat using (strcol(1) eq 'resnet50' && strcol(2) eq 'tf32' ? $3 : 1/0):4 with points lt 2 ps 1.5 title 'TF32 measured', \
+     dat using (strcol(1) eq 'resnet50' && strcol(2) eq 'tf32' ? $3 : 1/0):5 with lines lt 2 title 'TF32 predicted'
