@@ -612,10 +612,12 @@ fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo, opdesc *d,
     md_plain(&o, nd, od);
     for (i = 0; i < nd - 2; i++)
       f[i] = (float)l->a.scale;
+    /* Sized by a second input (scale 0): oneDNN takes the factors from
+     * the two shapes. */
     DN(dnnl_resampling_forward_desc_init(&d->rs, dnnl_forward_training,
          strcmp(l->a.mode, "bilinear") == 0 ? dnnl_resampling_linear
                                             : dnnl_resampling_nearest,
-         f, &s, &o), "resampling");
+         l->a.scale > 0 ? f : NULL, &s, &o), "resampling");
     return OOC_OK;
   }
   default:
@@ -987,7 +989,7 @@ build_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
     rc = dnnl_resampling_backward_desc_init(&b.rs,
            strcmp(l->a.mode, "bilinear") == 0 ? dnnl_resampling_linear
                                               : dnnl_resampling_nearest,
-           fac, &s, &o);
+           l->a.scale > 0 ? fac : NULL, &s, &o);
     rc = rc != dnnl_success
              ? dfail(st, k, (dnnl_status_t)rc, "backward", err)
              : prim_make(st, k, &L->b1, &b, hint, a, 2, "backward", err);

@@ -706,6 +706,14 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
       if (!(seen & (1u << id)) && in_list(op->required, attr_names[id]))
         return ferr(ld, OOC_EINVAL, attr_names[id], "missing");
   }
+  if (op->kind == OOC_OPK_UPSAMPLE && l->n_in == 2) {
+    /* Resize to the second input's spatial size (PyTorch's
+     * interpolate(x, size=y.shape[2:])): no scale. */
+    if (seen & (1u << A_SCALE))
+      return ferr(ld, OOC_EINVAL, "scale", "not with a second input (the "
+                  "output takes that input's spatial size)");
+    l->a.scale = 0;
+  }
   if ((op->kind == OOC_OPK_MAXPOOL || op->kind == OOC_OPK_AVGPOOL) &&
       !(seen & (1u << A_STRIDE))) {
     memcpy(l->a.stride, l->a.kernel, sizeof l->a.stride);

@@ -336,8 +336,20 @@ upsample_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   if ((rc = want_rank(l, in[0], 3, 4, "a [C,H,W] or [C,D,H,W] input", err)))
     return rc;
   l->out = *in[0];
-  for (i = 1; i < l->out.ndim; i++)
-    l->out.d[i] = m64(l->out.d[i], l->a.scale, &ovf);
+  if (n_in == 2) {
+    /* To the second input's spatial size, whatever the ratio (a 33 x 33
+     * map to 129 x 129 at a 513 input). */
+    if (in[1]->ndim != in[0]->ndim)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "in: the second input (the size to resize to) must "
+                         "have the first's rank %d (got %d)", in[0]->ndim,
+                         in[1]->ndim);
+    for (i = 1; i < l->out.ndim; i++)
+      l->out.d[i] = in[1]->d[i];
+  } else {
+    for (i = 1; i < l->out.ndim; i++)
+      l->out.d[i] = m64(l->out.d[i], l->a.scale, &ovf);
+  }
   oe = elems(&l->out, &ovf);
   if (ovf)
     return ooc_err_set(err, OOC_ERANGE, "scale: the output size overflows");
@@ -826,7 +838,7 @@ static const ooc_op_type op_table[OOC_OPK_COUNT] = {
   OP(CONV3D, "conv3d", CONV, 1, 1, CONV_ATTRS, "out kernel", conv3d_infer),
   OP(DECONV2D, "deconv2d", CONV, 1, 1,
       CONV_ATTRS " out_pad", "out kernel", deconv2d_infer),
-  OP(UPSAMPLE, "upsample", ELTWISE, 1, 1, "scale mode", "", upsample_infer),
+  OP(UPSAMPLE, "upsample", ELTWISE, 1, 2, "scale mode", "", upsample_infer),
   OP(LINEAR, "linear", GEMM, 1, 1, "out bias tied", "out", linear_infer),
   OP(BATCHNORM, "batchnorm", NORM, 1, 1, "", "", batchnorm_infer),
   OP(RELU, "relu", ELTWISE, 1, 1, "in_place", "", relu_infer),

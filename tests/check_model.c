@@ -873,6 +873,20 @@ START_TEST(test_bad_strings)
     ck_assert_ptr_null(m);
   }
   bad_str("[1, 2]", OOC_EPARSE, "expected a JSON object at the top level");
+  /* An upsample sized by a second input takes no scale, and needs inputs
+   * of one rank. */
+  bad_str("{\"name\":\"u\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+          "{\"name\":\"up\",\"op\":\"upsample\",\"in\":[\"p\","
+          "\"input\"],\"scale\":2}]}", OOC_EINVAL,
+          "scale: not with a second input (the output takes that input's "
+          "spatial size)");
+  bad_str("{\"name\":\"u\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"f\",\"op\":\"flatten\"},"
+          "{\"name\":\"up\",\"op\":\"upsample\",\"in\":[\"input\","
+          "\"f\"]}]}", OOC_EINVAL,
+          "the second input (the size to resize to) must have the first's "
+          "rank 3 (got 1)");
   bad_str("{\"name\":\"x\",\"input\":[3,8,8]}", OOC_EINVAL,
           "t.json: layers: missing");
   bad_str("{\"name\":\"x\",\"layers\":[]}", OOC_EINVAL,

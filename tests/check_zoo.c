@@ -362,6 +362,26 @@ START_TEST(test_segmentation)
   assert_shape(layer(m, "up"), 3, (const int64_t[]){ 21, 512, 512 });
   ooc_model_free(m);
 
+  /* At 513 x 513, as frameworks train it: convolutions and pooling floor
+   * (257, 129, 65, 33), and each upsample takes the size of the map it
+   * joins: ASPP's image pooling back to 33, the decoder to the low-level
+   * 129, the classifier to the input's 513. */
+  {
+    const ooc_kv s513[] = { { "image", "513" } };
+    m = load_set("deeplabv3plus", s513, 1);
+    assert_shape(layer(m, "conv1"), 3, (const int64_t[]){ 64, 257, 257 });
+    assert_shape(layer(m, "res2_2_relu"), 3,
+                 (const int64_t[]){ 256, 129, 129 });
+    assert_shape(layer(m, "res5_2_relu"), 3,
+                 (const int64_t[]){ 2048, 33, 33 });
+    assert_shape(layer(m, "aspp_pool_up"), 3,
+                 (const int64_t[]){ 256, 33, 33 });
+    assert_shape(layer(m, "dec_cat"), 3, (const int64_t[]){ 304, 129, 129 });
+    assert_shape(layer(m, "up"), 3, (const int64_t[]){ 21, 513, 513 });
+    ck_assert_uint_eq(m->total_params, 59344309);
+    ooc_model_free(m);
+  }
+
   m = load("unet");
   assert_shape(layer(m, "mid_relu2"), 3, (const int64_t[]){ 1024, 32, 32 });
   assert_shape(layer(m, "cat1"), 3, (const int64_t[]){ 128, 512, 512 });

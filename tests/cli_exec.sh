@@ -74,6 +74,14 @@ ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/val.json")
   not_ok "feasible predicted = measured = integrity ok ($nf/$nm/$ni)"
 grep -q "bit-identical to the in-core plan's" "$TMP/val.json" && ok "integrity: bit-identical" || not_ok "integrity: bit-identical"
 
+# An upsample sized by a second input (9x9 -> 5x5 -> 9x9: no integer
+# scale) runs on the cpu backend as predicted, the swap plan bit-identical.
+expect_ok "validate upsample sized by a second input" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/models/upsample_sized.json" -b 2 \
+  --hw "$HW" -p incore,vdnn --iterations 1 --warmup 1 --json
+ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/out")
+[ "$ni" = 2 ] && ok "sized upsample: integrity ok twice" || not_ok "sized upsample: integrity ok twice ($ni)"
+
 # The planners that recompute, nested recomputes included (superneurons'
 # memory-centric segment rebuilds r2 twice): each plan runs as predicted,
 # peak reserved as predicted, and the weights and gradients come out
