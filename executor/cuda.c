@@ -1187,6 +1187,8 @@ join_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
     for (j = 0; j < l->n_in; j++) {
       if (bwd && k->din[j] < 0)
         continue;
+      if (!bwd && j == 0 && ptr[k->in[0]] == ptr[k->out])
+        continue;       /* in place: the sum starts in the output */
       rc = bwd ? move_rows(s, k, L, ptr[k->dout], n, ptr[k->din[j]], n, 1,
                            n, k->din_acc[j], err)
                : move_rows(s, k, L, ptr[k->in[j]], n, ptr[k->out], n, 1, n,

@@ -645,6 +645,8 @@ add_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   l->out = *in[0];
   l->fwd_flops = (double)(n_in - 1) * (double)elems(in[0], &ovf);
   l->needs = OOC_NEED_NONE;
+  if (l->a.in_place)
+    l->alias_of = 0;    /* PyTorch's `out += identity`: into the first */
   return OOC_OK;
 }
 
@@ -846,7 +848,7 @@ static const ooc_op_type op_table[OOC_OPK_COUNT] = {
   OP(MAXPOOL, "maxpool", POOL, 1, 1, POOL_ATTRS, "kernel", pool_infer),
   OP(AVGPOOL, "avgpool", POOL, 1, 1, POOL_ATTRS, "kernel", pool_infer),
   OP(GLOBALPOOL, "globalpool", POOL, 1, 1, "", "", globalpool_infer),
-  OP(ADD, "add", ELTWISE, 2, -1, "", "", add_infer),
+  OP(ADD, "add", ELTWISE, 2, -1, "in_place", "", add_infer),
   OP(CONCAT, "concat", ELTWISE, 1, -1, "axis", "", concat_infer),
   OP(LRN, "lrn", NORM, 1, 1, "size", "", lrn_infer),
   OP(DROPOUT, "dropout", ELTWISE, 1, 1, "p in_place", "", dropout_infer),

@@ -301,6 +301,41 @@ START_TEST(test_residual)
 }
 END_TEST
 
+/* PyTorch's `out += identity`: an in-place add writes into its first
+ * input (conv -> bn -> add in place -> relu in place), so it has no bytes
+ * of its own and aliases the batch-norm's output (batch-norm's backward
+ * reads its input, not its output); an in-place add over an output whose
+ * backward needs it (a relu's) is refused. */
+START_TEST(test_add_in_place)
+{
+  const char *ok =
+    "{\"name\":\"a\",\"input\":[4,8,8],\"layers\":["
+    "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3,"
+    "\"pad\":1},"
+    "{\"name\":\"bn\",\"op\":\"batchnorm\"},"
+    "{\"name\":\"add\",\"op\":\"add\",\"in\":[\"bn\",\"input\"],"
+    "\"in_place\":true},"
+    "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true},"
+    "{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}";
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+  ooc_model_opts o = { .batch = 2 };
+
+  ck_assert_int_eq(ooc_model_load_string(ok, "t.json", &o, &m, &e), OOC_OK);
+  ck_assert_uint_eq(layer(m, "add")->out_bytes, 0);
+  ck_assert_int_eq(layer(m, "add")->alias_of, 2);
+  ck_assert_uint_eq(layer(m, "bn")->out_bytes, 4 * 64 * 2 * 4);
+  ooc_model_free(m);
+  bad_str("{\"name\":\"a\",\"input\":[4,8,8],\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":1},"
+          "{\"name\":\"r\",\"op\":\"relu\"},"
+          "{\"name\":\"add\",\"op\":\"add\",\"in\":[\"r\",\"input\"],"
+          "\"in_place\":true}]}", OOC_EINVAL,
+          "in_place: overwrites the output of 'r', which its backward "
+          "needs");
+}
+END_TEST
+
 /* concat [2,8,8] + [5,8,8] -> [7,8,8]; along the last axis [2,8,16]. */
 START_TEST(test_concat)
 {
@@ -1119,6 +1154,7 @@ model_suite(void)
   tcase_add_test(t, test_set);
   tcase_add_test(t, test_set_dependent_param);
   tcase_add_test(t, test_residual);
+  tcase_add_test(t, test_add_in_place);
   tcase_add_test(t, test_concat);
   tcase_add_test(t, test_nested_if);
   tcase_add_test(t, test_transformer);

@@ -82,6 +82,14 @@ expect_ok "validate upsample sized by a second input" \
 ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/out")
 [ "$ni" = 2 ] && ok "sized upsample: integrity ok twice" || not_ok "sized upsample: integrity ok twice ($ni)"
 
+# Residual adds in place (out += identity) run on the cpu backend as
+# predicted, swapping and recomputing plans bit-identical.
+expect_ok "validate in-place residual adds" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/models/add_in_place.json" -b 4 \
+  --hw "$HW" -p incore,vdnn,checkpoint --iterations 1 --warmup 1 --json
+ni=$(grep -c '"integrity_ok":[[:space:]]*true' "$TMP/out")
+[ "$ni" = 3 ] && ok "in-place add: integrity ok three times" || not_ok "in-place add: integrity ok three times ($ni)"
+
 # The planners that recompute, nested recomputes included (superneurons'
 # memory-centric segment rebuilds r2 twice): each plan runs as predicted,
 # peak reserved as predicted, and the weights and gradients come out
