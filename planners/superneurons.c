@@ -147,8 +147,16 @@ static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
                        "memory");
   if (ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
     return OOC_ENOMEM;
-  for (a = 1; a < lv->n_acts; a++)
-    st->ckpt[a] = is_ckpt_op(ctx->model->layers[lv->act_layer[a]].op);
+  /* An act is a checkpoint when any layer writing its storage is: an
+   * in-place residual add over a batch-norm's output leaves the storage
+   * holding the join's result, which is what later layers read. */
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t k;
+    st->ckpt[a] = 0;
+    for (k = 0; k < lv->act_nlayers[a] && !st->ckpt[a]; k++)
+      st->ckpt[a] = is_ckpt_op(
+          ctx->model->layers[lv->act_layers[lv->act_lfirst[a] + k]].op);
+  }
   for (s = 0; s < lv->n_steps; s++)
     if (lv->steps[s].phase == OOC_PH_BWD &&
         st->ckpt[lv->layer_act[lv->steps[s].layer]] &&
