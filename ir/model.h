@@ -189,6 +189,12 @@ typedef struct ooc_model {
   uint64_t weight_bytes, grad_bytes, opt_bytes; /* persistent state */
   uint64_t activation_bytes;   /* sum of out_bytes + saved_bytes */
   double fwd_flops, bwd_flops;
+  /* The framework that trains it (the optional "framework" block,
+   * models/README.md): its name ("pytorch" when absent) and host costs
+   * that replace the profile's host.op_us, host.iteration_us and
+   * host.optimizer_param_us (microseconds; -1 where not given). */
+  char framework[32];
+  double fw_host_op_us, fw_host_iteration_us, fw_host_optimizer_param_us;
   uint64_t naive_peak_bytes;   /* all forward outputs kept + weights + grads
                                   + optimizer state + largest workspace */
 } ooc_model;

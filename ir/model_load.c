@@ -996,13 +996,59 @@ static int
 check_top_fields(struct ld *ld, const cJSON *root)
 {
   const char *const known = "format name description dtype params let check "
-                             "input layers";
+                             "input layers framework";
   const cJSON *it;
   cJSON_ArrayForEach(it, root)
     if (it->string[0] != '_' && !in_list(known, it->string))
       return ferr(ld, OOC_EINVAL, it->string,
                   "unknown top-level field (valid: %s; fields starting "
                   "with '_' are free)", known);
+  return OOC_OK;
+}
+
+/* The optional "framework" block: a name and host costs that replace the
+ * profile's (us, >= 0). */
+static int
+load_framework(struct ld *ld, const cJSON *root, ooc_model *m)
+{
+  const char *const keys = "name host_op_us host_iteration_us "
+                           "host_optimizer_param_us";
+  const cJSON *fw = cJSON_GetObjectItemCaseSensitive(root, "framework");
+  const cJSON *it;
+
+  snprintf(m->framework, sizeof m->framework, "pytorch");
+  m->fw_host_op_us = m->fw_host_iteration_us =
+      m->fw_host_optimizer_param_us = -1;
+  if (fw == NULL)
+    return OOC_OK;
+  if (!cJSON_IsObject(fw))
+    return ferr(ld, OOC_EINVAL, "framework", "expected an object");
+  cJSON_ArrayForEach(it, fw) {
+    char f[96];
+    double *dst;
+    if (it->string[0] == '_')
+      continue;
+    snprintf(f, sizeof f, "framework.%.60s", it->string);
+    if (!in_list(keys, it->string))
+      return ferr(ld, OOC_EINVAL, f, "unknown field (valid: %s)", keys);
+    if (strcmp(it->string, "name") == 0) {
+      if (!cJSON_IsString(it) || it->valuestring[0] == '\0' ||
+          strlen(it->valuestring) >= sizeof m->framework)
+        return ferr(ld, OOC_EINVAL, f, "expected a non-empty string of at "
+                    "most %d characters", (int)sizeof m->framework - 1);
+      snprintf(m->framework, sizeof m->framework, "%s", it->valuestring);
+      continue;
+    }
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+        !(it->valuedouble <= 1e9))
+      return ferr(ld, OOC_EINVAL, f, "expected microseconds, a number in "
+                  "[0, 1e9]");
+    dst = strcmp(it->string, "host_op_us") == 0 ? &m->fw_host_op_us
+        : strcmp(it->string, "host_iteration_us") == 0
+            ? &m->fw_host_iteration_us
+            : &m->fw_host_optimizer_param_us;
+    *dst = it->valuedouble;
+  }
   return OOC_OK;
 }
 
@@ -1248,7 +1294,8 @@ ooc_model_load_string(const char *json, const char *origin,
     ld.dt = opts->dtype;
 
   if ((rc = load_params(&ld, root, opts)) ||
-      (rc = load_lets_checks(&ld, root)))
+      (rc = load_lets_checks(&ld, root)) ||
+      (rc = load_framework(&ld, root, m)))
     goto fail;
   if ((rc = load_input(&ld, root)))
     goto fail;

@@ -447,14 +447,27 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       goto fail;
     }
   }
-  if (hw->host_opt_param_ns > 0 &&
-      param_layers > OOC_TIME_MAX_NS / hw->host_opt_param_ns) {
+  if ((hw->host_opt_param_ns > 0 &&
+       param_layers > OOC_TIME_MAX_NS / hw->host_opt_param_ns) ||
+      (double)param_layers * m->fw_host_optimizer_param_us * 1e3 > 1e18) {
     rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step host time "
                      "overflows: profile '%s' host.optimizer_param_us is out "
                      "of range", m->name, hw->name ? hw->name : "?");
     goto fail;
   }
-  c->update_host_ns = param_layers * hw->host_opt_param_ns;
+  {
+    /* The model's framework block over the profile's host costs. */
+    double opt = m->fw_host_optimizer_param_us >= 0
+                     ? m->fw_host_optimizer_param_us * 1e3
+                     : (double)hw->host_opt_param_ns;
+    c->update_host_ns = (int64_t)llround((double)param_layers * opt);
+    c->host_op_ns = m->fw_host_op_us >= 0
+                        ? (int64_t)llround(m->fw_host_op_us * 1e3)
+                        : hw->host_op_ns;
+    c->host_iter_ns = m->fw_host_iteration_us >= 0
+                          ? (int64_t)llround(m->fw_host_iteration_us * 1e3)
+                          : hw->host_iter_ns;
+  }
   *out = c;
   return OOC_OK;
 nomem:

@@ -40,6 +40,10 @@ typedef struct ooc_costs {
   int64_t update_ns;      /* optimizer step over all parameters */
   int64_t update_host_ns; /* its host time (host.optimizer_param_us per
                              layer with parameters) */
+  int64_t host_op_ns;     /* host time to issue a layer's kernel */
+  int64_t host_iter_ns;   /* host time per iteration before the first
+                             issue; both the model's framework block's
+                             when it gives them, else the profile's */
   int64_t total_fwd_ns, total_bwd_ns;
   /* Kernel algorithms (ir/algo.h): per layer, phase (0 forward, 1
    * backward, 2 recompute) and algorithm, the time, or -1 where the

@@ -697,7 +697,9 @@ kernel_class(const ooc_sim *s, const ooc_instr *in)
  * With a host cost in the profile, one host thread issues the timed
  * instructions in index order, from host.iteration_us after the iteration
  * starts: a COMPUTE costs host.op_us (the optimizer step
- * host.optimizer_param_us per layer with parameters, costs->update_host_ns),
+ * host.optimizer_param_us per layer with parameters, costs->update_host_ns;
+ * a model's framework block may replace both and host.iteration_us, so
+ * the engine takes them from the costs),
  * a copy link.issue_us, an ALLOC or FREE nothing (its allocator and driver
  * time is stream time). An instruction starts no earlier than it was
  * issued. The host runs ahead of the streams except where it must wait: a
@@ -713,7 +715,7 @@ host_cost(const ooc_sim *s, const ooc_instr *in)
   switch (in->kind) {
   case OOC_I_COMPUTE:
     return in->phase == OOC_PH_UPDATE ? s->costs->update_host_ns
-                                      : s->hw->host_op_ns;
+                                      : s->costs->host_op_ns;
   case OOC_I_H2D:
   case OOC_I_D2H:
     return s->hw->copy_issue_ns;
@@ -1145,7 +1147,7 @@ run_iteration(ooc_sim *s)
   s->barrier = -1;
   s->barrier_pending = 0;
   s->host_next = s->p->prologue_end;
-  s->host_t = s->now + s->hw->host_iter_ns;
+  s->host_t = s->now + s->costs->host_iter_ns;
   for (k = 0; k < OOC_NSTREAMS; k++)
     s->wake_for[k] = -1;
   s->stall = STALL_NONE;
@@ -1269,7 +1271,7 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   s->any_interference = 0;
   for (k = 0; k < OOC_CLASS_COUNT; k++)
     s->any_interference |= s->hw->interference[k] > 0;
-  s->host_on = s->hw->host_iter_ns > 0 || s->hw->host_op_ns > 0 ||
+  s->host_on = s->costs->host_iter_ns > 0 || s->costs->host_op_ns > 0 ||
                s->costs->update_host_ns > 0 || s->hw->event_sync_ns > 0 ||
                s->hw->copy_issue_ns > 0;
   r->feasible = 1;

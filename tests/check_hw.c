@@ -611,6 +611,8 @@ hand_build(hand_model *h, ooc_dtype dt)
   h->m.dtype = dt;
   h->m.optimizer = OOC_OPT_SGD_MOMENTUM;
   h->m.batch = 2;
+  h->m.fw_host_op_us = h->m.fw_host_iteration_us =
+      h->m.fw_host_optimizer_param_us = -1;   /* no framework block */
   h->m.n_layers = 6;
   h->m.layers = h->l;
   h->m.inputs = h->inputs;
@@ -717,6 +719,64 @@ START_TEST(gemm_waves_in_layer_times)
   ooc_model_free(m);
   ooc_hw_free(plain);
   ooc_hw_free(waves);
+}
+END_TEST
+
+/* A model's framework block replaces the profile's host costs: a
+ * one-convolution model on h200-pcie5 (host.op_us 28, iteration_us 340,
+ * optimizer_param_us 2: one layer with parameters, 2 us) and the same with
+ * framework host_op_us 5, host_iteration_us 0, host_optimizer_param_us 20;
+ * bad values and keys name the field. */
+START_TEST(framework_host_costs)
+{
+  const char *json =
+    "{\"name\":\"f\",\"input\":[4,8,8],"
+    "\"framework\":{\"name\":\"jax\",\"host_op_us\":5,"
+    "\"host_iteration_us\":0,\"host_optimizer_param_us\":20},"
+    "\"layers\":[{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,"
+    "\"kernel\":1},{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}";
+  const char *plain =
+    "{\"name\":\"p\",\"input\":[4,8,8],"
+    "\"layers\":[{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,"
+    "\"kernel\":1},{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}";
+  ooc_model_opts o = { .batch = 2 };
+  ooc_model *m = NULL;
+  ooc_hw *hw = NULL;
+  ooc_costs *c = NULL;
+  ooc_err err = { 0 };
+
+  ck_assert_int_eq(ooc_hw_load("h200-pcie5", NULL, 0, &hw, &err), 0);
+  ck_assert_int_eq(ooc_model_load_string(plain, "p.json", &o, &m, &err), 0);
+  ck_assert_str_eq(m->framework, "pytorch");
+  ck_assert_int_eq(ooc_costs_alloc(m, hw, &c, &err), 0);
+  ck_assert_int_eq(c->host_op_ns, 28000);
+  ck_assert_int_eq(c->host_iter_ns, 340000);
+  ck_assert_int_eq(c->update_host_ns, 2000);     /* one layer with weights */
+  ooc_costs_free(c);
+  ooc_model_free(m);
+  ck_assert_int_eq(ooc_model_load_string(json, "f.json", &o, &m, &err), 0);
+  ck_assert_str_eq(m->framework, "jax");
+  ck_assert_int_eq(ooc_costs_alloc(m, hw, &c, &err), 0);
+  ck_assert_int_eq(c->host_op_ns, 5000);
+  ck_assert_int_eq(c->host_iter_ns, 0);
+  ck_assert_int_eq(c->update_host_ns, 20000);
+  ooc_costs_free(c);
+  ooc_model_free(m);
+  m = NULL;
+  ck_assert_int_eq(ooc_model_load_string(
+      "{\"name\":\"f\",\"input\":[4],\"framework\":{\"host_op_us\":-1},"
+      "\"layers\":[{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}",
+      "f.json", &o, &m, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "f.json: framework.host_op_us: expected "
+                   "microseconds, a number in [0, 1e9]");
+  ck_assert_int_eq(ooc_model_load_string(
+      "{\"name\":\"f\",\"input\":[4],\"framework\":{\"op_us\":1},"
+      "\"layers\":[{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}",
+      "f.json", &o, &m, &err), OOC_EINVAL);
+  ck_assert_str_eq(err.msg, "f.json: framework.op_us: unknown field (valid: "
+                   "name host_op_us host_iteration_us "
+                   "host_optimizer_param_us)");
+  ooc_hw_free(hw);
 }
 END_TEST
 
@@ -914,6 +974,7 @@ cost_suite(void)
   tcase_add_test(tc, roofline_fp32);
   tcase_add_test(tc, gemm_waves);
   tcase_add_test(tc, gemm_waves_in_layer_times);
+  tcase_add_test(tc, framework_host_costs);
   tcase_add_test(tc, roofline_tensor_cores);
   tcase_add_test(tc, calibrated_override);
   tcase_add_test(tc, costs_bad_input);

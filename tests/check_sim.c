@@ -436,8 +436,8 @@ static void build_memwait(uint64_t c_bytes, int wait);
 START_TEST(test_host_clock)
 {
   build_memwait(1500000, 1);
-  hw.host_iter_ns = 5000;
-  hw.host_op_ns = 30000;
+  costs.host_iter_ns = 5000;
+  costs.host_op_ns = 30000;
   hw.copy_issue_ns = 2000;
   hw.event_sync_ns = 7000;
   make_sim(3000000);
@@ -459,7 +459,7 @@ END_TEST
 START_TEST(test_host_runs_ahead)
 {
   build_memwait(1000000, 0);
-  hw.host_op_ns = 30000;
+  costs.host_op_ns = 30000;
   make_sim(4000000);
   run_ok();
   ck_assert(res.feasible);

@@ -147,7 +147,7 @@ hw_set_fail "rate that is infinite in bytes/s" \
   "link.h2d_GBps: too large (got 1e+308, set by --hw-set)" \
   link.h2d_GBps=1e308
 hw_set_fail "copies longer than the clock" \
-  "simulator: time overflow: instruction 796 (H2D, layer 171) would end more than 146 years into the run; profile 'v100-pcie3' has a value out of range (check link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us)" \
+  "simulator: time overflow: instruction 764 (H2D, layer 170) would end more than 146 years into the run; profile 'v100-pcie3' has a value out of range (check link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us)" \
   link.h2d_GBps=1e-12
 hw_set_fail "launches longer than the clock" \
   "model resnet50: one iteration's compute time overflows: profile 'v100-pcie3' compute.launch_us or its rates are out of range" \
@@ -215,7 +215,7 @@ done
 # by simulate; a budget above the device's memory is refused everywhere
 # with how to emulate a larger device; no command prints the short usage.
 expect_fail "maxbatch --budget 1" \
-  "oocsim: --budget: budget 1 B is below the working set of step 'fwd res2_0_add' (persistent 329.23 MiB + 588.00 MiB)" \
+  "oocsim: --budget: budget 1 B is below the working set of step 'bwd res2_2_bn3' (persistent 329.23 MiB + 588.00 MiB)" \
   "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1
 expect_fail "maxbatch --budget 1" "oocsim: --budget: budget 1 B is below the working set of step" \
   "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p window --budget 1
