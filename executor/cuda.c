@@ -1427,6 +1427,78 @@ cu_queue_work(cu_state *s, void *buf, size_t bytes, int n, ooc_err *err)
   return OOC_OK;
 }
 
+/* cuMemMap, cuMemSetAccess and cuMemUnmap of one granularity-sized chunk
+ * in a reserved range (medians of 7), the unmap also with 64 memsets of
+ * `bytes` queued on the compute stream. */
+static int
+cu_host_api_va(cu_state *s, void *buf, size_t bytes, ooc_exec_host_api *out,
+               ooc_err *err)
+{
+  enum { R = 7, BURST = 64 };
+  CUmemAllocationProp ap;
+  CUmemAccessDesc ad;
+  CUmemGenericAllocationHandle h;
+  CUdeviceptr va = 0;
+  size_t g = s->granularity;
+  int64_t mp[R], ac[R], ui[R], ub[R];
+  int k, rc = OOC_OK, busy;
+  CUresult e;
+
+  memset(&ap, 0, sizeof ap);
+  ap.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  ap.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  ap.location.id = s->dev;
+  memset(&ad, 0, sizeof ad);
+  ad.location = ap.location;
+  ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if ((e = s->mem_create(&h, g, &ap, 0)) != CUDA_SUCCESS)
+    return ooc_err_set(err, OOC_EINVAL, "cuda: cuMemCreate for the host "
+                       "API measurement failed (CUresult %d)", (int)e);
+  if ((e = s->va_reserve(&va, g, 0, 0, 0)) != CUDA_SUCCESS) {
+    s->mem_release(h);
+    return ooc_err_set(err, OOC_EINVAL, "cuda: cuMemAddressReserve for the "
+                       "host API measurement failed (CUresult %d)", (int)e);
+  }
+  for (k = 0; k < R && rc == OOC_OK; k++)
+    for (busy = 0; busy <= 1 && rc == OOC_OK; busy++) {
+      int64_t t0;
+      cudaDeviceSynchronize();
+      t0 = cu_now();
+      e = s->mem_map(va, g, 0, h, 0);
+      if (busy == 0)
+        mp[k] = cu_now() - t0;
+      if (e == CUDA_SUCCESS) {
+        t0 = cu_now();
+        e = s->mem_access(va, g, &ad, 1);
+        if (busy == 0)
+          ac[k] = cu_now() - t0;
+      }
+      if (e != CUDA_SUCCESS) {
+        rc = ooc_err_set(err, OOC_EINVAL, "cuda: mapping a chunk for the "
+                         "host API measurement failed (CUresult %d)", (int)e);
+        break;
+      }
+      if (busy && (rc = cu_queue_work(s, buf, bytes, BURST, err)) < 0)
+        break;
+      t0 = cu_now();
+      e = s->mem_unmap(va, g);
+      (busy ? ub : ui)[k] = cu_now() - t0;
+      if (e != CUDA_SUCCESS)
+        rc = ooc_err_set(err, OOC_EINVAL, "cuda: cuMemUnmap for the host API "
+                         "measurement failed (CUresult %d)", (int)e);
+      cudaDeviceSynchronize();
+    }
+  s->va_free(va, g);
+  s->mem_release(h);
+  if (rc == OOC_OK) {
+    out->map_ns = med_ns(mp, R);
+    out->access_ns = med_ns(ac, R);
+    out->unmap_idle_ns = med_ns(ui, R);
+    out->unmap_busy_ns = med_ns(ub, R);
+  }
+  return rc;
+}
+
 /* What an asynchronous copy's issue, an event synchronisation and a
  * cudaFree cost the host, the last with the device idle and with work
  * queued: a cudaFree that synchronises the device waits for the work. */
@@ -1502,6 +1574,9 @@ cu_host_api(void *state, ooc_exec_host_api *out, ooc_err *err)
   out->busy_ns = med_ns(busy, R);
   out->free_busy_ns = med_ns(fb, R);
   out->free_idle_ns = med_ns(fi, R);
+  if (s->mem_create != NULL && s->granularity > 0 &&
+      (rc = cu_host_api_va(s, buf, big, out, err)) < 0)
+    goto done;
 done:
   if (ev != NULL)
     cudaEventDestroy(ev);

@@ -58,6 +58,11 @@ typedef struct ooc_exec_host_api {
   int64_t busy_ns;        /* the work queued for the next two */
   int64_t free_idle_ns;   /* freeing a 2 MiB segment, device idle */
   int64_t free_busy_ns;   /* the same with busy_ns of work just queued */
+  /* One granularity-sized chunk in a reserved range (0 when the device
+   * has no virtual memory management): cuMemMap and cuMemSetAccess apart,
+   * and cuMemUnmap idle and with busy_ns of work just queued (whether the
+   * driver itself waits; the executor synchronises first anyway). */
+  int64_t map_ns, access_ns, unmap_idle_ns, unmap_busy_ns;
 } ooc_exec_host_api;
 
 /* A backend descriptor; executor/backend.h defines it. */
