@@ -102,7 +102,7 @@ void ooc_summary_write_text(FILE *f, const ooc_summary *s);
  * NULL-terminated, and OOC_SUMMARY_NCOLS of them. The wall-clock columns
  * (plan_wall_s, sim_wall_s) are last so byte comparisons can cut them. */
 extern const char *const ooc_summary_columns[];
-#define OOC_SUMMARY_NCOLS 39
+#define OOC_SUMMARY_NCOLS 40
 
 /* The cells of s under ooc_summary_columns, as heap strings into
  * cells[0 .. OOC_SUMMARY_NCOLS): numbers as "%.9g" or integers, feasible

@@ -26,6 +26,7 @@ static const char *const stall_keys[OOC_STALL_COUNT] = {
   [OOC_STALL_SWAPIN] = "swapin",
   [OOC_STALL_SWAPOUT] = "swapout",
   [OOC_STALL_OTHER] = "other",
+  [OOC_STALL_HOST] = "host",
 };
 
 static int
@@ -135,7 +136,7 @@ const char *const ooc_summary_columns[] = {
   "peak_host_pinned_bytes", "fragmentation", "h2d_bytes", "d2h_bytes",
   "recompute_flops", "recompute_s", "compute_busy_s", "h2d_busy_s",
   "d2h_busy_s", "stall_total_s", "stall_swapin_s", "stall_swapout_s",
-  "stall_other_s", "alloc_s", "keep", "swap", "recompute", "events",
+  "stall_other_s", "stall_host_s", "alloc_s", "keep", "swap", "recompute", "events",
   "oom_op", "oom_time_s", "oom_requested_bytes", "oom_live_bytes",
   "oom_reserved_bytes", "oom_largest_free_bytes", "oom_reason", "plan_note",
   "plan_wall_s", "sim_wall_s", NULL
@@ -143,7 +144,7 @@ const char *const ooc_summary_columns[] = {
 
 _Static_assert(sizeof ooc_summary_columns / sizeof ooc_summary_columns[0] ==
                OOC_SUMMARY_NCOLS + 1, "OOC_SUMMARY_NCOLS is the column count");
-_Static_assert(OOC_STALL_COUNT == 3, "one stall column per reason");
+_Static_assert(OOC_STALL_COUNT == 4, "one stall column per reason");
 
 double
 ooc_summary_vs_bound(const ooc_summary *s)
@@ -309,9 +310,10 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
   fprintf(f, "compute     busy %.6f s, recompute %.6f s (%.4g GFLOP), "
           "allocator %.6f s\n", s->compute_busy_s, s->recompute_s,
           s->recompute_flops * 1e-9, s->alloc_s);
-  fprintf(f, "stalls      %.6f s: swap-in %.6f, swap-out %.6f, other %.6f\n",
-          stall, s->stall_s[OOC_STALL_SWAPIN], s->stall_s[OOC_STALL_SWAPOUT],
-          s->stall_s[OOC_STALL_OTHER]);
+  fprintf(f, "stalls      %.6f s: swap-in %.6f, swap-out %.6f, other %.6f, "
+          "host %.6f\n", stall, s->stall_s[OOC_STALL_SWAPIN],
+          s->stall_s[OOC_STALL_SWAPOUT], s->stall_s[OOC_STALL_OTHER],
+          s->stall_s[OOC_STALL_HOST]);
   fprintf(f, "tensors     keep %d, swap %d, recompute %d\n", s->counts[0],
           s->counts[1], s->counts[2]);
   fprintf(f, "simulation  %llu events in %.3f ms (planning %.3f ms, %llu "

@@ -19,6 +19,10 @@
 typedef struct ooc_span {
   int32_t instr;
   int64_t start_ns, end_ns;
+  int64_t host_wait_ns;   /* compute stream: of the idle time before it,
+                             how much the simulator counted as waiting for
+                             the host to issue it (OOC_STALL_HOST); 0 in a
+                             measured trace */
 } ooc_span;
 
 typedef struct ooc_mem_sample {

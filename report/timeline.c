@@ -33,6 +33,7 @@ ooc_timeline_cause_label(ooc_stall cause)
   switch (cause) {
   case OOC_STALL_SWAPIN: return "swap-in";
   case OOC_STALL_SWAPOUT: return "swap-out";
+  case OOC_STALL_HOST: return "host";
   default: return "other";
   }
 }
@@ -160,6 +161,21 @@ ooc_timeline_stalls(const ooc_program *p, const ooc_trace *t,
       if (rc < 0)
         goto fail;
       at = e;
+    }
+    if (at < b && sp->host_wait_ns > 0) {
+      /* What the simulator counted as waiting for the host: the end of
+       * the gap, after the waits. */
+      int64_t h = b - sp->host_wait_ns > at ? b - sp->host_wait_ns : at;
+      if (h > at &&
+          (rc = push_stall(&a, &na, &cap, (ooc_stall_span){
+            .start_ns = at, .end_ns = h, .cause = OOC_STALL_OTHER,
+            .waits_for = -1, .next = cs[k].instr })) < 0)
+        goto fail;
+      if ((rc = push_stall(&a, &na, &cap, (ooc_stall_span){
+            .start_ns = h, .end_ns = b, .cause = OOC_STALL_HOST,
+            .waits_for = -1, .next = cs[k].instr })) < 0)
+        goto fail;
+      at = b;
     }
     if (at < b &&
         (rc = push_stall(&a, &na, &cap, (ooc_stall_span){

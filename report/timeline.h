@@ -8,9 +8,11 @@
  * waits (in program order) that has not completed yet; the stream of that
  * instruction names the cause, exactly as the simulator counts it
  * (sim/sim.h, ooc_stall): H2D stream -> swap-in, D2H stream -> swap-out,
- * anything else -> other. So the stall spans of a simulated trace add up,
- * per cause, to the summary's stall_s to the nanosecond. Time the waits do
- * not explain (a measured trace) is "other".
+ * anything else -> other; the end of a gap that the simulator counted as
+ * waiting for the host to issue the next kernel (the span's host_wait_ns)
+ * -> host. So the stall spans of a simulated trace add up, per cause, to
+ * the summary's stall_s to the nanosecond. Time the waits do not explain
+ * (a measured trace) is "other".
  *
  * Swaps: each H2D of a tensor is paired with the latest D2H of the same
  * tensor that started before it in the trace; an H2D with no such D2H (the
@@ -55,7 +57,7 @@ int ooc_timeline_stalls(const ooc_program *p, const ooc_trace *t,
 int ooc_timeline_swaps(const ooc_program *p, const ooc_trace *t,
                        ooc_swap_pair **out, int32_t *n);
 
-/* "swap-in", "swap-out", "other". */
+/* "swap-in", "swap-out", "other", "host". */
 const char *ooc_timeline_cause_label(ooc_stall cause);
 
 #endif

@@ -139,7 +139,7 @@ put_stall(FILE *f, const ooc_model *m, const ooc_program *p,
 {
   static const char *const keys[OOC_STALL_COUNT] = {
     [OOC_STALL_SWAPIN] = "swapin", [OOC_STALL_SWAPOUT] = "swapout",
-    [OOC_STALL_OTHER] = "other",
+    [OOC_STALL_OTHER] = "other", [OOC_STALL_HOST] = "host",
   };
   char name[320];
 
@@ -327,7 +327,7 @@ ooc_trace_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
   static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
   static const char *const causes[OOC_STALL_COUNT] = {
     [OOC_STALL_SWAPIN] = "swapin", [OOC_STALL_SWAPOUT] = "swapout",
-    [OOC_STALL_OTHER] = "other",
+    [OOC_STALL_OTHER] = "other", [OOC_STALL_HOST] = "host",
   };
   ooc_stall_span *st = NULL;
   struct trow *rows;

@@ -69,6 +69,8 @@ struct stream {
   int32_t pos;          /* next to start */
   int32_t wcur;         /* waits of the head already seen complete */
   int32_t wait_on;      /* the wait the head is stuck on, -1 none */
+  int host_wait;        /* its waits are done but the host has not issued
+                           it yet */
   int state;
   int32_t cur;          /* running instruction */
   int64_t start;
@@ -142,6 +144,7 @@ struct ooc_sim {
   int32_t stall_on;             /* the instruction it waits for, -1 */
   int64_t stall_since;
   int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
+  int64_t host_pend;            /* host stall since the last compute span */
   uint64_t host_pinned;
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 
@@ -178,7 +181,7 @@ const char *
 ooc_stall_name(ooc_stall st)
 {
   static const char *const names[OOC_STALL_COUNT] = {
-    "swapin", "swapout", "other",
+    "swapin", "swapout", "other", "host",
   };
   return (unsigned)st < OOC_STALL_COUNT ? names[st] : "?";
 }
@@ -601,6 +604,8 @@ stall_account(ooc_sim *s)
   if (s->stall != STALL_NONE && s->last_iter && s->now > s->stall_since) {
     int64_t dt = s->now - s->stall_since;
     s->r->stall_ns[s->stall] += dt;
+    if (s->stall == OOC_STALL_HOST)
+      s->host_pend += dt;
     if (s->detail != NULL) {
       s->pend_stall[s->stall] += dt;
       if (s->stall_on >= 0 && s->stall != OOC_STALL_OTHER) {
@@ -829,10 +834,14 @@ try_start(ooc_sim *s, int k)
   }
   st->wait_on = -1;
   t = in->tensor;
+  st->host_wait = 0;
   if (s->barrier >= 0)
     return OOC_OK;              /* a synchronising driver call runs */
-  if (s->host_on && !host_ready(s, k, i, &rc))
+  if (s->host_on && !host_ready(s, k, i, &rc)) {
+    st->host_wait = 1;
     return rc;
+  }
+  st->host_wait = 0;
   if ((in->kind == OOC_I_H2D || in->kind == OOC_I_D2H) && s->shared_engine &&
       s->engine_busy)
     return OOC_OK;
@@ -971,7 +980,10 @@ finish(ooc_sim *s, int k)
       s->trace->n_spans < s->trace->cap_spans)
     s->trace->spans[s->trace->n_spans++] = (ooc_span){
       .instr = i, .start_ns = st->start - s->t0, .end_ns = s->now - s->t0,
+      .host_wait_ns = k == OOC_STREAM_COMPUTE ? s->host_pend : 0,
     };
+  if (k == OOC_STREAM_COMPUTE)
+    s->host_pend = 0;
   s->done[i] = s->stamp;
   s->end_at[i] = s->now;
   if (i == s->barrier) {
@@ -1103,7 +1115,8 @@ track_stall(ooc_sim *s)
   int32_t on = -1;
 
   if (st->state == ST_IDLE && st->pos < st->n) {
-    why = OOC_STALL_OTHER;
+    why = st->wait_on < 0 && st->host_wait ? OOC_STALL_HOST
+                                           : OOC_STALL_OTHER;
     on = st->wait_on;
     if (on >= 0) {
       const ooc_instr *w = &s->p->instr[on];
@@ -1138,6 +1151,7 @@ run_iteration(ooc_sim *s)
     st->pos = 0;
     st->wcur = 0;
     st->wait_on = -1;
+    st->host_wait = 0;
     st->state = ST_IDLE;
   }
   s->engine_busy = 0;
@@ -1153,6 +1167,7 @@ run_iteration(ooc_sim *s)
   s->stall = STALL_NONE;
   s->stall_on = -1;
   memset(s->pend_stall, 0, sizeof s->pend_stall);
+  s->host_pend = 0;
   ooc_heap_clear(&s->heap);
   if (s->last_iter && s->trace != NULL)
     sample_memory(s);

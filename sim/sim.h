@@ -66,6 +66,9 @@ typedef enum {
   OOC_STALL_SWAPOUT,     /* waiting for a D2H copy or the FREE after it:
                             the room a swap-out makes */
   OOC_STALL_OTHER,       /* any other dependency */
+  OOC_STALL_HOST,        /* the next kernel is not issued yet: the host
+                            (framework overhead, a host synchronisation)
+                            is behind */
   OOC_STALL_COUNT
 } ooc_stall;
 

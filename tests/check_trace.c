@@ -314,7 +314,7 @@ static void
 check_chrome(const char *model, int64_t batch, const char *planner)
 {
   static const char *const causes[OOC_STALL_COUNT] = { "swapin", "swapout",
-                                                       "other" };
+                                                       "other", "host" };
   struct run r;
   const char *lane[3] = { NULL, NULL, NULL };
   double busy[3] = { 0 }, stall[OOC_STALL_COUNT] = { 0 }, end = 0;

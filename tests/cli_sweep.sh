@@ -12,7 +12,7 @@ expect_ok "small sweep runs" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie
 if [ -s "$TMP/err" ]; then not_ok "quiet on a non-terminal stderr ($(cat "$TMP/err"))"; else ok "quiet on a non-terminal stderr"; fi
 
 # Schema: coordinates first, then every summary field, wall times last.
-want='model,set,hw,allocator,budget,planner,batch,dtype,optimizer,budget_bytes,feasible,iteration_s,samples_per_s,incore_iteration_s,slowdown,vs_lower_bound,lower_bound_s,compute_s,peak_allocated_bytes,peak_reserved_bytes,peak_host_pinned_bytes,fragmentation,h2d_bytes,d2h_bytes,recompute_flops,recompute_s,compute_busy_s,h2d_busy_s,d2h_busy_s,stall_total_s,stall_swapin_s,stall_swapout_s,stall_other_s,alloc_s,keep,swap,recompute,events,oom_op,oom_time_s,oom_requested_bytes,oom_live_bytes,oom_reserved_bytes,oom_largest_free_bytes,oom_reason,plan_note,plan_wall_s,sim_wall_s'
+want='model,set,hw,allocator,budget,planner,batch,dtype,optimizer,budget_bytes,feasible,iteration_s,samples_per_s,incore_iteration_s,slowdown,vs_lower_bound,lower_bound_s,compute_s,peak_allocated_bytes,peak_reserved_bytes,peak_host_pinned_bytes,fragmentation,h2d_bytes,d2h_bytes,recompute_flops,recompute_s,compute_busy_s,h2d_busy_s,d2h_busy_s,stall_total_s,stall_swapin_s,stall_swapout_s,stall_other_s,stall_host_s,alloc_s,keep,swap,recompute,events,oom_op,oom_time_s,oom_requested_bytes,oom_live_bytes,oom_reserved_bytes,oom_largest_free_bytes,oom_reason,plan_note,plan_wall_s,sim_wall_s'
 got=$(head -n 1 "$S/results.csv")
 [ "$got" = "$want" ] && ok "results.csv header" || not_ok "results.csv header: $got"
 n=$(($(wc -l <"$S/results.csv") - 1))
