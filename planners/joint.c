@@ -69,9 +69,10 @@
 #include "sim/sim.h"
 
 enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
-       MV_SEGMENT, MV_COUNT };
+       MV_SEGMENT, MV_OUTPOINT, MV_COUNT };
 static const char *const mv_names[MV_COUNT] = {
-  "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment"
+  "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment",
+  "swap-out point"
 };
 
 struct jt_state {
@@ -282,6 +283,30 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
         return -1;
       w->in_after = from + d;
     }
+    return m;
+  }
+  if (m == MV_OUTPOINT) {
+    /* When an activation's swap-out is issued: after its last forward
+     * use (the default, freeing it soonest) or up to the step before its
+     * swap-in is issued, so that it leaves the link to copies that matter
+     * sooner (the tensor stays on the device meanwhile). */
+    ooc_swap *w;
+    int32_t lo, hi, to;
+    if (pl->n_swaps == 0)
+      return -1;
+    w = &pl->swaps[rnd_below(st, (uint32_t)pl->n_swaps)];
+    if (w->grad || w->in_before < 0)
+      return -1;
+    lo = lv->act_last_fwd[w->act];
+    hi = (w->in_after >= 0 ? w->in_after : w->in_before - 1);
+    if (lo < 0 || hi <= lo)
+      return -1;
+    to = lo + (int32_t)rnd_below(st, (uint32_t)(hi - lo + 1));
+    if (to == w->out_after)
+      return -1;
+    w->out_after = to;
+    if (w->out_wait >= 0 && w->out_wait <= to)
+      w->out_wait = -1;
     return m;
   }
   if (m == MV_SEGMENT) {
