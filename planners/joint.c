@@ -79,6 +79,12 @@ struct jt_state {
   ooc_plan cur, best, cand, start;
   int inited;
   ooc_sim_detail det;
+  /* The current plan's program, to measure how much of each candidate's
+   * an incremental simulator could skip (the prefix both share). */
+  ooc_program prev;
+  int prev_ok;
+  double skip_sum;
+  int64_t skip_n;
   int det_inited;
   uint64_t rng;
   uint8_t *mark;            /* per act, toolkit scratch (all 0) */
@@ -120,6 +126,7 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     st->n_cuts = n;
   }
   st->inited = 1;
+  ooc_program_init(&st->prev);
   if (ooc_plan_init(&st->cur, lv, err) < 0 ||
       ooc_plan_init(&st->best, lv, err) < 0 ||
       ooc_plan_init(&st->cand, lv, err) < 0 ||
@@ -153,6 +160,8 @@ jt_free(void *state)
   }
   if (st->det_inited)
     ooc_sim_detail_fini(&st->det);
+  if (st->inited)
+    ooc_program_fini(&st->prev);
   free(st->mark);
   free(st->acts);
   free(st->hot);
@@ -222,6 +231,67 @@ pick_act(struct jt_state *st, int steer)
   }
   return st->n_acts > 0 ? st->acts[rnd_below(st, (uint32_t)st->n_acts)]
                         : -1;
+}
+
+/* dst = src's instructions, waits and args (tensors are the liveness's,
+ * the same for every plan). OOC_OK or OOC_ENOMEM. */
+static int
+prog_copy(ooc_program *dst, const ooc_program *src)
+{
+#define GROW(arr, n, cap)                                                    \
+  do {                                                                       \
+    if ((n) > (cap)) {                                                       \
+      void *q_ = realloc(dst->arr, (size_t)(n) * sizeof *dst->arr);          \
+      if (q_ == NULL)                                                        \
+        return OOC_ENOMEM;                                                   \
+      dst->arr = q_;                                                         \
+      (cap) = (n);                                                           \
+    }                                                                        \
+  } while (0)
+  GROW(instr, src->n_instr, dst->cap_instr);
+  GROW(waits, src->n_waits, dst->cap_waits);
+  GROW(args, src->n_args, dst->cap_args);
+#undef GROW
+  if (src->n_instr > 0)
+    memcpy(dst->instr, src->instr, (size_t)src->n_instr * sizeof *src->instr);
+  if (src->n_waits > 0)
+    memcpy(dst->waits, src->waits, (size_t)src->n_waits * sizeof *src->waits);
+  if (src->n_args > 0)
+    memcpy(dst->args, src->args, (size_t)src->n_args * sizeof *src->args);
+  dst->n_instr = src->n_instr;
+  dst->n_waits = src->n_waits;
+  dst->n_args = src->n_args;
+  dst->prologue_end = src->prologue_end;
+  return OOC_OK;
+}
+
+/* The share of b's timed instructions before the first one that differs
+ * from a's (kind, stream, phase, place, algorithm, layer, tensor, waits
+ * and arguments): what a simulator that restarted at the first change
+ * would not have to run again, at most. */
+static double
+shared_prefix(const ooc_program *a, const ooc_program *b)
+{
+  int32_t i, n = a->n_instr < b->n_instr ? a->n_instr : b->n_instr;
+  int32_t pe = b->prologue_end;
+
+  if (a->prologue_end != pe || b->n_instr <= pe)
+    return 0;
+  for (i = 0; i < n; i++) {
+    const ooc_instr *x = &a->instr[i], *y = &b->instr[i];
+    if (x->kind != y->kind || x->stream != y->stream ||
+        x->phase != y->phase || x->where != y->where || x->algo != y->algo ||
+        x->layer != y->layer || x->tensor != y->tensor ||
+        x->n_waits != y->n_waits || x->n_args != y->n_args ||
+        memcmp(a->waits + x->wait_first, b->waits + y->wait_first,
+               (size_t)x->n_waits * sizeof *a->waits) != 0 ||
+        memcmp(a->args + x->arg_first, b->args + y->arg_first,
+               (size_t)x->n_args * sizeof *a->args) != 0)
+      break;
+  }
+  if (i < pe)
+    return 0;
+  return (double)(i - pe) / (double)(b->n_instr - pe);
 }
 
 /* Apply one random move to pl (a copy of the current plan). Returns the
@@ -499,6 +569,9 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   if (st->rng == 0)
     st->rng = 1;
 
+  st->prev_ok = 0;
+  st->skip_sum = 0;
+  st->skip_n = 0;
   t_start = start_plans(st, ctx, start_sims, &from, &fatal, err);
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
@@ -518,6 +591,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
         refresh_hot(st, ctx);
       else
         st->n_hot = 0;
+      if (!st->prev_ok && !fatal) {
+        if (prog_copy(&st->prev, ctx->scratch) < 0)
+          return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        st->prev_ok = 1;
+      }
       evals++;
       det_stale = 0;
       if (fatal)
@@ -532,6 +610,10 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     evals++;
     if (fatal)
       break;
+    if (st->prev_ok) {
+      st->skip_sum += shared_prefix(&st->prev, ctx->scratch);
+      st->skip_n++;
+    }
     if (x == INT64_MAX)
       continue;
     if (x < t_cur ||
@@ -540,7 +622,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
                             (temp0 * (1.0 - (double)evals /
                                                 (double)(max_evals + 1))))))
     {
-      if (ooc_plan_copy(&st->cur, &st->cand) < 0)
+      if (ooc_plan_copy(&st->cur, &st->cand) < 0 ||
+          (st->prev_ok && prog_copy(&st->prev, ctx->scratch) < 0))
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       t_cur = x;
       det_stale = 1;
@@ -578,6 +661,10 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   ooc_plan_add_metric(pl, "simulations", (double)evals);
   ooc_plan_add_metric(pl, "start_s",
                       t_start < INT64_MAX ? (double)t_start * 1e-9 : 0);
+  /* Incremental re-simulation, measured: the mean share of a candidate's
+   * timed program before its first change. */
+  ooc_plan_add_metric(pl, "resim_shared_prefix",
+                      st->skip_n > 0 ? st->skip_sum / (double)st->skip_n : 0);
   ooc_plan_add_metric(pl, "improvement",
                       t_start < INT64_MAX
                           ? (double)(t_start - t_best) / (double)t_start

@@ -22,6 +22,11 @@ for sc in "resnet50 384 v100-pcie3" "densenet121 1280 h100-pcie5"; do
   [ "$(num feasible "$TMP/out")" = true ] && ok "joint feasible on $1" || not_ok "joint feasible on $1"
   grep -q '"plan_note":[[:space:]]*"joint: from the [a-z-]* plan (' "$TMP/out" && ok "note says where it started" || not_ok "note says where it started ($(grep '"plan_note"' "$TMP/out"))"
   grep -q '"simulations":' "$TMP/out" && ok "metrics carry simulations" || not_ok "metrics carry simulations"
+  # the shared prefix of candidate programs: a share, and not all of it
+  # (every move changes something)
+  sp=$(num resim_shared_prefix "$TMP/out")
+  awk -v x="$sp" 'BEGIN { exit !(x >= 0 && x < 1) }' &&
+    ok "resim_shared_prefix $sp in [0, 1)" || not_ok "resim_shared_prefix '$sp' in [0, 1)"
   for p in vdnn lms capacity window checkpoint checkpoint-dp pooch superneurons; do
     "$OOCSIM" simulate -m "$1" -b "$2" --hw "$3" -p "$p" --json >"$TMP/p.json" 2>/dev/null || continue
     [ "$(num feasible "$TMP/p.json")" = true ] || continue
