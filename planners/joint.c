@@ -283,10 +283,12 @@ shared_prefix(const ooc_program *a, const ooc_program *b)
         x->phase != y->phase || x->where != y->where || x->algo != y->algo ||
         x->layer != y->layer || x->tensor != y->tensor ||
         x->n_waits != y->n_waits || x->n_args != y->n_args ||
-        memcmp(a->waits + x->wait_first, b->waits + y->wait_first,
-               (size_t)x->n_waits * sizeof *a->waits) != 0 ||
-        memcmp(a->args + x->arg_first, b->args + y->arg_first,
-               (size_t)x->n_args * sizeof *a->args) != 0)
+        (x->n_waits > 0 &&
+         memcmp(a->waits + x->wait_first, b->waits + y->wait_first,
+                (size_t)x->n_waits * sizeof *a->waits) != 0) ||
+        (x->n_args > 0 &&
+         memcmp(a->args + x->arg_first, b->args + y->arg_first,
+                (size_t)x->n_args * sizeof *a->args) != 0))
       break;
   }
   if (i < pe)
