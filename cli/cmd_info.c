@@ -271,6 +271,8 @@ print_hw_text(const ooc_hw *hw)
     printf(" %s %.3f", cls[c], hw->eff[c]);
     if (hw->tensor_eff[c] != hw->eff[c])
       printf(" (tensor cores %.3f)", hw->tensor_eff[c]);
+    if (hw->tensor_eff16[c] != hw->tensor_eff[c])
+      printf(" (fp16/bf16 on tensor cores %.3f)", hw->tensor_eff16[c]);
   }
   printf("\n");
   for (c = 0; c < OOC_CLASS_COUNT; c++)

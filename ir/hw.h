@@ -75,6 +75,11 @@ typedef struct ooc_hw {
   int fp32_uses_tf32;     /* FP32 conv/gemm run as TF32 on tensor cores */
   double hbm_Bps;
   double eff[OOC_CLASS_COUNT];  /* fraction of peak FLOP/s, per op class */
+  double tensor_eff16[OOC_CLASS_COUNT]; /* the same for fp16 and bf16 on
+                                          tensor cores, from
+                                          `compute.tensor_efficiency_fp16`;
+                                          equal to tensor_eff[] unless the
+                                          profile says */
   double tensor_eff[OOC_CLASS_COUNT]; /* fraction of the tensor-core peak,
                                          used instead of eff[] when a conv or
                                          gemm runs on tensor cores; equal to

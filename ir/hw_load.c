@@ -98,6 +98,10 @@ static const field fields[] = {
       tensor_eff[OOC_CLASS_CONV]),
   OPT("compute.tensor_efficiency", "gemm", T_NUM, C_FRAC, 1, D_DBL,
       tensor_eff[OOC_CLASS_GEMM]),
+  OPT("compute.tensor_efficiency_fp16", "conv", T_NUM, C_FRAC, 1, D_DBL,
+      tensor_eff16[OOC_CLASS_CONV]),
+  OPT("compute.tensor_efficiency_fp16", "gemm", T_NUM, C_FRAC, 1, D_DBL,
+      tensor_eff16[OOC_CLASS_GEMM]),
   OPT("compute.copy_interference", "conv", T_NUM, C_NONNEG, 1, D_DBL,
       interference[OOC_CLASS_CONV]),
   OPT("compute.copy_interference", "gemm", T_NUM, C_NONNEG, 1, D_DBL,
@@ -164,6 +168,8 @@ static const struct {
   { "compute", "", "compute", 0 },
   { "compute.efficiency", "compute", "efficiency", 0 },
   { "compute.tensor_efficiency", "compute", "tensor_efficiency", 1 },
+  { "compute.tensor_efficiency_fp16", "compute", "tensor_efficiency_fp16",
+    1 },
   { "compute.conv_algorithms", "compute", "conv_algorithms", 1 },
   { "compute.copy_interference", "compute", "copy_interference", 1 },
   { "link", "", "link", 0 },
@@ -935,7 +941,7 @@ load_tree(const char *json, const char *origin, const char *path,
   }
   /* Optional fields: tensor_eff[c] < 0 means "as eff[c]". */
   for (i = 0; i < OOC_CLASS_COUNT; i++)
-    hw->tensor_eff[i] = -1;
+    hw->tensor_eff[i] = hw->tensor_eff16[i] = -1;
   hw->free_syncs = hw->va_unmap_syncs = 1;
   hw->gemm_tile = 128;
   hw->max_split_k = 32;
@@ -946,6 +952,9 @@ load_tree(const char *json, const char *origin, const char *path,
   for (i = 0; i < OOC_CLASS_COUNT; i++)
     if (hw->tensor_eff[i] < 0)
       hw->tensor_eff[i] = hw->eff[i];
+  for (i = 0; i < OOC_CLASS_COUNT; i++)
+    if (hw->tensor_eff16[i] < 0)
+      hw->tensor_eff16[i] = hw->tensor_eff[i];
   hw->algo_factor[OOC_ALGO_DEFAULT] = 1;
   if ((rc = check_consistency(hw, origin, err)) < 0)
     goto fail;

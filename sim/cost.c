@@ -84,7 +84,7 @@ achieved_rate(const ooc_hw *hw, ooc_dtype dt, ooc_op_class cls)
       if (hw->fp32_uses_tf32 && hw->tensor_flops[OOC_FP32] > 0)
         return hw->tensor_flops[OOC_FP32] * hw->tensor_eff[cls];
     } else if (hw->tensor_flops[dt] > 0) {
-      return hw->tensor_flops[dt] * hw->tensor_eff[cls];
+      return hw->tensor_flops[dt] * hw->tensor_eff16[cls];
     }
   }
   return hw->peak_flops[dt] * hw->eff[cls];

@@ -175,6 +175,9 @@ START_TEST(override_values)
   ck_assert(hw->eff[OOC_CLASS_GEMM] == 0.75);
   ck_assert(hw->tensor_eff[OOC_CLASS_GEMM] == 0.6);
   ck_assert(hw->tensor_eff[OOC_CLASS_CONV] == 0.28);
+  /* fp16 on tensor cores: its own conv share, gemm as tensor_efficiency */
+  ck_assert(hw->tensor_eff16[OOC_CLASS_CONV] == 0.43);
+  ck_assert(hw->tensor_eff16[OOC_CLASS_GEMM] == 0.6);
   ooc_hw_free(hw);
 }
 END_TEST
