@@ -153,6 +153,8 @@ struct ooc_sim {
   int host_on;
   int64_t host_t;
   int32_t host_next;
+  int32_t host_wj;              /* waits of host_next already seen done */
+  int64_t host_ready;           /* the latest of their FREEs' ends, -1 */
   int32_t wake_for[OOC_NSTREAMS]; /* the head a wake-up is pending for */
   /* A device-synchronising ALLOC/FREE (cudaFree, an unmap): nothing else
    * starts while it runs, and it runs once the other streams drain. */
@@ -730,7 +732,9 @@ host_cost(const ooc_sim *s, const ooc_instr *in)
 }
 
 /* Issue what the host can: stop at an ALLOC whose FREE on another stream
- * has not completed. O(1) amortised per instruction. */
+ * has not completed. The waits already seen done are not looked at again
+ * (host_wj, host_ready), so this is O(1) amortised per instruction and
+ * wait however often schedule() calls it. */
 static void
 host_advance(ooc_sim *s)
 {
@@ -743,18 +747,19 @@ host_advance(ooc_sim *s)
 
     if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE &&
         in->n_waits > 0) {
-      int64_t ready = -1;
-      for (int32_t j = 0; j < in->n_waits; j++) {
-        int32_t w = p->waits[in->wait_first + j];
+      int64_t ready;
+      for (; s->host_wj < in->n_waits; s->host_wj++) {
+        int32_t w = p->waits[in->wait_first + s->host_wj];
         const ooc_instr *wi = &p->instr[w];
         if (wi->kind != OOC_I_FREE || wi->stream == in->stream ||
             w < p->prologue_end)
           continue;
         if (!is_done(s, w))
           return;
-        if (s->end_at[w] > ready)
-          ready = s->end_at[w];
+        if (s->end_at[w] > s->host_ready)
+          s->host_ready = s->end_at[w];
       }
+      ready = s->host_ready;
       if (ready >= 0) {
         ready = ready > TIME_MAX - s->hw->event_sync_ns
                     ? TIME_MAX : ready + s->hw->event_sync_ns;
@@ -766,6 +771,8 @@ host_advance(ooc_sim *s)
     s->host_t = c > TIME_MAX - s->host_t ? TIME_MAX : s->host_t + c;
     s->issue_at[i] = s->host_t;
     s->host_next++;
+    s->host_wj = 0;
+    s->host_ready = -1;
   }
 }
 
@@ -841,7 +848,6 @@ try_start(ooc_sim *s, int k)
     st->host_wait = 1;
     return rc;
   }
-  st->host_wait = 0;
   if ((in->kind == OOC_I_H2D || in->kind == OOC_I_D2H) && s->shared_engine &&
       s->engine_busy)
     return OOC_OK;
@@ -1161,6 +1167,8 @@ run_iteration(ooc_sim *s)
   s->barrier = -1;
   s->barrier_pending = 0;
   s->host_next = s->p->prologue_end;
+  s->host_wj = 0;
+  s->host_ready = -1;
   s->host_t = s->now + s->costs->host_iter_ns;
   for (k = 0; k < OOC_NSTREAMS; k++)
     s->wake_for[k] = -1;
