@@ -506,6 +506,30 @@ ooc_wall_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int64_t
+ooc_mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int64_t
+ooc_median_i64(int64_t *v, int n)
+{
+  if (n <= 0)
+    return -1;
+  qsort(v, (size_t)n, sizeof *v, cmp_i64);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 uint64_t
 ooc_hash64(const void *data, size_t n, uint64_t seed)
 {

@@ -88,6 +88,13 @@ const char *ooc_data_dir_describe(char *buf, size_t n);
 /* Monotonic wall clock in seconds (sim_wall_s, benchmarks). */
 double ooc_wall_s(void);
 
+/* The same in integer nanoseconds (measurements that are timed in ns). */
+int64_t ooc_mono_ns(void);
+
+/* The median of v[0..n) (sorts v; the mean of the two middle values for
+ * an even n); -1 for n 0. */
+int64_t ooc_median_i64(int64_t *v, int n);
+
 /* FNV-1a 64-bit hash of n bytes, continuing from seed (OOC_HASH_SEED, the
  * FNV offset basis, to start): calibration signatures, layer names, model
  * fingerprints, sweep rows. */

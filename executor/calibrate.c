@@ -17,43 +17,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/util.h"
 #include "executor/calibrate.h"
 #include "executor/backend.h"
 
 #define MiB (1024ULL * 1024ULL)
 #define MAX_REP 64
 
-static int64_t
-now_ns(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int
 cmp_d(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n) (sorts v); -1 for n 0. */
-static int64_t
-median_i64(int64_t *v, int n)
-{
-  if (n == 0)
-    return -1;
-  qsort(v, (size_t)n, sizeof *v, cmp_i64);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static double
@@ -253,9 +228,9 @@ copier_main(void *arg)
     return NULL;
   }
   for (k = 0; k < c->reps && c->rc == OOC_OK; k++) {
-    int64_t t0 = now_ns();
+    int64_t t0 = ooc_mono_ns();
     c->rc = one_copy(c);
-    c->t[k] = (double)(now_ns() - t0) * 1e-9;
+    c->t[k] = (double)(ooc_mono_ns() - t0) * 1e-9;
   }
   return NULL;
 }
@@ -397,17 +372,17 @@ measure_driver(const ooc_calib_config *cfg, bstate *s, ooc_calib_result *r,
     return ooc_err_set(err, OOC_ENOMEM, "calibrate: out of memory");
   for (sz = MiB; sz <= 256 * MiB; sz *= 4) {
     for (k = 0; k < reps; k++) {
-      int64_t t0 = now_ns();
+      int64_t t0 = ooc_mono_ns();
       if ((rc = seg_alloc(s, 3, sz, &seg, err)) < 0)
         goto done;
-      tk[k] = (double)(now_ns() - t0) * 1e-9;
+      tk[k] = (double)(ooc_mono_ns() - t0) * 1e-9;
       if ((rc = s->b->upload(s->st, seg.base, zero, sz, err)) < 0) {
         seg_free(s, 3, &seg);
         goto done;
       }
-      t0 = now_ns();
+      t0 = ooc_mono_ns();
       seg_free(s, 3, &seg);
-      fr[nf++] = now_ns() - t0;
+      fr[nf++] = ooc_mono_ns() - t0;
     }
     xs[n] = (double)sz;
     ts[n] = median_d(tk, reps);
@@ -420,7 +395,7 @@ measure_driver(const ooc_calib_config *cfg, bstate *s, ooc_calib_result *r,
     r->seg_malloc = (ooc_calib_fit){ .intercept = median_d(ts, n),
                                      .slope = 0, .n = n };
   }
-  r->free_ns = median_i64(fr, nf);
+  r->free_ns = ooc_median_i64(fr, nf);
 
   /* Chunks inside a reserved range of two chunks. */
   r->chunk_bytes = chunk;
@@ -436,29 +411,29 @@ measure_driver(const ooc_calib_config *cfg, bstate *s, ooc_calib_result *r,
     for (k = 0; k < reps; k++) {
       ooc_drv_action a = { .kind = OOC_DRV_CHUNK_CREATE, .id = 5,
                            .bytes = chunk };
-      int64_t t0 = now_ns();
+      int64_t t0 = ooc_mono_ns();
       memset(&ch, 0, sizeof ch);
       ch.bytes = chunk;
       if ((rc = s->b->mem(s->st, &a, &ch, NULL, err)) < 0)
         break;
-      cr[k] = now_ns() - t0;
+      cr[k] = ooc_mono_ns() - t0;
       a = (ooc_drv_action){ .kind = OOC_DRV_CHUNK_MAP, .id = 5,
                             .addr = range.addr, .bytes = chunk };
-      t0 = now_ns();
+      t0 = ooc_mono_ns();
       if ((rc = s->b->mem(s->st, &a, &ch, &range, err)) < 0)
         break;
-      mp[k] = now_ns() - t0;
+      mp[k] = ooc_mono_ns() - t0;
       a.kind = OOC_DRV_CHUNK_UNMAP;
-      t0 = now_ns();
+      t0 = ooc_mono_ns();
       if ((rc = s->b->mem(s->st, &a, &ch, &range, err)) < 0)
         break;
-      um[k] = now_ns() - t0;
+      um[k] = ooc_mono_ns() - t0;
       a = (ooc_drv_action){ .kind = OOC_DRV_CHUNK_RELEASE, .id = 5,
                             .bytes = chunk };
-      t0 = now_ns();
+      t0 = ooc_mono_ns();
       if ((rc = s->b->mem(s->st, &a, &ch, NULL, err)) < 0)
         break;
-      rl[k] = now_ns() - t0;
+      rl[k] = ooc_mono_ns() - t0;
     }
     vfree.kind = OOC_DRV_VA_FREE;
     {
@@ -467,23 +442,23 @@ measure_driver(const ooc_calib_config *cfg, bstate *s, ooc_calib_result *r,
     }
     if (rc < 0)
       goto done;
-    r->chunk_create_ns = median_i64(cr, reps);
-    r->chunk_map_ns = median_i64(mp, reps);
-    r->chunk_unmap_ns = median_i64(um, reps);
-    r->chunk_release_ns = median_i64(rl, reps);
+    r->chunk_create_ns = ooc_median_i64(cr, reps);
+    r->chunk_map_ns = ooc_median_i64(mp, reps);
+    r->chunk_unmap_ns = ooc_median_i64(um, reps);
+    r->chunk_release_ns = ooc_median_i64(rl, reps);
   }
 
   /* A pinned host buffer of 16 MiB. */
   for (k = 0; k < reps; k++) {
     void *p;
     int pinned;
-    int64_t t0 = now_ns();
+    int64_t t0 = ooc_mono_ns();
     if ((rc = s->b->host_alloc(s->st, 16 * MiB, &p, &pinned, err)) < 0)
       goto done;
-    ha[k] = now_ns() - t0;
+    ha[k] = ooc_mono_ns() - t0;
     s->b->host_free(s->st, p, 16 * MiB, pinned);
   }
-  r->host_alloc_ns = median_i64(ha, reps);
+  r->host_alloc_ns = ooc_median_i64(ha, reps);
   rc = OOC_OK;
 done:
   free(zero);
@@ -538,14 +513,14 @@ measure_wake(ooc_calib_result *r, ooc_err *err)
     return ooc_err_set(err, OOC_ENOMEM, "calibrate: cannot start a thread");
   }
   for (k = 0; k < N; k++) {
-    int64_t t0 = now_ns();
+    int64_t t0 = ooc_mono_ns();
     pthread_mutex_lock(&pp.mu);
     pp.turn = 1;
     pthread_cond_broadcast(&pp.cv);
     while (pp.turn != 0)
       pthread_cond_wait(&pp.cv, &pp.mu);
     pthread_mutex_unlock(&pp.mu);
-    t[k] = (now_ns() - t0) / 2;
+    t[k] = (ooc_mono_ns() - t0) / 2;
   }
   pthread_mutex_lock(&pp.mu);
   pp.stop = 1;
@@ -554,7 +529,7 @@ measure_wake(ooc_calib_result *r, ooc_err *err)
   pthread_join(th, NULL);
   pthread_cond_destroy(&pp.cv);
   pthread_mutex_destroy(&pp.mu);
-  r->wake_ns = median_i64(t, N);
+  r->wake_ns = ooc_median_i64(t, N);
   return OOC_OK;
 }
 
@@ -726,18 +701,18 @@ measure_kernels(const ooc_calib_config *cfg, ooc_calib_result *r,
     if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
         in->phase == OOC_PH_UPDATE)
       continue;
-    med = median_i64(samples + (size_t)i * (size_t)reps, reps);
+    med = ooc_median_i64(samples + (size_t)i * (size_t)reps, reps);
     if (in->phase == OOC_PH_FWD)
       r->fwd_ns[in->layer] = med;
     else if (in->phase == OOC_PH_BWD)
       r->bwd_ns[in->layer] = med;
   }
-  r->update_ns = median_i64(up, reps);
-  r->overhead_ns = median_i64(oh, reps);
+  r->update_ns = ooc_median_i64(up, reps);
+  r->overhead_ns = ooc_median_i64(oh, reps);
   if (r->overhead_ns < 0)
     r->overhead_ns = 0;
-  r->iteration_ns = median_i64(it, reps);
-  r->iter_overhead_ns = median_i64(io, reps);
+  r->iteration_ns = ooc_median_i64(it, reps);
+  r->iter_overhead_ns = ooc_median_i64(io, reps);
   if (r->iter_overhead_ns < 0)
     r->iter_overhead_ns = 0;
   for (i = 0; i < m->n_layers; i++)
@@ -879,7 +854,7 @@ measure_algorithms(const ooc_calib_config *cfg, ooc_calib_result *r,
         continue;
       v = failed || refused[i]
               ? OOC_CALIB_REFUSED
-              : median_i64(samples + (size_t)i * (size_t)reps, reps);
+              : ooc_median_i64(samples + (size_t)i * (size_t)reps, reps);
       if (in->phase == OOC_PH_FWD)
         r->algo_fwd_ns[a][in->layer] = v;
       else if (in->phase == OOC_PH_BWD)

@@ -59,19 +59,18 @@
  * call (a map adds cuMemSetAccess; an unmap first synchronises the device,
  * allocator.va_unmap_syncs).
  */
-#define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <cublas_v2.h>
 
+#include "base/util.h"
 #include "ir/algo.h"
 #include "executor/backend.h"
 
@@ -1393,29 +1392,6 @@ cu_compute(void *state, const ooc_exec_kernel *k, void *const *ptr,
 
 /* --- the host side of the API (calibrate) ---------------------------------- */
 
-static int64_t
-cu_now(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-cmp_ns(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int64_t
-med_ns(int64_t *v, int n)
-{
-  qsort(v, (size_t)n, sizeof *v, cmp_ns);
-  return v[n / 2];
-}
-
 /* Queue n memsets of `bytes` on the compute stream: work the device is
  * busy with while the host measures what a call waits for. */
 static int
@@ -1463,15 +1439,15 @@ cu_host_api_va(cu_state *s, void *buf, size_t bytes, ooc_exec_host_api *out,
     for (busy = 0; busy <= 1 && rc == OOC_OK; busy++) {
       int64_t t0;
       cudaDeviceSynchronize();
-      t0 = cu_now();
+      t0 = ooc_mono_ns();
       e = s->mem_map(va, g, 0, h, 0);
       if (busy == 0)
-        mp[k] = cu_now() - t0;
+        mp[k] = ooc_mono_ns() - t0;
       if (e == CUDA_SUCCESS) {
-        t0 = cu_now();
+        t0 = ooc_mono_ns();
         e = s->mem_access(va, g, &ad, 1);
         if (busy == 0)
-          ac[k] = cu_now() - t0;
+          ac[k] = ooc_mono_ns() - t0;
       }
       if (e != CUDA_SUCCESS) {
         rc = ooc_err_set(err, OOC_EINVAL, "cuda: mapping a chunk for the "
@@ -1480,9 +1456,9 @@ cu_host_api_va(cu_state *s, void *buf, size_t bytes, ooc_exec_host_api *out,
       }
       if (busy && (rc = cu_queue_work(s, buf, bytes, BURST, err)) < 0)
         break;
-      t0 = cu_now();
+      t0 = ooc_mono_ns();
       e = s->mem_unmap(va, g);
-      (busy ? ub : ui)[k] = cu_now() - t0;
+      (busy ? ub : ui)[k] = ooc_mono_ns() - t0;
       if (e != CUDA_SUCCESS)
         rc = ooc_err_set(err, OOC_EINVAL, "cuda: cuMemUnmap for the host API "
                          "measurement failed (CUresult %d)", (int)e);
@@ -1491,10 +1467,10 @@ cu_host_api_va(cu_state *s, void *buf, size_t bytes, ooc_exec_host_api *out,
   s->va_free(va, g);
   s->mem_release(h);
   if (rc == OOC_OK) {
-    out->map_ns = med_ns(mp, R);
-    out->access_ns = med_ns(ac, R);
-    out->unmap_idle_ns = med_ns(ui, R);
-    out->unmap_busy_ns = med_ns(ub, R);
+    out->map_ns = ooc_median_i64(mp, R);
+    out->access_ns = ooc_median_i64(ac, R);
+    out->unmap_idle_ns = ooc_median_i64(ui, R);
+    out->unmap_busy_ns = ooc_median_i64(ub, R);
   }
   return rc;
 }
@@ -1524,26 +1500,26 @@ cu_host_api(void *state, ooc_exec_host_api *out, ooc_err *err)
     goto done;
   }
   for (k = 0; k < N; k++) {
-    int64_t t0 = cu_now();
+    int64_t t0 = ooc_mono_ns();
     if ((e = cudaMemcpyAsync(dev, host, 65536, cudaMemcpyHostToDevice, cs))
         != cudaSuccess) {
       rc = cuda_fail(e, "cudaMemcpyAsync", err);
       goto done;
     }
-    t[k] = cu_now() - t0;
+    t[k] = ooc_mono_ns() - t0;
     cudaStreamSynchronize(cs);
   }
-  out->copy_issue_ns = med_ns(t, N);
+  out->copy_issue_ns = ooc_median_i64(t, N);
   for (k = 0; k < N; k++) {
-    int64_t t0 = cu_now();
+    int64_t t0 = ooc_mono_ns();
     if ((e = cudaEventRecord(ev, cs)) != cudaSuccess ||
         (e = cudaEventSynchronize(ev)) != cudaSuccess) {
       rc = cuda_fail(e, "cudaEventSynchronize", err);
       goto done;
     }
-    t[k] = cu_now() - t0;
+    t[k] = ooc_mono_ns() - t0;
   }
-  out->event_sync_ns = med_ns(t, N);
+  out->event_sync_ns = ooc_median_i64(t, N);
   for (k = 0; k < R; k++) {
     int64_t t0;
     if ((e = cudaMalloc(&seg, (size_t)2 << 20)) != cudaSuccess) {
@@ -1551,29 +1527,29 @@ cu_host_api(void *state, ooc_exec_host_api *out, ooc_err *err)
       goto done;
     }
     cudaDeviceSynchronize();
-    t0 = cu_now();
+    t0 = ooc_mono_ns();
     if ((rc = cu_queue_work(s, buf, big, BURST, err)) < 0)
       goto done;
     cudaStreamSynchronize(cs);
-    busy[k] = cu_now() - t0;
+    busy[k] = ooc_mono_ns() - t0;
     if ((rc = cu_queue_work(s, buf, big, BURST, err)) < 0)
       goto done;
-    t0 = cu_now();
+    t0 = ooc_mono_ns();
     cudaFree(seg);
-    fb[k] = cu_now() - t0;
+    fb[k] = ooc_mono_ns() - t0;
     cudaDeviceSynchronize();
     if ((e = cudaMalloc(&seg, (size_t)2 << 20)) != cudaSuccess) {
       rc = cuda_fail(e, "cudaMalloc", err);
       goto done;
     }
     cudaDeviceSynchronize();
-    t0 = cu_now();
+    t0 = ooc_mono_ns();
     cudaFree(seg);
-    fi[k] = cu_now() - t0;
+    fi[k] = ooc_mono_ns() - t0;
   }
-  out->busy_ns = med_ns(busy, R);
-  out->free_busy_ns = med_ns(fb, R);
-  out->free_idle_ns = med_ns(fi, R);
+  out->busy_ns = ooc_median_i64(busy, R);
+  out->free_busy_ns = ooc_median_i64(fb, R);
+  out->free_idle_ns = ooc_median_i64(fi, R);
   if (s->mem_create != NULL && s->granularity > 0 &&
       (rc = cu_host_api_va(s, buf, big, out, err)) < 0)
     goto done;
