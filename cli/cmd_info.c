@@ -51,6 +51,28 @@ static const ooc_cli_doc doc = {
     "  oocsim info --hw v100-pcie3 --hw-set link.h2d_GBps=24\n",
 };
 
+/* The framework block's op rules in words ("int64", "as written"). */
+static const char *
+index_name(int bytes)
+{
+  return bytes == 8 ? "int64" : bytes == 4 ? "int32" : "none";
+}
+
+static const char *
+in_place_name(int v)
+{
+  return v < 0 ? "as written" : v ? "where legal" : "never";
+}
+
+static int
+n_recomputed(const ooc_model *m)
+{
+  int i, n = 0;
+  for (i = 0; i < m->n_layers; i++)
+    n += m->layers[i].recompute != 0;
+  return n;
+}
+
 static void
 shape_str(const ooc_shape *s, char *buf, size_t n)
 {
@@ -105,8 +127,15 @@ print_text(const ooc_model *m)
   }
   if (w > 40)
     w = 40;
-  printf("model %s, batch %lld, %s\n\n", m->name, (long long)m->batch,
+  printf("model %s, batch %lld, %s\n", m->name, (long long)m->batch,
          ooc_dtype_name(m->dtype));
+  printf("framework %s: max-pool indices %s, in-place relu %s, in-place "
+         "add %s", m->framework, index_name(m->fw_maxpool_index_bytes),
+         in_place_name(m->fw_relu_in_place),
+         in_place_name(m->fw_add_in_place));
+  if (n_recomputed(m) > 0)
+    printf(", %d layers recomputed for the backward", n_recomputed(m));
+  printf("\n\n");
   printf("%-*s %-11s %-16s %12s %11s %12s %12s  %s\n", w, "layer", "op",
          "output", "out bytes", "params", "fwd GFLOP", "bwd GFLOP",
          "bwd needs");
@@ -165,7 +194,8 @@ layer_json(const ooc_layer *l)
                                l->bwd_data_flops + l->bwd_weight_flops) &&
        cJSON_AddNumberToObject(o, "bwd_data_flops", l->bwd_data_flops) &&
        cJSON_AddNumberToObject(o, "bwd_weight_flops", l->bwd_weight_flops) &&
-       cJSON_AddStringToObject(o, "bwd_needs", ooc_needs_name(l->needs));
+       cJSON_AddStringToObject(o, "bwd_needs", ooc_needs_name(l->needs)) &&
+       (!l->recompute || cJSON_AddTrueToObject(o, "recompute"));
   if (!ok) {
     cJSON_Delete(o);
     return NULL;
@@ -176,7 +206,7 @@ layer_json(const ooc_layer *l)
 static int
 print_json(const ooc_model *m)
 {
-  cJSON *o = cJSON_CreateObject(), *settings, *layers, *tot;
+  cJSON *o = cJSON_CreateObject(), *settings, *layers, *tot, *fw;
   char *text = NULL;
   int i, ok;
 
@@ -190,6 +220,19 @@ print_json(const ooc_model *m)
   for (i = 0; ok && i < m->n_params; i++)
     ok = cJSON_AddNumberToObject(settings, m->params[i].name,
                                  m->params[i].value) != NULL;
+  ok = ok && (fw = cJSON_AddObjectToObject(o, "framework")) != NULL &&
+       cJSON_AddStringToObject(fw, "name", m->framework) &&
+       cJSON_AddStringToObject(fw, "maxpool_indices",
+                               index_name(m->fw_maxpool_index_bytes)) &&
+       (m->fw_relu_in_place < 0
+            ? cJSON_AddNullToObject(fw, "relu_in_place") != NULL
+            : cJSON_AddBoolToObject(fw, "relu_in_place",
+                                    m->fw_relu_in_place) != NULL) &&
+       (m->fw_add_in_place < 0
+            ? cJSON_AddNullToObject(fw, "add_in_place") != NULL
+            : cJSON_AddBoolToObject(fw, "add_in_place",
+                                    m->fw_add_in_place) != NULL) &&
+       cJSON_AddNumberToObject(fw, "recomputed_layers", n_recomputed(m));
   ok = ok && (layers = cJSON_AddArrayToObject(o, "layers")) != NULL;
   for (i = 0; ok && i < m->n_layers; i++) {
     cJSON *l = layer_json(&m->layers[i]);

@@ -61,6 +61,7 @@ cpu_destroy(void *state)
   free(st->lay);
   free(st->scratch);
   free(st->tmp);
+  free(st->hv);
   if (st->strm != NULL)
     dnnl_stream_destroy(st->strm);
   if (st->eng != NULL)

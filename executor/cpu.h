@@ -50,6 +50,8 @@ typedef struct cpu_state {
   size_t scratch_bytes;
   void *tmp;              /* gradients to add, computed here first */
   size_t tmp_bytes;
+  void **hv;              /* data handles of a many-input add or concat */
+  size_t hv_bytes;
   uint64_t layer_side;    /* stats and pooling workspaces */
   double loss;
   int n_unpinned;

@@ -677,7 +677,9 @@ build_fwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
     dnnl_primitive_attr_t attr = NULL;
     dnnl_dims_t dims;
     dnnl_status_t s;
-    if (src == NULL || scales == NULL || args == NULL) {
+    if (src == NULL || scales == NULL || args == NULL ||
+        cpu_grow((void **)&st->hv, &st->hv_bytes,
+                 ((size_t)l->n_in + 1) * sizeof *st->hv, err) != OOC_OK) {
       free(src);
       free(scales);
       free(args);
@@ -1101,13 +1103,11 @@ run_fwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
     h[2] = L->pws;
     return prim_run(st, k, &L->f, h, ptr, err);
   case OOC_OPK_ADD: case OOC_OPK_CONCAT:
-    if (l->n_in > 15)
-      return ooc_err_set(err, OOC_EINVAL, "cpu: layer %d has %d inputs "
-                         "(at most 15)", k->layer, l->n_in);
-    h[0] = ptr[k->out];
+    /* hv holds n_in + 1 handles (build_fwd grew it) */
+    st->hv[0] = ptr[k->out];
     for (j = 0; j < l->n_in; j++)
-      h[j + 1] = ptr[k->in[j]];
-    return prim_run(st, k, &L->f, h, ptr, err);
+      st->hv[j + 1] = ptr[k->in[j]];
+    return prim_run(st, k, &L->f, st->hv, ptr, err);
   default:
     h[0] = ptr[k->in[0]];
     h[1] = ptr[k->out];

@@ -272,7 +272,11 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
     for (j = 0; j < k->n_in; j++)
       if ((rc = need(m, p, i, inv[j], 0, "an input", err)) != OOC_OK)
         return rc;
-  if ((ly->needs & OOC_NEED_OUTPUT) || ly->op == OOC_OPK_SOFTMAX_CE)
+  /* A max-pool that saved its indices keeps its output's storage too
+   * (plan/liveness.c); the cuda backend reads y there, cuDNN having no
+   * index tensor. */
+  if ((ly->needs & OOC_NEED_OUTPUT) || ly->op == OOC_OPK_SOFTMAX_CE ||
+      (ly->op == OOC_OPK_MAXPOOL && ly->saved_bytes > 0))
     if ((rc = need(m, p, i, k->out, 0, "the output", err)) != OOC_OK)
       return rc;
   if (k->dout < 0 && ly->op != OOC_OPK_SOFTMAX_CE)

@@ -79,7 +79,7 @@ ooc_model_fingerprint(const ooc_model *m)
   h = ooc_hash64(v, sizeof v, h);
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
-    int32_t w[3] = { (int32_t)l->op, l->n_in, l->out.ndim };
+    int32_t w[4] = { (int32_t)l->op, l->n_in, l->out.ndim, l->recompute };
     h = ooc_hash64(l->name, strlen(l->name) + 1, h);
     h = ooc_hash64(w, sizeof w, h);
     h = ooc_hash64(l->out.d, (size_t)l->out.ndim * sizeof l->out.d[0], h);

@@ -93,7 +93,12 @@ typedef struct ooc_attrs {
   int kernel[3], stride[3], pad[3], dilation[3], out_pad[3];
   int groups;           /* conv groups, default 1 */
   int bias;             /* 1 if a bias vector is present */
-  int in_place;         /* relu/act/dropout: overwrite the input */
+  int in_place;         /* relu/act/dropout/add: overwrite the input */
+  int in_place_set;     /* in_place was written on the layer (else the
+                           model's framework block decides) */
+  int index_bytes;      /* maxpool: bytes per saved argmax index (the
+                           framework's maxpool_indices; 0: none, the
+                           backward reads the input and the output) */
   int axis;             /* concat axis (per-sample dims), default 0 */
   int ceil_mode;        /* pooling output rounding */
   int scale;            /* upsample factor */
@@ -162,6 +167,12 @@ typedef struct ooc_layer {
   int has_bwd;             /* 1 if the layer has a backward at all (grad_in
                               or parameters); else bwd costs are 0 and
                               needs is OOC_NEED_NONE */
+  int recompute;           /* "recompute": true: the framework drops the
+                              output after its last forward use and
+                              recomputes it for the backward (a memory-
+                              efficient DenseNet's shared buffers,
+                              torch.utils.checkpoint); plan lowering adds
+                              the recompute wherever a plan keeps it */
 } ooc_layer;
 
 typedef struct ooc_model_param {
@@ -195,6 +206,13 @@ typedef struct ooc_model {
    * host.optimizer_param_us (microseconds; -1 where not given). */
   char framework[32];
   double fw_host_op_us, fw_host_iteration_us, fw_host_optimizer_param_us;
+  /* How the framework builds ops: bytes per saved max-pool index (8:
+   * PyTorch's int64, 4: Caffe's int32, 0: none, cuDNN's backward reads
+   * x and y), and whether every relu / add without its own in_place
+   * attribute runs in place where that is legal (1), never (0), or as
+   * each layer says (-1, the default). */
+  int fw_maxpool_index_bytes;
+  int fw_relu_in_place, fw_add_in_place;
   uint64_t naive_peak_bytes;   /* all forward outputs kept + weights + grads
                                   + optimizer state + largest workspace */
 } ooc_model;

@@ -49,6 +49,8 @@ struct ld {
   int64_t batch;
   ooc_dtype dt;
   ooc_optimizer opt;
+  /* The framework block's op rules (ooc_model fw_*). */
+  int fw_index_bytes, fw_relu_in_place, fw_add_in_place;
   /* Where we are, for messages; formatted only when an error occurs. */
   enum { CTX_NONE, CTX_INDEX, CTX_NAME, CTX_LAYER, CTX_REPEAT, CTX_IF } ctx;
   int ctx_i;               /* CTX_INDEX: layer index */
@@ -509,7 +511,7 @@ parse_attr(struct ld *ld, ooc_attrs *a, enum attr_id id, const cJSON *it)
       break;
     k = v.is_int ? v.i != 0 : v.d != 0;
     if (id == A_BIAS) a->bias = k;
-    else if (id == A_IN_PLACE) a->in_place = k;
+    else if (id == A_IN_PLACE) { a->in_place = k; a->in_place_set = 1; }
     else if (id == A_CEIL) a->ceil_mode = k;
     else if (id == A_CAUSAL) a->causal = k;
     else if (id == A_TIED) a->tied = k;
@@ -573,12 +575,87 @@ add_ref(struct ld *ld, int idx, size_t name)
   return OOC_OK;
 }
 
+static int parse_ref(struct ld *ld, const cJSON *it, int block_in);
+
+/* A name, a list, or a generator object (parse_ref) under "in". */
+static int
+parse_refs(struct ld *ld, const cJSON *v, int block_in)
+{
+  const cJSON *it;
+  int rc = OOC_OK;
+  if (!cJSON_IsArray(v))
+    return parse_ref(ld, v, block_in);
+  cJSON_ArrayForEach(it, v)
+    if ((rc = parse_ref(ld, it, block_in)))
+      break;
+  return rc;
+}
+
+/* Generator objects in an input list, for layers that read a run of
+ * earlier layers (a DenseNet layer concatenating every earlier feature
+ * map):
+ *   { "repeat": EXPR, "var": "t", "in": REFS }  REFS once per t = 0..
+ *   { "if": EXPR, "in": REFS, "else": REFS }    REFS or the else REFS
+ * REFS is a name, a list or another generator object. */
+static int
+parse_ref_gen(struct ld *ld, const cJSON *obj, int block_in)
+{
+  const cJSON *rep = cJSON_GetObjectItemCaseSensitive(obj, "repeat");
+  const cJSON *cond = cJSON_GetObjectItemCaseSensitive(obj, "if");
+  const cJSON *var = cJSON_GetObjectItemCaseSensitive(obj, "var");
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(obj, "in");
+  const cJSON *no = cJSON_GetObjectItemCaseSensitive(obj, "else");
+  const char *valid = rep ? "repeat, var, in" : "if, in, else";
+  const cJSON *it;
+  int64_t n, i;
+  int rc;
+
+  if ((rep == NULL) == (cond == NULL))
+    return ferr(ld, OOC_EINVAL, "in", "an object in 'in' needs either "
+                "\"repeat\" or \"if\"");
+  cJSON_ArrayForEach(it, obj)
+    if (it->string[0] != '_' && !in_list(rep ? "repeat var in" : "if in else",
+                                         it->string))
+      return ferr(ld, OOC_EINVAL, "in", "'%s' is not a field of an input "
+                  "generator (valid: %s)", it->string, valid);
+  if (in == NULL)
+    return ferr(ld, OOC_EINVAL, "in", "an input generator needs \"in\"");
+  if (cond != NULL) {
+    ooc_value v;
+    if ((rc = eval_item(ld, cond, "in", &v)))
+      return rc;
+    if (v.is_int ? v.i != 0 : v.d != 0)
+      return parse_refs(ld, in, block_in);
+    return no ? parse_refs(ld, no, block_in) : OOC_OK;
+  }
+  if (var != NULL && (!cJSON_IsString(var) || !valid_ident(var->valuestring)))
+    return ferr(ld, OOC_EINVAL, "in", "var: expected a name");
+  if ((rc = int_item(ld, rep, "in", 0, MAX_LAYERS, &n)))
+    return rc;
+  for (i = 0; i < n; i++) {
+    int saved = ld->n_vars;
+    if (++ld->iterations > MAX_ITERATIONS)
+      return ferr(ld, OOC_ERANGE, "in", "more than %lld iterations in all",
+                  (long long)MAX_ITERATIONS);
+    if (var != NULL &&
+        (rc = push_var(ld, var->valuestring, ooc_value_int(i))))
+      return rc;
+    rc = parse_refs(ld, in, block_in);
+    ld->n_vars = saved;
+    if (rc)
+      return rc;
+  }
+  return OOC_OK;
+}
+
 static int
 parse_ref(struct ld *ld, const cJSON *it, int block_in)
 {
   char name[256];
   size_t off;
   int rc;
+  if (cJSON_IsObject(it))
+    return parse_ref_gen(ld, it, block_in);
   if (!cJSON_IsString(it))
     return ferr(ld, OOC_EINVAL, "in", "expected a layer name or a list of "
                                       "names");
@@ -667,19 +744,17 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
   l->in_first = ld->n_refs;
   if (in_it == NULL) {
     rc = add_ref(ld, idx - 1, 0);
-  } else if (cJSON_IsArray(in_it)) {
-    rc = OOC_OK;
-    if (cJSON_GetArraySize(in_it) == 0)
-      return ferr(ld, OOC_EINVAL, "in", "empty list");
-    cJSON_ArrayForEach(it, in_it)
-      if ((rc = parse_ref(ld, it, block_in)))
-        break;
   } else {
-    rc = parse_ref(ld, in_it, block_in);
+    if (cJSON_IsArray(in_it) && cJSON_GetArraySize(in_it) == 0)
+      return ferr(ld, OOC_EINVAL, "in", "empty list");
+    rc = parse_refs(ld, in_it, block_in);
   }
   if (rc)
     return rc;
   l->n_in = ld->n_refs - l->in_first;
+  if (l->n_in == 0)
+    return ferr(ld, OOC_EINVAL, "in", "the input generators gave no "
+                                      "inputs");
 
   /* attributes */
   cJSON_ArrayForEach(it, obj) {
@@ -688,6 +763,13 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
     if (strcmp(k, "name") == 0 || strcmp(k, "op") == 0 ||
         strcmp(k, "in") == 0 || k[0] == '_')
       continue;
+    if (strcmp(k, "recompute") == 0) {
+      ooc_value v;
+      if ((rc = eval_item(ld, it, k, &v)))
+        return rc;
+      l->recompute = v.is_int ? v.i != 0 : v.d != 0;
+      continue;
+    }
     for (id = 0; id < A_COUNT; id++)
       if (strcmp(attr_names[id], k) == 0)
         break;
@@ -1006,19 +1088,25 @@ check_top_fields(struct ld *ld, const cJSON *root)
   return OOC_OK;
 }
 
-/* The optional "framework" block: a name and host costs that replace the
- * profile's (us, >= 0). */
+/* The optional "framework" block: a name, host costs that replace the
+ * profile's (us, >= 0), and how the framework builds ops (max-pool
+ * indices, in-place relu and add). Defaults: PyTorch's. */
 static int
 load_framework(struct ld *ld, const cJSON *root, ooc_model *m)
 {
   const char *const keys = "name host_op_us host_iteration_us "
-                           "host_optimizer_param_us";
+                           "host_optimizer_param_us maxpool_indices "
+                           "relu_in_place add_in_place";
   const cJSON *fw = cJSON_GetObjectItemCaseSensitive(root, "framework");
   const cJSON *it;
 
   snprintf(m->framework, sizeof m->framework, "pytorch");
   m->fw_host_op_us = m->fw_host_iteration_us =
       m->fw_host_optimizer_param_us = -1;
+  ld->fw_index_bytes = 8;      /* max_pool2d_with_indices: int64 */
+  ld->fw_relu_in_place = ld->fw_add_in_place = -1;
+  m->fw_maxpool_index_bytes = ld->fw_index_bytes;
+  m->fw_relu_in_place = m->fw_add_in_place = -1;
   if (fw == NULL)
     return OOC_OK;
   if (!cJSON_IsObject(fw))
@@ -1037,6 +1125,32 @@ load_framework(struct ld *ld, const cJSON *root, ooc_model *m)
         return ferr(ld, OOC_EINVAL, f, "expected a non-empty string of at "
                     "most %d characters", (int)sizeof m->framework - 1);
       snprintf(m->framework, sizeof m->framework, "%s", it->valuestring);
+      continue;
+    }
+    if (strcmp(it->string, "maxpool_indices") == 0) {
+      static const struct { const char *n; int b; } ix[] = {
+        { "int64", 8 }, { "int32", 4 }, { "none", 0 } };
+      size_t k;
+      for (k = 0; cJSON_IsString(it) && k < sizeof ix / sizeof ix[0]; k++)
+        if (strcmp(it->valuestring, ix[k].n) == 0)
+          break;
+      if (!cJSON_IsString(it) || k == sizeof ix / sizeof ix[0])
+        return ferr(ld, OOC_EINVAL, f, "expected \"int64\" (PyTorch), "
+                    "\"int32\" (Caffe) or \"none\" (the backward reads "
+                    "the input and the output, as cuDNN's does)");
+      ld->fw_index_bytes = m->fw_maxpool_index_bytes = ix[k].b;
+      continue;
+    }
+    if (strcmp(it->string, "relu_in_place") == 0 ||
+        strcmp(it->string, "add_in_place") == 0) {
+      int v;
+      if (!cJSON_IsBool(it))
+        return ferr(ld, OOC_EINVAL, f, "expected true or false");
+      v = cJSON_IsTrue(it);
+      if (it->string[0] == 'r')
+        ld->fw_relu_in_place = m->fw_relu_in_place = v;
+      else
+        ld->fw_add_in_place = m->fw_add_in_place = v;
       continue;
     }
     if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
@@ -1064,7 +1178,7 @@ resolve_infer(struct ld *ld, int *inputs)
    * input (need_in) or as its own output (need_out); -1 for none. An
    * in-place op may overwrite a storage only when neither is set. */
   int *root = NULL, *need_in = NULL, *need_out = NULL;
-  int i, j, rc = OOC_OK, max_in = 1;
+  int i, j, rc = OOC_OK, max_in = 1, soft;
 
   for (i = 0; i < ld->n; i++)
     if (ld->L[i].n_in > max_in)
@@ -1127,6 +1241,19 @@ resolve_infer(struct ld *ld, int *inputs)
                   op->name, op->min_inputs, op->max_inputs, l->n_in);
       goto out;
     }
+    /* The framework block's rules: an attribute written on the layer
+     * wins; a framework-wide in-place applies only where it is legal
+     * (soft), as a framework's model code writes it. */
+    soft = 0;
+    if (!l->a.in_place_set &&
+        ((l->op == OOC_OPK_RELU && ld->fw_relu_in_place >= 0) ||
+         (l->op == OOC_OPK_ADD && ld->fw_add_in_place >= 0))) {
+      l->a.in_place = l->op == OOC_OPK_RELU ? ld->fw_relu_in_place
+                                            : ld->fw_add_in_place;
+      soft = l->a.in_place;
+    }
+    if (l->op == OOC_OPK_MAXPOOL)
+      l->a.index_bytes = ld->fw_index_bytes;
     l->alias_of = -1;
     rc = ooc_op_infer(l, shp, l->n_in, ld->batch, ld->dt, ld->opt, ld->err);
     if (rc) {
@@ -1135,29 +1262,41 @@ resolve_infer(struct ld *ld, int *inputs)
     }
     if (l->alias_of >= 0) {
       int src = inputs[l->in_first + l->alias_of], t;
-      /* An in-place op overwrites the whole storage chain it aliases. */
+      const char *why = NULL;
+      /* An in-place op overwrites the whole storage chain it aliases ... */
       for (t = src; l->a.in_place && t >= 0; t = ld->L[t].alias_of)
         if (ld->L[t].needs & OOC_NEED_OUTPUT) {
-          rc = ferr(ld, OOC_EINVAL, "in_place",
-                    "overwrites the output of '%s', which its backward "
-                    "needs", lname(ld, t));
+          why = "output";
+          break;
+        }
+      if (why == NULL && l->a.in_place) {
+        /* ... and every other reader whose backward needs that memory. */
+        int r0 = root[src];
+        t = need_out[r0] >= 0 ? need_out[r0] : need_in[r0];
+        if (t >= 0)
+          why = need_out[r0] >= 0 ? "output" : "input";
+      }
+      if (why != NULL && soft) {
+        /* Out of place after all: the op writes its own output (and the
+         * op table sizes it). */
+        l->a.in_place = 0;
+        l->alias_of = -1;
+        rc = ooc_op_infer(l, shp, l->n_in, ld->batch, ld->dt, ld->opt,
+                          ld->err);
+        if (rc) {
+          rc = fprefix(ld, rc, NULL);
           goto out;
         }
-      l->alias_of = src;
-    }
-    root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
-    if (l->alias_of >= 0 && l->a.in_place) {
-      /* ... and every other reader whose backward needs that memory. */
-      int who = need_out[root[i]] >= 0 ? need_out[root[i]]
-                                       : need_in[root[i]];
-      if (who >= 0) {
+      } else if (why != NULL) {
         rc = ferr(ld, OOC_EINVAL, "in_place",
                   "overwrites the %s of '%s', which its backward needs",
-                  need_out[root[i]] >= 0 ? "output" : "input",
-                  lname(ld, who));
+                  why, lname(ld, t));
         goto out;
+      } else {
+        l->alias_of = src;
       }
     }
+    root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
     if (l->needs & OOC_NEED_INPUT)
       for (j = 0; j < l->n_in; j++) {
         int r = root[inputs[l->in_first + j]];

@@ -718,8 +718,21 @@ pool_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   }
   l->fwd_flops = (double)kprod * (double)elems(&l->out, &ovf);
   l->bwd_data_flops = l->fwd_flops;
-  l->needs = l->op == OOC_OPK_MAXPOOL ? OOC_NEED_INPUT | OOC_NEED_OUTPUT
-                                      : OOC_NEED_NONE;
+  l->needs = OOC_NEED_NONE;
+  if (l->op == OOC_OPK_MAXPOOL && l->a.index_bytes > 0) {
+    /* PyTorch's max_pool2d_with_indices saves the input and the argmax
+     * (int64), Caffe's the argmax (int32): the saved state is the index
+     * tensor, as large as the output or larger, so it keeps the output's
+     * storage to the backward too (plan/liveness.c). */
+    l->needs = OOC_NEED_INPUT;
+    l->saved_bytes = (uint64_t)m64(m64(elems(&l->out, &ovf), batch, &ovf),
+                                   l->a.index_bytes, &ovf);
+    if (ovf)
+      return ooc_err_set(err, OOC_ERANGE, "kernel: the saved indices' size "
+                                          "overflows");
+  } else if (l->op == OOC_OPK_MAXPOOL) {
+    l->needs = OOC_NEED_INPUT | OOC_NEED_OUTPUT;   /* cuDNN's backward */
+  }
   return OOC_OK;
 }
 

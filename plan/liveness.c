@@ -50,6 +50,7 @@ ooc_liveness_free(ooc_liveness *lv)
   free(lv->use_steps);
   free(lv->act_last);
   free(lv->act_last_fwd);
+  free(lv->act_forced);
   free(lv->act_first_bwd);
   free(lv->step_first);
   free(lv->step_nacts);
@@ -259,6 +260,16 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
    * can start and where the tensor is needed again. */
   ALLOC_N(lv->act_last_fwd, na);
   ALLOC_N(lv->act_first_bwd, na);
+  ALLOC_N(lv->act_forced, na);
+  lv->n_forced = 0;
+  for (a = 0; a < na; a++)
+    lv->act_forced[a] = 0;
+  for (i = 1; i < n; i++)
+    if (m->layers[i].recompute && lv->layer_act[i] > 0 &&
+        !lv->act_forced[lv->layer_act[i]]) {
+      lv->act_forced[lv->layer_act[i]] = 1;
+      lv->n_forced++;
+    }
   for (a = 0; a < na; a++) {
     const int32_t *u = lv->use_steps + lv->act_first[a];
     lv->act_last_fwd[a] = lv->act_first_bwd[a] = -1;

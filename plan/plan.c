@@ -63,6 +63,12 @@ struct ooc_plan_scratch {
    * that step (-1 none); and the step at which it was freed early. */
   int32_t *bat_step, *bat_last, *bat_drop, *early;
   int32_t *inbuf, cap_in;      /* what one recompute reads */
+  /* The model's forced recomputes (lv->act_forced) added to a plan:
+   * its records and actions plus theirs (forced_plan). */
+  ooc_recompute *eff_rc;
+  int32_t cap_eff_rc;
+  uint8_t *eff_action;
+  int32_t *need_by;            /* per act: earliest recompute reading it */
 };
 
 static void
@@ -97,6 +103,9 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->bat_drop);
   free(sc->early);
   free(sc->inbuf);
+  free(sc->eff_rc);
+  free(sc->eff_action);
+  free(sc->need_by);
   free(sc);
 }
 
@@ -1247,6 +1256,76 @@ lower_steps(lower *L)
   return OOC_OK;
 }
 
+/* The plan the lowering runs when the model marks layers "recompute"
+ * (lv->act_forced): pl's records, plus, for every forced act pl keeps, a
+ * recompute dropping it after its last forward use and rebuilding it
+ * before its first backward use, or earlier where another recompute
+ * reads it (acts in reverse topological order, so a forced chain such as
+ * a DenseNet layer's concatenation and batch norm rebuilds in order). A
+ * forced act pl swaps or recomputes follows pl. *eff shares pl's other
+ * arrays. O(acts + records + their inputs). */
+static int
+forced_plan(const ooc_plan *pl, const ooc_liveness *lv,
+            struct ooc_plan_scratch *sc, ooc_plan *eff)
+{
+  int32_t na = lv->n_acts, n = pl->n_recomps, a, i, k, m;
+
+  if (sc->eff_action == NULL) {
+    sc->eff_action = malloc((size_t)na + 1);
+    sc->need_by = malloc(((size_t)na + 1) * sizeof *sc->need_by);
+    if (sc->eff_action == NULL || sc->need_by == NULL)
+      return OOC_ENOMEM;
+  }
+  if (sc->cap_eff_rc < n + lv->n_forced) {
+    int32_t cap = n + lv->n_forced;
+    ooc_recompute *q = realloc(sc->eff_rc, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return OOC_ENOMEM;
+    sc->eff_rc = q;
+    sc->cap_eff_rc = cap;
+  }
+  *eff = *pl;
+  memcpy(sc->eff_action, pl->action, (size_t)na);
+  if (n > 0)
+    memcpy(sc->eff_rc, pl->recomps, (size_t)n * sizeof *sc->eff_rc);
+  for (a = 0; a < na; a++)
+    sc->need_by[a] = INT32_MAX;
+  for (i = 0; i < n; i++) {
+    if (pl->recomps[i].act <= 0 || pl->recomps[i].act >= na)
+      continue;                /* check_records() names it */
+    m = ooc_plan_recompute_inputs(lv, pl->recomps[i].act,
+                                  pl->recomps[i].free_after, sc->inbuf,
+                                  sc->cap_in);
+    for (k = 0; k < m && k < sc->cap_in; k++)
+      if (sc->need_by[sc->inbuf[k]] > pl->recomps[i].before)
+        sc->need_by[sc->inbuf[k]] = pl->recomps[i].before;
+  }
+  for (a = na - 1; a > 0; a--) {
+    ooc_recompute r;
+    if (!lv->act_forced[a] || pl->action[a] != OOC_KEEP ||
+        lv->act_last_fwd[a] < 0)
+      continue;
+    r.act = a;
+    r.free_after = lv->act_last_fwd[a];
+    r.before = lv->act_first_bwd[a] >= 0 ? lv->act_first_bwd[a] : INT32_MAX;
+    if (sc->need_by[a] < r.before)
+      r.before = sc->need_by[a];
+    if (r.before == INT32_MAX || r.before <= r.free_after + 1)
+      continue;              /* nothing to gain: kept */
+    sc->eff_rc[n++] = r;
+    sc->eff_action[a] = OOC_RECOMPUTE;
+    m = ooc_plan_recompute_inputs(lv, a, r.free_after, sc->inbuf,
+                                  sc->cap_in);
+    for (k = 0; k < m && k < sc->cap_in; k++)
+      if (sc->need_by[sc->inbuf[k]] > r.before)
+        sc->need_by[sc->inbuf[k]] = r.before;
+  }
+  eff->recomps = sc->eff_rc;
+  eff->n_recomps = eff->cap_recomps = n;
+  eff->action = sc->eff_action;
+  return OOC_OK;
+}
+
 int
 ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
                ooc_err *err)
@@ -1258,11 +1337,17 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
               .memwait = -1 };
   int32_t i, a, t, n_items;
   int rc;
+  ooc_plan eff;
 
   if (sc == NULL || pl->action == NULL || pl->n_acts != lv->n_acts ||
       sc->n_steps != lv->n_steps)
     return ooc_err_set(err, OOC_EINVAL,
                        "plan was not initialised for this liveness");
+  if (lv->n_forced > 0) {
+    if (forced_plan(pl, lv, sc, &eff) != OOC_OK)
+      return ooc_err_set(err, OOC_ENOMEM, "lowering: out of memory");
+    L.pl = pl = &eff;
+  }
   n_items = pl->n_swaps > pl->n_recomps ? pl->n_swaps : pl->n_recomps;
   if (scratch_reserve(sc, n_items) != OOC_OK)
     return ooc_err_set(err, OOC_ENOMEM, "lowering: out of memory");

@@ -75,6 +75,11 @@ typedef struct ooc_liveness {
   int32_t *act_last;    /* last use step (liveness free point) */
   int32_t *act_last_fwd;  /* last forward use step (-1: none) */
   int32_t *act_first_bwd; /* first backward use step (-1: none) */
+  /* Acts a layer of the model marks "recompute" (the framework drops and
+   * recomputes them): lowering adds their recompute wherever the plan
+   * keeps them. act_forced[a] is 0 or 1; n_forced counts them. */
+  uint8_t *act_forced;
+  int32_t n_forced;
 
   /* Activations each step touches: step_acts[step_first[s] .. +step_nacts[s]) */
   int32_t *step_first, *step_nacts, *step_acts;

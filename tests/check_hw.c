@@ -778,7 +778,8 @@ START_TEST(framework_host_costs)
       "f.json", &o, &m, &err), OOC_EINVAL);
   ck_assert_str_eq(err.msg, "f.json: framework.op_us: unknown field (valid: "
                    "name host_op_us host_iteration_us "
-                   "host_optimizer_param_us)");
+                   "host_optimizer_param_us maxpool_indices "
+                   "relu_in_place add_in_place)");
   ooc_hw_free(hw);
 }
 END_TEST

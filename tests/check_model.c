@@ -169,6 +169,9 @@ START_TEST(test_tiny_cnn)
 
   shape_is(p, 3, 4, 4, 4);
   ck_assert_uint_eq(p->out_bytes, 512);
+  /* PyTorch's argmax: 64 int64 indices per sample, batch 2 */
+  ck_assert_uint_eq(p->saved_bytes, 64 * 8 * 2);
+  ck_assert_uint_eq(p->needs, OOC_NEED_INPUT);
   ck_assert_double_eq(p->fwd_flops, 512);
   ck_assert_int_eq(p->alias_of, -1);
 
@@ -195,8 +198,9 @@ START_TEST(test_tiny_cnn)
   ck_assert_uint_eq(m->weight_bytes, 3064);
   ck_assert_uint_eq(m->grad_bytes, 3064);
   ck_assert_uint_eq(m->opt_bytes, 3064);
-  ck_assert_uint_eq(m->activation_bytes, 6344);
-  ck_assert_uint_eq(m->naive_peak_bytes, 22448);
+  /* 6344 B of outputs and small saved state, 1024 B of pool indices */
+  ck_assert_uint_eq(m->activation_bytes, 6344 + 1024);
+  ck_assert_uint_eq(m->naive_peak_bytes, 22448 + 1024);
   ck_assert_double_eq(m->fwd_flops, 27648 + 3584 + 512 + 512 + 2580 + 100);
   ck_assert_int_eq(m->n_params, 3);
   ck_assert_str_eq(m->params[0].name, "image");
@@ -208,7 +212,8 @@ START_TEST(test_tiny_cnn)
 END_TEST
 
 /* Optimizer state: SGD keeps none, Adam two buffers per parameter. fp16
- * halves every byte count: conv1 out 1024 B, weights 1532 B. */
+ * halves every byte count but the pool's int64 indices: conv1 out 1024 B,
+ * weights 1532 B. */
 START_TEST(test_optimizer_dtype)
 {
   ooc_model_opts o = { .batch = 2, .optimizer = OOC_OPT_SGD };
@@ -226,8 +231,9 @@ START_TEST(test_optimizer_dtype)
   ck_assert_int_eq(m->dtype, OOC_FP16);
   ck_assert_uint_eq(layer(m, "conv1")->out_bytes, 1024);
   ck_assert_uint_eq(m->weight_bytes, 1532);
-  ck_assert_uint_eq(m->activation_bytes, 6344 / 2);
-  ck_assert_uint_eq(m->naive_peak_bytes, 22448 / 2);
+  /* the pool's int64 indices keep their 1024 B */
+  ck_assert_uint_eq(m->activation_bytes, 6344 / 2 + 1024);
+  ck_assert_uint_eq(m->naive_peak_bytes, 22448 / 2 + 1024);
   ck_assert_double_eq(m->fwd_flops, 34936); /* FLOPs do not change */
   ooc_model_free(m);
 }
@@ -526,7 +532,8 @@ START_TEST(test_strided_costs)
   shape_is(p, 3, 16, 3, 3);
   ck_assert_double_eq(p->fwd_flops, 2592);
   ck_assert_double_eq(p->bwd_data_flops, 2592);
-  ck_assert_uint_eq(p->needs, OOC_NEED_INPUT | OOC_NEED_OUTPUT);
+  ck_assert_uint_eq(p->needs, OOC_NEED_INPUT);
+  ck_assert_uint_eq(p->saved_bytes, 16 * 3 * 3 * 8 * 2);
   shape_is(layer(m, "a"), 3, 16, 2, 2);
   ck_assert_double_eq(layer(m, "a")->fwd_flops, 512);
   shape_is(d, 3, 4, 4, 4);
@@ -543,8 +550,9 @@ START_TEST(test_strided_costs)
   ck_assert_double_eq(loss->bwd_data_flops, 12);
   ck_assert_uint_eq(loss->needs, OOC_NEED_NONE);
   ck_assert_uint_eq(m->total_params, 1059);
-  ck_assert_uint_eq(m->activation_bytes, 11832);
-  ck_assert_uint_eq(m->naive_peak_bytes, 31740);
+  /* 11832 B, and 2304 B of the pool's int64 indices */
+  ck_assert_uint_eq(m->activation_bytes, 11832 + 2304);
+  ck_assert_uint_eq(m->naive_peak_bytes, 31740 + 2304);
   ooc_model_free(m);
 }
 END_TEST
@@ -557,7 +565,7 @@ START_TEST(test_needs)
     { "up", OOC_NEED_NONE }, { "bn", OOC_NEED_INPUT },
     { "relu", OOC_NEED_OUTPUT }, { "sig", OOC_NEED_OUTPUT },
     { "tanh", OOC_NEED_OUTPUT }, { "silu", OOC_NEED_INPUT },
-    { "maxp", OOC_NEED_INPUT | OOC_NEED_OUTPUT }, { "avgp", OOC_NEED_NONE },
+    { "maxp", OOC_NEED_INPUT }, { "avgp", OOC_NEED_NONE },
     { "gp", OOC_NEED_NONE }, { "add", OOC_NEED_NONE },
     { "cat", OOC_NEED_NONE }, { "lrn", OOC_NEED_INPUT | OOC_NEED_OUTPUT },
     { "drop", OOC_NEED_NONE }, { "flat", OOC_NEED_NONE },
@@ -893,6 +901,135 @@ START_TEST(test_bad_set)
 }
 END_TEST
 
+/* The framework block's op rules. With maxpool_indices "none" the pool's
+ * backward reads x and y (cuDNN); "int32" saves 4 B per output element.
+ * relu_in_place / add_in_place make every relu / add without its own
+ * in_place attribute run in place where that is legal: r overwrites the
+ * conv's output (the conv's backward needs its input), a the conv c2's;
+ * r2 would overwrite the pool's output, which the pool's backward reads,
+ * so it writes its own; r3 says in_place false; s would overwrite r3's
+ * output, which r3's backward reads. */
+START_TEST(test_framework_ops)
+{
+  static const char *const fmt =
+      "{\"name\":\"fw\",\"input\":[4,8,8],\"framework\":{"
+      "\"maxpool_indices\":\"%s\",\"relu_in_place\":true,"
+      "\"add_in_place\":true},\"layers\":["
+      "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3,\"pad\":1},"
+      "{\"name\":\"r\",\"op\":\"relu\"},"
+      "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+      "{\"name\":\"c2\",\"op\":\"conv2d\",\"out\":4,\"kernel\":3,\"pad\":1},"
+      "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"c2\",\"p\"]},"
+      "{\"name\":\"r2\",\"op\":\"relu\",\"in\":\"p\"},"
+      "{\"name\":\"r3\",\"op\":\"relu\",\"in\":\"a\",\"in_place\":false},"
+      "{\"name\":\"s\",\"op\":\"add\",\"in\":[\"r3\",\"r2\"]}]}";
+  char json[1024];
+  ooc_model *m;
+
+  snprintf(json, sizeof json, fmt, "none");
+  m = load_str(json, 2);
+  ck_assert_int_eq(m->fw_maxpool_index_bytes, 0);
+  ck_assert_int_eq(m->fw_relu_in_place, 1);
+  ck_assert_int_eq(m->fw_add_in_place, 1);
+  ck_assert_int_eq(layer(m, "r")->alias_of, ooc_model_find_layer(m, "c"));
+  ck_assert_uint_eq(layer(m, "r")->out_bytes, 0);
+  ck_assert_uint_eq(layer(m, "p")->needs, OOC_NEED_INPUT | OOC_NEED_OUTPUT);
+  ck_assert_uint_eq(layer(m, "p")->saved_bytes, 0);
+  ck_assert_int_eq(layer(m, "a")->alias_of, ooc_model_find_layer(m, "c2"));
+  ck_assert_int_eq(layer(m, "r2")->alias_of, -1);
+  ck_assert_uint_eq(layer(m, "r2")->out_bytes, 4 * 4 * 4 * 4 * 2);
+  ck_assert_int_eq(layer(m, "r2")->a.in_place, 0);
+  ck_assert_int_eq(layer(m, "r3")->alias_of, -1);
+  ck_assert_int_eq(layer(m, "s")->alias_of, -1);
+  ck_assert_uint_eq(layer(m, "s")->out_bytes, 512);
+  ooc_model_free(m);
+
+  snprintf(json, sizeof json, fmt, "int32");
+  m = load_str(json, 2);
+  ck_assert_uint_eq(layer(m, "p")->needs, OOC_NEED_INPUT);
+  ck_assert_uint_eq(layer(m, "p")->saved_bytes, 4 * 4 * 4 * 4 * 2);
+  /* the indices keep the output's storage: r2 still may not overwrite
+   * it (its storage is p's, which p's backward uses) */
+  ck_assert_int_eq(layer(m, "r2")->alias_of, -1);
+  ooc_model_free(m);
+
+  /* Defaults: PyTorch's int64 indices, in place as each layer says. */
+  m = load_str("{\"name\":\"d\",\"input\":[4,8,8],\"layers\":["
+               "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+               "{\"name\":\"r\",\"op\":\"relu\"}]}", 3);
+  ck_assert_str_eq(m->framework, "pytorch");
+  ck_assert_int_eq(m->fw_maxpool_index_bytes, 8);
+  ck_assert_int_eq(m->fw_relu_in_place, -1);
+  ck_assert_uint_eq(layer(m, "p")->saved_bytes, 4 * 4 * 4 * 8 * 3);
+  ck_assert_int_eq(layer(m, "r")->alias_of, -1);
+  ooc_model_free(m);
+
+  snprintf(json, sizeof json, fmt, "int16");
+  bad_str(json, OOC_EINVAL, "t.json: framework.maxpool_indices: expected "
+          "\"int64\" (PyTorch), \"int32\" (Caffe) or \"none\" (the backward "
+          "reads the input and the output, as cuDNN's does)");
+  bad_str("{\"name\":\"d\",\"input\":[4],\"framework\":{\"add_in_place\":1},"
+          "\"layers\":[{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}",
+          OOC_EINVAL, "t.json: framework.add_in_place: expected true or "
+          "false");
+  /* An in_place written on the layer is not softened. */
+  bad_str("{\"name\":\"d\",\"input\":[4,8,8],\"framework\":{"
+          "\"maxpool_indices\":\"none\"},\"layers\":["
+          "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,\"kernel\":1},"
+          "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true}]}",
+          OOC_EINVAL, "layer 'r': in_place: overwrites the output of 'p', "
+          "which its backward needs");
+}
+END_TEST
+
+/* Input generators: a run of inputs by repeat, a choice by if. */
+START_TEST(test_in_generators)
+{
+  static const char *const base =
+      "{\"name\":\"g\",\"input\":[2,4,4],\"layers\":["
+      "{\"name\":\"c0\",\"op\":\"conv2d\",\"out\":2,\"kernel\":1},"
+      "{\"repeat\":3,\"var\":\"j\",\"layers\":[{\"name\":\"f{j}\","
+      "\"op\":\"conv2d\",\"out\":2,\"kernel\":1,\"in\":\"c0\"}]},"
+      "{\"name\":\"cat\",\"op\":\"concat\",\"in\":%s}]}";
+  char json[1024];
+  ooc_model *m;
+  const ooc_layer *c;
+  int k;
+
+  snprintf(json, sizeof json, base,
+           "[\"c0\",{\"repeat\":3,\"var\":\"t\",\"in\":\"f{t}\"},"
+           "{\"if\":\"1 > 2\",\"in\":\"c0\",\"else\":[\"f0\",\"f2\"]}]");
+  m = load_str(json, 2);
+  c = layer(m, "cat");
+  ck_assert_int_eq(c->n_in, 6);
+  {
+    const char *want[] = { "c0", "f0", "f1", "f2", "f0", "f2" };
+    for (k = 0; k < 6; k++)
+      ck_assert_str_eq(m->layers[ooc_layer_input(m, c, k)].name, want[k]);
+  }
+  shape_is(c, 3, 12, 4, 4);
+  ooc_model_free(m);
+
+  snprintf(json, sizeof json, base, "{\"repeat\":2}");
+  bad_str(json, OOC_EINVAL, "layer 'cat': in: an input generator needs "
+          "\"in\"");
+  snprintf(json, sizeof json, base, "[{\"foo\":1}]");
+  bad_str(json, OOC_EINVAL, "layer 'cat': in: an object in 'in' needs "
+          "either \"repeat\" or \"if\"");
+  snprintf(json, sizeof json, base,
+           "{\"repeat\":1,\"in\":\"c0\",\"else\":\"c0\"}");
+  bad_str(json, OOC_EINVAL, "layer 'cat': in: 'else' is not a field of an "
+          "input generator (valid: repeat, var, in)");
+  snprintf(json, sizeof json, base, "{\"repeat\":0,\"in\":\"c0\"}");
+  bad_str(json, OOC_EINVAL, "layer 'cat': in: the input generators gave no "
+          "inputs");
+  snprintf(json, sizeof json, base, "{\"repeat\":1,\"var\":\"t\",\"in\":"
+           "\"f{t + 5}\"}");
+  bad_str(json, OOC_EINVAL, "layer 'cat': in: unknown layer 'f5'");
+}
+END_TEST
+
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
@@ -1161,6 +1298,8 @@ model_suite(void)
   tcase_add_test(t, test_spatial_ops);
   tcase_add_test(t, test_strided_costs);
   tcase_add_test(t, test_needs);
+  tcase_add_test(t, test_framework_ops);
+  tcase_add_test(t, test_in_generators);
   tcase_add_test(t, test_aliases);
   tcase_add_test(t, test_signature);
   tcase_add_test(t, test_op_table);

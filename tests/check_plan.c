@@ -633,6 +633,75 @@ START_TEST(test_lower_recompute)
 }
 END_TEST
 
+/* A layer the model marks "recompute" (the framework drops and rebuilds
+ * it): lowering an all-keep plan adds the recompute the plan would have
+ * written itself. add (a3) forced gives test_lower_recompute's program:
+ * dropped after its last forward use (fwd fc, s5), rebuilt before its
+ * first backward use (bwd fc, s8). With conv2 (a2) forced too, conv2's
+ * output, which no backward reads, is rebuilt as a transient before add's
+ * recompute reads it, at the same step and first. A plan that swaps a
+ * forced act keeps its swap. */
+START_TEST(test_lower_forced_recompute)
+{
+  char want[8192];
+  int32_t i, rc2 = -1, rc4 = -1, bwd_fc = -1;
+
+  {
+    ooc_recompute r = { .act = 3, .free_after = 5, .before = 8 };
+    ck_assert_int_eq(ooc_plan_add_recompute(&plan, &r), OOC_OK);
+    ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+    snprintf(want, sizeof want, "%s", render(&prog));
+  }
+  ooc_plan_fini(&plan);
+  ooc_liveness_free(lv);
+  layers[4].recompute = 1;
+  ck_assert_int_eq(ooc_liveness_alloc(&model, &lv, &err), OOC_OK);
+  ck_assert_int_eq(lv->n_forced, 1);
+  ck_assert_int_eq(lv->act_forced[3], 1);
+  ck_assert_int_eq(ooc_plan_init(&plan, lv, &err), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog), want);
+  ck_assert_int_eq(plan.n_recomps, 0);       /* the plan is untouched */
+  ck_assert_int_eq(plan.action[3], OOC_KEEP);
+
+  ooc_plan_fini(&plan);
+  ooc_liveness_free(lv);
+  layers[3].recompute = 1;
+  ck_assert_int_eq(ooc_liveness_alloc(&model, &lv, &err), OOC_OK);
+  ck_assert_int_eq(lv->n_forced, 2);
+  ck_assert_int_eq(ooc_plan_init(&plan, lv, &err), OOC_OK);
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  for (i = prog.prologue_end; i < prog.n_instr; i++) {
+    const ooc_instr *in = &prog.instr[i];
+    if (in->kind != OOC_I_COMPUTE)
+      continue;
+    if (in->phase == OOC_PH_RECOMP && in->layer == 3)
+      rc2 = i;
+    if (in->phase == OOC_PH_RECOMP && in->layer == 4)
+      rc4 = i;
+    if (in->phase == OOC_PH_BWD && in->layer == 6)
+      bwd_fc = i;
+  }
+  ck_assert_int_ge(rc2, 0);
+  ck_assert_int_lt(rc2, rc4);
+  ck_assert_int_lt(rc4, bwd_fc);
+
+  /* The plan swaps add's output: no recompute of it. */
+  {
+    ooc_swap w = { .act = 3, .out_after = 5, .out_wait = -1,
+                   .in_after = -1, .in_before = 8 };
+    ck_assert_int_eq(ooc_plan_add_swap(&plan, &w), OOC_OK);
+    ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+    ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+    for (i = prog.prologue_end; i < prog.n_instr; i++)
+      ck_assert(!(prog.instr[i].kind == OOC_I_COMPUTE &&
+                  prog.instr[i].phase == OOC_PH_RECOMP));
+  }
+  layers[3].recompute = layers[4].recompute = 0;
+}
+END_TEST
+
 START_TEST(test_lower_recompute_errors)
 {
   ooc_recompute r = { .act = 0, .free_after = 0, .before = 12 };
@@ -1067,6 +1136,7 @@ plan_suite(void)
   tcase_add_test(tc, test_lower_grad_swap);
   tcase_add_test(tc, test_lower_recompute);
   tcase_add_test(tc, test_lower_recompute_errors);
+  tcase_add_test(tc, test_lower_forced_recompute);
   tcase_add_test(tc, test_lower_recompute_transient);
   tcase_add_test(tc, test_lower_recompute_twice);
   tcase_add_test(tc, test_lower_recompute_batch_frees);

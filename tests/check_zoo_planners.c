@@ -392,10 +392,11 @@ window_max(const char *model, const char *a)
  * free in pieces; virtual addressing maps any free physical chunks behind
  * one range and does not. DenseNet-121 (dense concatenations: the skip
  * connections the seed names) with window on a 16 GB V100: when written,
- * the largest batch was 1555 on the ideal allocator, 1537 on va, 1266 on
- * caching (PyTorch) and 1267 on bestfit (nnabla). At batch 1400 bestfit
- * runs out of memory with the block it needs free only in fragments
- * (2.59 GiB free, the largest piece 132 KiB short of the 2.09 GiB asked),
+ * the largest batch was 1555 on the ideal allocator, 1537 on va, 1376 on
+ * caching (PyTorch) and 1392 on bestfit (nnabla); 1266 and 1267 before
+ * max-pool indices were saved as PyTorch does. At batch 1400 bestfit runs
+ * out of memory with the block it needs free only in fragments (4.16 GiB
+ * free, the largest piece 1 KiB short of the 2.09 GiB asked),
  * where va trains. ResNet-50 does not show it: its largest step working set
  * with gradients resident (the backward of res2_2) bound every allocator
  * first, at 1214. All of this with gradients resident (--opt grads=0):
@@ -417,7 +418,7 @@ START_TEST(densenet121_fragmentation)
 
   ck_assert_msg(va * 100 >= ideal * 97, "va %lld, ideal %lld",
                 (long long)va, (long long)ideal);
-  ck_assert_msg(bestfit * 10 < va * 9 && caching * 10 < va * 9,
+  ck_assert_msg(bestfit * 100 < va * 92 && caching * 100 < va * 92,
                 "bestfit %lld, caching %lld, va %lld", (long long)bestfit,
                 (long long)caching, (long long)va);
   ck_assert_msg(ooc_scenario_run(&spec, &sum, NULL, &err) == OOC_OK, "%s",

@@ -215,7 +215,7 @@ done
 # by simulate; a budget above the device's memory is refused everywhere
 # with how to emulate a larger device; no command prints the short usage.
 expect_fail "maxbatch --budget 1" \
-  "oocsim: --budget: budget 1 B is below the working set of step 'bwd res2_2_bn3' (persistent 329.23 MiB + 588.00 MiB)" \
+  "oocsim: --budget: budget 1 B is below the working set of step 'bwd pool1' (persistent 329.23 MiB + 588.00 MiB)" \
   "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1
 expect_fail "maxbatch --budget 1" "oocsim: --budget: budget 1 B is below the working set of step" \
   "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p window --budget 1
