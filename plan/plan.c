@@ -69,6 +69,10 @@ struct ooc_plan_scratch {
   int32_t cap_eff_rc;
   uint8_t *eff_action;
   int32_t *need_by;            /* per act: earliest recompute reading it */
+  int32_t *rec_first;          /* per act + 1: its plan records, */
+  int32_t *rec_idx;            /* rec_idx[rec_first[a] .. rec_first[a+1])
+                                  (>= 0 swap i, < 0 recompute -1 - i) */
+  int32_t cap_rec_idx;
 };
 
 static void
@@ -106,6 +110,8 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->eff_rc);
   free(sc->eff_action);
   free(sc->need_by);
+  free(sc->rec_first);
+  free(sc->rec_idx);
   free(sc);
 }
 
@@ -1256,14 +1262,33 @@ lower_steps(lower *L)
   return OOC_OK;
 }
 
+/* Is act b away at step s under pl's own records (swapped out before s
+ * and back only after it, or dropped before s and rebuilt after it)? */
+static int
+away_at(const ooc_plan *pl, const struct ooc_plan_scratch *sc, int32_t b,
+        int32_t s)
+{
+  int32_t k;
+  for (k = sc->rec_first[b]; k < sc->rec_first[b + 1]; k++) {
+    int32_t i = sc->rec_idx[k];
+    if (i >= 0 ? pl->swaps[i].out_after < s && s < pl->swaps[i].in_before
+               : pl->recomps[-1 - i].free_after < s &&
+                     s < pl->recomps[-1 - i].before)
+      return 1;
+  }
+  return 0;
+}
+
 /* The plan the lowering runs when the model marks layers "recompute"
  * (lv->act_forced): pl's records, plus, for every forced act pl keeps, a
  * recompute dropping it after its last forward use and rebuilding it
  * before its first backward use, or earlier where another recompute
  * reads it (acts in reverse topological order, so a forced chain such as
  * a DenseNet layer's concatenation and batch norm rebuilds in order). A
- * forced act pl swaps or recomputes follows pl. *eff shares pl's other
- * arrays. O(acts + records + their inputs). */
+ * forced act pl swaps or recomputes follows pl, and one whose rebuild
+ * would read a tensor pl's records have away at that step stays (the
+ * plan decided that tensor's timing for its own uses). *eff shares pl's
+ * other arrays. O(acts + records + their inputs). */
 static int
 forced_plan(const ooc_plan *pl, const ooc_liveness *lv,
             struct ooc_plan_scratch *sc, ooc_plan *eff)
@@ -1288,6 +1313,38 @@ forced_plan(const ooc_plan *pl, const ooc_liveness *lv,
   memcpy(sc->eff_action, pl->action, (size_t)na);
   if (n > 0)
     memcpy(sc->eff_rc, pl->recomps, (size_t)n * sizeof *sc->eff_rc);
+  /* The plan's activation records by act (counting sort). */
+  if (sc->rec_first == NULL &&
+      (sc->rec_first = malloc(((size_t)na + 2) * sizeof *sc->rec_first))
+          == NULL)
+    return OOC_ENOMEM;
+  if (sc->cap_rec_idx < pl->n_swaps + n) {
+    int32_t cap = pl->n_swaps + n;
+    int32_t *q = realloc(sc->rec_idx, (size_t)cap * sizeof *q);
+    if (q == NULL)
+      return OOC_ENOMEM;
+    sc->rec_idx = q;
+    sc->cap_rec_idx = cap;
+  }
+  for (a = 0; a <= na + 1; a++)
+    sc->rec_first[a] = 0;
+#define ACT_OK(x) ((x) >= 0 && (x) < na)
+  for (i = 0; i < pl->n_swaps; i++)
+    if (!pl->swaps[i].grad && ACT_OK(pl->swaps[i].act))
+      sc->rec_first[pl->swaps[i].act + 2]++;
+  for (i = 0; i < n; i++)
+    if (ACT_OK(pl->recomps[i].act))
+      sc->rec_first[pl->recomps[i].act + 2]++;
+  for (a = 0; a < na; a++)
+    sc->rec_first[a + 2] += sc->rec_first[a + 1];
+  for (i = 0; i < pl->n_swaps; i++)
+    if (!pl->swaps[i].grad && ACT_OK(pl->swaps[i].act))
+      sc->rec_idx[sc->rec_first[pl->swaps[i].act + 1]++] = i;
+  for (i = 0; i < n; i++)
+    if (ACT_OK(pl->recomps[i].act))
+      sc->rec_idx[sc->rec_first[pl->recomps[i].act + 1]++] = -1 - i;
+#undef ACT_OK
+
   for (a = 0; a < na; a++)
     sc->need_by[a] = INT32_MAX;
   for (i = 0; i < n; i++) {
@@ -1312,10 +1369,15 @@ forced_plan(const ooc_plan *pl, const ooc_liveness *lv,
       r.before = sc->need_by[a];
     if (r.before == INT32_MAX || r.before <= r.free_after + 1)
       continue;              /* nothing to gain: kept */
-    sc->eff_rc[n++] = r;
-    sc->eff_action[a] = OOC_RECOMPUTE;
     m = ooc_plan_recompute_inputs(lv, a, r.free_after, sc->inbuf,
                                   sc->cap_in);
+    for (k = 0; k < m && k < sc->cap_in; k++)
+      if (away_at(pl, sc, sc->inbuf[k], r.before))
+        break;
+    if (k < m && k < sc->cap_in)
+      continue;              /* an input is away then: kept */
+    sc->eff_rc[n++] = r;
+    sc->eff_action[a] = OOC_RECOMPUTE;
     for (k = 0; k < m && k < sc->cap_in; k++)
       if (sc->need_by[sc->inbuf[k]] > r.before)
         sc->need_by[sc->inbuf[k]] = r.before;

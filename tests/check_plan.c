@@ -687,6 +687,22 @@ START_TEST(test_lower_forced_recompute)
   ck_assert_int_lt(rc2, rc4);
   ck_assert_int_lt(rc4, bwd_fc);
 
+  /* The plan swaps relu1's output (a1), which add's rebuild before bwd fc
+   * (s8) reads, out after fwd add (s3) and back before bwd conv2 (s11):
+   * a1 is away at s8, so add stays (and so conv2's output, which only
+   * add's rebuild would have read). */
+  {
+    ooc_swap w = { .act = 1, .out_after = 3, .out_wait = -1,
+                   .in_after = -1, .in_before = 11 };
+    ck_assert_int_eq(ooc_plan_add_swap(&plan, &w), OOC_OK);
+    ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+    ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+    for (i = prog.prologue_end; i < prog.n_instr; i++)
+      ck_assert(!(prog.instr[i].kind == OOC_I_COMPUTE &&
+                  prog.instr[i].phase == OOC_PH_RECOMP));
+    ooc_plan_reset(&plan);
+  }
+
   /* The plan swaps add's output: no recompute of it. */
   {
     ooc_swap w = { .act = 3, .out_after = 5, .out_wait = -1,
