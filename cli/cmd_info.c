@@ -218,8 +218,11 @@ print_json(const ooc_model *m)
        cJSON_AddNumberToObject(o, "params", (double)m->total_params) &&
        (settings = cJSON_AddObjectToObject(o, "settings")) != NULL;
   for (i = 0; ok && i < m->n_params; i++)
-    ok = cJSON_AddNumberToObject(settings, m->params[i].name,
-                                 m->params[i].value) != NULL;
+    ok = (m->params[i].word != NULL
+              ? cJSON_AddStringToObject(settings, m->params[i].name,
+                                        m->params[i].word)
+              : cJSON_AddNumberToObject(settings, m->params[i].name,
+                                        m->params[i].value)) != NULL;
   ok = ok && (fw = cJSON_AddObjectToObject(o, "framework")) != NULL &&
        cJSON_AddStringToObject(fw, "name", m->framework) &&
        cJSON_AddStringToObject(fw, "maxpool_indices",

@@ -189,8 +189,8 @@ att_setup(const cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
 }
 
 /* Row i of head h of sample n's softmax into p (S values; 0 past the
- * causal limit). */
-static void
+ * causal limit); returns the row's log-sum-exp of the scaled scores. */
+static float
 att_row(const att *a, int64_t n, int64_t h, int64_t i, float *p)
 {
   const float *qi = a->q + (n * a->S + i) * a->ld + h * a->dh;
@@ -217,6 +217,7 @@ att_row(const att *a, int64_t n, int64_t h, int64_t i, float *p)
   }
   for (j = 0; j <= last; j++)
     p[j] = (float)(p[j] / sum);
+  return mx + (float)log(sum);
 }
 
 static int
@@ -230,15 +231,28 @@ attention(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
   att_setup(st, k, ptr, &a);
   total = a.N * a.heads;
   if (!bwd) {
+    /* Eager keeps the softmax [N, heads, S, S] after the output; flash
+     * only the log-sum-exp [N, heads, S] (fp32), the row built in a
+     * buffer of its own. The backward rebuilds the rows either way. */
     float *out = ptr[k->out];
     float *saved = (float *)((char *)ptr[k->out] + k->saved_off);
+    int flash = layer_of(st, k)->a.flash;
 #pragma omp parallel for schedule(static)
     for (nh = 0; nh < total; nh++) {
       int64_t n = nh / a.heads, h = nh % a.heads, i, j, c;
+      float *row = flash ? malloc((size_t)a.S * sizeof *row) : NULL;
+      if (flash && row == NULL) {
+#pragma omp atomic write
+        fail = 1;
+        continue;
+      }
       for (i = 0; i < a.S; i++) {
-        float *p = saved + ((n * a.heads + h) * a.S + i) * a.S;
+        float *p = flash ? row
+                         : saved + ((n * a.heads + h) * a.S + i) * a.S;
         float *o = out + (n * a.S + i) * a.H + h * a.dh;
-        att_row(&a, n, h, i, p);
+        float lse = att_row(&a, n, h, i, p);
+        if (flash)
+          saved[(n * a.heads + h) * a.S + i] = lse;
         for (c = 0; c < a.dh; c++)
           o[c] = 0;
         for (j = 0; j < a.S; j++) {
@@ -247,7 +261,10 @@ attention(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
             o[c] += p[j] * vj[c];
         }
       }
+      free(row);
     }
+    if (fail)
+      return ooc_err_set(err, OOC_ENOMEM, "cpu: out of memory in attention");
     return OOC_OK;
   }
   {

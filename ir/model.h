@@ -104,6 +104,8 @@ typedef struct ooc_attrs {
   int scale;            /* upsample factor */
   int heads;            /* attention heads */
   int causal;           /* attention causal mask */
+  int flash;            /* attention impl: 0 eager (saves the softmax), 1
+                           flash (saves the log-sum-exp, recomputes) */
   int64_t vocab;        /* embedding rows */
   int64_t positions;    /* embedding: learned position rows (0: none) */
   int tied;             /* linear: weights tied to an embedding (0 params) */
@@ -177,8 +179,10 @@ typedef struct ooc_layer {
 
 typedef struct ooc_model_param {
   const char *name;       /* owned by the model */
-  double value;
+  double value;           /* a word parameter: the word's index */
   int set;                /* 1 if overridden by --set */
+  const char *word;       /* a word parameter's word (owned by the model);
+                             NULL for a number */
 } ooc_model_param;
 
 typedef struct ooc_model {

@@ -49,6 +49,10 @@ struct ld {
   int64_t batch;
   ooc_dtype dt;
   ooc_optimizer opt;
+  /* Word parameters ("attention": ["eager", "flash"]): the var holding
+   * the chosen word's index, and the words. */
+  struct wparam { int var; const cJSON *words; } *wp;
+  int n_wp, cap_wp;
   /* The framework block's op rules (ooc_model fw_*). */
   int fw_index_bytes, fw_relu_in_place, fw_add_in_place;
   /* Where we are, for messages; formatted only when an error occurs. */
@@ -323,6 +327,22 @@ int_item(struct ld *ld, const cJSON *it, const char *field, int64_t lo,
 }
 
 /* Expand "{expr}" templates in a name. */
+/* The chosen word when name is a word parameter in scope (not shadowed
+ * by a repeat variable), else NULL. */
+static const char *
+word_of(const struct ld *ld, const char *name)
+{
+  int i, k;
+  for (i = ld->n_vars - 1; i >= 0; i--)
+    if (strcmp(ld->vars[i].name, name) == 0)
+      break;
+  for (k = 0; i >= 0 && k < ld->n_wp; k++)
+    if (ld->wp[k].var == i)
+      return cJSON_GetArrayItem(ld->wp[k].words,
+                                (int)ld->vars[i].v.i)->valuestring;
+  return NULL;
+}
+
 static int
 template_name(struct ld *ld, const char *src, const char *field, char *out,
               size_t n)
@@ -341,6 +361,16 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
                     src);
       memcpy(ex, p + 1, (size_t)(q - p - 1));
       ex[q - p - 1] = '\0';
+      {
+        const char *w = word_of(ld, ex);
+        if (w != NULL) {
+          for (k = 0; w[k]; k++)
+            if (o + 1 < n)
+              out[o++] = w[k];
+          p = q + 1;
+          continue;
+        }
+      }
       rc = ooc_expr_eval(ex, ld->vars, ld->n_vars, &v, ld->err);
       if (rc)
         return fprefix(ld, rc, field);
@@ -377,7 +407,7 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
 enum attr_id {
   A_OUT, A_KERNEL, A_STRIDE, A_PAD, A_DILATION, A_OUT_PAD, A_GROUPS, A_BIAS,
   A_IN_PLACE, A_AXIS, A_CEIL, A_SCALE, A_HEADS, A_CAUSAL, A_VOCAB,
-  A_POSITIONS, A_TIED, A_TB, A_SIZE, A_P, A_ACT, A_MODE, A_SHAPE, A_COUNT
+  A_POSITIONS, A_TIED, A_TB, A_SIZE, A_P, A_ACT, A_MODE, A_SHAPE, A_IMPL, A_COUNT
 };
 
 static const char *const attr_names[A_COUNT] = {
@@ -387,7 +417,7 @@ static const char *const attr_names[A_COUNT] = {
   [A_AXIS] = "axis", [A_CEIL] = "ceil_mode", [A_SCALE] = "scale",
   [A_HEADS] = "heads", [A_CAUSAL] = "causal", [A_VOCAB] = "vocab",
   [A_POSITIONS] = "positions", [A_TIED] = "tied", [A_TB] = "transpose_b",
-  [A_SIZE] = "size", [A_P] = "p", [A_ACT] = "act", [A_MODE] = "mode",
+  [A_SIZE] = "size", [A_P] = "p", [A_ACT] = "act", [A_MODE] = "mode", [A_IMPL] = "impl",
   [A_SHAPE] = "shape",
 };
 
@@ -527,6 +557,21 @@ parse_attr(struct ld *ld, ooc_attrs *a, enum attr_id id, const cJSON *it)
   case A_ACT:
     rc = str_item(ld, it, f, a->act, sizeof a->act);
     break;
+  case A_IMPL: {
+    char w[64];
+    if (!cJSON_IsString(it))
+      return ferr(ld, OOC_EINVAL, f, "expected a string");
+    if ((rc = template_name(ld, it->valuestring, f, w, sizeof w)))
+      break;
+    if (strcmp(w, "eager") == 0)
+      a->flash = 0;
+    else if (strcmp(w, "flash") == 0)
+      a->flash = 1;
+    else
+      return ferr(ld, OOC_EINVAL, f, "unknown implementation '%s' (use "
+                  "eager or flash)", w);
+    break;
+  }
   case A_MODE:
     if ((rc = str_item(ld, it, f, a->mode, sizeof a->mode)))
       break;
@@ -934,6 +979,62 @@ set_value(struct ld *ld, const ooc_model_opts *o, const char *name,
   return OOC_OK;
 }
 
+/* A word parameter: a list of distinct words, the first the default
+ * (`"attention": ["eager", "flash"]`); its value is the chosen word's
+ * index, and "{name}" in a name or string attribute is the word. A --set
+ * value must be one of the words. */
+static int
+word_param(struct ld *ld, const cJSON *it, const char *field,
+           const ooc_model_opts *o, ooc_value *v)
+{
+  const cJSON *w, *w2;
+  char list[200];
+  size_t off = 0;
+  int n = cJSON_GetArraySize(it), k, idx = 0, rc;
+
+  list[0] = '\0';
+  if (n < 1)
+    return ferr(ld, OOC_EINVAL, field, "expected a number, an expression "
+                "or a non-empty list of words");
+  k = 0;
+  cJSON_ArrayForEach(w, it) {
+    if (!cJSON_IsString(w) || !valid_ident(w->valuestring))
+      return ferr(ld, OOC_EINVAL, field, "word %d: expected a word "
+                  "([A-Za-z_][A-Za-z0-9_]*)", k + 1);
+    for (w2 = it->child; w2 != w; w2 = w2->next)
+      if (strcmp(w2->valuestring, w->valuestring) == 0)
+        return ferr(ld, OOC_EINVAL, field, "'%s' is listed twice",
+                    w->valuestring);
+    off += (size_t)snprintf(list + off, off < sizeof list ? sizeof list - off
+                                                          : 0,
+                            "%s%s", k ? ", " : "", w->valuestring);
+    k++;
+  }
+  for (k = o != NULL ? o->n_sets - 1 : -1; k >= 0; k--)
+    if (strcmp(o->sets[k].key, it->string) == 0) {
+      int j = 0;
+      cJSON_ArrayForEach(w, it) {
+        if (strcmp(w->valuestring, o->sets[k].value) == 0)
+          break;
+        j++;
+      }
+      if (w == NULL)
+        return ooc_err_set(ld->err, OOC_EINVAL, "%s: --set %s: '%.60s' is "
+                           "not one of %s", ld->origin, it->string,
+                           o->sets[k].value, list);
+      idx = j;
+      break;
+    }
+  if ((rc = grow(ld, (void **)&ld->wp, &ld->cap_wp, ld->n_wp + 1,
+                 sizeof *ld->wp)))
+    return rc;
+  ld->wp[ld->n_wp].var = ld->n_vars;
+  ld->wp[ld->n_wp].words = it;
+  ld->n_wp++;
+  *v = ooc_value_int(idx);
+  return OOC_OK;
+}
+
 /* Define the variables of object obj, the top-level field what ("params"
  * or "let"), in order, each evaluated with those before it in scope; keys
  * starting with '_' are comments. With sets (params only), a --set value
@@ -960,6 +1061,12 @@ load_vars(struct ld *ld, const cJSON *obj, const char *what,
     for (i = 0; i < ld->n_vars; i++)
       if (strcmp(ld->vars[i].name, it->string) == 0)
         return ferr(ld, OOC_EINVAL, field, "defined twice");
+    if (cJSON_IsArray(it) && strcmp(what, "params") == 0) {
+      if ((rc = word_param(ld, it, field, sets, &v)) ||
+          (rc = push_var(ld, it->string, v)))
+        return rc;
+      continue;
+    }
     if ((rc = set_value(ld, sets, it->string, &v, &set)) ||
         (!set && (rc = eval_item(ld, it, field, &v))) ||
         (rc = push_var(ld, it->string, v)))
@@ -1472,20 +1579,35 @@ ooc_model_load_string(const char *json, const char *origin,
       rc = nomem(&ld);
       goto fail;
     }
-    for (i = 0; i < ld.n_params; i++)
+    size_t *woff = calloc((size_t)ld.n_params + 1, sizeof *woff);
+    if (woff == NULL) {
+      free(poff);
+      rc = nomem(&ld);
+      goto fail;
+    }
+    for (i = 0; i < ld.n_params; i++) {
+      const char *w = word_of(&ld, ld.vars[i].name);
+      woff[i] = (size_t)-1;
       if ((rc = pool_add(&ld, ld.vars[i].name, strlen(ld.vars[i].name),
-                         &poff[i]))) {
+                         &poff[i])) ||
+          (w != NULL && (rc = pool_add(&ld, w, strlen(w), &woff[i])))) {
         free(poff);
+        free(woff);
         goto fail;
       }
+    }
     m->strings = ld.pool;
     ld.pool = NULL;
     for (i = 0; i < ld.n_params; i++) {
       m->params[i].name = m->strings + poff[i];
-      m->params[i].value = ld.vars[i].v.d;
+      m->params[i].value = ld.vars[i].v.is_int ? (double)ld.vars[i].v.i
+                                                : ld.vars[i].v.d;
       m->params[i].set = ld.param_set[i];
+      m->params[i].word = woff[i] == (size_t)-1 ? NULL
+                                                : m->strings + woff[i];
     }
     free(poff);
+    free(woff);
   }
   for (i = 0; i < ld.n; i++)
     ld.L[i].name = m->strings + ld.name_off[i];

@@ -472,6 +472,23 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   /* dV, dP, dQ, dK: 4 x 2*S*S*H; softmax backward: 4 per score. */
   l->bwd_data_flops = 8.0 * (double)s * (double)s * (double)h +
                       4.0 * (double)heads * (double)s * (double)s;
+  if (l->a.flash) {
+    /* Memory-efficient (flash) attention (Dao et al. 2022, Alg. 1-2;
+     * FlashAttention-2's backward): the forward keeps the output and one
+     * fp32 log-sum-exp per row and head; the backward recomputes QK^T and
+     * the softmax from them, then dV, dP, dQ, dK: 5 x 2*S*S*H and 9 per
+     * score (softmax 5, its backward 4). */
+    l->bwd_data_flops = 10.0 * (double)s * (double)s * (double)h +
+                        9.0 * (double)heads * (double)s * (double)s;
+    l->saved_bytes = (uint64_t)m64(m64(m64(heads, s, &ovf), batch, &ovf), 4,
+                                   &ovf);
+    if (ovf)
+      return ooc_err_set(err, OOC_ERANGE, "heads: the saved log-sum-exp "
+                         "[%lld,%lld] x batch overflows", (long long)heads,
+                         (long long)s);
+    l->needs = OOC_NEED_INPUT | OOC_NEED_OUTPUT;
+    return OOC_OK;
+  }
   l->saved_bytes = (uint64_t)m64(m64(m64(m64(heads, s, &ovf), s, &ovf),
                                      batch, &ovf),
                                  (int64_t)ooc_dtype_size(dt), &ovf);
@@ -872,7 +889,7 @@ static const ooc_op_type op_table[OOC_OPK_COUNT] = {
       "vocab out positions", "vocab out", embedding_infer),
   OP(MATMUL, "matmul", GEMM, 2, 2, "transpose_b", "", matmul_infer),
   OP(ATTENTION, "attention", GEMM, 1, 3,
-      "heads causal", "heads", attention_infer),
+      "heads causal impl", "heads", attention_infer),
   OP(LAYERNORM, "layernorm", NORM, 1, 1, "", "", layernorm_infer),
   OP(GELU, "gelu", ELTWISE, 1, 1, "", "", gelu_infer),
 };

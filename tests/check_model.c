@@ -1030,6 +1030,73 @@ START_TEST(test_in_generators)
 }
 END_TEST
 
+/* Flash attention keeps an fp32 log-sum-exp per row and head instead of
+ * the softmax, reads its output in the backward and recomputes QK^T and
+ * the softmax there. S 16, H 32, 4 heads, batch 2: eager saves
+ * 4 x 16 x 16 x 4 B x 2; flash 4 x 16 x 4 B x 2. Backward per sample:
+ * eager 8 S^2 H + 4 heads S^2 = 69632, flash 10 S^2 H + 9 heads S^2 =
+ * 91136; the forward is the same. A word parameter chooses it. */
+START_TEST(test_flash_attention)
+{
+  static const char *const fmt =
+      "{\"name\":\"f\",\"input\":[16],\"params\":{\"attention\":"
+      "[\"eager\",\"flash\"]},\"layers\":["
+      "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":10,\"out\":32},"
+      "{\"name\":\"qkv\",\"op\":\"linear\",\"out\":96},"
+      "{\"name\":\"a\",\"op\":\"attention\",\"heads\":4,"
+      "\"impl\":\"%s\"}]}";
+  char json[512];
+  ooc_kv kv = { "attention", "flash" };
+  ooc_model_opts o = { .batch = 2, .sets = &kv, .n_sets = 1 };
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+  const ooc_layer *a;
+
+  snprintf(json, sizeof json, fmt, "{attention}");
+  m = load_str(json, 2);
+  a = layer(m, "a");
+  ck_assert_int_eq(a->a.flash, 0);
+  ck_assert_uint_eq(a->saved_bytes, 4 * 16 * 16 * 4 * 2);
+  ck_assert_str_eq(m->params[0].word, "eager");
+  ck_assert_double_eq(m->params[0].value, 0);
+  ooc_model_free(m);
+
+  ck_assert_int_eq(ooc_model_load_string(json, "t.json", &o, &m, &e), OOC_OK);
+  a = layer(m, "a");
+  ck_assert_int_eq(a->a.flash, 1);
+  ck_assert_uint_eq(a->saved_bytes, 4 * 16 * 4 * 2);
+  ck_assert_uint_eq(a->needs, OOC_NEED_INPUT | OOC_NEED_OUTPUT);
+  ck_assert_double_eq(a->fwd_flops, 2 * 37888);
+  ck_assert_double_eq(a->bwd_data_flops, 2 * 91136);
+  ck_assert_str_eq(m->params[0].word, "flash");
+  ck_assert_int_eq(m->params[0].set, 1);
+  ck_assert_double_eq(m->params[0].value, 1);
+  ooc_model_free(m);
+
+  kv.value = "fast";
+  m = (ooc_model *)1;
+  ck_assert_int_eq(ooc_model_load_string(json, "t.json", &o, &m, &e),
+                   OOC_EINVAL);
+  ck_assert_ptr_null(m);
+  ck_assert_str_eq(e.msg, "t.json: --set attention: 'fast' is not one of "
+                   "eager, flash");
+
+  snprintf(json, sizeof json, fmt, "fast");
+  bad_str(json, OOC_EINVAL, "layer 'a': impl: unknown implementation 'fast' "
+          "(use eager or flash)");
+  bad_str("{\"name\":\"f\",\"input\":[4],\"params\":{\"w\":[]},\"layers\":["
+          "{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}", OOC_EINVAL,
+          "t.json: params: w: expected a number, an expression or a "
+          "non-empty list of words");
+  bad_str("{\"name\":\"f\",\"input\":[4],\"params\":{\"w\":[\"a\",\"a\"]},"
+          "\"layers\":[{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}",
+          OOC_EINVAL, "t.json: params: w: 'a' is listed twice");
+  bad_str("{\"name\":\"f\",\"input\":[4],\"params\":{\"w\":[\"a b\"]},"
+          "\"layers\":[{\"name\":\"l\",\"op\":\"linear\",\"out\":2}]}",
+          OOC_EINVAL, "t.json: params: w: word 1: expected a word");
+}
+END_TEST
+
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
@@ -1300,6 +1367,7 @@ model_suite(void)
   tcase_add_test(t, test_needs);
   tcase_add_test(t, test_framework_ops);
   tcase_add_test(t, test_in_generators);
+  tcase_add_test(t, test_flash_attention);
   tcase_add_test(t, test_aliases);
   tcase_add_test(t, test_signature);
   tcase_add_test(t, test_op_table);
