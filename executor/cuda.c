@@ -1318,8 +1318,9 @@ cu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
   default:
     rc = unsupported(s, k, "the cuda backend has no kernel for this op yet "
                      "(it needs one of its own: upsample, gelu, dropout, "
-                     "embedding, attention and layernorm have none in "
-                     "cuDNN's legacy API or cuBLAS)", err);
+                     "embedding, attention, layernorm, rmsnorm, rope, "
+                     "swiglu, tokens and slice have none in cuDNN's "
+                     "legacy API or cuBLAS)", err);
     break;
   }
   if (rc == OOC_OK && k->algo != OOC_ALGO_DEFAULT && !ooc_algo_has_choice(

@@ -88,6 +88,11 @@ fill_params(const ooc_model *m, int l, uint64_t seed, float *w)
     for (i = 0; i < n; i++)
       w[i] = i < n / 2 ? 1.0f : 0.0f;
     return;
+  case OOC_OPK_RMSNORM:
+    for (i = 0; i < n; i++)
+      w[i] = 1.0f;
+    return;
+  case OOC_OPK_TOKENS:
   case OOC_OPK_EMBEDDING:
     for (i = 0; i < n; i++)
       w[i] = 0.1f * ooc_exec_uniform(seed, stream, i);

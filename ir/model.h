@@ -63,6 +63,11 @@ typedef enum {
   OOC_OPK_ATTENTION,  /* scaled dot-product attention core on q,k,v */
   OOC_OPK_LAYERNORM,
   OOC_OPK_GELU,
+  OOC_OPK_RMSNORM,    /* root-mean-square norm over the last dim */
+  OOC_OPK_ROPE,       /* rotary position embedding of leading columns */
+  OOC_OPK_SWIGLU,     /* silu(first half) x second half */
+  OOC_OPK_TOKENS,     /* prepend learned tokens, add learned positions */
+  OOC_OPK_SLICE,      /* rows [start, start + length) of the first dim */
   OOC_OPK_COUNT
 } ooc_op_kind;
 
@@ -106,6 +111,13 @@ typedef struct ooc_attrs {
   int causal;           /* attention causal mask */
   int flash;            /* attention impl: 0 eager (saves the softmax), 1
                            flash (saves the log-sum-exp, recomputes) */
+  int kv_heads;         /* attention: key/value heads (grouped-query
+                           attention); 0 means heads */
+  int head_dim;         /* rope: width of one head's slice */
+  int64_t rotate;       /* rope: leading columns rotated (0: all) */
+  int64_t prepend;      /* tokens: learned tokens put before the input */
+  int64_t types;        /* embedding: token-type (segment) rows */
+  int64_t start, length; /* slice: rows kept along the first dim */
   int64_t vocab;        /* embedding rows */
   int64_t positions;    /* embedding: learned position rows (0: none) */
   int tied;             /* linear: weights tied to an embedding (0 params) */

@@ -407,7 +407,8 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
 enum attr_id {
   A_OUT, A_KERNEL, A_STRIDE, A_PAD, A_DILATION, A_OUT_PAD, A_GROUPS, A_BIAS,
   A_IN_PLACE, A_AXIS, A_CEIL, A_SCALE, A_HEADS, A_CAUSAL, A_VOCAB,
-  A_POSITIONS, A_TIED, A_TB, A_SIZE, A_P, A_ACT, A_MODE, A_SHAPE, A_IMPL, A_COUNT
+  A_POSITIONS, A_TIED, A_TB, A_SIZE, A_P, A_ACT, A_MODE, A_SHAPE, A_IMPL, A_KV_HEADS, A_HEAD_DIM, A_ROTATE, A_PREPEND, A_TYPES,
+  A_START, A_LENGTH, A_COUNT
 };
 
 static const char *const attr_names[A_COUNT] = {
@@ -418,6 +419,9 @@ static const char *const attr_names[A_COUNT] = {
   [A_HEADS] = "heads", [A_CAUSAL] = "causal", [A_VOCAB] = "vocab",
   [A_POSITIONS] = "positions", [A_TIED] = "tied", [A_TB] = "transpose_b",
   [A_SIZE] = "size", [A_P] = "p", [A_ACT] = "act", [A_MODE] = "mode", [A_IMPL] = "impl",
+  [A_KV_HEADS] = "kv_heads", [A_HEAD_DIM] = "head_dim", [A_ROTATE] = "rotate",
+  [A_PREPEND] = "prepend", [A_TYPES] = "types", [A_START] = "start",
+  [A_LENGTH] = "length",
   [A_SHAPE] = "shape",
 };
 
@@ -499,6 +503,28 @@ parse_attr(struct ld *ld, ooc_attrs *a, enum attr_id id, const cJSON *it)
     break;
   case A_POSITIONS:
     rc = int_item(ld, it, f, 0, MAX_DIM, &a->positions);
+    break;
+  case A_ROTATE:
+    rc = int_item(ld, it, f, 0, MAX_DIM, &a->rotate);
+    break;
+  case A_PREPEND:
+    rc = int_item(ld, it, f, 0, MAX_DIM, &a->prepend);
+    break;
+  case A_TYPES:
+    rc = int_item(ld, it, f, 0, MAX_DIM, &a->types);
+    break;
+  case A_START:
+    rc = int_item(ld, it, f, 0, MAX_DIM, &a->start);
+    break;
+  case A_LENGTH:
+    rc = int_item(ld, it, f, 1, MAX_DIM, &a->length);
+    break;
+  case A_KV_HEADS:
+  case A_HEAD_DIM:
+    if ((rc = int_item(ld, it, f, 1, MAX_SMALL, &x)))
+      break;
+    if (id == A_KV_HEADS) a->kv_heads = (int)x;
+    else a->head_dim = (int)x;
     break;
   case A_KERNEL:
     rc = spatial_item(ld, it, f, 1, a->kernel, &a->spatial_n[0]);
@@ -784,6 +810,8 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
   l->a.p = 0.5;
   if (op->kind == OOC_OPK_UPSAMPLE)
     strcpy(l->a.mode, "nearest");
+  if (op->kind == OOC_OPK_TOKENS)
+    l->a.prepend = 1;
 
   /* inputs */
   l->in_first = ld->n_refs;

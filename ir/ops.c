@@ -432,7 +432,8 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
                 int64_t batch, ooc_dtype dt, ooc_err *err)
 {
   const ooc_shape *q = in[0];
-  int64_t s, h, heads = l->a.heads;
+  int64_t s, h, heads = l->a.heads,
+          kv = l->a.kv_heads > 0 ? l->a.kv_heads : l->a.heads;
   int i, ovf = 0;
   char s0[128];
 
@@ -447,17 +448,30 @@ attention_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
                        "in: attention takes one packed [S,3H] input or three "
                        "[S,H] inputs, not 2");
   s = q->d[0];
+  if (heads % kv != 0)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "kv_heads: %lld does not divide heads %lld",
+                       (long long)kv, (long long)heads);
   if (n_in == 1) {
-    if (q->d[1] % 3 != 0)
-      return ooc_err_set(err, OOC_EINVAL,
-                         "in: packed q,k,v width %lld is not a multiple of 3",
-                         (long long)q->d[1]);
-    h = q->d[1] / 3;
+    /* [S, H + 2 kv H/heads]: q, then the kv heads' keys and values
+     * (grouped-query attention; kv = heads is the packed [S, 3H]). */
+    if ((q->d[1] * heads) % (heads + 2 * kv) != 0) {
+      if (kv == heads)
+        return ooc_err_set(err, OOC_EINVAL, "in: packed q,k,v width %lld "
+                           "is not a multiple of 3", (long long)q->d[1]);
+      return ooc_err_set(err, OOC_EINVAL, "in: packed q,k,v width %lld is "
+                         "not H + 2 x %lld x H / %lld for any H",
+                         (long long)q->d[1], (long long)kv,
+                         (long long)heads);
+    }
+    h = q->d[1] * heads / (heads + 2 * kv);
   } else {
+    ooc_shape kvs = *q;
     h = q->d[1];
+    kvs.d[1] = h / heads * kv;
     for (i = 1; i < 3; i++)
-      if (!same_shape(in[i], q))
-        return shape_mismatch(in[i], q, -1, err);
+      if (!same_shape(in[i], &kvs))
+        return shape_mismatch(in[i], &kvs, -1, err);
   }
   if (h % heads != 0)
     return ooc_err_set(err, OOC_EINVAL,
@@ -519,16 +533,20 @@ embedding_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->out.ndim = 2;
   l->out.d[0] = s;
   l->out.d[1] = l->a.out;
-  rows = l->a.vocab + l->a.positions;
+  /* token rows, then position rows, then token-type rows (every token
+   * takes type 0, as a single-segment batch does) */
+  rows = l->a.vocab + l->a.positions + l->a.types;
   if (rows < l->a.vocab)
     ovf = 1;
   l->params = (uint64_t)m64(rows, l->a.out, &ovf);
   if (ovf)
     return ooc_err_set(err, OOC_ERANGE, "vocab: the table's size overflows");
   /* Gather, plus the position add; backward scatter-adds each row. */
-  l->fwd_flops = l->a.positions > 0 ? (double)s * (double)l->a.out : 0;
-  l->bwd_weight_flops = (l->a.positions > 0 ? 2.0 : 1.0) * (double)s *
-                        (double)l->a.out;
+  l->fwd_flops = (double)((l->a.positions > 0) + (l->a.types > 0)) *
+                 (double)s * (double)l->a.out;
+  l->bwd_weight_flops = (double)(1 + (l->a.positions > 0) +
+                                 (l->a.types > 0)) *
+                        (double)s * (double)l->a.out;
   l->needs = OOC_NEED_INPUT;
   return OOC_OK;
 }
@@ -569,6 +587,138 @@ layernorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
   l->bwd_data_flops = 9.0 * (double)e;
   l->bwd_weight_flops = 3.0 * (double)e;
   l->needs = OOC_NEED_INPUT;
+  return OOC_OK;
+}
+
+/* RMSNorm (Zhang & Sennrich 2019; LLaMA): y = x / rms(x) * g over the
+ * last dim, a weight and no bias, one fp32 reciprocal rms saved per row.
+ * Forward: square, sum, scale, weight (4 per element); backward: the
+ * data gradient 6, the weight's 2. */
+static int
+rmsnorm_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+              int64_t batch, ooc_dtype dt, ooc_err *err)
+{
+  int ovf = 0;
+  const ooc_shape *x = in[0];
+  int64_t h = x->d[x->ndim - 1], e = elems(x, &ovf), rows = e / h;
+
+  l->out = *x;
+  l->params = (uint64_t)h;
+  l->saved_bytes = (uint64_t)m64(m64(rows, batch, &ovf), 4, &ovf);
+  if (ovf)
+    return ooc_err_set(err, OOC_ERANGE, "in: the saved statistics' size "
+                                        "overflows");
+  l->fwd_flops = 4.0 * (double)e;
+  l->bwd_data_flops = 6.0 * (double)e;
+  l->bwd_weight_flops = 2.0 * (double)e;
+  l->needs = OOC_NEED_INPUT;
+  return OOC_OK;
+}
+
+/* Rotary position embedding (Su et al. 2021, as LLaMA applies it): the
+ * leading `rotate` columns of [S, W] (all by default; the packed q and k
+ * of an attention input) in head_dim slices, each pair (i, i + head_dim
+ * / 2) rotated by position x 10000^(-2i / head_dim). A new output; the
+ * backward rotates the gradient back and reads nothing. 3 FLOPs per
+ * rotated element each way. */
+static int
+rope_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
+           ooc_dtype dt, ooc_err *err)
+{
+  const ooc_shape *x = in[0];
+  int rc;
+  int64_t w, r;
+
+  if ((rc = want_rank(l, x, 2, 2, "an [S, W] input", err)))
+    return rc;
+  w = x->d[1];
+  r = l->a.rotate > 0 ? l->a.rotate : w;
+  if (r > w)
+    return ooc_err_set(err, OOC_EINVAL, "rotate: %lld is more than the "
+                       "input's %lld columns", (long long)r, (long long)w);
+  if (l->a.head_dim % 2 != 0 || r % l->a.head_dim != 0)
+    return ooc_err_set(err, OOC_EINVAL, "head_dim: %d must be even and "
+                       "divide the %lld rotated columns", l->a.head_dim,
+                       (long long)r);
+  l->out = *x;
+  l->fwd_flops = 3.0 * (double)x->d[0] * (double)r;
+  l->bwd_data_flops = l->fwd_flops;
+  l->needs = OOC_NEED_NONE;
+  return OOC_OK;
+}
+
+/* SwiGLU (Shazeer 2020; LLaMA's MLP): [.., 2F] -> [.., F], silu(a) * b
+ * with a the first half and b the second (the gate and up projections
+ * packed in one linear layer). Forward 5 per output element (silu 4,
+ * product 1); backward 10. Reads its input. */
+static int
+swiglu_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+             int64_t batch, ooc_dtype dt, ooc_err *err)
+{
+  const ooc_shape *x = in[0];
+  int ovf = 0;
+  int64_t e;
+
+  if (x->d[x->ndim - 1] % 2 != 0)
+    return ooc_err_set(err, OOC_EINVAL, "in: the last dim %lld is odd (it "
+                       "packs the gate and the up projection)",
+                       (long long)x->d[x->ndim - 1]);
+  l->out = *x;
+  l->out.d[x->ndim - 1] /= 2;
+  e = elems(&l->out, &ovf);
+  l->fwd_flops = 5.0 * (double)e;
+  l->bwd_data_flops = 10.0 * (double)e;
+  l->needs = OOC_NEED_INPUT;
+  return OOC_OK;
+}
+
+/* Learned tokens put before a sequence and learned positions added to
+ * every row (ViT's class token and position embedding): [S, H] ->
+ * [S + prepend, H], (prepend + positions) x H parameters, positions 0
+ * or at least S + prepend. One add per element with positions. */
+static int
+tokens_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+             int64_t batch, ooc_dtype dt, ooc_err *err)
+{
+  const ooc_shape *x = in[0];
+  int ovf = 0, rc;
+  int64_t s;
+
+  if ((rc = want_rank(l, x, 2, 2, "an [S, H] input", err)))
+    return rc;
+  s = x->d[0] + l->a.prepend;
+  if (l->a.positions > 0 && l->a.positions < s)
+    return ooc_err_set(err, OOC_EINVAL, "positions: %lld is less than the "
+                       "%lld rows with the prepended tokens",
+                       (long long)l->a.positions, (long long)s);
+  l->out = *x;
+  l->out.d[0] = s;
+  l->params = (uint64_t)m64(l->a.prepend + l->a.positions, x->d[1], &ovf);
+  if (ovf)
+    return ooc_err_set(err, OOC_ERANGE, "prepend: the parameters' size "
+                                        "overflows");
+  l->fwd_flops = l->a.positions > 0 ? (double)s * (double)x->d[1] : 0;
+  l->bwd_weight_flops = (double)s * (double)x->d[1];
+  l->needs = OOC_NEED_NONE;
+  return OOC_OK;
+}
+
+/* Rows [start, start + length) of the first dim (ViT's class token,
+ * x[:, 0]): a copy; the backward puts the gradient there and zeros
+ * elsewhere, reading nothing. */
+static int
+slice_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+            int64_t batch, ooc_dtype dt, ooc_err *err)
+{
+  const ooc_shape *x = in[0];
+  if (l->a.start + l->a.length > x->d[0])
+    return ooc_err_set(err, OOC_EINVAL, "length: rows %lld to %lld are "
+                       "past the input's %lld", (long long)l->a.start,
+                       (long long)(l->a.start + l->a.length - 1),
+                       (long long)x->d[0]);
+  l->out = *x;
+  l->out.d[0] = l->a.length;
+  l->needs = OOC_NEED_NONE;
   return OOC_OK;
 }
 
@@ -886,12 +1036,17 @@ static const ooc_op_type op_table[OOC_OPK_COUNT] = {
   OP(FLATTEN, "flatten", ELTWISE, 1, 1, "", "", flatten_infer),
   OP(RESHAPE, "reshape", ELTWISE, 1, 1, "shape", "shape", reshape_infer),
   OP(EMBEDDING, "embedding", OTHER, 1, 1,
-      "vocab out positions", "vocab out", embedding_infer),
+      "vocab out positions types", "vocab out", embedding_infer),
   OP(MATMUL, "matmul", GEMM, 2, 2, "transpose_b", "", matmul_infer),
   OP(ATTENTION, "attention", GEMM, 1, 3,
-      "heads causal impl", "heads", attention_infer),
+      "heads causal impl kv_heads", "heads", attention_infer),
   OP(LAYERNORM, "layernorm", NORM, 1, 1, "", "", layernorm_infer),
   OP(GELU, "gelu", ELTWISE, 1, 1, "", "", gelu_infer),
+  OP(RMSNORM, "rmsnorm", NORM, 1, 1, "", "", rmsnorm_infer),
+  OP(ROPE, "rope", ELTWISE, 1, 1, "head_dim rotate", "head_dim", rope_infer),
+  OP(SWIGLU, "swiglu", ELTWISE, 1, 1, "", "", swiglu_infer),
+  OP(TOKENS, "tokens", OTHER, 1, 1, "prepend positions", "", tokens_infer),
+  OP(SLICE, "slice", ELTWISE, 1, 1, "start length", "length", slice_infer),
 };
 
 #undef OP

@@ -1163,6 +1163,46 @@ START_TEST(gradient_gpt2)
 }
 END_TEST
 
+/* The transformer zoo's ops, small: flash attention (gpt2), token types
+ * and a tied decoder with a bias (bert_large), patches, the class token
+ * and its slice (vit_b16), RMSNorm, rotary embeddings, SwiGLU and
+ * grouped-query attention (llama2_7b with 4 heads on 2 key/value heads).
+ * The cuda backend has none of these kernels. */
+START_TEST(gradient_transformers)
+{
+  static const ooc_kv gpt[] = { { "layers", "2" }, { "hidden", "16" },
+    { "heads", "2" }, { "seq", "8" }, { "vocab", "20" },
+    { "attention", "flash" } };
+  static const ooc_kv bert[] = { { "layers", "2" }, { "hidden", "16" },
+    { "heads", "2" }, { "seq", "8" }, { "positions", "8" },
+    { "vocab", "20" } };
+  static const ooc_kv vit[] = { { "image", "16" }, { "patch", "4" },
+    { "layers", "2" }, { "hidden", "16" }, { "heads", "2" },
+    { "mlp", "32" }, { "classes", "5" }, { "attention", "flash" } };
+  static const ooc_kv llama[] = { { "layers", "2" }, { "hidden", "16" },
+    { "heads", "4" }, { "kv_heads", "2" }, { "ffn", "24" }, { "seq", "8" },
+    { "vocab", "20" }, { "attention", "eager" } };
+  static const struct { const char *name; const ooc_kv *sets; int n; }
+      nets[] = { { "gpt2", gpt, 6 }, { "bert_large", bert, 6 },
+                 { "vit_b16", vit, 8 }, { "llama2_7b", llama, 8 },
+                 { "llama2_7b", llama, 7 } /* flash, its default */ };
+  size_t k;
+
+  for (k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+    ooc_model_opts mo = { .batch = 2, .sets = nets[k].sets,
+                          .n_sets = nets[k].n };
+    ooc_model *m;
+    ooc_err err = { 0 };
+    fx f;
+    int rc = ooc_model_load(nets[k].name, &mo, &m, &err);
+    ck_assert_msg(rc == OOC_OK, "%s: %s", nets[k].name, err.msg);
+    fx_open_model(&f, m);
+    check_gradient(&f);
+    fx_close(&f);
+  }
+}
+END_TEST
+
 static Suite *
 executor_suite(void)
 {
@@ -1198,6 +1238,7 @@ executor_suite(void)
   if (on_cpu) {
     tcase_add_test(tc, gradient_optimizers);
     tcase_add_test(tc, gradient_gpt2);
+    tcase_add_test(tc, gradient_transformers);
   }
   suite_add_tcase(s, tc);
   tc = tcase_create("options");

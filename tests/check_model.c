@@ -574,7 +574,9 @@ START_TEST(test_needs)
     { "c3", OOC_NEED_INPUT }, { "emb", OOC_NEED_INPUT },
     { "ln", OOC_NEED_INPUT }, { "qkv", OOC_NEED_INPUT },
     { "att", OOC_NEED_INPUT }, { "mm", OOC_NEED_INPUT },
-    { "gelu", OOC_NEED_INPUT },
+    { "gelu", OOC_NEED_INPUT }, { "rms", OOC_NEED_INPUT },
+    { "rope", OOC_NEED_NONE }, { "swi", OOC_NEED_INPUT },
+    { "tok", OOC_NEED_NONE }, { "sl", OOC_NEED_NONE },
   };
   ooc_model *m[3];
   size_t i;
@@ -616,7 +618,14 @@ START_TEST(test_needs)
       "{\"name\":\"att\",\"op\":\"attention\",\"heads\":2},"
       "{\"name\":\"mm\",\"op\":\"matmul\",\"in\":[\"att\",\"ln\"],"
       "\"transpose_b\":true},"
-      "{\"name\":\"gelu\",\"op\":\"gelu\"}]}", 2);
+      "{\"name\":\"gelu\",\"op\":\"gelu\"},"
+      "{\"name\":\"rms\",\"op\":\"rmsnorm\",\"in\":\"ln\"},"
+      "{\"name\":\"rope\",\"op\":\"rope\",\"head_dim\":4,"
+      "\"rotate\":32,\"in\":\"qkv\"},"
+      "{\"name\":\"swi\",\"op\":\"swiglu\",\"in\":\"qkv\"},"
+      "{\"name\":\"tok\",\"op\":\"tokens\",\"positions\":9,"
+      "\"in\":\"ln\"},"
+      "{\"name\":\"sl\",\"op\":\"slice\",\"start\":2,\"length\":3}]}", 2);
   for (i = 0; i < sizeof want / sizeof want[0]; i++) {
     const ooc_layer *l = NULL;
     for (k = 0; k < 3 && l == NULL; k++) {
@@ -1097,6 +1106,94 @@ START_TEST(test_flash_attention)
 }
 END_TEST
 
+/* The transformer zoo's ops by hand, batch 2, S = 8:
+ * - embedding vocab 10, 8 positions, 2 types, width 16: (10+8+2) x 16 =
+ *   320 parameters; two adds per element (position, type): 2 x 8 x 16;
+ * - rmsnorm [8,16]: 16 weights, an fp32 1/rms per row: 8 x 4 B x 2;
+ *   4 / 6 / 2 FLOPs per element forward / data / weight;
+ * - grouped-query attention, 4 heads on 2 kv heads of width 4: the packed
+ *   input is 16 + 2 x 8 = 32 wide; forward 4 S^2 H + 5 heads S^2 =
+ *   4096 + 1280 = 5376;
+ * - rope over the 24 columns of q and k in slices of 4: 3 x 8 x 24;
+ * - swiglu of 24 columns: [8,12], 5 / 10 FLOPs per output element;
+ * - tokens: a class token and 9 positions on [8,16]: (1+9) x 16
+ *   parameters, [9,16]; slice row 0: [1,16]. */
+START_TEST(test_transformer_ops)
+{
+  static const char *const fmt =
+      "{\"name\":\"t\",\"input\":[8],\"layers\":["
+      "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":10,\"out\":16,"
+      "\"positions\":8,\"types\":2},"
+      "{\"name\":\"n\",\"op\":\"rmsnorm\"},"
+      "{\"name\":\"qkv\",\"op\":\"linear\",\"out\":32,\"bias\":false},"
+      "{\"name\":\"r\",\"op\":\"rope\",\"head_dim\":%s,\"rotate\":%s},"
+      "{\"name\":\"a\",\"op\":\"attention\",\"heads\":4,\"kv_heads\":%s},"
+      "{\"name\":\"up\",\"op\":\"linear\",\"out\":24,\"in\":\"n\"},"
+      "{\"name\":\"sw\",\"op\":\"swiglu\"},"
+      "{\"name\":\"tk\",\"op\":\"tokens\",\"positions\":%s,\"in\":\"n\"},"
+      "{\"name\":\"sl\",\"op\":\"slice\",\"length\":%s}]}";
+  char json[1024];
+  ooc_model *m;
+  const ooc_layer *l;
+
+  snprintf(json, sizeof json, fmt, "4", "24", "2", "9", "1");
+  m = load_str(json, 2);
+  l = layer(m, "e");
+  ck_assert_uint_eq(l->params, 320);
+  ck_assert_double_eq(l->fwd_flops, 2 * 2 * 8 * 16);
+  l = layer(m, "n");
+  ck_assert_uint_eq(l->params, 16);
+  ck_assert_uint_eq(l->saved_bytes, 8 * 4 * 2);
+  ck_assert_double_eq(l->fwd_flops, 2 * 4 * 128);
+  ck_assert_double_eq(l->bwd_data_flops, 2 * 6 * 128);
+  ck_assert_double_eq(l->bwd_weight_flops, 2 * 2 * 128);
+  ck_assert_uint_eq(l->needs, OOC_NEED_INPUT);
+  l = layer(m, "r");
+  shape_is(l, 2, 8, 32, 0);
+  ck_assert_double_eq(l->fwd_flops, 2 * 3 * 8 * 24);
+  ck_assert_uint_eq(l->needs, OOC_NEED_NONE);
+  l = layer(m, "a");
+  shape_is(l, 2, 8, 16, 0);
+  ck_assert_double_eq(l->fwd_flops, 2 * 5376);
+  ck_assert_uint_eq(l->saved_bytes, 4 * 8 * 8 * 4 * 2);
+  l = layer(m, "sw");
+  shape_is(l, 2, 8, 12, 0);
+  ck_assert_double_eq(l->fwd_flops, 2 * 5 * 96);
+  ck_assert_double_eq(l->bwd_data_flops, 2 * 10 * 96);
+  l = layer(m, "tk");
+  shape_is(l, 2, 9, 16, 0);
+  ck_assert_uint_eq(l->params, 160);
+  l = layer(m, "sl");
+  shape_is(l, 2, 1, 16, 0);
+  ck_assert_uint_eq(m->total_params, 320 + 16 + 16 * 32 + 16 * 24 + 24 +
+                                         160);
+  ooc_model_free(m);
+
+  snprintf(json, sizeof json, fmt, "3", "24", "2", "9", "1");
+  bad_str(json, OOC_EINVAL, "layer 'r': head_dim: 3 must be even and "
+          "divide the 24 rotated columns");
+  snprintf(json, sizeof json, fmt, "4", "40", "2", "9", "1");
+  bad_str(json, OOC_EINVAL, "layer 'r': rotate: 40 is more than the "
+          "input's 32 columns");
+  snprintf(json, sizeof json, fmt, "4", "24", "3", "9", "1");
+  bad_str(json, OOC_EINVAL, "layer 'a': kv_heads: 3 does not divide heads "
+          "4");
+  snprintf(json, sizeof json, fmt, "4", "24", "1", "9", "1");
+  bad_str(json, OOC_EINVAL, "layer 'a': in: packed q,k,v width 32 is not "
+          "H + 2 x 1 x H / 4 for any H");
+  snprintf(json, sizeof json, fmt, "4", "24", "2", "8", "1");
+  bad_str(json, OOC_EINVAL, "layer 'tk': positions: 8 is less than the 9 "
+          "rows with the prepended tokens");
+  snprintf(json, sizeof json, fmt, "4", "24", "2", "9", "10");
+  bad_str(json, OOC_EINVAL, "layer 'sl': length: rows 0 to 9 are past the "
+          "input's 9");
+  bad_str("{\"name\":\"t\",\"input\":[8,5],\"layers\":["
+          "{\"name\":\"sw\",\"op\":\"swiglu\"}]}", OOC_EINVAL,
+          "layer 'sw': in: the last dim 5 is odd (it packs the gate and the "
+          "up projection)");
+}
+END_TEST
+
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
@@ -1368,6 +1465,7 @@ model_suite(void)
   tcase_add_test(t, test_framework_ops);
   tcase_add_test(t, test_in_generators);
   tcase_add_test(t, test_flash_attention);
+  tcase_add_test(t, test_transformer_ops);
   tcase_add_test(t, test_aliases);
   tcase_add_test(t, test_signature);
   tcase_add_test(t, test_op_table);

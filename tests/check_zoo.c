@@ -140,6 +140,12 @@ static const struct ref_params exact_refs[] = {
   { "resnet152", 60192808 },    /* torchvision resnet152 */
   { "densenet121", 7978856 },   /* torchvision densenet121 */
   { "gpt2", 124439808 },        /* Hugging Face gpt2 (124M, tied head) */
+  { "gpt2_medium", 354823168 }, /* Hugging Face gpt2-medium (tied head) */
+  { "gpt2_xl", 1557611200 },    /* Hugging Face gpt2-xl (tied head) */
+  { "bert_large", 335174458 },  /* Hugging Face bert-large-uncased
+                                   BertForMaskedLM */
+  { "vit_b16", 86567656 },      /* torchvision vit_b_16 */
+  { "llama2_7b", 6738415616 },  /* Hugging Face meta-llama/Llama-2-7b-hf */
 };
 
 START_TEST(test_params_exact)
@@ -260,6 +266,101 @@ START_TEST(test_gpt2_flops)
   ck_assert(m->fwd_flops >= gemm_flops(m) + 12 * 4 * s * s * h);
   ck_assert(m->fwd_flops <= 1.2 * (gemm_flops(m) + 12 * 4 * s * s * h));
   ooc_model_free(m);
+}
+END_TEST
+
+/* The transformer zoo's forward FLOPs against published counts:
+ * - llama2_7b: 2 x the linear layers' parameters per token (Kaplan et
+ *   al. 2020, Table 1): 2 x (32 x (4 x 4096^2 + 3 x 4096 x 11008) +
+ *   4096 x 32000) = 13,212,155,904 per token, x 4096 tokens; the
+ *   attention core adds 4 S^2 H per layer (QK^T, PV);
+ * - bert_large: 2 x (24 x 12 H^2 + H^2 (MLM dense) + H x vocab) per
+ *   token at H = 1024, x 512 (biases add 0.1%);
+ * - vit_b16: torchvision's 17.56 GFLOPS counts multiply-adds of the
+ *   convolution, the linear layers and the attention matmuls: 2 x that
+ *   within 0.5% of ours for those three;
+ * - gpt2_xl: as gpt2, 2 x 1024 x (48 x 12 x 1600^2 + 1600 x 50257). */
+START_TEST(test_transformer_zoo_flops)
+{
+  ooc_model *m = load("llama2_7b");
+  double s = 4096, h = 4096, att = 0;
+  int i;
+  assert_near("llama2_7b GEMM FLOPs", gemm_flops(m),
+              13212155904.0 * 4096, 0.005);
+  for (i = 0; i < m->n_layers; i++)
+    if (m->layers[i].op == OOC_OPK_ATTENTION)
+      att += m->layers[i].fwd_flops;
+  ck_assert(att >= 32 * 4 * s * s * h);
+  ck_assert(att <= 1.01 * 32 * 4 * s * s * h);
+  ck_assert_int_eq(layer(m, "l0_attn")->a.flash, 1);   /* flash default */
+  assert_shape(layer(m, "l0_swiglu"), 2, (const int64_t[]){ 4096, 11008 });
+  ooc_model_free(m);
+
+  m = load("bert_large");
+  assert_near("bert_large GEMM FLOPs", gemm_flops(m),
+              2.0 * 512 * (24 * 12 * 1024.0 * 1024 + 1024.0 * 1024 +
+                           1024.0 * 30522), 0.005);
+  ooc_model_free(m);
+
+  m = load("vit_b16");
+  att = 0;
+  for (i = 0; i < m->n_layers; i++)
+    if (m->layers[i].op == OOC_OPK_ATTENTION)
+      att += 4.0 * 197 * 197 * 768;      /* its matmuls, not the softmax */
+  assert_near("vit_b16 FLOPs", gemm_flops(m) + att, 2 * 17.56e9, 0.005);
+  assert_shape(layer(m, "cls_pos"), 2, (const int64_t[]){ 197, 768 });
+  ooc_model_free(m);
+
+  m = load("gpt2_xl");
+  assert_near("gpt2_xl GEMM FLOPs", gemm_flops(m),
+              2.0 * 1024 * (48 * 12 * 1600.0 * 1600 + 1600.0 * 50257), 0.005);
+  ooc_model_free(m);
+}
+END_TEST
+
+/* Every transformer of the zoo takes --set attention=eager|flash: flash
+ * keeps 4 B per row and head where eager keeps the softmax. Llama 2 with
+ * grouped-query attention (kv_heads 8, as the 70B model has) packs fewer
+ * key/value columns: 4096 + 2 x 8 x 128 = 6144, and has 4096 x 3072 x 2
+ * fewer parameters per layer. */
+START_TEST(test_transformer_zoo_attention)
+{
+  static const char *const names[] = { "gpt2", "gpt2_medium", "gpt2_xl",
+                                       "bert_large", "vit_b16",
+                                       "llama2_7b" };
+  ooc_kv eager = { .key = "attention", .value = "eager" },
+         flash = { .key = "attention", .value = "flash" },
+         gqa = { .key = "kv_heads", .value = "8" };
+  size_t i;
+  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    ooc_model *a = load_set(names[i], &eager, 1);
+    ooc_model *b = load_set(names[i], &flash, 1);
+    int j, n = 0;
+    for (j = 0; j < a->n_layers; j++)
+      if (a->layers[j].op == OOC_OPK_ATTENTION) {
+        const ooc_layer *la = &a->layers[j], *lb = &b->layers[j];
+        int64_t rows = lb->out.d[0];
+        ck_assert_int_eq(la->a.flash, 0);
+        ck_assert_int_eq(lb->a.flash, 1);
+        ck_assert_uint_eq(la->saved_bytes,
+                          (uint64_t)(la->a.heads * rows * rows * 4));
+        ck_assert_uint_eq(lb->saved_bytes, (uint64_t)(lb->a.heads * rows * 4));
+        n++;
+      }
+    ck_assert_msg(n > 0, "%s has no attention", names[i]);
+    ck_assert_uint_eq(a->total_params, b->total_params);
+    ck_assert(b->activation_bytes < a->activation_bytes);
+    ooc_model_free(a);
+    ooc_model_free(b);
+  }
+  {
+    ooc_model *m = load_set("llama2_7b", &gqa, 1);
+    assert_shape(layer(m, "l0_qkv"), 2, (const int64_t[]){ 4096, 6144 });
+    ck_assert_int_eq(layer(m, "l0_attn")->a.kv_heads, 8);
+    ck_assert_uint_eq(m->total_params,
+                      6738415616ULL - 32ULL * 4096 * 3072 * 2);
+    ooc_model_free(m);
+  }
 }
 END_TEST
 
@@ -460,7 +561,8 @@ START_TEST(test_every_model_loads)
   static const char *const all[] = {
     "alexnet", "vgg16", "resnet50", "resnet101", "resnet152", "resnet",
     "densenet121", "inception_v4", "unet", "deeplabv3plus", "resnext101_3d",
-    "gpt2", "alexnet_caffe",
+    "gpt2", "alexnet_caffe", "gpt2_medium", "gpt2_xl", "bert_large",
+    "vit_b16", "llama2_7b",
   };
   char **names = NULL;
   int n = 0, i;
@@ -502,6 +604,8 @@ zoo_suite(void)
                       (int)(sizeof flop_refs / sizeof flop_refs[0]));
   tcase_add_test(tc, test_total_flops);
   tcase_add_test(tc, test_gpt2_flops);
+  tcase_add_test(tc, test_transformer_zoo_flops);
+  tcase_add_test(tc, test_transformer_zoo_attention);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("parametric");
