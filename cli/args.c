@@ -39,6 +39,12 @@ const ooc_cli_option ooc_cli_options[] = {
     "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
   { "set", 0, OOC_OPT_SET, "K=V", MODELCMDS | OOC_CMD_SWEEP,
     "override a model parameter, e.g. depth=1001\n(repeatable)" },
+  { "set", 0, OOC_OPT_SET, "K=V", OOC_CMD_IMPORT,
+    "the size of a named (dynamic) input dim, e.g.\nseq=512 (repeatable)" },
+  { "name", 0, OOC_OPT_NAME, "NAME", OOC_CMD_IMPORT,
+    "the model's name (default: the file's stem)" },
+  { "no-loss", 0, OOC_OPT_NOLOSS, NULL, OOC_CMD_IMPORT,
+    "keep the graph as it is (default: a softmax_ce loss\non its output, a final Softmax becoming it)" },
   { "dtype", 0, OOC_OPT_DTYPE, "D", MODELCMDS,
     "fp32, fp16 or bf16 (default: the model's)" },
   { "dtype", 0, OOC_OPT_DTYPE, "LIST", OOC_CMD_SWEEP,
@@ -176,6 +182,8 @@ const ooc_cli_option ooc_cli_options[] = {
     "the calibrated profile to write" },
   { "output", 'o', OOC_OPT_OUTPUT, "OUT", OOC_CMD_PLOT,
     "the image to write: OUT.png or OUT.svg" },
+  { "output", 'o', OOC_OPT_OUTPUT, "MODEL.json", OOC_CMD_IMPORT,
+    "the model file to write (default: standard output)" },
   { NULL, 0, 0, NULL, 0, NULL }
 };
 
@@ -494,6 +502,14 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     return OOC_OK;
   case OOC_OPT_NOALGOS:
     a->no_algorithms = 1;
+    return OOC_OK;
+  case OOC_OPT_NAME:
+    if (*arg == '\0')
+      return ooc_err_set(err, OOC_EINVAL, "--name: empty name");
+    a->name = arg;
+    return OOC_OK;
+  case OOC_OPT_NOLOSS:
+    a->no_loss = 1;
     return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "internal: unhandled option %d", c);

@@ -43,7 +43,8 @@ enum {
   OOC_CMD_EXEC      = 1u << 10,
   OOC_CMD_VALIDATE  = 1u << 11,
   OOC_CMD_EXPLAIN   = 1u << 12,
-  OOC_CMD_CALIBRATE = 1u << 13
+  OOC_CMD_CALIBRATE = 1u << 13,
+  OOC_CMD_IMPORT    = 1u << 14
 };
 
 /* What getopt_long returns for each option: the short letter when there
@@ -58,7 +59,8 @@ enum {
   OOC_OPT_MAXBATCH, OOC_OPT_FRESH, OOC_OPT_BATCHES, OOC_OPT_NOMAXBATCH,
   OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP,
   OOC_OPT_BACKEND, OOC_OPT_WARMUP, OOC_OPT_THREADS, OOC_OPT_LINK,
-  OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT, OOC_OPT_NOALGOS
+  OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT, OOC_OPT_NOALGOS,
+  OOC_OPT_NAME, OOC_OPT_NOLOSS
 };
 
 /* One row of the option table (cli/args.c), from which both getopt_long's
@@ -149,6 +151,8 @@ typedef struct ooc_cli_args {
   const char *base;           /* --base PROFILE (calibrate) */
   int repeat;                 /* --repeat (calibrate; 0: not given) */
   int no_algorithms;          /* --no-algorithms (calibrate) */
+  const char *name;           /* --name (import) */
+  int no_loss;                /* --no-loss (import) */
   int help;                   /* --help / -h seen (parsing stops there) */
   const char *pos[OOC_CLI_MAX_POS]; int n_pos;
   char **owned; int n_owned;  /* owned copies of the K=V arguments */

@@ -23,6 +23,7 @@ int ooc_cmd_exec(int argc, char **argv);
 int ooc_cmd_validate(int argc, char **argv);
 int ooc_cmd_explain(int argc, char **argv);
 int ooc_cmd_calibrate(int argc, char **argv);
+int ooc_cmd_import(int argc, char **argv);
 
 /* The hint under an infeasible simulate or compare result: "smallest
  * budget that fits: X with planner P" over the n planners ts (NULL: every

@@ -18,6 +18,7 @@ static const struct command commands[] = {
   { "list", ooc_cmd_list,
     "list models, hardware profiles, planners or allocators" },
   { "info", ooc_cmd_info, "per-layer table and totals of a model" },
+  { "import", ooc_cmd_import, "turn an ONNX model into an oocsim model" },
   { "plan", ooc_cmd_plan, "run a planner and write its program (plan.json)" },
   { "simulate", ooc_cmd_simulate, "predict time and memory of a plan" },
   { "compare", ooc_cmd_compare, "compare planners on one scenario" },

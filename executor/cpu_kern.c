@@ -571,6 +571,48 @@ slice(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   }
 }
 
+/* Softmax over the last dim; the backward reads the output. */
+static void
+softmax(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+{
+  const ooc_layer *l = layer_of(st, k);
+  int64_t C = l->out.d[l->out.ndim - 1],
+          rows = ooc_shape_elems(&l->out) / C * st->m->batch, r, c;
+  const float *y = ptr[k->out];
+
+  if (!bwd) {
+    const float *x = ptr[k->in[0]];
+    float *o = ptr[k->out];
+    for (r = 0; r < rows; r++) {
+      float mx = x[r * C];
+      double sum = 0;
+      for (c = 1; c < C; c++)
+        if (x[r * C + c] > mx)
+          mx = x[r * C + c];
+      for (c = 0; c < C; c++) {
+        o[r * C + c] = expf(x[r * C + c] - mx);
+        sum += o[r * C + c];
+      }
+      for (c = 0; c < C; c++)
+        o[r * C + c] = (float)(o[r * C + c] / sum);
+    }
+    return;
+  }
+  if (k->din[0] >= 0) {
+    const float *dy = ptr[k->dout];
+    float *dx = ptr[k->din[0]];
+    for (r = 0; r < rows; r++) {
+      double dot = 0;
+      for (c = 0; c < C; c++)
+        dot += (double)dy[r * C + c] * y[r * C + c];
+      for (c = 0; c < C; c++) {
+        float v = y[r * C + c] * (dy[r * C + c] - (float)dot);
+        dx[r * C + c] = k->din_acc[0] ? dx[r * C + c] + v : v;
+      }
+    }
+  }
+}
+
 /* --- the optimizer step --------------------------------------------------- */
 
 #define LR_SGD 0.01f
@@ -641,7 +683,7 @@ cpu_kern_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
     }
     return OOC_OK;
   case OOC_OPK_RMSNORM: case OOC_OPK_ROPE: case OOC_OPK_SWIGLU:
-  case OOC_OPK_TOKENS: case OOC_OPK_SLICE:
+  case OOC_OPK_TOKENS: case OOC_OPK_SLICE: case OOC_OPK_SOFTMAX:
     return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "cpu: layer %d '%s': op %s has no "
@@ -686,6 +728,9 @@ cpu_kern_run(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
     return OOC_OK;
   case OOC_OPK_SLICE:
     slice(st, k, ptr, bwd);
+    return OOC_OK;
+  case OOC_OPK_SOFTMAX:
+    softmax(st, k, ptr, bwd);
     return OOC_OK;
   default:
     return ooc_err_set(err, OOC_EINVAL, "cpu: op %s has no kernel",

@@ -1319,8 +1319,8 @@ cu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
     rc = unsupported(s, k, "the cuda backend has no kernel for this op yet "
                      "(it needs one of its own: upsample, gelu, dropout, "
                      "embedding, attention, layernorm, rmsnorm, rope, "
-                     "swiglu, tokens and slice have none in cuDNN's "
-                     "legacy API or cuBLAS)", err);
+                     "swiglu, tokens, slice and softmax have none in "
+                     "cuDNN's legacy API or cuBLAS)", err);
     break;
   }
   if (rc == OOC_OK && k->algo != OOC_ALGO_DEFAULT && !ooc_algo_has_choice(

@@ -68,6 +68,7 @@ typedef enum {
   OOC_OPK_SWIGLU,     /* silu(first half) x second half */
   OOC_OPK_TOKENS,     /* prepend learned tokens, add learned positions */
   OOC_OPK_SLICE,      /* rows [start, start + length) of the first dim */
+  OOC_OPK_SOFTMAX,    /* softmax over the last dim (an imported graph's) */
   OOC_OPK_COUNT
 } ooc_op_kind;
 

@@ -790,6 +790,16 @@ gelu_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   return unary_eltwise(l, in, err, 8, 12, OOC_NEED_INPUT);
 }
 
+/* Softmax over the last dim, as an imported graph computes attention
+ * scores: exp, sum, divide (5 per element, attention's count); the
+ * backward y (dy - sum(dy y)) reads the output (4 per element). */
+static int
+softmax_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
+              int64_t batch, ooc_dtype dt, ooc_err *err)
+{
+  return unary_eltwise(l, in, err, 5, 4, OOC_NEED_OUTPUT);
+}
+
 static int
 dropout_infer(ooc_layer *l, const ooc_shape *const *in, int n_in,
               int64_t batch, ooc_dtype dt, ooc_err *err)
@@ -1047,6 +1057,7 @@ static const ooc_op_type op_table[OOC_OPK_COUNT] = {
   OP(SWIGLU, "swiglu", ELTWISE, 1, 1, "", "", swiglu_infer),
   OP(TOKENS, "tokens", OTHER, 1, 1, "prepend positions", "", tokens_infer),
   OP(SLICE, "slice", ELTWISE, 1, 1, "start length", "length", slice_infer),
+  OP(SOFTMAX, "softmax", ELTWISE, 1, 1, "", "", softmax_infer),
 };
 
 #undef OP

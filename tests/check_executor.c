@@ -1186,8 +1186,44 @@ START_TEST(gradient_transformers)
       nets[] = { { "gpt2", gpt, 6 }, { "bert_large", bert, 6 },
                  { "vit_b16", vit, 8 }, { "llama2_7b", llama, 8 },
                  { "llama2_7b", llama, 7 } /* flash, its default */ };
+  /* An imported graph's attention, written out: scores, softmax,
+   * weighted values; no layer with parameters after the softmax, so that
+   * its backward decides a's gradient whole. */
+  static const char *softmax_net =
+    "{ \"name\": \"sm\", \"input\": [6, 8], \"layers\": ["
+    "  { \"name\": \"a\", \"op\": \"linear\", \"out\": 8 },"
+    "  { \"name\": \"b\", \"op\": \"linear\", \"out\": 8, \"in\": \"input\" },"
+    "  { \"name\": \"s\", \"op\": \"matmul\", \"in\": [\"a\", \"b\"],"
+    "    \"transpose_b\": true },"
+    "  { \"name\": \"p\", \"op\": \"softmax\" },"
+    "  { \"name\": \"o\", \"op\": \"matmul\", \"in\": [\"p\", \"b\"] },"
+    "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+  /* And one each for the other new kernels, with the loss right after
+   * them (the linear layer before gets its gradient through them only). */
+  static const char *swiglu_net =
+    "{ \"name\": \"sw\", \"input\": [6, 8], \"layers\": ["
+    "  { \"name\": \"a\", \"op\": \"linear\", \"out\": 16 },"
+    "  { \"name\": \"g\", \"op\": \"swiglu\" },"
+    "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+  static const char *norm_net =
+    "{ \"name\": \"nr\", \"input\": [6, 8], \"layers\": ["
+    "  { \"name\": \"a\", \"op\": \"linear\", \"out\": 8 },"
+    "  { \"name\": \"n\", \"op\": \"rmsnorm\" },"
+    "  { \"name\": \"r\", \"op\": \"rope\", \"head_dim\": 4,"
+    "    \"rotate\": 4 },"
+    "  { \"name\": \"t\", \"op\": \"tokens\", \"positions\": 7 },"
+    "  { \"name\": \"s\", \"op\": \"slice\", \"start\": 1,"
+    "    \"length\": 5 },"
+    "  { \"name\": \"loss\", \"op\": \"softmax_ce\" } ] }";
+  const char *const small[] = { softmax_net, swiglu_net, norm_net };
   size_t k;
 
+  for (k = 0; k < sizeof small / sizeof small[0]; k++) {
+    fx f0;
+    fx_open(&f0, small[k], 3);
+    check_gradient(&f0);
+    fx_close(&f0);
+  }
   for (k = 0; k < sizeof nets / sizeof nets[0]; k++) {
     ooc_model_opts mo = { .batch = 2, .sets = nets[k].sets,
                           .n_sets = nets[k].n };

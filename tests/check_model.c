@@ -577,6 +577,7 @@ START_TEST(test_needs)
     { "gelu", OOC_NEED_INPUT }, { "rms", OOC_NEED_INPUT },
     { "rope", OOC_NEED_NONE }, { "swi", OOC_NEED_INPUT },
     { "tok", OOC_NEED_NONE }, { "sl", OOC_NEED_NONE },
+    { "sm", OOC_NEED_OUTPUT },
   };
   ooc_model *m[3];
   size_t i;
@@ -625,7 +626,8 @@ START_TEST(test_needs)
       "{\"name\":\"swi\",\"op\":\"swiglu\",\"in\":\"qkv\"},"
       "{\"name\":\"tok\",\"op\":\"tokens\",\"positions\":9,"
       "\"in\":\"ln\"},"
-      "{\"name\":\"sl\",\"op\":\"slice\",\"start\":2,\"length\":3}]}", 2);
+      "{\"name\":\"sl\",\"op\":\"slice\",\"start\":2,\"length\":3},"
+      "{\"name\":\"sm\",\"op\":\"softmax\",\"in\":\"qkv\"}]}", 2);
   for (i = 0; i < sizeof want / sizeof want[0]; i++) {
     const ooc_layer *l = NULL;
     for (k = 0; k < 3 && l == NULL; k++) {

@@ -7,7 +7,7 @@
 # (cli/args.c); this checks what a user sees.
 . "$top_srcdir/tests/lib.sh"
 
-cmds="list info plan simulate compare maxbatch minbudget sweep plot report exec validate explain calibrate"
+cmds="list info plan simulate compare maxbatch minbudget sweep plot report exec validate explain calibrate import"
 : >"$TMP/all"
 for c in $cmds; do
   "$OOCSIM" $c --help >"$TMP/help-$c" 2>&1 || not_ok "$c --help exits 0"

@@ -1,0 +1,1226 @@
+/* ir/onnx_import.c — ONNX model -> oocsim model JSON (see onnx_import.h).
+ *
+ * The ONNX format: ir/onnx.proto (the subset read), after the ONNX
+ * specification's onnx.proto and its operator documentation (opset 7-21
+ * for the ops below; attributes read: Conv/ConvTranspose kernel_shape,
+ * strides, pads, dilations, group, auto_pad, output_padding; pools the
+ * same and ceil_mode; Gemm transA/transB; Concat, Softmax, Flatten,
+ * LayerNormalization axis; Transpose perm; LeakyRelu alpha; Dropout
+ * ratio).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/onnx_import.h"
+#include "base/util.h"
+
+#ifndef HAVE_ONNX
+
+int
+ooc_onnx_available(void)
+{
+  return 0;
+}
+
+int
+ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
+                ooc_onnx_report *rep, ooc_err *err)
+{
+  *out = NULL;
+  return ooc_err_set(err, OOC_EINVAL, "%s: this oocsim was built without "
+                     "ONNX import (configure found no protobuf-c: install "
+                     "libprotobuf-c-dev and protobuf-c-compiler, then "
+                     "configure and build again)", path);
+}
+
+#else
+
+#include "ir/onnx.pb-c.h"
+
+typedef OocsimOnnx__ModelProto Model;
+typedef OocsimOnnx__GraphProto Graph;
+typedef OocsimOnnx__NodeProto Node;
+typedef OocsimOnnx__TensorProto Tensor;
+typedef OocsimOnnx__AttributeProto Attr;
+
+/* ONNX TensorProto.DataType values read here. */
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_FLOAT16 = 10,
+       DT_BFLOAT16 = 16 };
+
+/* What an ONNX value name stands for: an emitted layer (possibly through
+ * folded nodes), or a constant (an initialiser or a Constant node). */
+typedef struct val {
+  const char *onnx;        /* borrowed from the parsed model */
+  const Tensor *t;         /* a constant; NULL for a layer */
+  int layer;               /* index into the layers array */
+  int linear_nobias;       /* a linear layer without bias whose output it
+                              is (an Add of a 1-D constant fuses into it) */
+} val;
+
+typedef struct imp {
+  const char *path;
+  const ooc_onnx_opts *o;
+  ooc_onnx_report *rep;
+  ooc_err *err;
+  Model *m;
+  cJSON *root, *layers;
+  val *v;
+  int n_v, cap_v;
+  char **names;            /* emitted layer names (owned) */
+  int n_names, cap_names;
+  ooc_model *cache;        /* the layers so far, loaded (layer_shape) */
+  int cache_n;
+} imp;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int
+nomem(imp *I)
+{
+  return ooc_err_set(I->err, OOC_ENOMEM, "%s: out of memory", I->path);
+}
+
+static int
+grow(void **p, int *cap, int need, size_t sz)
+{
+  if (need <= *cap)
+    return 0;
+  {
+    int c = *cap ? 2 * *cap : 64;
+    void *q;
+    while (c < need)
+      c *= 2;
+    q = realloc(*p, (size_t)c * sz);
+    if (q == NULL)
+      return -1;
+    *p = q;
+    *cap = c;
+  }
+  return 0;
+}
+
+static const char *
+node_label(const Node *n, char *buf, size_t len)
+{
+  snprintf(buf, len, "node '%.40s' (%.24s)",
+           n->name && n->name[0] ? n->name
+           : n->n_output > 0 ? n->output[0] : "?",
+           n->op_type ? n->op_type : "?");
+  return buf;
+}
+
+static int
+node_err(imp *I, const Node *n, const char *fmt, const char *what)
+{
+  char b[96];
+  return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s%s", I->path,
+                     node_label(n, b, sizeof b), fmt, what ? what : "");
+}
+
+static val *
+lookup(imp *I, const char *name)
+{
+  int i;
+  for (i = I->n_v - 1; i >= 0; i--)
+    if (strcmp(I->v[i].onnx, name) == 0)
+      return &I->v[i];
+  return NULL;
+}
+
+static int
+bind(imp *I, const char *onnx, const Tensor *t, int layer, int nobias)
+{
+  if (grow((void **)&I->v, &I->cap_v, I->n_v + 1, sizeof *I->v))
+    return nomem(I);
+  I->v[I->n_v++] = (val){ .onnx = onnx, .t = t, .layer = layer,
+                          .linear_nobias = nobias };
+  return OOC_OK;
+}
+
+static const Attr *
+attr(const Node *n, const char *name)
+{
+  size_t i;
+  for (i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+      return n->attribute[i];
+  return NULL;
+}
+
+static int64_t
+attr_i(const Node *n, const char *name, int64_t dflt)
+{
+  const Attr *a = attr(n, name);
+  return a && a->has_i ? a->i : dflt;
+}
+
+static double
+attr_f(const Node *n, const char *name, double dflt)
+{
+  const Attr *a = attr(n, name);
+  return a && a->has_f ? a->f : dflt;
+}
+
+/* The string attribute, or dflt; at most len - 1 bytes. */
+static const char *
+attr_s(const Node *n, const char *name, const char *dflt, char *buf,
+       size_t len)
+{
+  const Attr *a = attr(n, name);
+  size_t k;
+  if (a == NULL || !a->has_s)
+    return dflt;
+  k = a->s.len < len - 1 ? a->s.len : len - 1;
+  memcpy(buf, a->s.data, k);
+  buf[k] = '\0';
+  return buf;
+}
+
+static int64_t
+numel(const Tensor *t)
+{
+  int64_t e = 1;
+  size_t i;
+  for (i = 0; i < t->n_dims; i++)
+    e *= t->dims[i];
+  return e;
+}
+
+/* The int64 values of a constant tensor (raw or typed data), at most cap;
+ * -1 when it holds none readable. */
+static int
+const_ints(const Tensor *t, int64_t *out, int cap)
+{
+  int64_t n = numel(t), i;
+  if (n > cap)
+    return -1;
+  if (t->data_type == DT_INT64 && t->n_int64_data == (size_t)n) {
+    for (i = 0; i < n; i++)
+      out[i] = t->int64_data[i];
+    return (int)n;
+  }
+  if (t->data_type == DT_INT64 && t->has_raw_data &&
+      t->raw_data.len == (size_t)n * 8) {
+    for (i = 0; i < n; i++) {
+      int64_t x = 0;
+      int b;
+      for (b = 7; b >= 0; b--)     /* ONNX raw data is little-endian */
+        x = (int64_t)((uint64_t)x << 8 | t->raw_data.data[i * 8 + b]);
+      out[i] = x;
+    }
+    return (int)n;
+  }
+  return -1;
+}
+
+/* The value of a scalar float constant; -1 when it is not one. */
+static int
+const_float(const Tensor *t, double *out)
+{
+  if (numel(t) != 1 || t->data_type != DT_FLOAT)
+    return -1;
+  if (t->n_float_data == 1) {
+    *out = t->float_data[0];
+    return 0;
+  }
+  if (t->has_raw_data && t->raw_data.len == 4) {
+    uint32_t u = (uint32_t)t->raw_data.data[0] |
+                 (uint32_t)t->raw_data.data[1] << 8 |
+                 (uint32_t)t->raw_data.data[2] << 16 |
+                 (uint32_t)t->raw_data.data[3] << 24;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    *out = f;
+    return 0;
+  }
+  return -1;
+}
+
+/* A layer name from the node's: [A-Za-z0-9_] kept, the rest '_', leading
+ * '_' dropped, unique (a suffix _2, _3, ...), never "input". */
+static int
+layer_name(imp *I, const Node *n, char *out, size_t len)
+{
+  const char *src = n->name && n->name[0] ? n->name
+                    : n->n_output > 0 ? n->output[0] : n->op_type;
+  char base[72];
+  size_t k = 0;
+  int i, suffix = 1, clash;
+
+  for (; *src && k < 60; src++) {
+    char c = isalnum((unsigned char)*src) ? *src : '_';
+    if (c == '_' && (k == 0 || base[k - 1] == '_'))
+      continue;
+    base[k++] = c;
+  }
+  while (k > 0 && base[k - 1] == '_')
+    k--;
+  base[k] = '\0';
+  if (k == 0 || strcmp(base, "input") == 0 || strcmp(base, "loss") == 0)
+    snprintf(base, sizeof base, "%.32s_%d",
+             n->op_type ? n->op_type : "layer", I->n_names);
+  do {
+    if (suffix == 1)
+      snprintf(out, len, "%s", base);
+    else
+      snprintf(out, len, "%.60s_%d", base, suffix);
+    clash = 0;
+    for (i = 0; i < I->n_names && !clash; i++)
+      clash = strcmp(I->names[i], out) == 0;
+    suffix++;
+  } while (clash);
+  return OOC_OK;
+}
+
+/* Append layer object L (its "op" and attributes set) named after node n,
+ * reading the layers of ins[0..n_in), and bind the node's first output to
+ * it. */
+static int
+emit(imp *I, const Node *n, cJSON *L, const val *const *ins, int n_in,
+     int nobias)
+{
+  char name[96];
+  cJSON *in;
+  int k;
+
+  layer_name(I, n, name, sizeof name);
+  if (grow((void **)&I->names, &I->cap_names, I->n_names + 1,
+           sizeof *I->names) ||
+      (I->names[I->n_names] = strdup(name)) == NULL) {
+    cJSON_Delete(L);
+    return nomem(I);
+  }
+  I->n_names++;
+  if (cJSON_AddStringToObject(L, "name", name) == NULL ||
+      (in = cJSON_AddArrayToObject(L, "in")) == NULL) {
+    cJSON_Delete(L);
+    return nomem(I);
+  }
+  for (k = 0; k < n_in; k++) {
+    cJSON *s = cJSON_CreateString(I->names[ins[k]->layer]);
+    if (s == NULL || !cJSON_AddItemToArray(in, s)) {
+      cJSON_Delete(s);
+      cJSON_Delete(L);
+      return nomem(I);
+    }
+  }
+  /* cJSON moves the name and op first for a readable file. */
+  if (!cJSON_AddItemToArray(I->layers, L)) {
+    cJSON_Delete(L);
+    return nomem(I);
+  }
+  return n->n_output > 0 ? bind(I, n->output[0], NULL, I->n_names - 1,
+                                nobias)
+                         : OOC_OK;
+}
+
+static cJSON *
+layer_obj(const char *op)
+{
+  cJSON *L = cJSON_CreateObject();
+  if (L != NULL && cJSON_AddStringToObject(L, "op", op) == NULL) {
+    cJSON_Delete(L);
+    return NULL;
+  }
+  return L;
+}
+
+static int
+add_ints(cJSON *L, const char *key, const int64_t *v, int n)
+{
+  cJSON *a = cJSON_AddArrayToObject(L, key);
+  int k;
+  if (a == NULL)
+    return -1;
+  for (k = 0; k < n; k++) {
+    cJSON *x = cJSON_CreateNumber((double)v[k]);
+    if (x == NULL || !cJSON_AddItemToArray(a, x)) {
+      cJSON_Delete(x);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The per-sample output shape of emitted layer `layer`: the layers so far
+ * loaded as a model (cached until more are emitted). */
+static int
+layer_shape(imp *I, int layer, ooc_shape *out)
+{
+  if (I->cache == NULL || I->cache_n != I->n_names) {
+    ooc_model_opts mo = { .batch = 1 };
+    ooc_err e = { 0 };
+    char *text = cJSON_PrintUnformatted(I->root);
+    int rc;
+    ooc_model_free(I->cache);
+    I->cache = NULL;
+    if (text == NULL)
+      return nomem(I);
+    rc = ooc_model_load_string(text, I->path, &mo, &I->cache, &e);
+    free(text);
+    if (rc != OOC_OK)
+      return ooc_err_set(I->err, rc, "%s: the layers imported so far do "
+                         "not load: %s", I->path, e.msg);
+    I->cache_n = I->n_names;
+  }
+  {
+    int j = ooc_model_find_layer(I->cache, I->names[layer]);
+    if (j < 0)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: layer '%s' is missing",
+                         I->path, I->names[layer]);
+    *out = I->cache->layers[j].out;
+  }
+  return OOC_OK;
+}
+
+/* The value of input k of node n: a layer or a constant; errors name the
+ * node. */
+static int
+input_of(imp *I, const Node *n, size_t k, val **out)
+{
+  val *x;
+  if (k >= n->n_input || n->input[k] == NULL || n->input[k][0] == '\0')
+    return node_err(I, n, "missing input", NULL);
+  x = lookup(I, n->input[k]);
+  if (x == NULL)
+    return node_err(I, n, "unknown input ", n->input[k]);
+  *out = x;
+  return OOC_OK;
+}
+
+/* ---- the input ------------------------------------------------------------ */
+
+static int
+set_value(imp *I, const char *name, int64_t *v)
+{
+  int k;
+  for (k = I->o->n_sets - 1; k >= 0; k--)
+    if (strcmp(I->o->sets[k].key, name) == 0) {
+      char what[120];
+      snprintf(what, sizeof what, "--set %.60s", name);
+      return ooc_parse_int(I->o->sets[k].value, what, v, I->err);
+    }
+  return OOC_ENOTFOUND;
+}
+
+static int
+load_input(imp *I, const Graph *g)
+{
+  const OocsimOnnx__ValueInfoProto *in = NULL;
+  const OocsimOnnx__TypeProto__Tensor *tt;
+  cJSON *shape;
+  size_t i, j;
+  int n_in = 0, rc;
+
+  for (i = 0; i < g->n_input; i++) {
+    int is_init = 0;
+    for (j = 0; j < g->n_initializer && !is_init; j++)
+      is_init = g->initializer[j]->name &&
+                strcmp(g->initializer[j]->name, g->input[i]->name) == 0;
+    if (!is_init) {
+      in = g->input[i];
+      n_in++;
+    }
+  }
+  if (n_in != 1)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: the graph has %d data "
+                       "inputs; an oocsim model takes one", I->path, n_in);
+  tt = in->type && in->type->value_case ==
+                       OOCSIM_ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+           ? in->type->tensor_type : NULL;
+  if (tt == NULL || tt->shape == NULL || tt->shape->n_dim < 2)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' has no tensor "
+                       "shape of rank 2 or more (batch first)", I->path,
+                       in->name ? in->name : "?");
+  switch (tt->elem_type) {
+  case DT_FLOAT: case DT_INT64: case DT_INT32:
+    break;
+  case DT_FLOAT16:
+    cJSON_AddStringToObject(I->root, "dtype", "fp16");
+    break;
+  case DT_BFLOAT16:
+    cJSON_AddStringToObject(I->root, "dtype", "bf16");
+    break;
+  default:
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' has element "
+                       "type %d (float, float16, bfloat16, int32 or int64 "
+                       "token ids expected)", I->path, in->name,
+                       (int)tt->elem_type);
+  }
+  if ((shape = cJSON_AddArrayToObject(I->root, "input")) == NULL)
+    return nomem(I);
+  for (i = 1; i < tt->shape->n_dim; i++) {
+    const OocsimOnnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    int64_t v = 0;
+    if (d->value_case ==
+        OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        d->dim_value > 0) {
+      v = d->dim_value;
+    } else if (d->value_case ==
+               OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+               d->dim_param && d->dim_param[0]) {
+      rc = set_value(I, d->dim_param, &v);
+      if (rc == OOC_ENOTFOUND)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' dim %zu is "
+                           "'%s', set at run time: give it with --set "
+                           "%s=N", I->path, in->name, i, d->dim_param,
+                           d->dim_param);
+      if (rc != OOC_OK)
+        return rc;
+      if (v < 1)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: --set %s: expected a "
+                           "size of at least 1", I->path, d->dim_param);
+    } else {
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' dim %zu has "
+                         "no size (a dynamic dim with no name)", I->path,
+                         in->name, i);
+    }
+    if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v)))
+      return nomem(I);
+  }
+  if (grow((void **)&I->names, &I->cap_names, 1, sizeof *I->names) ||
+      (I->names[0] = strdup("input")) == NULL)
+    return nomem(I);
+  I->n_names = 1;
+  return bind(I, in->name, NULL, 0, 0);
+}
+
+/* ---- ops ------------------------------------------------------------------ */
+
+/* Spatial attributes of a conv or pool node with nsp spatial dims into L:
+ * kernel (given), stride, pad (symmetric only), dilation. */
+static int
+spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
+        int with_dilation)
+{
+  const Attr *a;
+  int64_t v[3], pad[3] = { 0, 0, 0 };
+  char buf[32];
+  int k;
+  const char *ap = attr_s(n, "auto_pad", "NOTSET", buf, sizeof buf);
+
+  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+    return node_err(I, n, "auto_pad SAME_UPPER/SAME_LOWER (padding by the "
+                    "output size) is not supported: export with explicit "
+                    "pads", NULL);
+  if (add_ints(L, "kernel", kernel, nsp))
+    return nomem(I);
+  a = attr(n, "strides");
+  for (k = 0; k < nsp; k++)
+    v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1;
+  if (add_ints(L, "stride", v, nsp))
+    return nomem(I);
+  a = attr(n, "pads");
+  if (a && strcmp(ap, "NOTSET") == 0) {
+    if (a->n_ints != 2 * (size_t)nsp)
+      return node_err(I, n, "pads: expected begins and ends for each "
+                      "spatial dim", NULL);
+    for (k = 0; k < nsp; k++) {
+      if (a->ints[k] != a->ints[k + nsp])
+        return node_err(I, n, "pads: asymmetric padding (begin and end "
+                        "differ) is not supported", NULL);
+      pad[k] = a->ints[k];
+    }
+  }
+  if (add_ints(L, "pad", pad, nsp))
+    return nomem(I);
+  if (with_dilation) {
+    a = attr(n, "dilations");
+    for (k = 0; k < nsp; k++)
+      v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1;
+    if (add_ints(L, "dilation", v, nsp))
+      return nomem(I);
+  }
+  return OOC_OK;
+}
+
+static int
+conv(imp *I, const Node *n, int transpose)
+{
+  val *x, *w, *b = NULL;
+  const Tensor *W;
+  cJSON *L;
+  int nsp, rc;
+  int64_t group = attr_i(n, "group", 1), out;
+
+  if ((rc = input_of(I, n, 0, &x)) || (rc = input_of(I, n, 1, &w)))
+    return rc;
+  if (n->n_input > 2 && n->input[2][0] && (rc = input_of(I, n, 2, &b)))
+    return rc;
+  if (x->t != NULL || w->t == NULL || (b && b->t == NULL))
+    return node_err(I, n, "the weights and bias must be initialisers and "
+                    "the data an activation", NULL);
+  W = w->t;
+  nsp = (int)W->n_dims - 2;
+  if (nsp < 2 || nsp > 3 || (transpose && nsp != 2))
+    return node_err(I, n, transpose ? "only 2-D transposed convolutions "
+                    "are supported" : "only 2-D and 3-D convolutions are "
+                    "supported", NULL);
+  out = transpose ? W->dims[1] * group : W->dims[0];
+  L = layer_obj(transpose ? "deconv2d" : nsp == 2 ? "conv2d" : "conv3d");
+  if (L == NULL ||
+      cJSON_AddNumberToObject(L, "out", (double)out) == NULL)
+    return cJSON_Delete(L), nomem(I);
+  if ((rc = spatial(I, n, L, W->dims + 2, nsp, 1)) != OOC_OK) {
+    cJSON_Delete(L);
+    return rc;
+  }
+  if (transpose) {
+    const Attr *a = attr(n, "output_padding");
+    int64_t op[2] = { 0, 0 };
+    if (a && a->n_ints == 2) {
+      op[0] = a->ints[0];
+      op[1] = a->ints[1];
+    }
+    if (add_ints(L, "out_pad", op, 2))
+      return cJSON_Delete(L), nomem(I);
+  }
+  if ((group != 1 && cJSON_AddNumberToObject(L, "groups", (double)group)
+                         == NULL) ||
+      cJSON_AddBoolToObject(L, "bias", b != NULL) == NULL)
+    return cJSON_Delete(L), nomem(I);
+  return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+}
+
+static int
+pool(imp *I, const Node *n, const char *op)
+{
+  val *x;
+  const Attr *k = attr(n, "kernel_shape");
+  cJSON *L;
+  int rc;
+
+  if ((rc = input_of(I, n, 0, &x)))
+    return rc;
+  if (k == NULL || k->n_ints < 1 || k->n_ints > 3)
+    return node_err(I, n, "kernel_shape: expected 1 to 3 sizes", NULL);
+  if (attr_i(n, "storage_order", 0) != 0)
+    return node_err(I, n, "storage_order 1 is not supported", NULL);
+  if ((L = layer_obj(op)) == NULL)
+    return nomem(I);
+  if ((rc = spatial(I, n, L, k->ints, (int)k->n_ints,
+                    attr(n, "dilations") != NULL)) != OOC_OK) {
+    cJSON_Delete(L);
+    return rc;
+  }
+  {
+    /* oocsim pools take no dilation: a dilated pool is not supported */
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(L, "dilation");
+    int j;
+    for (j = 0; d && j < cJSON_GetArraySize(d); j++)
+      if (cJSON_GetArrayItem(d, j)->valuedouble != 1) {
+        cJSON_Delete(L);
+        return node_err(I, n, "dilated pooling is not supported", NULL);
+      }
+    cJSON_DeleteItemFromObjectCaseSensitive(L, "dilation");
+  }
+  if (attr_i(n, "ceil_mode", 0) &&
+      cJSON_AddTrueToObject(L, "ceil_mode") == NULL)
+    return cJSON_Delete(L), nomem(I);
+  return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+}
+
+/* An op of one activation input and no attributes the model needs. */
+static int
+unary(imp *I, const Node *n, const char *op, const char *act)
+{
+  val *x;
+  cJSON *L;
+  int rc;
+
+  if ((rc = input_of(I, n, 0, &x)))
+    return rc;
+  if (x->t != NULL)
+    return node_err(I, n, "a constant input is not supported", NULL);
+  if ((L = layer_obj(op)) == NULL ||
+      (act && cJSON_AddStringToObject(L, "act", act) == NULL))
+    return cJSON_Delete(L), nomem(I);
+  return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+}
+
+/* The node's output stands for its input (a folded node). */
+static int
+fold(imp *I, const Node *n, size_t k)
+{
+  val *x;
+  int rc;
+  if ((rc = input_of(I, n, k, &x)))
+    return rc;
+  I->rep->n_folded++;
+  return n->n_output > 0 ? bind(I, n->output[0], x->t, x->layer, 0)
+                         : OOC_OK;
+}
+
+/* A layer with the same storage and another shape: oocsim's reshape. */
+static int
+reshape_to(imp *I, const Node *n, val *x, const int64_t *dims, int nd)
+{
+  cJSON *L = layer_obj("reshape");
+  if (L == NULL || add_ints(L, "shape", dims, nd))
+    return cJSON_Delete(L), nomem(I);
+  I->rep->n_folded++;
+  return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+}
+
+static int
+matmul(imp *I, const Node *n, int gemm)
+{
+  val *a, *b, *c = NULL;
+  cJSON *L;
+  int rc;
+
+  if ((rc = input_of(I, n, 0, &a)) || (rc = input_of(I, n, 1, &b)))
+    return rc;
+  if (gemm && n->n_input > 2 && n->input[2][0] &&
+      (rc = input_of(I, n, 2, &c)))
+    return rc;
+  if (a->t != NULL)
+    return node_err(I, n, "a constant left operand is not supported", NULL);
+  if (b->t == NULL) {
+    if (gemm)
+      return node_err(I, n, "Gemm of two activations is not supported",
+                      NULL);
+    if ((L = layer_obj("matmul")) == NULL)
+      return nomem(I);
+    return emit(I, n, L, (const val *const[]){ a, b }, 2, 0);
+  }
+  if (b->t->n_dims != 2 || (gemm && attr_i(n, "transA", 0) != 0) ||
+      (c && c->t == NULL))
+    return node_err(I, n, "expected activation x 2-D weight initialiser "
+                    "(+ constant bias)", NULL);
+  {
+    int64_t out = gemm && attr_i(n, "transB", 0) ? b->t->dims[0]
+                                                 : b->t->dims[1];
+    L = layer_obj("linear");
+    if (L == NULL || cJSON_AddNumberToObject(L, "out", (double)out) == NULL
+        || cJSON_AddBoolToObject(L, "bias", c != NULL) == NULL)
+      return cJSON_Delete(L), nomem(I);
+    return emit(I, n, L, (const val *const[]){ a }, 1, c == NULL);
+  }
+}
+
+/* Add, Sub, Mul, Div. Two activations: add (same shapes); a 1-D constant
+ * added to a linear layer without bias: that layer's bias; a scalar
+ * constant: folded (its work is an element-wise pass; its memory that of
+ * a tensor freed with its input). */
+static int
+binary(imp *I, const Node *n)
+{
+  val *a, *b, *x, *c;
+  int rc, add = strcmp(n->op_type, "Add") == 0;
+
+  if ((rc = input_of(I, n, 0, &a)) || (rc = input_of(I, n, 1, &b)))
+    return rc;
+  if (a->t == NULL && b->t == NULL) {
+    cJSON *L;
+    if (!add)
+      return node_err(I, n, "an element-wise product or quotient of two "
+                      "activations has no oocsim op", NULL);
+    if ((L = layer_obj("add")) == NULL)
+      return nomem(I);
+    return emit(I, n, L, (const val *const[]){ a, b }, 2, 0);
+  }
+  if (a->t != NULL && b->t != NULL)
+    return OOC_ENOTFOUND;     /* shape arithmetic: listed as unsupported */
+  x = a->t ? b : a;
+  c = a->t ? a : b;
+  if (numel(c->t) == 1) {
+    if (strcmp(n->op_type, "Div") == 0 && c == a)
+      return node_err(I, n, "a constant divided by an activation has no "
+                      "oocsim op", NULL);
+    return fold(I, n, c == a ? 1 : 0);
+  }
+  if (add && x->linear_nobias && c->t->n_dims == 1) {
+    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1);
+    cJSON *out = L ? cJSON_GetObjectItemCaseSensitive(L, "out") : NULL;
+    if (out && cJSON_IsNumber(out) &&
+        (int64_t)out->valuedouble == c->t->dims[0]) {
+      cJSON_ReplaceItemInObjectCaseSensitive(L, "bias", cJSON_CreateTrue());
+      I->rep->n_folded++;
+      return n->n_output > 0 ? bind(I, n->output[0], NULL, x->layer, 0)
+                             : OOC_OK;
+    }
+  }
+  return node_err(I, n, "an element-wise op with a constant tensor has no "
+                  "oocsim op (only a linear layer's bias, or a scalar)",
+                  NULL);
+}
+
+static int
+node(imp *I, const Node *n)
+{
+  const char *op = n->op_type ? n->op_type : "";
+  val *x;
+  cJSON *L;
+  int rc;
+
+  if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+    return node_err(I, n, "custom domain ", n->domain);
+  if (strcmp(op, "Conv") == 0)
+    return conv(I, n, 0);
+  if (strcmp(op, "ConvTranspose") == 0)
+    return conv(I, n, 1);
+  if (strcmp(op, "MaxPool") == 0)
+    return n->n_output > 1 ? node_err(I, n, "the indices output is not "
+                                      "supported", NULL)
+                           : pool(I, n, "maxpool");
+  if (strcmp(op, "AveragePool") == 0)
+    return pool(I, n, "avgpool");
+  if (strcmp(op, "GlobalAveragePool") == 0)
+    return unary(I, n, "globalpool", NULL);
+  if (strcmp(op, "BatchNormalization") == 0)
+    return unary(I, n, "batchnorm", NULL);
+  if (strcmp(op, "Relu") == 0)
+    return unary(I, n, "relu", NULL);
+  if (strcmp(op, "Sigmoid") == 0)
+    return unary(I, n, "act", "sigmoid");
+  if (strcmp(op, "Tanh") == 0)
+    return unary(I, n, "act", "tanh");
+  if (strcmp(op, "Elu") == 0)
+    return unary(I, n, "act", "elu");
+  if (strcmp(op, "HardSwish") == 0)
+    return unary(I, n, "act", "hardswish");
+  if (strcmp(op, "LeakyRelu") == 0)
+    return unary(I, n, "act", "leaky_relu");
+  if (strcmp(op, "Gelu") == 0)
+    return unary(I, n, "gelu", NULL);
+  if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 ||
+      strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
+    return binary(I, n);
+  if (strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
+    return matmul(I, n, op[0] == 'G');
+  if (strcmp(op, "Identity") == 0)
+    return fold(I, n, 0);
+  if (strcmp(op, "Dropout") == 0) {
+    /* Exported for training (opset 12+: a training_mode input), a
+     * dropout with its ratio (an attribute before opset 12, else a
+     * constant input); for inference, the identity. */
+    double p = attr_f(n, "ratio", 0.5);
+    if ((rc = input_of(I, n, 0, &x)))
+      return rc;
+    if (n->n_input > 1 && n->input[1][0]) {
+      val *r;
+      if ((rc = input_of(I, n, 1, &r)))
+        return rc;
+      if (r->t == NULL || const_float(r->t, &p) != 0)
+        return node_err(I, n, "the ratio must be a constant float", NULL);
+    }
+    if (n->n_input > 2 && n->input[2][0]) {
+      if ((L = layer_obj("dropout")) == NULL ||
+          cJSON_AddNumberToObject(L, "p", p) == NULL)
+        return cJSON_Delete(L), nomem(I);
+      return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+    }
+    return fold(I, n, 0);
+  }
+  if (strcmp(op, "Constant") == 0) {
+    const Attr *v = attr(n, "value");
+    if (v == NULL || v->t == NULL)
+      return node_err(I, n, "only a tensor 'value' is supported", NULL);
+    I->rep->n_folded++;
+    return n->n_output > 0 ? bind(I, n->output[0], v->t, -1, 0) : OOC_OK;
+  }
+  if (strcmp(op, "Softmax") == 0) {
+    ooc_shape s;
+    int64_t axis = attr_i(n, "axis", -1);
+    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
+      return rc ? rc : node_err(I, n, "a constant input", NULL);
+    if ((rc = layer_shape(I, x->layer, &s)))
+      return rc;
+    if (axis != -1 && axis != s.ndim)
+      return node_err(I, n, "only a softmax over the last dim is "
+                      "supported", NULL);
+    return unary(I, n, "softmax", NULL);
+  }
+  if (strcmp(op, "LayerNormalization") == 0) {
+    ooc_shape s;
+    int64_t axis = attr_i(n, "axis", -1);
+    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
+      return rc ? rc : node_err(I, n, "a constant input", NULL);
+    if ((rc = layer_shape(I, x->layer, &s)))
+      return rc;
+    if (axis != -1 && axis != s.ndim)
+      return node_err(I, n, "only a norm over the last dim is supported",
+                      NULL);
+    return unary(I, n, "layernorm", NULL);
+  }
+  if (strcmp(op, "Flatten") == 0) {
+    if (attr_i(n, "axis", 1) != 1)
+      return node_err(I, n, "only axis 1 (keep the batch) is supported",
+                      NULL);
+    return unary(I, n, "flatten", NULL);
+  }
+  if (strcmp(op, "Reshape") == 0 || strcmp(op, "Transpose") == 0) {
+    ooc_shape s;
+    int64_t dims[OOC_MAX_DIMS + 1];
+    int nd, k;
+    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
+      return rc ? rc : node_err(I, n, "a constant input", NULL);
+    if ((rc = layer_shape(I, x->layer, &s)))
+      return rc;
+    if (op[0] == 'T') {
+      const Attr *p = attr(n, "perm");
+      /* A permutation that keeps the batch first: a view of the same
+       * bytes with the dims permuted (PyTorch's transpose). */
+      if (p == NULL || p->n_ints != (size_t)s.ndim + 1 || p->ints[0] != 0)
+        return node_err(I, n, "only a permutation that keeps the batch "
+                        "dim first is supported", NULL);
+      for (k = 1; k <= s.ndim; k++) {
+        if (p->ints[k] < 1 || p->ints[k] > s.ndim)
+          return node_err(I, n, "perm: out of range", NULL);
+        dims[k - 1] = s.d[p->ints[k] - 1];
+      }
+      return reshape_to(I, n, x, dims, s.ndim);
+    } else {
+      val *sh;
+      int64_t want[OOC_MAX_DIMS + 1];
+      if ((rc = input_of(I, n, 1, &sh)))
+        return rc;
+      nd = sh->t ? const_ints(sh->t, want, OOC_MAX_DIMS + 1) : -1;
+      if (nd < 2)
+        return node_err(I, n, "the shape is computed at run time or is "
+                        "not a constant int64 list of rank 2 or more "
+                        "(export with constant folding and a static "
+                        "shape)", NULL);
+      /* want[0] is the batch (0: copy it, -1, or its value) */
+      for (k = 1; k < nd; k++)
+        dims[k - 1] = want[k] == 0 && k - 1 < s.ndim ? s.d[k - 1]
+                                                     : want[k];
+      return reshape_to(I, n, x, dims, nd - 1);
+    }
+  }
+  if (strcmp(op, "Concat") == 0) {
+    ooc_shape s;
+    const val *ins[64];
+    int64_t axis = attr_i(n, "axis", 1);
+    size_t k;
+    if (n->n_input < 1 || n->n_input > 64)
+      return node_err(I, n, "expected 1 to 64 inputs", NULL);
+    for (k = 0; k < n->n_input; k++) {
+      val *y;
+      if ((rc = input_of(I, n, k, &y)))
+        return rc;
+      if (y->t != NULL)
+        return OOC_ENOTFOUND;  /* a parameter joined: no oocsim op */
+      ins[k] = y;
+    }
+    if ((rc = layer_shape(I, ins[0]->layer, &s)))
+      return rc;
+    if (axis < 0)
+      axis += s.ndim + 1;
+    if (axis < 1 || axis > s.ndim)
+      return node_err(I, n, "concatenation along the batch dim is not "
+                      "supported", NULL);
+    if ((L = layer_obj("concat")) == NULL ||
+        cJSON_AddNumberToObject(L, "axis", (double)(axis - 1)) == NULL)
+      return cJSON_Delete(L), nomem(I);
+    return emit(I, n, L, ins, (int)n->n_input, 0);
+  }
+  if (strcmp(op, "Gather") == 0) {
+    val *t, *ids;
+    if ((rc = input_of(I, n, 0, &t)) || (rc = input_of(I, n, 1, &ids)))
+      return rc;
+    if (t->t == NULL || t->t->n_dims != 2 || ids->t != NULL ||
+        attr_i(n, "axis", 0) != 0)
+      return OOC_ENOTFOUND;   /* not an embedding lookup */
+    if ((L = layer_obj("embedding")) == NULL ||
+        cJSON_AddNumberToObject(L, "vocab", (double)t->t->dims[0]) == NULL ||
+        cJSON_AddNumberToObject(L, "out", (double)t->t->dims[1]) == NULL)
+      return cJSON_Delete(L), nomem(I);
+    return emit(I, n, L, (const val *const[]){ ids }, 1, 0);
+  }
+  return ooc_err_set(I->err, OOC_ENOTFOUND, "no oocsim op");
+}
+
+static void
+count_op(ooc_onnx_report *r, const char *op)
+{
+  int k;
+  for (k = 0; k < r->n_ops; k++)
+    if (strcmp(r->ops[k].op, op) == 0) {
+      r->ops[k].n++;
+      return;
+    }
+  if (r->n_ops < OOC_ONNX_MAX_OPS) {
+    snprintf(r->ops[r->n_ops].op, sizeof r->ops[0].op, "%s", op);
+    r->ops[r->n_ops++].n = 1;
+  }
+}
+
+/* ---- the model ------------------------------------------------------------ */
+
+static int
+finish(imp *I, const Graph *g)
+{
+  val *y;
+  cJSON *L;
+  int last = cJSON_GetArraySize(I->layers) - 1;
+
+  if (g->n_output < 1 || g->output[0]->name == NULL)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: the graph has no output",
+                       I->path);
+  y = lookup(I, g->output[0]->name);
+  if (y == NULL || y->t != NULL || y->layer < 1)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: the graph's output '%s' "
+                       "is not computed by an imported layer", I->path,
+                       g->output[0]->name);
+  if (!I->o->loss)
+    return OOC_OK;
+  /* A final softmax becomes the loss's: softmax_ce on its input. */
+  L = cJSON_GetArrayItem(I->layers, last);
+  if (y->layer == last + 1 && L &&
+      strcmp(cJSON_GetObjectItemCaseSensitive(L, "op")->valuestring,
+             "softmax") == 0) {
+    cJSON *in = cJSON_GetObjectItemCaseSensitive(L, "in");
+    cJSON_ReplaceItemInObjectCaseSensitive(L, "op",
+                                           cJSON_CreateString("softmax_ce"));
+    cJSON_ReplaceItemInObjectCaseSensitive(L, "name",
+                                           cJSON_CreateString("loss"));
+    (void)in;
+    return OOC_OK;
+  }
+  if ((L = layer_obj("softmax_ce")) == NULL ||
+      cJSON_AddStringToObject(L, "name", "loss") == NULL ||
+      cJSON_AddStringToObject(L, "in", I->names[y->layer]) == NULL ||
+      !cJSON_AddItemToArray(I->layers, L))
+    return cJSON_Delete(L), nomem(I);
+  return OOC_OK;
+}
+
+/* The whole file; at most 2 GiB (protobuf's limit for one message). */
+static int
+read_binary(const char *path, char **out, size_t *len, ooc_err *err)
+{
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+
+  *out = NULL;
+  if (f == NULL)
+    return ooc_err_set(err, OOC_EIO, "%s: %s", path, strerror(errno));
+  for (;;) {
+    size_t got;
+    if (n == cap) {
+      char *q;
+      if (cap >= ((size_t)1 << 31)) {
+        free(buf);
+        fclose(f);
+        return ooc_err_set(err, OOC_ERANGE, "%s: larger than 2 GiB (the "
+                           "limit of one protobuf message; keep the weights "
+                           "as external data)", path);
+      }
+      cap = cap ? 2 * cap : 1 << 16;
+      if ((q = realloc(buf, cap)) == NULL) {
+        free(buf);
+        fclose(f);
+        return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", path);
+      }
+      buf = q;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0)
+      break;
+  }
+  if (ferror(f)) {
+    int e = errno;
+    free(buf);
+    fclose(f);
+    return ooc_err_set(err, OOC_EIO, "%s: %s", path, strerror(e));
+  }
+  fclose(f);
+  if (n == 0) {
+    free(buf);
+    return ooc_err_set(err, OOC_EPARSE, "%s: empty file, not an ONNX model",
+                       path);
+  }
+  *out = buf;
+  *len = n;
+  return OOC_OK;
+}
+
+static void
+stem(const char *path, char *out, size_t n)
+{
+  const char *b = strrchr(path, '/'), *e;
+  size_t k = 0;
+  b = b ? b + 1 : path;
+  e = strrchr(b, '.');
+  if (e == NULL || e == b)
+    e = b + strlen(b);
+  for (; b < e && k + 1 < n; b++)
+    out[k++] = isalnum((unsigned char)*b) ? *b : '_';
+  out[k] = '\0';
+  if (k == 0)
+    snprintf(out, n, "imported");
+}
+
+int
+ooc_onnx_available(void)
+{
+  return 1;
+}
+
+int
+ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
+                ooc_onnx_report *rep, ooc_err *err)
+{
+  imp I = { .path = path, .o = o, .rep = rep, .err = err };
+  char *buf = NULL, name[80], desc[256];
+  size_t len = 0, i;
+  int rc = OOC_OK;
+  const Graph *g;
+
+  *out = NULL;
+  memset(rep, 0, sizeof *rep);
+  if ((rc = read_binary(path, &buf, &len, err)) != OOC_OK)
+    return rc;
+  I.m = oocsim_onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+  free(buf);
+  if (I.m == NULL || I.m->graph == NULL)
+    return ooc_err_set(err, OOC_EPARSE, "%s: not an ONNX model (the "
+                       "protobuf does not parse%s: truncated or another "
+                       "format?)", path,
+                       I.m ? " to a model with a graph" : "");
+  g = I.m->graph;
+  for (i = 0; i < I.m->n_opset_import; i++)
+    if (I.m->opset_import[i]->domain == NULL ||
+        I.m->opset_import[i]->domain[0] == '\0' ||
+        strcmp(I.m->opset_import[i]->domain, "ai.onnx") == 0)
+      rep->opset = (int)I.m->opset_import[i]->version;
+  snprintf(rep->producer, sizeof rep->producer, "%s%s%s",
+           I.m->producer_name ? I.m->producer_name : "",
+           I.m->producer_version ? " " : "",
+           I.m->producer_version ? I.m->producer_version : "");
+  rep->n_nodes = (int)g->n_node;
+
+  if (o->name)
+    snprintf(name, sizeof name, "%s", o->name);
+  else
+    stem(path, name, sizeof name);
+  snprintf(desc, sizeof desc, "imported from %s by oocsim import "
+           "(producer %s, opset %d, %d nodes)",
+           strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
+           rep->producer[0] ? rep->producer : "unknown", rep->opset,
+           rep->n_nodes);
+  if ((I.root = cJSON_CreateObject()) == NULL ||
+      cJSON_AddNumberToObject(I.root, "format", 1) == NULL ||
+      cJSON_AddStringToObject(I.root, "name", name) == NULL ||
+      cJSON_AddStringToObject(I.root, "description", desc) == NULL) {
+    rc = nomem(&I);
+    goto out;
+  }
+  {
+    /* ONNX records no in-place ops: the rules stay the layers' (none in
+     * place) until the user sets them as the source model runs. */
+    cJSON *fw = cJSON_AddObjectToObject(I.root, "framework");
+    if (fw == NULL ||
+        cJSON_AddStringToObject(fw, "name",
+                                I.m->producer_name &&
+                                        strcmp(I.m->producer_name,
+                                               "pytorch") == 0
+                                    ? "pytorch" : "onnx") == NULL ||
+        cJSON_AddStringToObject(fw, "_in_place", "ONNX does not record "
+                                "in-place ops: set relu_in_place and "
+                                "add_in_place to true where the source "
+                                "model runs them in place (torchvision's "
+                                "ResNets do)") == NULL) {
+      rc = nomem(&I);
+      goto out;
+    }
+  }
+  for (i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name &&
+        (rc = bind(&I, g->initializer[i]->name, g->initializer[i], -1, 0)))
+      goto out;
+  if ((rc = load_input(&I, g)) != OOC_OK)
+    goto out;
+  if ((I.layers = cJSON_AddArrayToObject(I.root, "layers")) == NULL) {
+    rc = nomem(&I);
+    goto out;
+  }
+  for (i = 0; i < g->n_node; i++) {
+    const Node *n = g->node[i];
+    count_op(rep, n->op_type ? n->op_type : "?");
+    rc = node(&I, n);
+    if (rc == OOC_ENOTFOUND) {
+      if (rep->n_unsupported < OOC_ONNX_MAX_UNSUPPORTED)
+        node_label(n, rep->unsupported[rep->n_unsupported],
+                   sizeof rep->unsupported[0]);
+      rep->n_unsupported++;
+      /* Its outputs are unknown: later nodes reading them fail too, so
+       * bind them to the node's first input where there is one, to list
+       * every unsupported op in one pass. */
+      if (n->n_input > 0 && n->n_output > 0 && lookup(&I, n->input[0])) {
+        val *x = lookup(&I, n->input[0]);
+        size_t k;
+        for (k = 0; k < n->n_output; k++)
+          if ((rc = bind(&I, n->output[k], x->t, x->layer, 0)))
+            goto out;
+      }
+      rc = OOC_OK;
+      continue;
+    }
+    if (rc != OOC_OK && rep->n_unsupported > 0)
+      break;       /* most likely a consequence: report the cause */
+    if (rc != OOC_OK)
+      goto out;
+  }
+  if (rep->n_unsupported > 0) {
+    char list[400];
+    size_t off = 0;
+    int k;
+    list[0] = '\0';
+    for (k = 0; k < rep->n_unsupported && k < 4; k++)
+      off += (size_t)snprintf(list + off, off < sizeof list
+                                            ? sizeof list - off : 0,
+                              "%s%s", k ? ", " : "", rep->unsupported[k]);
+    rc = ooc_err_set(err, OOC_EINVAL, "%s: %d node%s ha%s no oocsim op: "
+                     "%s%s", path, rep->n_unsupported,
+                     rep->n_unsupported == 1 ? "" : "s",
+                     rep->n_unsupported == 1 ? "s" : "ve", list,
+                     rep->n_unsupported > 4 ? ", ..." : "");
+    goto out;
+  }
+  if ((rc = finish(&I, g)) != OOC_OK)
+    goto out;
+  /* The result must load as an oocsim model. */
+  {
+    ooc_model_opts mo = { .batch = 1 };
+    ooc_model *m = NULL;
+    ooc_err e = { 0 };
+    char *text = cJSON_PrintUnformatted(I.root);
+    if (text == NULL) {
+      rc = nomem(&I);
+      goto out;
+    }
+    rc = ooc_model_load_string(text, path, &mo, &m, &e);
+    free(text);
+    if (rc != OOC_OK) {
+      rc = ooc_err_set(err, rc, "%s: the imported model does not load: %s",
+                       path, e.msg);
+      goto out;
+    }
+    rep->n_layers = m->n_layers;
+    ooc_model_free(m);
+  }
+  *out = I.root;
+  I.root = NULL;
+out:
+  cJSON_Delete(I.root);
+  ooc_model_free(I.cache);
+  for (i = 0; i < (size_t)I.n_names; i++)
+    free(I.names[i]);
+  free(I.names);
+  free(I.v);
+  oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
+  return rc;
+}
+
+#endif

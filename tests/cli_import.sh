@@ -1,0 +1,81 @@
+#!/bin/sh
+# tests/cli_import.sh — oocsim import: ONNX models (tests/data/onnx, written
+# by tests/onnx/make-test-models.py and tests/onnx/export-torchvision.py)
+# as oocsim models: parameter counts by hand and against the zoo, the
+# layers made, and one clear error per bad file. Skipped when this oocsim
+# was built without protobuf-c.
+. "$top_srcdir/tests/lib.sh"
+D="$top_srcdir/tests/data/onnx"
+
+if "$OOCSIM" import "$D/cnn_residual.onnx" -o "$TMP/probe.json" 2>&1 |
+   grep -q "built without ONNX import"; then
+  echo "oocsim was built without ONNX import (no protobuf-c): skipping"
+  exit 77
+fi
+
+# params: `oocsim info` total parameters of model file $1
+params() { "$OOCSIM" info -m "$1" -b 1 | awk '/^  parameters/ { print $2 }'; }
+total() { "$OOCSIM" info -m "$1" -b 1 | grep "^  $2" | sed 's/  */ /g'; }
+
+# A CNN with a residual add: conv1 3x8x3x3 + bias 8 = 224, batch norm 16,
+# conv2 8x8x3x3 = 576, fc 10x8 + 10 = 90: 906.
+expect_ok "import cnn_residual" "$OOCSIM" import "$D/cnn_residual.onnx" -o "$TMP/cnn.json"
+[ "$(params "$TMP/cnn.json")" = 906 ] && ok "cnn: 906 parameters" || not_ok "cnn: $(params "$TMP/cnn.json") parameters"
+grep -q '10 nodes (producer oocsim-tests, opset 17) -> 12 layers, 0 nodes folded' "$TMP/err" &&
+  grep -q 'ops: Conv 2, BatchNormalization 1, Relu 2, Add 1, MaxPool 1, GlobalAveragePool 1, Flatten 1, Gemm 1' "$TMP/err" &&
+  ok "cnn: the summary counts the ops" || not_ok "cnn summary: $(cat "$TMP/err")"
+"$OOCSIM" info -m "$TMP/cnn.json" -b 2 >"$TMP/info" 2>&1
+grep -q '^residual  *add  *8x16x16 ' "$TMP/info" && grep -q '^loss  *softmax_ce ' "$TMP/info" &&
+  grep -q '^pool  *maxpool  *8x8x8 ' "$TMP/info" &&
+  ok "cnn: layers, shapes and the loss" || not_ok "cnn layers: $(cat "$TMP/info")"
+expect_ok "cnn: simulate" "$OOCSIM" simulate -m "$TMP/cnn.json" -b 8 --hw v100-pcie3 -p incore
+
+# To standard output by default, the same model; --name; --no-loss.
+"$OOCSIM" import "$D/cnn_residual.onnx" >"$TMP/stdout.json" 2>/dev/null
+cmp -s "$TMP/stdout.json" "$TMP/cnn.json" && ok "stdout = -o file" || not_ok "stdout differs from -o"
+"$OOCSIM" import "$D/cnn_residual.onnx" --name mycnn --no-loss -o "$TMP/noloss.json" 2>/dev/null
+grep -q '"name":[[:space:]]*"mycnn"' "$TMP/noloss.json" && ! grep -q softmax_ce "$TMP/noloss.json" &&
+  ok "--name and --no-loss" || not_ok "--name/--no-loss: $(head -5 "$TMP/noloss.json")"
+
+# A transformer block, attention written out: embedding 100x32 = 3200,
+# two layer norms 64 each, q, k, v, o projections 4 x (32x32 + 32) =
+# 4224, MLP 32x64 + 64 + 64x32 + 32 = 4192, vocabulary 32x100 = 3200:
+# 14,944. Reshapes and transposes fold into views; the scaled scores are
+# one softmax's input.
+expect_ok "import transformer_block" "$OOCSIM" import "$D/transformer_block.onnx" -o "$TMP/tb.json"
+[ "$(params "$TMP/tb.json")" = 14944 ] && ok "transformer: 14944 parameters" || not_ok "transformer: $(params "$TMP/tb.json")"
+grep -q '31 nodes .* -> 26 layers, 15 nodes folded' "$TMP/err" && ok "transformer: 15 nodes folded" || not_ok "transformer summary: $(cat "$TMP/err")"
+"$OOCSIM" info -m "$TMP/tb.json" -b 2 >"$TMP/info" 2>&1
+grep -q '^scores  *matmul  *4x16x16 ' "$TMP/info" && grep -q '^softmax  *softmax  *4x16x16 ' "$TMP/info" &&
+  grep -q '^q_t  *reshape  *4x16x8  *0 B' "$TMP/info" &&
+  ok "transformer: heads as views, scores, softmax" || not_ok "transformer layers: $(cat "$TMP/info")"
+
+# A real export: torchvision resnet50 in training mode (batch norm kept):
+# the zoo's parameters and forward FLOPs; with in-place ReLU and add set
+# (ONNX does not record them), the zoo's activation memory too.
+expect_ok "import resnet50 (torch.onnx.export)" "$OOCSIM" import "$D/resnet50.onnx" -o "$TMP/r50.json"
+[ "$(params "$TMP/r50.json")" = 25557032 ] && ok "resnet50: 25,557,032 parameters (the zoo's)" || not_ok "resnet50: $(params "$TMP/r50.json")"
+[ "$(total "$TMP/r50.json" forward)" = "$(total resnet50 forward)" ] && ok "resnet50: the zoo's forward FLOPs" ||
+  not_ok "resnet50 FLOPs: $(total "$TMP/r50.json" forward) vs $(total resnet50 forward)"
+sed 's/"name":[[:space:]]*"pytorch",/"name": "pytorch", "relu_in_place": true, "add_in_place": true,/' "$TMP/r50.json" >"$TMP/r50ip.json"
+[ "$(total "$TMP/r50ip.json" activation)" = "$(total resnet50 activation)" ] && ok "resnet50 in place: the zoo's activation memory" ||
+  not_ok "resnet50 activations: $(total "$TMP/r50ip.json" activation) vs $(total resnet50 activation)"
+
+# Bad files: one line each, naming the file and what is wrong.
+expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does not parse: truncated or another format?)" \
+  "$OOCSIM" import "$D/truncated.onnx" -o "$TMP/x.json"
+[ ! -e "$TMP/x.json" ] && ok "nothing written on error" || not_ok "a file was written on error"
+expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2' (Erf)" \
+  "$OOCSIM" import "$D/unknown_op.onnx"
+expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', set at run time: give it with --set H=N" \
+  "$OOCSIM" import "$D/dynamic.onnx"
+expect_ok "dynamic dims with --set" "$OOCSIM" import "$D/dynamic.onnx" --set H=16 --set W=16 -o "$TMP/dyn.json"
+[ "$(params "$TMP/dyn.json")" = 906 ] && ok "dynamic: the cnn's parameters" || not_ok "dynamic: $(params "$TMP/dyn.json")"
+expect_fail "--set of a bad size" "--set H: " "$OOCSIM" import "$D/dynamic.onnx" --set H=x --set W=16
+expect_fail "a JSON file" "not an ONNX model" "$OOCSIM" import "$top_srcdir/models/resnet50.json"
+expect_fail "a missing file" "nope.onnx: No such file or directory" "$OOCSIM" import "$TMP/nope.onnx"
+: >"$TMP/empty.onnx"
+expect_fail "an empty file" "empty.onnx: empty file, not an ONNX model" "$OOCSIM" import "$TMP/empty.onnx"
+expect_fail "no file" "import: missing MODEL.onnx" "$OOCSIM" import
+expect_fail "two files" "import: give one MODEL.onnx" "$OOCSIM" import "$D/cnn_residual.onnx" "$D/dynamic.onnx"
+finish

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""tests/onnx/make-test-models.py - write the small ONNX models that
+tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
+
+  cnn_residual.onnx       Conv+BN+Relu, Conv, residual Add, MaxPool,
+                          GlobalAveragePool, Flatten, Gemm (906 params)
+  transformer_block.onnx  token embedding (Gather), LayerNormalization,
+                          attention written out as MatMul/Reshape/
+                          Transpose/Div/Softmax, MLP, residual adds, a
+                          vocabulary projection (14,944 params)
+  dynamic.onnx            cnn_residual with named spatial dims H and W
+  unknown_op.onnx         cnn_residual with an Erf in place of a Relu
+  truncated.onnx          the first 100 bytes of cnn_residual.onnx
+
+The weights are zeros: the importer reads only the initialisers' shapes.
+Usage: tests/onnx/make-test-models.py OUTDIR
+"""
+import os
+import sys
+
+import math
+
+from onnx import TensorProto, helper, save
+
+
+def init(name, *dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return helper.make_tensor(name, TensorProto.FLOAT, list(dims), [0.0] * n)
+
+
+def ints(name, values):
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+
+
+def model(nodes, inits, x, y, name):
+    g = helper.make_graph(nodes, name, [x], [y], initializer=inits)
+    m = helper.make_model(g, producer_name="oocsim-tests",
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def cnn(spatial=(16, 16), act2="Relu"):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                      ["N", 3, spatial[0], spatial[1]])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization",
+                         ["c1", "g", "beta", "mean", "var"], ["n1"],
+                         name="bn1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "r1"], ["s"], name="residual"),
+        helper.make_node(act2, ["s"], ["r2"], name="relu2"),
+        helper.make_node("MaxPool", ["r2"], ["p"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["gp"], name="gap"),
+        helper.make_node("Flatten", ["gp"], ["f"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["f", "wf", "bf"], ["logits"], name="fc",
+                         transB=1),
+    ]
+    inits = [init("w1", 8, 3, 3, 3), init("b1", 8), init("g", 8),
+             init("beta", 8), init("mean", 8), init("var", 8),
+             init("w2", 8, 8, 3, 3), init("wf", 10, 8), init("bf", 10)]
+    return model(nodes, inits, x, y, "cnn_residual")
+
+
+def transformer():
+    S, H, heads, V, F = 16, 32, 4, 100, 64
+    d = H // heads
+    x = helper.make_tensor_value_info("tokens", TensorProto.INT64, ["N", S])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                      ["N", S, V])
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["emb", "tokens"], ["e"], name="embed"),
+        n("LayerNormalization", ["e", "ln1_g", "ln1_b"], ["h"], name="ln1",
+          axis=-1),
+    ]
+    for p in "qkv":
+        nodes += [
+            n("MatMul", ["h", "w" + p], [p + "0"], name=p + "_proj"),
+            n("Add", [p + "0", "b" + p], [p + "1"], name=p + "_bias"),
+            n("Reshape", [p + "1", "heads_shape"], [p + "2"],
+              name=p + "_heads"),
+        ]
+    nodes += [
+        n("Transpose", ["q2"], ["q"], name="q_t", perm=[0, 2, 1, 3]),
+        n("Transpose", ["k2"], ["kt"], name="k_t", perm=[0, 2, 3, 1]),
+        n("Transpose", ["v2"], ["v"], name="v_t", perm=[0, 2, 1, 3]),
+        n("MatMul", ["q", "kt"], ["sc0"], name="scores"),
+        n("Div", ["sc0", "sqrt_d"], ["sc"], name="scale"),
+        n("Softmax", ["sc"], ["pr"], name="softmax", axis=-1),
+        n("MatMul", ["pr", "v"], ["o0"], name="weighted"),
+        n("Transpose", ["o0"], ["o1"], name="o_t", perm=[0, 2, 1, 3]),
+        n("Reshape", ["o1", "seq_shape"], ["o2"], name="o_merge"),
+        n("MatMul", ["o2", "wo"], ["o3"], name="o_proj"),
+        n("Add", ["o3", "bo"], ["o4"], name="o_bias"),
+        n("Add", ["o4", "e"], ["r1"], name="residual1"),
+        n("LayerNormalization", ["r1", "ln2_g", "ln2_b"], ["h2"],
+          name="ln2", axis=-1),
+        n("MatMul", ["h2", "w1"], ["m0"], name="fc1"),
+        n("Add", ["m0", "b1"], ["m1"], name="fc1_bias"),
+        n("Relu", ["m1"], ["m2"], name="act"),
+        n("MatMul", ["m2", "w2"], ["m3"], name="fc2"),
+        n("Add", ["m3", "b2"], ["m4"], name="fc2_bias"),
+        n("Add", ["m4", "r1"], ["r2"], name="residual2"),
+        n("MatMul", ["r2", "wout"], ["logits"], name="vocab"),
+    ]
+    inits = [init("emb", V, H), init("ln1_g", H), init("ln1_b", H),
+             init("wq", H, H), init("bq", H), init("wk", H, H), init("bk", H),
+             init("wv", H, H), init("bv", H), init("wo", H, H), init("bo", H),
+             init("ln2_g", H), init("ln2_b", H), init("w1", H, F),
+             init("b1", F), init("w2", F, H), init("b2", H),
+             init("wout", H, V), ints("heads_shape", [0, S, heads, d]),
+             ints("seq_shape", [0, S, H]),
+             helper.make_tensor("sqrt_d", TensorProto.FLOAT, [],
+                                [math.sqrt(d)])]
+    return model(nodes, inits, x, y, "transformer_block")
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    save(cnn(), os.path.join(out, "cnn_residual.onnx"))
+    save(transformer(), os.path.join(out, "transformer_block.onnx"))
+    save(cnn(spatial=("H", "W")), os.path.join(out, "dynamic.onnx"))
+    save(cnn(act2="Erf"), os.path.join(out, "unknown_op.onnx"))
+    with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
+        head = f.read(100)
+    with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+        f.write(head)
+
+
+if __name__ == "__main__":
+    main()
