@@ -26,4 +26,12 @@ for f in "$top_srcdir/docs/oocsim.1" "$top_srcdir/README.md" \
     if [ -f "$top_srcdir/$d" ]; then ok "$name: $d ships"; else not_ok "$name cites $d, not shipped"; fi
   done
 done
+# Every model and profile of the source tree is installed and shipped:
+# listed in Makefile.am's dist_models_DATA / dist_hwprofiles_DATA (a file
+# left out is missing from the tarball and from `make install`).
+for f in "$top_srcdir"/models/*.json "$top_srcdir"/hwprofiles/*.json; do
+  rel=${f#"$top_srcdir/"}
+  if grep -qF "$rel" "$top_srcdir/Makefile.am"; then ok "$rel is listed in Makefile.am"
+  else not_ok "$rel is not in Makefile.am's dist_*_DATA"; fi
+done
 finish
