@@ -61,11 +61,28 @@ ooc_scenario_open(const ooc_scenario_spec *spec, ooc_scenario **out,
     .optimizer = spec->optimizer,
     .sets = spec->sets,
     .n_sets = spec->n_sets,
+    .precision = spec->precision,
   };
   if ((rc = ooc_model_load(spec->model, &mo, &sc->model, err)) < 0)
     goto fail;
-  if ((rc = ooc_hw_load(spec->hw, spec->hw_sets, spec->n_hw_sets, &sc->hw,
-                        err)) < 0)
+  if (spec->precision == OOC_PREC_FP32 || spec->precision == OOC_PREC_TF32) {
+    /* The precision decides TF32 after any --hw-set. */
+    ooc_hw_override *ov = malloc(((size_t)spec->n_hw_sets + 1) * sizeof *ov);
+    if (ov == NULL) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto fail;
+    }
+    for (int k = 0; k < spec->n_hw_sets; k++)
+      ov[k] = spec->hw_sets[k];
+    ov[spec->n_hw_sets] = (ooc_hw_override){
+      "compute.fp32_uses_tf32",
+      spec->precision == OOC_PREC_TF32 ? "true" : "false" };
+    rc = ooc_hw_load(spec->hw, ov, spec->n_hw_sets + 1, &sc->hw, err);
+    free(ov);
+  } else {
+    rc = ooc_hw_load(spec->hw, spec->hw_sets, spec->n_hw_sets, &sc->hw, err);
+  }
+  if (rc < 0)
     goto fail;
   if ((rc = ooc_costs_alloc(sc->model, sc->hw, &sc->costs, err)) < 0)
     goto fail;

@@ -29,6 +29,9 @@ typedef struct ooc_scenario_spec {
   int64_t batch;
   int dtype_set;
   ooc_dtype dtype;
+  ooc_precision precision;    /* --precision (sets the dtype; fp32 and
+                                 tf32 also the profile's
+                                 compute.fp32_uses_tf32) */
   ooc_optimizer optimizer;
   const ooc_kv *sets; int n_sets;             /* --set */
   const char *hw;             /* name or path */

@@ -150,6 +150,7 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
     goto nomem;
   sum->batch = m->batch;
   sum->dtype = m->dtype;
+  sum->precision = m->precision;
   sum->optimizer = m->optimizer;
   sum->budget_bytes = src->budget;
   sum->feasible = r->feasible;

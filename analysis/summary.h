@@ -26,6 +26,7 @@ typedef struct ooc_summary {
   char *model, *hw, *planner, *allocator;
   int64_t batch;
   ooc_dtype dtype;
+  ooc_precision precision;     /* OOC_PREC_NONE: not given */
   ooc_optimizer optimizer;    /* whose state counts in memory */
   uint64_t budget_bytes;
   int feasible;

@@ -120,6 +120,9 @@ ooc_summary_to_cjson(const ooc_summary *s)
        add_num(o, "plan_simulations", (double)s->plan_simulations) &&
        add_metrics(o, s) &&
        add_str(o, "optimizer", ooc_optimizer_name(s->optimizer)) &&
+       (ooc_precision_name(s->precision)
+            ? add_str(o, "precision", ooc_precision_name(s->precision))
+            : cJSON_AddNullToObject(o, "precision") != NULL) &&
        cJSON_AddBoolToObject(o, "measured", s->measured != 0) != NULL;
   if (!ok)
     goto fail;

@@ -47,6 +47,10 @@ const ooc_cli_option ooc_cli_options[] = {
     "keep the graph as it is (default: a softmax_ce loss\non its output, a final Softmax becoming it)" },
   { "dtype", 0, OOC_OPT_DTYPE, "D", MODELCMDS,
     "fp32, fp16 or bf16 (default: the model's)" },
+  { "precision", 0, OOC_OPT_PRECISION, "P", ALLSCEN | OOC_CMD_INFO,
+    "fp32, tf32, amp-fp16 or amp-bf16: the dtypes of\n"
+    "activations, weights, gradients, master weights and\n"
+    "optimizer state as frameworks set them (not with --dtype)" },
   { "dtype", 0, OOC_OPT_DTYPE, "LIST", OOC_CMD_SWEEP,
     "an axis of dtypes: fp32,fp16,bf16 (default: the model's)" },
   { "optimizer", 0, OOC_OPT_OPTIMIZER, "O", MODELCMDS,
@@ -503,6 +507,11 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
   case OOC_OPT_NOALGOS:
     a->no_algorithms = 1;
     return OOC_OK;
+  case OOC_OPT_PRECISION:
+    if (ooc_precision_parse(arg, &a->precision) != OOC_OK)
+      return ooc_err_set(err, OOC_EINVAL, "--precision: unknown precision "
+                         "'%s' (fp32, tf32, amp-fp16, amp-bf16)", arg);
+    return OOC_OK;
   case OOC_OPT_NAME:
     if (*arg == '\0')
       return ooc_err_set(err, OOC_EINVAL, "--name: empty name");
@@ -723,6 +732,7 @@ ooc_cli_args_spec(const ooc_cli_args *a, ooc_scenario_spec *spec)
     .batch = a->batch_set ? a->batch : 1,
     .dtype_set = a->dtype_set,
     .dtype = a->dtype,
+    .precision = a->precision,
     .optimizer = a->optimizer,
     .sets = a->sets, .n_sets = a->n_sets,
     .hw = a->hw,

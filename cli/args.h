@@ -60,7 +60,7 @@ enum {
   OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP,
   OOC_OPT_BACKEND, OOC_OPT_WARMUP, OOC_OPT_THREADS, OOC_OPT_LINK,
   OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT, OOC_OPT_NOALGOS,
-  OOC_OPT_NAME, OOC_OPT_NOLOSS
+  OOC_OPT_NAME, OOC_OPT_NOLOSS, OOC_OPT_PRECISION
 };
 
 /* One row of the option table (cli/args.c), from which both getopt_long's
@@ -126,6 +126,7 @@ typedef struct ooc_cli_args {
   int64_t batch; int batch_set;
   int dtype_set; ooc_dtype dtype;
   ooc_optimizer optimizer;
+  ooc_precision precision;    /* --precision (OOC_PREC_NONE: not given) */
   ooc_kv *sets; int n_sets;
   const char *hw;
   ooc_hw_override *hw_sets; int n_hw_sets;

@@ -162,7 +162,9 @@ ooc_cmd_exec(int argc, char **argv)
     goto fail;
   pf_loaded = 1;
   spec = (ooc_scenario_spec){
-    .model = pf.model, .batch = pf.batch, .dtype_set = 1, .dtype = pf.dtype,
+    .model = pf.model, .batch = pf.batch,
+    .dtype_set = pf.precision == OOC_PREC_NONE, .dtype = pf.dtype,
+    .precision = pf.precision,
     .optimizer = pf.optimizer, .sets = pf.sets, .n_sets = pf.n_sets,
     .hw = pf.hw, .hw_sets = pf.hw_sets, .n_hw_sets = pf.n_hw_sets,
     .planner = pf.planner, .opts = pf.opts, .n_opts = pf.n_opts,

@@ -51,6 +51,22 @@ static const ooc_cli_doc doc = {
     "  oocsim info --hw v100-pcie3 --hw-set link.h2d_GBps=24\n",
 };
 
+/* Persistent bytes per parameter by category: the weights (the copy the
+ * kernels read), their gradients, fp32 master weights (mixed precision)
+ * and the optimizer's state. */
+static void
+bytes_per_param(const ooc_model *m, double *w, double *g, double *master,
+                double *opt)
+{
+  double n = (double)m->total_params;
+  int amp = m->precision == OOC_PREC_AMP_FP16 ||
+            m->precision == OOC_PREC_AMP_BF16;
+  *w = (double)m->weight_bytes / n;
+  *g = (double)m->grad_bytes / n;
+  *master = amp ? 4 : 0;
+  *opt = (double)m->opt_bytes / n - *master;
+}
+
 /* The framework block's op rules in words ("int64", "as written"). */
 static const char *
 index_name(int bytes)
@@ -127,8 +143,12 @@ print_text(const ooc_model *m)
   }
   if (w > 40)
     w = 40;
-  printf("model %s, batch %lld, %s\n", m->name, (long long)m->batch,
-         ooc_dtype_name(m->dtype));
+  printf("model %s, batch %lld, %s%s%s%s\n", m->name, (long long)m->batch,
+         ooc_dtype_name(m->dtype), ooc_precision_name(m->precision) ? " ("
+                                                                    : "",
+         ooc_precision_name(m->precision) ? ooc_precision_name(m->precision)
+                                          : "",
+         ooc_precision_name(m->precision) ? ")" : "");
   printf("framework %s: max-pool indices %s, in-place relu %s, in-place "
          "add %s", m->framework, index_name(m->fw_maxpool_index_bytes),
          in_place_name(m->fw_relu_in_place),
@@ -162,6 +182,16 @@ print_text(const ooc_model *m)
   printf("  weights, grads, optimizer  %s\n",
          ooc_fmt_bytes(m->weight_bytes + m->grad_bytes + m->opt_bytes, b1,
                        sizeof b1));
+  if (m->total_params > 0) {
+    double pw, pg, ms, os;
+    bytes_per_param(m, &pw, &pg, &ms, &os);
+    printf("  bytes per parameter        weights %g, gradients %g, master "
+           "weights %g, optimizer state %g: %g (%s, %s)\n", pw, pg, ms, os,
+           pw + pg + ms + os,
+           ooc_precision_name(m->precision) ? ooc_precision_name(m->precision)
+                                            : ooc_dtype_name(m->dtype),
+           ooc_optimizer_name(m->optimizer));
+  }
   printf("  naive in-core peak (allocated) %s (%llu bytes)\n",
          ooc_fmt_bytes(m->naive_peak_bytes, b1, sizeof b1),
          (unsigned long long)m->naive_peak_bytes);
@@ -256,6 +286,19 @@ print_json(const ooc_model *m)
        cJSON_AddNumberToObject(tot, "bwd_flops", m->bwd_flops) &&
        cJSON_AddNumberToObject(tot, "naive_peak_bytes",
                                (double)m->naive_peak_bytes);
+  if (ok && m->total_params > 0) {
+    double w, g, ms, os;
+    cJSON *bp = cJSON_AddObjectToObject(tot, "bytes_per_param");
+    bytes_per_param(m, &w, &g, &ms, &os);
+    ok = bp != NULL && cJSON_AddNumberToObject(bp, "weights", w) &&
+         cJSON_AddNumberToObject(bp, "gradients", g) &&
+         cJSON_AddNumberToObject(bp, "master_weights", ms) &&
+         cJSON_AddNumberToObject(bp, "optimizer_state", os);
+  }
+  ok = ok && (ooc_precision_name(m->precision)
+                  ? cJSON_AddStringToObject(o, "precision",
+                                            ooc_precision_name(m->precision))
+                  : cJSON_AddNullToObject(o, "precision")) != NULL;
   if (!ok || (text = cJSON_Print(o)) == NULL)
     goto nomem;
   puts(text);
@@ -419,7 +462,7 @@ ooc_cmd_info(int argc, char **argv)
   mo = (ooc_model_opts){
     .batch = a.batch_set ? a.batch : 1,
     .dtype_set = a.dtype_set, .dtype = a.dtype, .optimizer = a.optimizer,
-    .sets = a.sets, .n_sets = a.n_sets,
+    .sets = a.sets, .n_sets = a.n_sets, .precision = a.precision,
   };
   if (ooc_model_load(a.model, &mo, &m, &err) < 0) {
     rc = ooc_cli_fail("%s", err.msg);

@@ -76,6 +76,7 @@ plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
     .model_path = m->path,
     .batch = m->batch,
     .dtype = m->dtype,
+    .precision = m->precision,
     .optimizer = m->optimizer,
     .sets = a->sets, .n_sets = a->n_sets,
     .hw = hw,
@@ -242,7 +243,8 @@ ooc_cmd_simulate(int argc, char **argv)
   }
   if (a.n_pos == 1) {
     if (a.model != NULL || a.batch_set || a.hw != NULL || a.planner != NULL ||
-        a.n_sets > 0 || a.n_hw_sets > 0 || a.n_opts > 0 || a.dtype_set) {
+        a.n_sets > 0 || a.n_hw_sets > 0 || a.n_opts > 0 || a.dtype_set ||
+        a.precision != OOC_PREC_NONE) {
       ooc_err_set(&err, OOC_EINVAL, "simulate: give either PLAN.json or "
                   "-m/-b/--hw/-p, not both");
       goto fail;
@@ -252,7 +254,8 @@ ooc_cmd_simulate(int argc, char **argv)
     pf_loaded = 1;
     spec = (ooc_scenario_spec){
       .model = pf.model, .batch = pf.batch,
-      .dtype_set = 1, .dtype = pf.dtype,
+      .dtype_set = pf.precision == OOC_PREC_NONE, .dtype = pf.dtype,
+      .precision = pf.precision,
       .optimizer = pf.optimizer,
       .sets = pf.sets, .n_sets = pf.n_sets,
       .hw = pf.hw, .hw_sets = pf.hw_sets, .n_hw_sets = pf.n_hw_sets,

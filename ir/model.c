@@ -77,6 +77,10 @@ ooc_model_fingerprint(const ooc_model *m)
 
   h = ooc_hash64(&b, sizeof b, h);
   h = ooc_hash64(v, sizeof v, h);
+  if (m->precision != OOC_PREC_NONE) {
+    int32_t p = (int32_t)m->precision;
+    h = ooc_hash64(&p, sizeof p, h);
+  }
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
     int32_t w[4] = { (int32_t)l->op, l->n_in, l->out.ndim, l->recompute };

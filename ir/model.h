@@ -149,6 +149,23 @@ typedef enum { OOC_OPT_SGD_MOMENTUM = 0, OOC_OPT_SGD = 1, OOC_OPT_ADAM = 2 } ooc
  * OOC_EINVAL. The name is the canonical one ("momentum" for SGD with
  * momentum). */
 int ooc_optimizer_parse(const char *s, ooc_optimizer *out);
+
+/* Training precision as frameworks set it (--precision):
+ * - fp32: everything fp32, convolutions and GEMMs on FP32 math;
+ * - tf32: fp32 tensors, convolutions and GEMMs as TF32 where the GPU has
+ *   it (the profile's compute.fp32_uses_tf32);
+ * - amp-fp16, amp-bf16: activations, a weight copy and the gradients in
+ *   half precision, fp32 master weights and fp32 optimizer state (the
+ *   ZeRO paper's mixed-precision accounting, Rajbhandari et al. 2020,
+ *   sec. 3.1: 2 + 2 + 12 bytes per parameter with Adam; loss scaling
+ *   keeps no tensors).
+ * OOC_PREC_NONE: not set, the model's dtype alone (as --dtype). */
+typedef enum {
+  OOC_PREC_NONE = 0, OOC_PREC_FP32, OOC_PREC_TF32, OOC_PREC_AMP_FP16,
+  OOC_PREC_AMP_BF16
+} ooc_precision;
+int ooc_precision_parse(const char *s, ooc_precision *out);
+const char *ooc_precision_name(ooc_precision p);   /* NULL for NONE */
 const char *ooc_optimizer_name(ooc_optimizer o);
 
 typedef struct ooc_layer {
@@ -228,6 +245,7 @@ typedef struct ooc_model {
    * x and y), and whether every relu / add without its own in_place
    * attribute runs in place where that is legal (1), never (0), or as
    * each layer says (-1, the default). */
+  ooc_precision precision;     /* as loaded (OOC_PREC_NONE: not given) */
   int fw_maxpool_index_bytes;
   int fw_relu_in_place, fw_add_in_place;
   uint64_t naive_peak_bytes;   /* all forward outputs kept + weights + grads
@@ -247,6 +265,8 @@ typedef struct ooc_model_opts {
   ooc_optimizer optimizer;
   const ooc_kv *sets;      /* --set overrides */
   int n_sets;
+  ooc_precision precision; /* --precision (OOC_PREC_NONE: not given; else
+                              it sets the dtype, and dtype_set must be 0) */
 } ooc_model_opts;
 
 /* Load a model by path or zoo name (see ooc_data_find in util.h).

@@ -1476,6 +1476,7 @@ static void
 ld_fini(struct ld *ld)
 {
   free(ld->vars);
+  free(ld->wp);
   free(ld->param_set);
   free(ld->pool);
   free(ld->L);
@@ -1566,6 +1567,15 @@ ooc_model_load_string(const char *json, const char *origin,
   }
   if (opts && opts->dtype_set)
     ld.dt = opts->dtype;
+  if (opts && opts->precision != OOC_PREC_NONE) {
+    if (opts->dtype_set) {
+      rc = ooc_err_set(err, OOC_EINVAL, "--precision sets the dtype: give "
+                       "--precision or --dtype, not both");
+      goto fail;
+    }
+    ld.dt = opts->precision == OOC_PREC_AMP_FP16 ? OOC_FP16
+            : opts->precision == OOC_PREC_AMP_BF16 ? OOC_BF16 : OOC_FP32;
+  }
 
   if ((rc = load_params(&ld, root, opts)) ||
       (rc = load_lets_checks(&ld, root)) ||
@@ -1645,6 +1655,16 @@ ooc_model_load_string(const char *json, const char *origin,
   m->dtype = ld.dt;
   m->optimizer = ld.opt;
   m->batch = ld.batch;
+  m->precision = opts ? opts->precision : OOC_PREC_NONE;
+  if (m->precision == OOC_PREC_AMP_FP16 || m->precision == OOC_PREC_AMP_BF16) {
+    /* Mixed precision: the half-precision weights and gradients the
+     * op table counted, plus fp32 master weights and fp32 optimizer
+     * state (4 B per state per parameter). */
+    uint64_t states = ld.opt == OOC_OPT_ADAM ? 2 : ld.opt == OOC_OPT_SGD ? 0
+                                                                        : 1;
+    for (i = 0; i < ld.n; i++)
+      m->layers[i].opt_bytes = m->layers[i].params * 4 * (states + 1);
+  }
   totals(m);
   m->fingerprint = ooc_model_fingerprint(m);
   ld_fini(&ld);

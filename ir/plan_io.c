@@ -74,6 +74,8 @@ scenario_json(const ooc_plan_file *pf)
   STR("model_path", pf->model_path);
   NUM("batch", pf->batch);
   STR("dtype", (unsigned)pf->dtype < 3 ? dtype_names[pf->dtype] : "fp32");
+  if (pf->precision != OOC_PREC_NONE)
+    STR("precision", ooc_precision_name(pf->precision));
   STR("optimizer", (unsigned)pf->optimizer < 3 ? optim_names[pf->optimizer]
                                                 : "sgd-momentum");
   if ((o = kv_object(pf->sets, pf->n_sets)) == NULL)
@@ -330,6 +332,15 @@ read_scenario(reader *R, const cJSON *s)
   TRY(name_index(R, cJSON_GetObjectItemCaseSensitive(s, "dtype"), dtype_names,
                  3, "scenario.dtype", &ix));
   pf->dtype = (ooc_dtype)ix;
+  pf->precision = OOC_PREC_NONE;
+  {
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(s, "precision");
+    if (p != NULL && (!cJSON_IsString(p) ||
+                      ooc_precision_parse(p->valuestring, &pf->precision)
+                          != OOC_OK))
+      return bad(R, OOC_EINVAL, "scenario.precision", "expected fp32, tf32, "
+                 "amp-fp16 or amp-bf16");
+  }
   TRY(name_index(R, cJSON_GetObjectItemCaseSensitive(s, "optimizer"),
                  optim_names, 3, "scenario.optimizer", &ix));
   pf->optimizer = (ooc_optimizer)ix;

@@ -44,6 +44,7 @@ typedef struct ooc_plan_file {
   const char *model_path;     /* file the model came from */
   int64_t batch;
   ooc_dtype dtype;
+  ooc_precision precision;    /* --precision (written only when given) */
   ooc_optimizer optimizer;
   const ooc_kv *sets; int n_sets;                 /* --set */
   const char *hw;             /* profile name or path */

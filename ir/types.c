@@ -54,6 +54,35 @@ ooc_optimizer_parse(const char *s, ooc_optimizer *out)
   return OOC_OK;
 }
 
+int
+ooc_precision_parse(const char *s, ooc_precision *out)
+{
+  static const struct { const char *n; ooc_precision p; } t[] = {
+    { "fp32", OOC_PREC_FP32 }, { "tf32", OOC_PREC_TF32 },
+    { "amp-fp16", OOC_PREC_AMP_FP16 }, { "amp-bf16", OOC_PREC_AMP_BF16 },
+  };
+  size_t i;
+  for (i = 0; s != NULL && i < sizeof t / sizeof t[0]; i++)
+    if (strcmp(s, t[i].n) == 0) {
+      *out = t[i].p;
+      return OOC_OK;
+    }
+  return OOC_EINVAL;
+}
+
+const char *
+ooc_precision_name(ooc_precision p)
+{
+  switch (p) {
+  case OOC_PREC_FP32: return "fp32";
+  case OOC_PREC_TF32: return "tf32";
+  case OOC_PREC_AMP_FP16: return "amp-fp16";
+  case OOC_PREC_AMP_BF16: return "amp-bf16";
+  case OOC_PREC_NONE:
+  default: return NULL;
+  }
+}
+
 const char *
 ooc_optimizer_name(ooc_optimizer o)
 {

@@ -84,7 +84,16 @@ START_TEST(summary_json)
                 "%s", j);
   ck_assert_ptr_nonnull(strstr(j, "\"counts\":{\"keep\":3,\"swap\":1,"
                                   "\"recompute\":0},\"events\":42,"));
+  /* extensions at the end: the optimizer, the precision (null: not
+   * given), whether it was measured */
+  ck_assert_ptr_nonnull(strstr(j, "\"optimizer\":\"momentum\","
+                                  "\"precision\":null,\"measured\":false}"));
   free(j);
+  s.precision = OOC_PREC_AMP_BF16;
+  j = capture_json(&s);
+  ck_assert_ptr_nonnull(strstr(j, "\"precision\":\"amp-bf16\","));
+  free(j);
+  s.precision = OOC_PREC_NONE;
 
   s.feasible = 0;
   s.iteration_s = s.slowdown = s.samples_per_s = 0;

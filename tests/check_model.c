@@ -1196,6 +1196,62 @@ START_TEST(test_transformer_ops)
 }
 END_TEST
 
+/* --precision: mixed precision keeps half-precision weights and
+ * gradients, fp32 master weights and fp32 optimizer state: with Adam
+ * 2 + 2 + 4 + 8 = 16 B per parameter (ZeRO, sec. 3.1), where --dtype
+ * bf16 counts 2 + 2 + 4; fp32 and tf32 are fp32 throughout. tiny_cnn has
+ * 766 parameters. */
+START_TEST(test_precision)
+{
+  ooc_model_opts o = { .batch = 2, .optimizer = OOC_OPT_ADAM,
+                       .precision = OOC_PREC_AMP_BF16 };
+  ooc_model *m = load_opts(DATA "tiny_cnn.json", &o), *n;
+  ooc_err e = { 0 };
+  uint64_t fp;
+
+  ck_assert_int_eq(m->dtype, OOC_BF16);
+  ck_assert_int_eq(m->precision, OOC_PREC_AMP_BF16);
+  ck_assert_uint_eq(m->weight_bytes, 766 * 2);
+  ck_assert_uint_eq(m->grad_bytes, 766 * 2);
+  ck_assert_uint_eq(m->opt_bytes, 766 * 12);
+  ck_assert_uint_eq(layer(m, "conv1")->out_bytes, 1024);   /* bf16 */
+  fp = m->fingerprint;
+  ooc_model_free(m);
+
+  o.precision = OOC_PREC_NONE;
+  o.dtype_set = 1;
+  o.dtype = OOC_BF16;
+  n = load_opts(DATA "tiny_cnn.json", &o);
+  ck_assert_uint_eq(n->opt_bytes, 766 * 4);     /* pure bf16 Adam */
+  ck_assert(n->fingerprint != fp);
+  ooc_model_free(n);
+
+  o.dtype_set = 0;
+  o.precision = OOC_PREC_TF32;
+  m = load_opts(DATA "tiny_cnn.json", &o);
+  ck_assert_int_eq(m->dtype, OOC_FP32);
+  ck_assert_uint_eq(m->weight_bytes + m->grad_bytes + m->opt_bytes,
+                    766 * 16);
+  ooc_model_free(m);
+
+  o.dtype_set = 1;
+  m = (ooc_model *)1;
+  ck_assert_int_eq(ooc_model_load(DATA "tiny_cnn.json", &o, &m, &e),
+                   OOC_EINVAL);
+  ck_assert_ptr_null(m);
+  ck_assert_str_eq(e.msg, "--precision sets the dtype: give --precision or "
+                   "--dtype, not both");
+  {
+    ooc_precision p;
+    ck_assert_int_eq(ooc_precision_parse("amp-fp16", &p), OOC_OK);
+    ck_assert_int_eq(p, OOC_PREC_AMP_FP16);
+    ck_assert_str_eq(ooc_precision_name(p), "amp-fp16");
+    ck_assert_int_eq(ooc_precision_parse("fp8", &p), OOC_EINVAL);
+    ck_assert_ptr_null(ooc_precision_name(OOC_PREC_NONE));
+  }
+}
+END_TEST
+
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
@@ -1468,6 +1524,7 @@ model_suite(void)
   tcase_add_test(t, test_in_generators);
   tcase_add_test(t, test_flash_attention);
   tcase_add_test(t, test_transformer_ops);
+  tcase_add_test(t, test_precision);
   tcase_add_test(t, test_aliases);
   tcase_add_test(t, test_signature);
   tcase_add_test(t, test_op_table);

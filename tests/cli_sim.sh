@@ -282,4 +282,31 @@ done
 awk -F, 'NR > 1 && ($1 + 0 < last || $2 !~ /^[0-9]+$/ || $3 !~ /^[0-9]+$/) { bad = 1 } NR > 1 { last = $1 + 0 }
          END { exit bad }' "$TMP/mem.csv" && ok "mem csv times ascend" || not_ok "mem csv times ascend"
 
+# --precision: mixed precision counts 2 + 2 + 4 + 8 bytes per parameter
+# with Adam; the summary names it; a plan keeps it; tf32 runs fp32
+# convolutions on the A100's tensor cores, fp32 on its CUDA cores.
+expect_ok "info --precision amp-bf16" "$OOCSIM" info -m gpt2 -b 1 --precision amp-bf16 --optimizer adam
+grep -qx '  bytes per parameter        weights 2, gradients 2, master weights 4, optimizer state 8: 16 (amp-bf16, adam)' "$TMP/out" &&
+  grep -qx 'model gpt2, batch 1, bf16 (amp-bf16)' "$TMP/out" &&
+  ok "info: bytes per parameter by category" || not_ok "info --precision: $(grep -E 'bytes per|^model' "$TMP/out")"
+expect_ok "info --dtype bf16" "$OOCSIM" info -m gpt2 -b 1 --dtype bf16 --optimizer adam
+grep -q 'weights 2, gradients 2, master weights 0, optimizer state 4: 8 (bf16, adam)' "$TMP/out" &&
+  ok "info: --dtype bf16 counts 8 B" || not_ok "info --dtype: $(grep 'bytes per' "$TMP/out")"
+expect_fail "--precision and --dtype" "--precision sets the dtype: give --precision or --dtype, not both" \
+  "$OOCSIM" simulate -m gpt2 -b 1 --precision amp-fp16 --dtype fp16 --hw h100-pcie5 -p incore
+expect_fail "--precision unknown" "--precision: unknown precision 'fp8' (fp32, tf32, amp-fp16, amp-bf16)" \
+  "$OOCSIM" info -m gpt2 --precision fp8
+expect_ok "simulate --precision amp-fp16" "$OOCSIM" simulate -m resnet50 -b 64 --hw a100-pcie4 -p incore --precision amp-fp16 --json --no-timing
+[ "$(num precision "$TMP/out")" = '"amp-fp16"' ] && [ "$(num dtype "$TMP/out")" = '"fp16"' ] &&
+  ok "summary: precision" || not_ok "summary precision: $(num precision "$TMP/out")"
+amp_it=$(num iteration_s "$TMP/out")
+expect_ok "plan --precision amp-fp16" "$OOCSIM" plan -m resnet50 -b 64 --hw a100-pcie4 -p incore --precision amp-fp16 -o "$TMP/amp.json"
+grep -q '"precision":[[:space:]]*"amp-fp16"' "$TMP/amp.json" && ok "plan.json keeps the precision" || not_ok "plan.json: no precision"
+expect_ok "simulate the amp plan" "$OOCSIM" simulate "$TMP/amp.json" --json --no-timing
+[ "$(num iteration_s "$TMP/out")" = "$amp_it" ] && ok "the plan replays the same iteration" || not_ok "plan replay: $(num iteration_s "$TMP/out") vs $amp_it"
+"$OOCSIM" simulate -m resnet50 -b 64 --hw a100-pcie4 -p incore --precision fp32 --json --no-timing >"$TMP/fp32" 2>&1
+"$OOCSIM" simulate -m resnet50 -b 64 --hw a100-pcie4 -p incore --precision tf32 --json --no-timing >"$TMP/tf32" 2>&1
+le "$(num iteration_s "$TMP/tf32")" "$(num iteration_s "$TMP/fp32")" && [ "$(num iteration_s "$TMP/tf32")" != "$(num iteration_s "$TMP/fp32")" ] &&
+  ok "tf32 faster than fp32 on a100" || not_ok "tf32 $(num iteration_s "$TMP/tf32") vs fp32 $(num iteration_s "$TMP/fp32")"
+
 finish
