@@ -39,6 +39,25 @@ in_shape(const cpu_state *st, const ooc_exec_kernel *k, int j)
 
 /* --- softmax + cross-entropy ------------------------------------------------- */
 
+/* p = softmax(x) over C values; *mx and *sum (the row's maximum and the
+ * sum of exp(x - mx)) give its log-sum-exp to a caller that needs it. */
+static void
+softmax_row(const float *x, float *p, int64_t C, float *mx, double *sum)
+{
+  int64_t c;
+  *mx = x[0];
+  *sum = 0;
+  for (c = 1; c < C; c++)
+    if (x[c] > *mx)
+      *mx = x[c];
+  for (c = 0; c < C; c++) {
+    p[c] = expf(x[c] - *mx);
+    *sum += p[c];
+  }
+  for (c = 0; c < C; c++)
+    p[c] = (float)(p[c] / *sum);
+}
+
 static void
 softmax_ce(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
            int bwd)
@@ -70,18 +89,10 @@ softmax_ce(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
   }
   for (r = 0; r < n * rows; r++) {
     const float *xr = x + r * C;
-    float *pr = prob + r * C, mx = xr[0];
-    double sum = 0;
+    float mx;
+    double sum;
     int64_t y = ooc_exec_label(st->seed, r, C);
-    for (c = 1; c < C; c++)
-      if (xr[c] > mx)
-        mx = xr[c];
-    for (c = 0; c < C; c++) {
-      pr[c] = expf(xr[c] - mx);
-      sum += pr[c];
-    }
-    for (c = 0; c < C; c++)
-      pr[c] = (float)(pr[c] / sum);
+    softmax_row(xr, prob + r * C, C, &mx, &sum);
     if (r % rows == 0)
       loss[r / rows] = 0;
     loss[r / rows] += (float)(-(xr[y] - mx - log(sum)) / (double)rows);
@@ -438,18 +449,22 @@ rope(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   float *dst;
   int acc = bwd ? k->din_acc[0] : 0;
   float sign = bwd ? -1.0f : 1.0f;
+  double freq[512];
 
   if (bwd && k->din[0] < 0)
     return;
   dst = bwd ? ptr[k->din[0]] : ptr[k->out];
+  for (i = 0; i < half && i < 512; i++)
+    freq[i] = pow(10000.0, -2.0 * (double)i / (double)dh);
   for (n = 0; n < st->m->batch; n++)
     for (s = 0; s < S; s++) {
       const float *xr = src + (n * S + s) * W;
       float *yr = dst + (n * S + s) * W;
       for (b = 0; b < R; b += dh)
         for (i = 0; i < half; i++) {
-          double th = (double)s * pow(10000.0, -2.0 * (double)i /
-                                                   (double)dh);
+          double th = (double)s * (i < 512 ? freq[i]
+                                           : pow(10000.0, -2.0 * (double)i /
+                                                              (double)dh));
           float cs = (float)cos(th), sn = sign * (float)sin(th);
           float x0 = xr[b + i], x1 = xr[b + i + half];
           float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
@@ -582,20 +597,10 @@ softmax(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 
   if (!bwd) {
     const float *x = ptr[k->in[0]];
-    float *o = ptr[k->out];
-    for (r = 0; r < rows; r++) {
-      float mx = x[r * C];
-      double sum = 0;
-      for (c = 1; c < C; c++)
-        if (x[r * C + c] > mx)
-          mx = x[r * C + c];
-      for (c = 0; c < C; c++) {
-        o[r * C + c] = expf(x[r * C + c] - mx);
-        sum += o[r * C + c];
-      }
-      for (c = 0; c < C; c++)
-        o[r * C + c] = (float)(o[r * C + c] / sum);
-    }
+    float *o = ptr[k->out], mx;
+    double sum;
+    for (r = 0; r < rows; r++)
+      softmax_row(x + r * C, o + r * C, C, &mx, &sum);
     return;
   }
   if (k->din[0] >= 0) {

@@ -977,12 +977,11 @@ finish(imp *I, const Graph *g)
   if (y->layer == last + 1 && L &&
       strcmp(cJSON_GetObjectItemCaseSensitive(L, "op")->valuestring,
              "softmax") == 0) {
-    cJSON *in = cJSON_GetObjectItemCaseSensitive(L, "in");
+    /* its "in" stays: softmax_ce reads the softmax's input */
     cJSON_ReplaceItemInObjectCaseSensitive(L, "op",
                                            cJSON_CreateString("softmax_ce"));
     cJSON_ReplaceItemInObjectCaseSensitive(L, "name",
                                            cJSON_CreateString("loss"));
-    (void)in;
     return OOC_OK;
   }
   if ((L = layer_obj("softmax_ce")) == NULL ||
