@@ -144,6 +144,21 @@ ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return ooc_sim_run_detail(ctx->sim, ctx->scratch, r, NULL, d, err);
 }
 
+int
+ooc_planner_evaluate_profile(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                             ooc_sim_result *r, ooc_sim_detail *d,
+                             ooc_err *err)
+{
+  int rc;
+
+  if (ctx->sim == NULL)
+    return ooc_planner_evaluate_detail(ctx, pl, r, d, err);
+  ooc_sim_set_host_unlimited(ctx->sim, 1);
+  rc = ooc_planner_evaluate_detail(ctx, pl, r, d, err);
+  ooc_sim_set_host_unlimited(ctx->sim, 0);
+  return rc;
+}
+
 /* The value of key, or NULL. When what is not NULL it receives "--opt
  * KEY", the option's name in messages. */
 static const char *

@@ -108,6 +108,15 @@ int ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx,
                                 const ooc_plan *pl, ooc_sim_result *r,
                                 ooc_sim_detail *d, ooc_err *err);
 
+/* ooc_planner_evaluate_detail for a profiling run that measures times
+ * only: pinned host memory is not limited (ooc_sim_set_host_unlimited), so
+ * a profile is taken where the host could not hold it; r->feasible is then
+ * set as if it were, and the caller compares r->peak_host_pinned with
+ * hw->host_mem before it takes the plan. */
+int ooc_planner_evaluate_profile(const ooc_planner_ctx *ctx,
+                                 const ooc_plan *pl, ooc_sim_result *r,
+                                 ooc_sim_detail *d, ooc_err *err);
+
 /* Whether planner t accepts --opt key. */
 int ooc_planner_accepts(const ooc_planner_type *t, const char *key);
 /* The options among opts[0 .. n) that t accepts, in order, into out (room

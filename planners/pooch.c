@@ -26,7 +26,7 @@
  *        of L_O \ L_I are switched to keep one by one from the output side
  *        while the classification still fits (the greedy of Fig. 13), and
  *        the leaf is simulated. The fastest leaf is kept. The search is
- *        capped (`--opt max_sims=N`, default 1000): the tree branches on
+ *        capped (`--opt max_sims=N`, default 2000): the tree branches on
  *        the elements of L_I with the largest exposed swap-in, as many as
  *        the cap allows, the others stay swap, and the note says so;
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
@@ -34,9 +34,13 @@
  *        kept (when keeping X does not fit, its swap overhead is its
  *        exposed transfer time); maps with r >= 1 stay swap; those with
  *        r < 1 become recompute in increasing r while the simulation says
- *        the iteration gets faster (departure: r measured once, not after
+ *        the iteration gets faster, in passes that re-measure r until one
+ *        moves nothing (departure: r measured once per pass, not after
  *        each move, see recompute()); a map a recompute reads is swapped
  *        in for that recompute.
+ * Host memory: the profile and the keep / swap search count device memory
+ * only, as the seed's simulation does; a classification is taken only when
+ * its pinned maps also fit the host (hw->host_mem).
  * Departure: the memory timeline counts bytes, while the simulator's
  * allocator places blocks and may fragment; as the schedule-window seed
  * does (§4), the scheduling budget is lowered (16/16 .. 8/16 of the
@@ -74,6 +78,8 @@ struct pooch_state {
   int32_t *fm;              /* feature maps (acts), producer order */
   uint8_t *cls;             /* per act: C_* */
   uint8_t *best;            /* per act: the best classification so far */
+  uint8_t *rbest;           /* per act: the fastest that fits the device,
+                               host or not (host_relaxed) */
   int64_t *fb;              /* per act: footprint */
   int32_t *order;           /* scratch: swapped maps by first backward use */
   int32_t *byneed;          /* scratch: the same by first backward use */
@@ -101,7 +107,9 @@ struct pooch_state {
   int64_t cap;              /* the simulations the current step may use */
   double *r;                /* per act: r(X) of §4.4.3 */
   int n_sims, cut, branched;
-  int64_t best_ns;
+  int host_relaxed;         /* eval ignores the host memory limit */
+  int host_ok;              /* the last eval's plan fits the host */
+  int64_t best_ns, rbest_ns;
 };
 
 static int is_fmap(const ooc_planner_ctx *ctx, int32_t a)
@@ -123,6 +131,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->fm = calloc((size_t)n + 1, sizeof *st->fm);
   st->cls = calloc((size_t)n + 1, 1);
   st->best = calloc((size_t)n + 1, 1);
+  st->rbest = calloc((size_t)n + 1, 1);
   st->fb = calloc((size_t)n + 1, sizeof *st->fb);
   st->order = calloc((size_t)n + 1, sizeof *st->order);
   st->byneed = calloc((size_t)n + 1, sizeof *st->byneed);
@@ -144,6 +153,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->n_t2a = lv->act_tensor[a] + 1;
   st->t2a = calloc((size_t)st->n_t2a + 1, sizeof *st->t2a);
   if (st->fm == NULL || st->cls == NULL || st->best == NULL ||
+      st->rbest == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
       st->needx == NULL || st->isfm == NULL || st->inbuf == NULL ||
@@ -181,6 +191,7 @@ static void pooch_free(void *state)
   free(st->fm);
   free(st->cls);
   free(st->best);
+  free(st->rbest);
   free(st->fb);
   free(st->order);
   free(st->wait);
@@ -351,8 +362,12 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if ((rc = build(st, ctx, pl, err)) < 0)
     return rc;
   st->n_sims++;
-  rc = detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
-              : ooc_planner_evaluate(ctx, pl, &r, err);
+  st->host_ok = 0;
+  rc = st->host_relaxed
+           ? ooc_planner_evaluate_profile(ctx, pl, &r,
+                                          detail ? &st->det : NULL, err)
+       : detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
+                : ooc_planner_evaluate(ctx, pl, &r, err);
   if (rc == OOC_EINVAL) {
     ooc_err_clear(err);
     *ns = INT64_MAX;
@@ -361,6 +376,8 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (rc < 0)
     return rc;
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
+  st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
+                               r.peak_host_pinned <= ctx->hw->host_mem);
   if (detail && r.feasible) {
     const ooc_liveness *lv = ctx->live;
     for (int32_t k = 0; k < st->n_fm; k++) {
@@ -377,9 +394,13 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
 static void remember(struct pooch_state *st, const ooc_liveness *lv,
                      int64_t ns)
 {
-  if (ns < st->best_ns) {
+  if (ns < st->best_ns && st->host_ok) {
     st->best_ns = ns;
     memcpy(st->best, st->cls, (size_t)lv->n_acts);
+  }
+  if (ns < st->rbest_ns) {
+    st->rbest_ns = ns;
+    memcpy(st->rbest, st->cls, (size_t)lv->n_acts);
   }
 }
 
@@ -569,10 +590,11 @@ static int by_r(const void *x, const void *y)
  * not fit, its swap overhead is its exposed transfer time). Maps with
  * r >= 1 stay swap. The seed re-measures every r after each move
  * (O(|L|^2) simulations); with hundreds of maps that is beyond the
- * budget, so the r measured once are reused: the maps with r < 1 are
- * tried in increasing r, in groups kept when the simulation says the
- * iteration got faster (halved when not). The note says when the budget
- * cut it. */
+ * budget, so each pass measures r once and reuses it: the maps with r < 1
+ * are tried in increasing r, in groups kept when the simulation says the
+ * iteration got faster (halved when not); then the next pass re-measures r
+ * over the maps still swapped, until a pass moves none. The note says when
+ * the budget cut it. */
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
@@ -581,83 +603,98 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
   int64_t t0, tk, tr, cur;
   int rc;
 
-  memcpy(st->cls, st->best, (size_t)lv->n_acts);
-  if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
-    return rc;
-  if (t0 == INT64_MAX)
-    return OOC_OK;
-  for (k = 0; k < st->n_fm; k++)
-    if (st->cls[st->fm[k]] == C_SWAP)
-      st->tmp[n_l++] = st->fm[k];
-  /* The costliest transfers first, in case the budget cuts the pass. */
-  sort_exp = st->exposed;
-  qsort(st->tmp, (size_t)n_l, sizeof *st->tmp, by_exposed);
-  for (k = 0; k < n_l; k++) {
-    int32_t x = st->tmp[k];
-    double sw, rcv;
-    if (st->n_sims + 2 > st->cap) {
-      st->cut = 1;
+  /* No keep / swap classification fits the host (every swapped map is
+   * pinned there): start from the fastest that fits the device, count
+   * device memory only, and take the first classification the recomputes
+   * make fit the host (each recompute frees the host of its map). */
+  st->host_relaxed = st->best_ns == INT64_MAX && st->rbest_ns != INT64_MAX;
+  memcpy(st->cls, st->host_relaxed ? st->rbest : st->best,
+         (size_t)lv->n_acts);
+  for (;;) {
+    int accepted = 0;
+    n_l = n_c = 0;
+    if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
+      return rc;
+    if (t0 == INT64_MAX)
       break;
-    }
-    st->cls[x] = C_KEEP;
-    if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
-      return rc;
-    st->cls[x] = C_RECOMP;
-    if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
-      return rc;
-    st->cls[x] = C_SWAP;
-    sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
-    rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
-    /* Not valid or not fitting: swap. A recompute cheaper than even
-     * keeping X: r = 0. No measurable swap overhead: recompute only if
-     * it makes the iteration faster. */
-    st->r[x] = tr == INT64_MAX ? 2.0
-               : sw > 0 ? (rcv > 0 ? rcv / sw : 0.0)
-               : tr < t0 ? 0.0 : 2.0;
-    if (st->r[x] < 1.0)
-      st->tmp[n_c++] = x;
-  }
-  sort_r = st->r;
-  qsort(st->tmp, (size_t)n_c, sizeof *st->tmp, by_r);
-  cur = t0;
-  /* In increasing r, in groups: a group that makes the iteration faster
-   * is kept whole; one that does not is halved and its halves tried, down
-   * to single maps (group testing: many moves per simulation when most
-   * help). */
-  k = 0;
-  while (k < n_c) {
-    int32_t g = n_c - k < 16 ? n_c - k : 16, i;
-    int64_t t;
-    for (;;) {
-      if (st->n_sims >= st->cap) {
+    for (k = 0; k < st->n_fm; k++)
+      if (st->cls[st->fm[k]] == C_SWAP)
+        st->tmp[n_l++] = st->fm[k];
+    /* The costliest transfers first, in case the budget cuts the pass. */
+    sort_exp = st->exposed;
+    qsort(st->tmp, (size_t)n_l, sizeof *st->tmp, by_exposed);
+    for (k = 0; k < n_l; k++) {
+      int32_t x = st->tmp[k];
+      double sw, rcv;
+      if (st->n_sims + 2 > st->cap) {
         st->cut = 1;
-        goto out;
+        break;
       }
-      for (i = 0; i < g; i++)
-        st->cls[st->tmp[k + i]] = C_RECOMP;
-      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+      st->cls[x] = C_KEEP;
+      if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
         return rc;
-      if (t < cur) {
-        cur = t;
-        *n_rc += g;
-        k += g;
-        break;
-      }
-      for (i = 0; i < g; i++)
-        st->cls[st->tmp[k + i]] = C_SWAP;
-      if (g == 1) {
-        k++;
-        break;
-      }
-      g /= 2;
+      st->cls[x] = C_RECOMP;
+      if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
+        return rc;
+      st->cls[x] = C_SWAP;
+      sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
+      rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
+      /* Not valid or not fitting: swap. A recompute cheaper than even
+       * keeping X: r = 0. No measurable swap overhead: recompute only if
+       * it makes the iteration faster. */
+      st->r[x] = tr == INT64_MAX ? 2.0
+                 : sw > 0 ? (rcv > 0 ? rcv / sw : 0.0)
+                 : tr < t0 ? 0.0 : 2.0;
+      if (st->r[x] < 1.0)
+        st->tmp[n_c++] = x;
     }
+    sort_r = st->r;
+    qsort(st->tmp, (size_t)n_c, sizeof *st->tmp, by_r);
+    cur = t0;
+    /* In increasing r, in groups: a group that makes the iteration faster
+     * is kept whole; one that does not is halved and its halves tried,
+     * down to single maps (group testing: many moves per simulation when
+     * most help). */
+    k = 0;
+    while (k < n_c) {
+      int32_t g = n_c - k < 16 ? n_c - k : 16, i;
+      int64_t t;
+      for (;;) {
+        if (st->n_sims >= st->cap) {
+          st->cut = 1;
+          goto out;
+        }
+        for (i = 0; i < g; i++)
+          st->cls[st->tmp[k + i]] = C_RECOMP;
+        if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+          return rc;
+        if (t < cur || (t != INT64_MAX && st->host_ok &&
+                        st->best_ns == INT64_MAX)) {
+          cur = t;
+          remember(st, lv, t);
+          *n_rc += g;
+          accepted += g;
+          k += g;
+          break;
+        }
+        for (i = 0; i < g; i++)
+          st->cls[st->tmp[k + i]] = C_SWAP;
+        if (g == 1) {
+          k++;
+          break;
+        }
+        g /= 2;
+      }
+    }
+    /* The seed's step 5: back to step 2 with the maps left in L, whose
+     * r have changed with the moves (a recompute whose inputs are now
+     * recomputed too, a swap that is now hidden). */
+    if (accepted == 0 || st->n_sims >= st->cap)
+      break;
   }
 out:
   (void)tr;
-  if (cur < st->best_ns || st->best_ns == INT64_MAX) {
-    st->best_ns = cur;
-    memcpy(st->best, st->cls, (size_t)lv->n_acts);
-  }
+  st->host_relaxed = 0;
   return OOC_OK;
 }
 
@@ -686,11 +723,11 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if ((rc = ooc_planner_opt_int(ctx, "max_sims", &st->max_sims, err)) < 0)
     return rc;
   if (rc == 0)
-    st->max_sims = 1000;
+    st->max_sims = 2000;
   else if (st->max_sims < 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
                        "%lld: must be >= 1", (long long)st->max_sims);
-  st->best_ns = INT64_MAX;
+  st->best_ns = st->rbest_ns = INT64_MAX;
   memset(st->cls, C_KEEP, (size_t)lv->n_acts);
   for (k = 0; k < st->n_fm; k++)
     st->cls[st->fm[k]] = C_SWAP;
@@ -701,6 +738,11 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
    * again in 64ths towards the last fraction that did not. */
   st->sched = st->stage != ST_NOSCHED;
   st->sched_budget = ctx->budget;
+  /* The profile and the keep / swap search count device memory only, as
+   * the seed's simulation does: where the host cannot hold every map,
+   * swap-all is still the profile, and only classifications that fit the
+   * host are taken (remember). */
+  st->host_relaxed = 1;
   {
     uint32_t f, lo = 0, hi = 64;        /* in 64ths: lo fits, hi not */
     for (f = 64; st->n_fm > 0 && f >= 32; f -= 4) {
@@ -734,16 +776,19 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
   remember(st, lv, t_all);
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && t_all != INT64_MAX) {
-    /* Keep / swap may use half of what is left when recompute follows. */
+    /* Keep / swap may use a quarter of what is left when recompute
+     * follows: its passes gain more per simulation than deeper trees. */
     st->cap = st->stage == ST_FULL
-                  ? st->n_sims + (st->max_sims - st->n_sims) / 2
+                  ? st->n_sims + (st->max_sims - st->n_sims) / 4
                   : st->max_sims;
     if ((rc = keep_or_swap(st, ctx, pl, err)) < 0)
       return rc;
     st->cap = st->max_sims;
+    st->host_relaxed = 0;
     if (st->stage == ST_FULL && (rc = recompute(st, ctx, pl, &n_rc, err)) < 0)
       return rc;
   }
+  st->host_relaxed = 0;
   memcpy(st->cls, st->best, (size_t)lv->n_acts);
   /* The scheduling budget was set by the swap-all profile; the final
    * classification may fragment less: the largest 64th of the budget

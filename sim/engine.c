@@ -146,6 +146,7 @@ struct ooc_sim {
   int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
   int64_t host_pend;            /* host stall since the last compute span */
   uint64_t host_pinned;
+  int host_unlimited;           /* ooc_sim_set_host_unlimited */
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 
   /* The host (see the header comment): on when the profile has a host
@@ -385,7 +386,8 @@ fill_oom(ooc_sim *s, int32_t i)
 static int
 host_alloc(ooc_sim *s, uint64_t bytes)
 {
-  if (s->hw->host_mem > 0 && bytes > s->hw->host_mem - s->host_pinned)
+  if (s->hw->host_mem > 0 && !s->host_unlimited &&
+      bytes > s->hw->host_mem - s->host_pinned)
     return 0;
   s->host_pinned += bytes;
   if (s->host_pinned > s->r->peak_host_pinned)
@@ -1213,6 +1215,12 @@ run_iteration(ooc_sim *s)
                          "never completes", s->order[st->first + st->pos]);
   }
   return OOC_OK;
+}
+
+void
+ooc_sim_set_host_unlimited(ooc_sim *s, int on)
+{
+  s->host_unlimited = on != 0;
 }
 
 uint64_t

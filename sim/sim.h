@@ -158,6 +158,10 @@ uint64_t ooc_sim_runs(const ooc_sim *s);
 
 int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                 ooc_trace *trace, ooc_err *err);
+/* on != 0: later runs do not limit pinned host memory (a profiling run that
+ * measures times only; r->peak_host_pinned still says what it needed);
+ * 0: back to hw->host_mem. O(1). */
+void ooc_sim_set_host_unlimited(ooc_sim *s, int on);
 /* ooc_sim_run with the detail recorder d (NULL: none). */
 int ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                        ooc_trace *trace, ooc_sim_detail *d, ooc_err *err);

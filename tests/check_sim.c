@@ -806,6 +806,35 @@ START_TEST(test_host_alloc)
 }
 END_TEST
 
+/* Host memory is a limit: with 3 MB of host, the 4 MB pinned buffer of
+ * test_host_alloc is an OOM naming it; a profiling run
+ * (ooc_sim_set_host_unlimited) runs it and says it needed 4 MB; the limit
+ * is back after. */
+START_TEST(test_host_limit)
+{
+  int32_t h;
+
+  hw.host_mem = 3000000;
+  h = ooc_program_tensor(&prog, OOC_T_ACT, 1, 4000000);
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_FREE, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  make_sim(1ull << 30);
+  run_ok();
+  ck_assert_int_eq(res.feasible, 0);
+  ck_assert_msg(strstr(res.oom.reason, "pinned host memory exhausted") !=
+                NULL, "reason: %s", res.oom.reason);
+  ooc_sim_set_host_unlimited(sim, 1);
+  run_ok();
+  ck_assert_int_eq(res.feasible, 1);
+  ck_assert_uint_eq(res.peak_host_pinned, 4000000);
+  ooc_sim_set_host_unlimited(sim, 0);
+  run_ok();
+  ck_assert_int_eq(res.feasible, 0);
+}
+END_TEST
+
 /* A kernel reading a tensor that was never allocated. */
 START_TEST(test_read_absent)
 {
@@ -975,6 +1004,7 @@ sim_suite(void)
   tcase_add_test(tc, test_oom);
   tcase_add_test(tc, test_detail);
   tcase_add_test(tc, test_host_alloc);
+  tcase_add_test(tc, test_host_limit);
   tcase_add_test(tc, test_alloc_cost);
   tcase_add_test(tc, test_drv_prices);
   tcase_add_test(tc, test_drv_cost);

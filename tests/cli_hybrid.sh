@@ -1,0 +1,53 @@
+#!/bin/sh
+# tests/cli_hybrid.sh — issue 11's property of the hybrid planners: over
+# resnet50, resnet152, densenet121 and inception_v4 at 2x and 4x their
+# in-core max batch on v100-pcie3 and h100-pcie5, pooch and superneurons
+# are feasible wherever a swap-only planner (vdnn, lms, capacity, window)
+# is, and never more than 1% slower than the fastest of them. Every
+# planner is deterministic, so this is a fixed fact of the code, not a
+# timing. The batches are 2x and 4x `oocsim maxbatch -p incore` on each
+# profile (bench/out/planners.json's incore_max_batch).
+. "$top_srcdir/tests/lib.sh"
+
+for sc in "resnet50 v100-pcie3 188" "resnet152 v100-pcie3 86" \
+          "densenet121 v100-pcie3 126" "inception_v4 v100-pcie3 89" \
+          "resnet50 h100-pcie5 971" "resnet152 h100-pcie5 470" \
+          "densenet121 h100-pcie5 656" "inception_v4 h100-pcie5 476"; do
+  set -- $sc
+  for x in 2 4; do
+    b=$(($3 * x))
+    if ! "$OOCSIM" compare -m "$1" -b "$b" --hw "$2" \
+         -p vdnn,lms,capacity,window,pooch,superneurons --format csv \
+         >"$TMP/c.csv" 2>"$TMP/err"; then
+      not_ok "compare $1 b$b $2 ($(head -c 300 "$TMP/err"))"
+      continue
+    fi
+    # planner (6), feasible (11), iteration_s (12)
+    cut -d, -f6,11,12 "$TMP/c.csv" | awk -F, -v sc="$1 b$b $2" '
+      NR > 1 { f[$1] = $2; t[$1] = $3 }
+      END {
+        best = -1
+        split("vdnn lms capacity window", sw, " ")
+        for (i = 1; i <= 4; i++)
+          if (f[sw[i]] == 1 && (best < 0 || t[sw[i]] < best)) {
+            best = t[sw[i]]; who = sw[i]
+          }
+        if (best < 0) { print "ok - " sc ": no swap-only plan fits"; exit }
+        split("pooch superneurons", hy, " ")
+        for (i = 1; i <= 2; i++) {
+          p = hy[i]
+          if (f[p] != 1)
+            print "not ok - " sc ": " p " infeasible where " who " fits"
+          else if (t[p] > best * 1.01)
+            printf "not ok - %s: %s %.6f s > 1.01 x %s %.6f s\n", sc, p, t[p], who, best
+          else
+            printf "ok - %s: %s %.6f s <= 1.01 x %s %.6f s\n", sc, p, t[p], who, best
+        }
+      }' >"$TMP/r"
+    cat "$TMP/r"
+    passes=$((passes + $(grep -c '^ok' "$TMP/r")))
+    fails=$((fails + $(grep -c '^not ok' "$TMP/r")))
+  done
+done
+
+finish
