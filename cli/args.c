@@ -47,12 +47,16 @@ const ooc_cli_option ooc_cli_options[] = {
     "keep the graph as it is (default: a softmax_ce loss\non its output, a final Softmax becoming it)" },
   { "dtype", 0, OOC_OPT_DTYPE, "D", MODELCMDS,
     "fp32, fp16 or bf16 (default: the model's)" },
-  { "precision", 0, OOC_OPT_PRECISION, "P", ALLSCEN | OOC_CMD_INFO,
+  { "precision", 0, OOC_OPT_PRECISION, "P",
+    ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT,
     "fp32, tf32, amp-fp16 or amp-bf16: the dtypes of\n"
     "activations, weights, gradients, master weights and\n"
     "optimizer state as frameworks set them (not with --dtype)" },
   { "dtype", 0, OOC_OPT_DTYPE, "LIST", OOC_CMD_SWEEP,
     "an axis of dtypes: fp32,fp16,bf16 (default: the model's)" },
+  { "precision", 0, OOC_OPT_PRECISION, "LIST", OOC_CMD_SWEEP,
+    "an axis of precisions: fp32,tf32,amp-fp16,amp-bf16\n"
+    "(in place of --dtype)" },
   { "optimizer", 0, OOC_OPT_OPTIMIZER, "O", MODELCMDS,
     "optimizer whose state counts: sgd, momentum (default)\nor adam" },
   { "optimizer", 0, OOC_OPT_OPTIMIZER, "LIST", OOC_CMD_SWEEP,

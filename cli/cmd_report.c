@@ -25,7 +25,8 @@ static const ooc_cli_doc doc = {
   .usage =
     "Usage: oocsim report -m MODEL -b BATCH --hw HW [-p P1,P2,...|all]\n"
     "                     [--allocator A] [--budget SIZE] [--set K=V]...\n"
-    "                     [--dtype D] [--optimizer O] [--hw-set K=V]...\n"
+    "                     [--dtype D | --precision P] [--optimizer O]\n"
+    "                     [--hw-set K=V]...\n"
     "                     [--batches LIST] [--no-maxbatch] [-j N] -o DIR\n",
   .about =
     "Compare every planner on one scenario and write DIR/report.html (self-\n"
@@ -70,6 +71,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
     o->budget = arg;
     return OOC_OK;
   case OOC_OPT_DTYPE: o->dtype = arg; break;      /* and checked there */
+  case OOC_OPT_PRECISION: o->precision = arg; break;
   case OOC_OPT_OPTIMIZER: o->optimizer = arg; break;
   case OOC_OPT_BATCHES: o->batches = arg; return OOC_OK;
   case OOC_OPT_NOMAXBATCH: o->maxbatch = 0; return OOC_OK;

@@ -28,7 +28,8 @@ static const ooc_cli_doc doc = {
   .name = "sweep", .cmd = OOC_CMD_SWEEP,
   .usage =
     "Usage: oocsim sweep -m MODEL -b BATCHES --hw HW[,HW...] -p PLANNERS|all\n"
-    "                    [--dtype D[,D...]] [--optimizer O[,O...]]\n"
+    "                    [--dtype D[,D...] | --precision P[,P...]]\n"
+    "                    [--optimizer O[,O...]]\n"
     "                    [--allocator A[,A...]] [--budget SIZE[,SIZE...]]\n"
     "                    [--hw-set KEY=V1,V2,...]... [--set K=V]... [--maxbatch]\n"
     "                    [-j N] [--shard K/N] [--fresh] [-o DIR]\n"
@@ -38,8 +39,10 @@ static const ooc_cli_doc doc = {
     "the grid coordinates, then the result columns of docs/output-schema.md)\n"
     "and DIR/results.json (the same rows; empty cells are null).\n"
     "\n"
-    "Grid order (the last varies fastest): hw, each --hw-set axis, dtype,\n"
-    "optimizer, allocator, budget, planner, batch. Points already in\n"
+    "Grid order (the last varies fastest): hw, each --hw-set axis, dtype\n"
+    "(or precision), optimizer, allocator, budget, planner, batch. A\n"
+    "--precision axis adds a 'precision' column before 'dtype', which then\n"
+    "holds the dtype each precision gives activations. Points already in\n"
     "DIR/results.csv (same coordinates) are skipped, so an interrupted sweep\n"
     "resumes where it stopped; a directory that holds rows of another grid\n"
     "is refused (use another -o DIR, or --fresh to replace its results).\n"
@@ -71,6 +74,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_HW: return ooc_sweep_parse_hw(g, arg, err);
   case OOC_OPT_PLANNER: return ooc_sweep_parse_planners(g, arg, err);
   case OOC_OPT_DTYPE: return ooc_sweep_parse_dtypes(g, arg, err);
+  case OOC_OPT_PRECISION: return ooc_sweep_parse_precisions(g, arg, err);
   case OOC_OPT_OPTIMIZER: return ooc_sweep_parse_optimizers(g, arg, err);
   case OOC_OPT_ALLOCATOR: return ooc_sweep_parse_allocators(g, arg, err);
   case OOC_OPT_BUDGET: return ooc_sweep_parse_budgets(g, arg, err);

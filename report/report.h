@@ -34,6 +34,7 @@ typedef struct ooc_report_opts {
   const ooc_kv *sets;         /* --set */
   int n_sets;
   const char *dtype;          /* NULL: the model's */
+  const char *precision;      /* --precision (NULL: none; not with dtype) */
   const char *optimizer;      /* NULL: momentum */
   const ooc_hw_override *hw_sets;          /* --hw-set K=V */
   int n_hw_sets;

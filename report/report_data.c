@@ -90,6 +90,8 @@ base_grid(const ooc_report_opts *o, ooc_sweep_grid *g, ooc_err *err)
       (rc = ooc_sweep_parse_budgets(g, o->budget ? o->budget : "default",
                                     err)) ||
       (o->dtype && (rc = ooc_sweep_parse_dtypes(g, o->dtype, err))) ||
+      (o->precision &&
+       (rc = ooc_sweep_parse_precisions(g, o->precision, err))) ||
       (o->optimizer && (rc = ooc_sweep_parse_optimizers(g, o->optimizer,
                                                         err))))
     return rc;
@@ -318,6 +320,11 @@ ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
                          "(fp32, fp16, bf16)", o->dtype);
     mo.dtype_set = 1;
   }
+  if (o->precision &&
+      ooc_precision_parse(o->precision, &mo.precision) != OOC_OK)
+    return ooc_err_set(err, OOC_EINVAL, "--precision: unknown precision "
+                       "'%s' (fp32, tf32, amp-fp16, amp-bf16)",
+                       o->precision);
   if (o->optimizer && ooc_optimizer_parse(o->optimizer, &mo.optimizer))
     return ooc_err_set(err, OOC_EINVAL, "--optimizer: unknown optimizer "
                        "'%s' (sgd, momentum, adam)", o->optimizer);

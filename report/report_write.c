@@ -121,7 +121,7 @@ section_scenario(ooc_doc *d, const ooc_report_opts *o,
   double incore = tv(thr, r0, "incore_iteration_s");
   ooc_doc_h(d, 2, "Scenario");
   ooc_doc_ul(d, 1);
-  ooc_doc_li(d, "Model: %s%s%s%s, batch %" PRId64 ", %s; %s parameters; "
+  ooc_doc_li(d, "Model: %s%s%s%s, batch %" PRId64 ", %s%s%s%s; %s parameters; "
              "weights + gradients + optimizer state %s; activations kept "
              "for backward %s", model->name,
              /* the file only when the user named one: a zoo name reads the
@@ -130,6 +130,10 @@ section_scenario(ooc_doc *d, const ooc_report_opts *o,
              strchr(o->model, '/') ? o->model : "",
              strchr(o->model, '/') ? ")" : "",
              o->batch, ooc_dtype_name(model->dtype),
+             ooc_precision_name(model->precision) ? " (precision " : "",
+             ooc_precision_name(model->precision)
+                 ? ooc_precision_name(model->precision) : "",
+             ooc_precision_name(model->precision) ? ")" : "",
              ooc_fmt_count(model->total_params, b4, sizeof b4),
              ooc_fmt_bytes(model->weight_bytes + model->grad_bytes +
                            model->opt_bytes, b1, sizeof b1),

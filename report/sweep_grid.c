@@ -189,6 +189,12 @@ ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err)
 
   if (rc)
     return rc;
+  if (g->precision) {
+    ooc_strv_free(v, n);
+    return ooc_err_set(err, OOC_EINVAL, "--dtype: the dtype axis is already "
+                       "given by --precision (it sets the dtypes: give one "
+                       "of them)");
+  }
   for (i = 0; i < n; i++)
     if (ooc_dtype_parse(v[i], &d) != OOC_OK) {
       rc = ooc_err_set(err, OOC_EINVAL, "--dtype: unknown dtype '%s' "
@@ -197,6 +203,46 @@ ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err)
       return rc;
     }
   return axis_append(&g->dtypes, &g->n_dtypes, v, n, err);
+}
+
+int
+ooc_sweep_parse_precisions(ooc_sweep_grid *g, const char *spec, ooc_err *err)
+{
+  char **v;
+  int n, i, rc;
+  ooc_precision p;
+
+  if (g->n_dtypes > 0 && !g->precision)
+    return ooc_err_set(err, OOC_EINVAL, "--precision: the dtype axis is "
+                       "already given by --dtype (--precision sets the "
+                       "dtypes: give one of them)");
+  if ((rc = ooc_strv_split(spec, ',', "--precision", &v, &n, err)))
+    return rc;
+  for (i = 0; i < n; i++)
+    if (ooc_precision_parse(v[i], &p) != OOC_OK) {
+      rc = ooc_err_set(err, OOC_EINVAL, "--precision: unknown precision "
+                       "'%s' (fp32, tf32, amp-fp16, amp-bf16)", v[i]);
+      ooc_strv_free(v, n);
+      return rc;
+    }
+  g->precision = 1;
+  return axis_append(&g->dtypes, &g->n_dtypes, v, n, err);
+}
+
+void
+ooc_sweep_point_dtype(const ooc_sweep_grid *g, int idx, ooc_dtype *dt,
+                      ooc_precision *prec)
+{
+  *dt = OOC_FP32;
+  *prec = OOC_PREC_NONE;
+  if (!g->precision) {
+    ooc_dtype_parse(g->dtypes[idx], dt);            /* checked when parsed */
+    return;
+  }
+  ooc_precision_parse(g->dtypes[idx], prec);
+  *dt = *prec == OOC_PREC_AMP_FP16   ? OOC_FP16
+        : *prec == OOC_PREC_AMP_BF16 ? OOC_BF16
+                                     : OOC_FP32;
 }
 
 int
@@ -469,9 +515,9 @@ ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
 int
 ooc_sweep_ncoords(const ooc_sweep_grid *g)
 {
-  /* model, set, hw, hw_set:*, allocator, budget, planner, batch, dtype,
-   * optimizer */
-  return 8 + g->n_hwsets + (g->maxbatch ? 0 : 1);
+  /* model, set, hw, hw_set:*, allocator, budget, planner, batch,
+   * precision, dtype, optimizer */
+  return 8 + g->n_hwsets + (g->maxbatch ? 0 : 1) + (g->precision != 0);
 }
 
 int
@@ -494,7 +540,15 @@ ooc_sweep_point_coords(const ooc_sweep_grid *g, int64_t i, char **cells)
     snprintf(buf, sizeof buf, "%" PRId64, g->batches[p.batch]);
     cells[k++] = strdup(buf);
   }
-  cells[k++] = strdup(g->dtypes[p.dtype]);
+  if (g->precision) {
+    ooc_dtype dt;
+    ooc_precision pr;
+    ooc_sweep_point_dtype(g, p.dtype, &dt, &pr);
+    cells[k++] = strdup(g->dtypes[p.dtype]);
+    cells[k++] = strdup(ooc_dtype_name(dt));
+  } else {
+    cells[k++] = strdup(g->dtypes[p.dtype]);
+  }
   cells[k++] = strdup(g->optimizers[p.optimizer]);
   for (int j = 0; j < k; j++)
     if (!cells[j])

@@ -50,7 +50,11 @@ typedef struct ooc_sweep_grid {
   int n_hwsets;
   ooc_sweep_hwset *hwsets;
   int n_dtypes;
-  char **dtypes;              /* canonical names; default: the model's */
+  char **dtypes;              /* canonical names; default: the model's;
+                                 precision names when precision is set */
+  int precision;              /* 1: the dtype axis holds --precision values
+                                 (fp32, tf32, amp-fp16, amp-bf16), each
+                                 setting the dtypes as frameworks do */
   int n_optimizers;
   char **optimizers;          /* canonical names; default: momentum */
   int n_allocators;
@@ -73,6 +77,8 @@ void ooc_sweep_grid_fini(ooc_sweep_grid *g);
  *   budgets: sizes ("16GiB,8GiB"), or "default"
  *   hwset:   "KEY=V1,V2,..." or "K1+K2=V1,V2,..."
  *   dtypes:  "fp32,fp16" (fp32, fp16, bf16)
+ *   precisions: "fp32,amp-bf16" (fp32, tf32, amp-fp16, amp-bf16): the
+ *            dtype axis as --precision values (not with --dtype)
  *   optimizers: "sgd,adam" (sgd, momentum, adam) */
 int ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_parse_hw(ooc_sweep_grid *g, const char *spec, ooc_err *err);
@@ -83,6 +89,13 @@ int ooc_sweep_parse_allocators(ooc_sweep_grid *g, const char *spec,
 int ooc_sweep_parse_budgets(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_add_hwset(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err);
+int ooc_sweep_parse_precisions(ooc_sweep_grid *g, const char *spec,
+                               ooc_err *err);
+/* The dtype a point's dtype-axis value stands for (a precision's
+ * activations' dtype when g->precision), and with the precision (or
+ * OOC_PREC_NONE). */
+void ooc_sweep_point_dtype(const ooc_sweep_grid *g, int idx, ooc_dtype *dt,
+                           ooc_precision *prec);
 int ooc_sweep_parse_optimizers(ooc_sweep_grid *g, const char *spec,
                                ooc_err *err);
 /* A fixed model override "K=V" (--set). */
@@ -112,8 +125,9 @@ void ooc_sweep_point_decode(const ooc_sweep_grid *g, int64_t i,
 
 /* Number of coordinate columns of g's results: model, set, hw, one
  * "hw_set:KEY" per --hw-set axis, allocator, budget, planner, batch
- * (unless in --maxbatch mode), dtype and optimizer: the first columns of
- * every row (docs/output-schema.md). */
+ * (unless in --maxbatch mode), precision (only with a --precision axis),
+ * dtype and optimizer: the first columns of every row
+ * (docs/output-schema.md). */
 int ooc_sweep_ncoords(const ooc_sweep_grid *g);
 
 /* The coordinate cells of point i as heap strings, into cells[0 ..

@@ -39,7 +39,7 @@ ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
       cJSON_AddItemToArray(v, cJSON_CreateString(g->hwsets[i].values[k]));
     cJSON_AddItemToArray(a, h);
   }
-  a = cJSON_AddArrayToObject(o, "dtype");
+  a = cJSON_AddArrayToObject(o, g->precision ? "precision" : "dtype");
   for (i = 0; i < g->n_dtypes; i++)
     cJSON_AddItemToArray(a, cJSON_CreateString(g->dtypes[i]));
   a = cJSON_AddArrayToObject(o, "optimizer");
@@ -114,7 +114,10 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   g->set_label = strdup(s->valuestring);
   g->maxbatch = cJSON_IsTrue(mb);
   if (json_strv(o, "hw", &g->hw, &g->n_hw) ||
-      json_strv(o, "dtype", &g->dtypes, &g->n_dtypes) ||
+      ((g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") !=
+                       NULL)
+           ? json_strv(o, "precision", &g->dtypes, &g->n_dtypes)
+           : json_strv(o, "dtype", &g->dtypes, &g->n_dtypes)) ||
       json_strv(o, "optimizer", &g->optimizers, &g->n_optimizers) ||
       json_strv(o, "allocator", &g->allocators, &g->n_allocators) ||
       json_strv(o, "budget", &g->budgets, &g->n_budgets) ||

@@ -38,6 +38,8 @@ ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
   c[k++] = strdup("planner");
   if (!g->maxbatch)
     c[k++] = strdup("batch");
+  if (g->precision)
+    c[k++] = strdup("precision");
   c[k++] = strdup("dtype");
   c[k++] = strdup("optimizer");
   if (g->maxbatch) {

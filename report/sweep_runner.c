@@ -87,8 +87,9 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
 
   ooc_sweep_point_decode(g, i, &p);
   ooc_dtype dt = OOC_FP32;
+  ooc_precision prec = OOC_PREC_NONE;
   ooc_optimizer opt = OOC_OPT_SGD_MOMENTUM;
-  ooc_dtype_parse(g->dtypes[p.dtype], &dt);        /* checked when parsed */
+  ooc_sweep_point_dtype(g, p.dtype, &dt, &prec);
   ooc_optimizer_parse(g->optimizers[p.optimizer], &opt);
   for (int j = 0; j < g->n_hwsets; j++)
     for (int q = 0; q < g->hwsets[j].n_keys && nov < 64; q++)
@@ -97,7 +98,8 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
   ooc_scenario_spec spec = {
     .model = g->model,
     .batch = g->maxbatch ? 1 : g->batches[p.batch],
-    .dtype_set = 1, .dtype = dt, .optimizer = opt,
+    .dtype_set = prec == OOC_PREC_NONE, .dtype = dt, .precision = prec,
+    .optimizer = opt,
     .sets = g->sets, .n_sets = g->n_sets,
     .hw = g->hw[p.hw],
     .hw_sets = nov ? ov : NULL, .n_hw_sets = nov,

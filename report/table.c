@@ -219,7 +219,8 @@ static int
 is_name_col(const char *c)
 {
   static const char *const names[] = { "model", "set", "hw", "allocator",
-    "budget", "planner", "dtype", "optimizer", "oom_op", "oom_reason",
+    "budget", "planner", "precision", "dtype", "optimizer", "oom_op",
+    "oom_reason",
     "plan_note", "lane", "phase", "layer", NULL };
   for (int i = 0; names[i]; i++)
     if (strcmp(c, names[i]) == 0)

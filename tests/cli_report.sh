@@ -232,6 +232,13 @@ expect_fail "throughput plot of a memory CSV" "no column 'batch'" $OOCSIM plot t
 expect_fail "gantt plot of a sweep" "expected a timeline CSV" $OOCSIM plot gantt --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "plot into a missing directory" "$TMP/nodir/x.dat" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/nodir/x.png"
 expect_fail "plot without KIND" "missing KIND" $OOCSIM plot --in "$TMP/thr/results.csv" -o "$TMP/x.png"
+# --precision goes to every sweep of the report: its scenario line names
+# it, its data carry the precision column.
+expect_ok "report --precision" $OOCSIM report -m gpt2 --set seq=128 -b 16 --hw h100-pcie5 -p window --precision amp-bf16 --optimizer adam --no-maxbatch -j 2 -o "$TMP/rp"
+grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report names the precision" || not_ok "report precision line: $(grep -m1 'Model:' "$TMP/rp/report.md")"
+head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
+expect_fail "report --precision with --dtype" "give --precision or --dtype, not both" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --dtype fp16 --precision amp-fp16 -o "$TMP/r3"
+expect_fail "report unknown precision" "--precision: unknown precision 'fp4'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --precision fp4 -o "$TMP/r3"
 expect_fail "report missing -b" "missing -b" $OOCSIM report -m alexnet --hw v100-pcie3 -o "$TMP/r3"
 expect_fail "report --set without =" "oocsim: --set 'depth': expected KEY=VALUE" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --set depth -o "$TMP/r3"
 expect_fail "report unknown planner" "nosuch" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p nosuch -o "$TMP/r3"

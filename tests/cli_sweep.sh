@@ -142,6 +142,25 @@ awk -F, "$H"' $c["optimizer"] == "sgd" { m[$c["dtype"]] = $c["peak_allocated_byt
   && ok "fp16 needs less memory than fp32" || not_ok "fp16 memory"
 awk -F, "$H"' $c["dtype"] == "fp32" { m[$c["optimizer"]] = $c["peak_allocated_bytes"] } END { exit !(m["sgd"] < m["adam"]) }' "$TMP/dt/results.csv" \
   && ok "adam state costs memory" || not_ok "adam memory"
+# --precision is the dtype axis as frameworks set it: a precision column
+# before dtype, which holds the activations' dtype; AMP keeps half-precision
+# activations, so its peak is below fp32's; tf32 only changes the math, so
+# an fp32 model's bytes stay; grid.json records it and --merge restores it.
+P="-m gpt2 --set seq=256 -b 8 --hw a100-pcie4 -p window --optimizer adam --precision fp32,tf32,amp-bf16"
+expect_ok "precision axis" $OOCSIM sweep $P -o "$TMP/pr"
+head -n 1 "$TMP/pr/results.csv" | grep -q ',planner,batch,precision,dtype,optimizer,budget_bytes,' && ok "precision column before dtype" || not_ok "precision column: $(head -n 1 "$TMP/pr/results.csv" | cut -c1-120)"
+got=$(awk -F, "$H"' { printf "%s/%s ", $c["precision"], $c["dtype"] }' "$TMP/pr/results.csv")
+[ "$got" = "fp32/fp32 tf32/fp32 amp-bf16/bf16 " ] && ok "precision and dtype coordinates" || not_ok "precision axis: $got"
+awk -F, "$H"' { m[$c["precision"]] = $c["peak_allocated_bytes"]; t[$c["precision"]] = $c["compute_s"] } END { exit !(m["amp-bf16"] < m["fp32"] && m["tf32"] == m["fp32"] && t["tf32"] < t["fp32"]) }' "$TMP/pr/results.csv" \
+  && ok "amp-bf16 peak below fp32; tf32 same bytes, less compute" || not_ok "precision figures"
+grep -q '"precision":' "$TMP/pr/grid.json" && ok "grid.json records the precision axis" || not_ok "grid.json precision"
+expect_ok "precision shard 1/2" $OOCSIM sweep $P --shard 1/2 -o "$TMP/prs1"
+expect_ok "precision shard 2/2" $OOCSIM sweep $P --shard 2/2 -o "$TMP/prs2"
+expect_ok "precision merge" $OOCSIM sweep --merge "$TMP/prs2" "$TMP/prs1" -o "$TMP/prm"
+[ "$(cut -d, -f1-11 "$TMP/prm/results.csv")" = "$(cut -d, -f1-11 "$TMP/pr/results.csv")" ] && ok "merged precision rows in grid order" || not_ok "merged precision rows"
+expect_fail "precision and dtype" "--dtype: the dtype axis is already given by --precision" $OOCSIM sweep $P --dtype fp16 -o "$TMP/e"
+expect_fail "dtype and precision" "--precision: the dtype axis is already given by --dtype" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p window --dtype fp16 --precision amp-fp16 -o "$TMP/e"
+expect_fail "unknown precision in sweep" "--precision: unknown precision 'fp8' (fp32, tf32, amp-fp16, amp-bf16)" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p window --precision fp32,fp8 -o "$TMP/e"
 expect_fail "unknown dtype in sweep" "unknown dtype 'fp64'" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p window --dtype fp32,fp64 -o "$TMP/e"
 
 # Errors: one clear line, exit 1.
