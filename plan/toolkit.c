@@ -497,3 +497,63 @@ ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
 #undef SEG_ACT
   return n;
 }
+
+/* --- a plan's bound ------------------------------------------------------ */
+
+/* The compute stream runs every kernel one
+ * after another, each at least its cost-model time (sim/engine.c: a
+ * kernel's time is ooc_sim_instr_ns, stretched by interference, never
+ * shortened), so the iteration is at least the sum over the steps at
+ * their algorithms plus the recomputes the records add; and each copy
+ * direction moves every swapped byte at no more than its fastest rate
+ * (alone or duplex). Both happen within the timed iteration: every
+ * kernel, and every copy, which starts after a kernel of the iteration
+ * and ends before one. O(steps + records + recomputed layers). */
+int64_t
+ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl)
+{
+  const ooc_liveness *lv = ctx->live;
+  const ooc_costs *c = ctx->costs;
+  const ooc_hw *hw = ctx->hw;
+  double bytes[2] = { 0, 0 }, rate[2], link = 0;
+  int64_t comp = 0, t;
+  int32_t s, i, k;
+
+  for (s = 0; s < lv->n_steps; s++) {
+    const ooc_step *sp = &lv->steps[s];
+    if (sp->phase == OOC_PH_UPDATE)
+      t = c->update_ns;
+    else if (sp->layer >= 0 && sp->layer < c->n_layers)
+      t = ooc_costs_algo_ns(c, sp->layer, sp->phase, pl->algo[s]);
+    else
+      t = 0;
+    comp += t > 0 ? t : 0;
+  }
+  for (i = 0; i < pl->n_recomps; i++) {
+    const ooc_recompute *r = &pl->recomps[i];
+    int32_t a = r->act;
+    for (k = 0; k < lv->act_nlayers[a]; k++) {
+      int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+      if (lv->fwd_step[l] > r->free_after)
+        break;
+      t = ooc_costs_algo_ns(c, l, OOC_PH_RECOMP, pl->algo[lv->fwd_step[l]]);
+      comp += t > 0 ? t : 0;
+    }
+  }
+  for (i = 0; i < pl->n_swaps; i++) {
+    const ooc_swap *w = &pl->swaps[i];
+    double b = w->grad ? (double)lv->grad_bytes[w->act]
+                       : (double)lv->act_bytes[w->act];
+    bytes[1] += b;
+    if (w->in_before >= 0)
+      bytes[0] += b;
+  }
+  rate[0] = hw->h2d_Bps > hw->duplex_h2d_Bps ? hw->h2d_Bps
+                                             : hw->duplex_h2d_Bps;
+  rate[1] = hw->d2h_Bps > hw->duplex_d2h_Bps ? hw->d2h_Bps
+                                             : hw->duplex_d2h_Bps;
+  for (k = 0; k < 2; k++)
+    if (rate[k] > 0 && bytes[k] / rate[k] * 1e9 > link)
+      link = bytes[k] / rate[k] * 1e9;
+  return link > (double)comp ? (int64_t)link : comp;
+}

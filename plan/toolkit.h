@@ -159,6 +159,17 @@ int32_t ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
                                   int32_t lo, int32_t hi, int32_t keep,
                                   uint8_t *mark, ooc_err *err);
 
+/* --- a plan's bound ------------------------------------------------------ */
+
+/* A lower bound of pl's simulated iteration time (ns) from its decisions
+ * alone, without lowering or simulating it: the larger of the compute
+ * stream's kernels (every step at its algorithm, plus the layers its
+ * recompute records re-run, at their cost-model times) and each copy
+ * direction's swapped bytes at its fastest rate. A search can skip a
+ * candidate whose bound already rules it out (joint's pruning).
+ * O(steps + records + recomputed layers). */
+int64_t ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl);
+
 /* The step that produces act a (the forward of its storage layer), -1 for
  * the input batch. O(1). */
 int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);

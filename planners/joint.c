@@ -29,7 +29,11 @@
  *      algorithm family the cost model offers (its workspace follows);
  *    - segment: the forward between two chain cuts (one to three blocks)
  *      is dropped and recomputed from the first cut's checkpoint, as
- *      checkpointing does (the toolkit's segment), a neighbourhood move.
+ *      checkpointing does (the toolkit's segment), a neighbourhood move;
+ *    - schedule budget: every swap-in re-timed, as early as a scheduling
+ *      budget 1/64 to 4/64 of the budget lower or higher allows on the
+ *      plan's memory timeline (the window planner's allocator-aware
+ *      budget), a global move.
  *    Moves are steered by the oracle's per-tensor record of the current
  *    plan (sim/sim.h's detail): with probability 1/2 the target is drawn
  *    among the activations whose swap-in or swap-out the compute stream
@@ -39,7 +43,11 @@
  *    is faster, or slower by d with probability exp(-d / T), T falling
  *    linearly from 0.2% of the start's time to 0 over the evaluations.
  *    An infeasible plan (out of memory) or one the lowering or the
- *    simulator rejects is never accepted.
+ *    simulator rejects is never accepted. The annealing's draw is made
+ *    before simulating, which makes acceptance a threshold on the time; a
+ *    candidate whose bound (ooc_kit_plan_bound: its kernels back to back,
+ *    or its swapped bytes at the link's rate) is at or above it is pruned
+ *    unsimulated, and does not count as an evaluation.
  * 3. It is deterministic: the moves come from a xorshift64* generator
  *    seeded with `seed` (default 1), and it stops after `max_evals`
  *    simulations of the search (default 400). `budget_s` (default 0: none)
@@ -69,10 +77,10 @@
 #include "sim/sim.h"
 
 enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
-       MV_SEGMENT, MV_OUTPOINT, MV_COUNT };
+       MV_SEGMENT, MV_OUTPOINT, MV_BUDGET, MV_COUNT };
 static const char *const mv_names[MV_COUNT] = {
   "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment",
-  "swap-out point"
+  "swap-out point", "schedule budget"
 };
 
 struct jt_state {
@@ -98,6 +106,11 @@ struct jt_state {
   int64_t *hot_w;           /* their cumulative weights */
   int32_t n_hot;
   int hot_in;               /* hot list from swap-ins (1) or outs (0) */
+  ooc_timeline base, tl;    /* schedule budget move: the persistent
+                               state, workspaces and gradients; scratch */
+  int tl_inited;
+  int32_t *order;           /* its swaps by first use (scratch) */
+  int32_t cap_order;
 };
 
 static int
@@ -125,6 +138,12 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       return n;
     st->n_cuts = n;
   }
+  if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
+      ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
+    return OOC_ENOMEM;
+  st->tl_inited = 1;
+  ooc_timeline_memory(&st->base, lv, ctx,
+                      OOC_TL_PERSISTENT | OOC_TL_WORKSPACE | OOC_TL_GRADS);
   st->inited = 1;
   ooc_program_init(&st->prev);
   if (ooc_plan_init(&st->cur, lv, err) < 0 ||
@@ -162,6 +181,11 @@ jt_free(void *state)
     ooc_sim_detail_fini(&st->det);
   if (st->inited)
     ooc_program_fini(&st->prev);
+  if (st->tl_inited) {
+    ooc_timeline_fini(&st->base);
+    ooc_timeline_fini(&st->tl);
+  }
+  free(st->order);
   free(st->mark);
   free(st->acts);
   free(st->hot);
@@ -296,6 +320,83 @@ shared_prefix(const ooc_program *a, const ooc_program *b)
   return (double)(i - pe) / (double)(b->n_instr - pe);
 }
 
+/* qsort's key, per thread (sweep -j plans in several threads). */
+static _Thread_local const ooc_swap *sort_sw;
+static int
+by_need(const void *x, const void *y)
+{
+  const ooc_swap *a = &sort_sw[*(const int32_t *)x];
+  const ooc_swap *b = &sort_sw[*(const int32_t *)y];
+  if (a->in_before != b->in_before)
+    return a->in_before < b->in_before ? -1 : 1;
+  return a->act < b->act ? -1 : a->act > b->act;
+}
+
+/* The schedule budget move: every activation swap-in of pl re-timed
+ * against a scheduling budget of b bytes, the allocator-aware budget the
+ * window planner tunes (schedule-window seed, §3 (d)). On the memory
+ * timeline of pl's other decisions (persistent state, workspaces and
+ * gradients; activations kept over their lives, swapped ones until their
+ * swap-out, recomputed ones outside their gaps, each at its allocator
+ * footprint), the swap-ins in order of need each go after the last step
+ * before their use at which their bytes would not fit under b (none: as
+ * soon as the swap-out allows), as early as b lets them. Returns 0, -1
+ * when pl swaps no activation, or OOC_ENOMEM. O(acts + swaps log steps
+ * + swaps log swaps). */
+static int
+retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+       uint64_t b)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t a, i, n = 0;
+
+  if (pl->n_swaps > st->cap_order) {
+    int32_t *o = realloc(st->order, (size_t)pl->n_swaps * sizeof *o);
+    if (o == NULL)
+      return OOC_ENOMEM;
+    st->order = o;
+    st->cap_order = pl->n_swaps;
+  }
+  ooc_timeline_copy(&st->tl, &st->base);
+  for (a = 1; a < lv->n_acts; a++) {
+    int32_t p = ooc_kit_producer(lv, a);
+    if (p >= 0 && pl->action[a] == OOC_KEEP && lv->act_bytes[a] > 0)
+      ooc_timeline_add(&st->tl, p, lv->act_last[a],
+                       (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]));
+  }
+  for (i = 0; i < pl->n_recomps; i++) {
+    const ooc_recompute *r = &pl->recomps[i];
+    int64_t f = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[r->act]);
+    ooc_timeline_add(&st->tl, ooc_kit_producer(lv, r->act), r->free_after, f);
+    ooc_timeline_add(&st->tl, r->before, lv->act_last[r->act], f);
+  }
+  for (i = 0; i < pl->n_swaps; i++) {
+    const ooc_swap *w = &pl->swaps[i];
+    if (w->grad)
+      continue;
+    ooc_timeline_add(&st->tl, ooc_kit_producer(lv, w->act), w->out_after,
+                     (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[w->act]));
+    if (w->in_before >= 0)
+      st->order[n++] = i;
+  }
+  if (n == 0)
+    return -1;
+  sort_sw = pl->swaps;
+  qsort(st->order, (size_t)n, sizeof *st->order, by_need);
+  for (i = 0; i < n; i++) {
+    ooc_swap *w = &pl->swaps[st->order[i]];
+    int64_t f = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[w->act]);
+    int32_t e = ooc_timeline_last_above(&st->tl, w->out_after + 1,
+                                        w->in_before - 1, (int64_t)b - f);
+    w->in_after = e > w->out_after ? e : -1;
+    ooc_timeline_add(&st->tl, w->in_after >= 0 ? w->in_after + 1
+                                               : w->out_after + 1,
+                     lv->act_last[w->act], f);
+  }
+  pl->sched_budget = b;
+  return 0;
+}
+
 /* Apply one random move to pl (a copy of the current plan). Returns the
  * move, or -1 when the drawn move does not apply (nothing changed). */
 static int
@@ -356,6 +457,23 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
       w->in_after = from + d;
     }
     return m;
+  }
+  if (m == MV_BUDGET) {
+    /* 1/64 to 4/64 of the budget lower or higher, within [1/2, 1] of it:
+     * tighter leaves the allocator room that fragmentation takes, looser
+     * brings data in sooner. */
+    uint64_t cur = pl->sched_budget ? pl->sched_budget : ctx->budget;
+    uint64_t d = ctx->budget / 64 * (1 + rnd_below(st, 4)), b;
+    if (rnd(st) & 1)
+      b = cur > d && cur - d >= ctx->budget / 2 ? cur - d : ctx->budget / 2;
+    else
+      b = cur + d <= ctx->budget ? cur + d : ctx->budget;
+    if (b == cur)
+      return -1;
+    i = retime(st, ctx, pl, b);
+    if (i == OOC_ENOMEM)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory"), -1;
+    return i < 0 ? -1 : m;
   }
   if (m == MV_OUTPOINT) {
     /* When an activation's swap-out is issued: after its last forward
@@ -536,6 +654,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
   struct jt_state *st = state;
   int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
+  int64_t pruned = 0;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
   int64_t improved[MV_COUNT] = { 0 };
@@ -583,8 +702,14 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   t_cur = t_best = t_start;
   temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
 
-  for (k = 0; t_start < INT64_MAX && evals < max_evals; k++) {
-    int64_t x;
+  /* Moves that change nothing, and candidates the bound prunes, are not
+   * simulations; the cap on moves keeps a search whose every candidate is
+   * pruned finite. */
+  for (k = 0; t_start < INT64_MAX && evals < max_evals &&
+              k < 64 * (max_evals + 16);
+       k++) {
+    int64_t x, thr;
+    double temp;
     if (budget_s > 0 && ooc_wall_s() - t0 >= (double)budget_s)
       break;
     if (det_stale && k % 16 == 0) {
@@ -608,6 +733,23 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     if ((m = move(st, ctx, &st->cand, err)) < 0)
       continue;
+    /* The acceptance test, decided before simulating: a candidate of time
+     * x is taken when x < thr (x < t_cur, or the annealing's draw u with
+     * exp(-(x - t_cur) / T) > u, i.e. x < t_cur - T ln u). One whose
+     * lower bound is already >= thr cannot be taken, nor beat the best:
+     * it is pruned without a simulation (a per-decision bound: the plan
+     * differs from the current one by this move only). */
+    temp = temp0 * (1.0 - (double)evals / (double)(max_evals + 1));
+    thr = t_cur;
+    if (temp > 0) {
+      double u = rnd_unit(st), d = u > 0 ? -temp * log(u) : 1e18;
+      thr = d < (double)(INT64_MAX - t_cur) ? t_cur + (int64_t)d
+                                            : INT64_MAX;
+    }
+    if (ooc_kit_plan_bound(ctx, &st->cand) >= thr) {
+      pruned++;
+      continue;
+    }
     x = eval(ctx, &st->cand, NULL, &fatal, err);
     evals++;
     if (fatal)
@@ -618,12 +760,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     }
     if (x == INT64_MAX)
       continue;
-    if (x < t_cur ||
-        (temp0 > 0 &&
-         rnd_unit(st) < exp(-(double)(x - t_cur) /
-                            (temp0 * (1.0 - (double)evals /
-                                                (double)(max_evals + 1))))))
-    {
+    if (x < thr) {
       if (ooc_plan_copy(&st->cur, &st->cand) < 0 ||
           (st->prev_ok && prog_copy(&st->prev, ctx->scratch) < 0))
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -655,12 +792,14 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
              "feasible plan to start from (the %s plan kept)", from);
   else
     snprintf(pl->note, sizeof pl->note, "joint: from the %s plan (%.6f s), "
-             "%.2f%% faster after %lld simulations%s%s%s", from,
+             "%.2f%% faster after %lld simulations (%lld candidates pruned "
+             "by their bound)%s%s%s", from,
              (double)t_start * 1e-9,
              100.0 * (double)(t_start - t_best) / (double)t_start,
-             (long long)evals, n > 0 ? " (improving moves: " : "", changes,
-             n > 0 ? ")" : "");
+             (long long)evals, (long long)pruned,
+             n > 0 ? " (improving moves: " : "", changes, n > 0 ? ")" : "");
   ooc_plan_add_metric(pl, "simulations", (double)evals);
+  ooc_plan_add_metric(pl, "pruned", (double)pruned);
   ooc_plan_add_metric(pl, "start_s",
                       t_start < INT64_MAX ? (double)t_start * 1e-9 : 0);
   /* Incremental re-simulation, measured: the mean share of a candidate's

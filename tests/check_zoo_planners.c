@@ -13,7 +13,8 @@
  *   - the program validates and the simulator finds no semantic violation
  *     (nothing used while absent, in flight or freed);
  *   - a feasible result never exceeds the budget (allocated or reserved)
- *     and never beats the lower bound (docs/lower-bound.md);
+ *     and never beats the lower bound (docs/lower-bound.md), nor its own
+ *     plan's bound (ooc_kit_plan_bound, joint's pruning);
  *     an infeasible one carries a reason, the op and the bytes it asked for;
  *   - the same input gives the same program;
  *   - capacity issues no swap-in during forward (OOC-Paleo §3.5: "during
@@ -42,6 +43,7 @@
 #include "analysis/baseline.h"
 #include "analysis/lower_bound.h"
 #include "plan/planner.h"
+#include "plan/toolkit.h"
 #include "planners/registry.h"
 
 extern const ooc_planner_type ooc_planner_capacity;
@@ -159,6 +161,13 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
                     "%s: %s (%s): %.6f s beats the lower bound %.6f s",
                     what, t->name, a->name, 1e-9 * (double)r.iteration_ns,
                     bound_s);
+      /* The plan's own bound (joint prunes with it) never exceeds its
+       * simulated time. */
+      ck_assert_msg(ooc_kit_plan_bound(&ctx, &pl) <= r.iteration_ns,
+                    "%s: %s (%s): plan bound %lld ns > simulated %lld ns",
+                    what, t->name, a->name,
+                    (long long)ooc_kit_plan_bound(&ctx, &pl),
+                    (long long)r.iteration_ns);
     } else {
       ck_assert_msg(r.oom.reason[0] != '\0' && r.oom.requested_bytes > 0 &&
                     r.oom.instr >= 0, "%s: %s (%s): infeasible without an "
