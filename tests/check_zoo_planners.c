@@ -28,7 +28,7 @@
  *
  * Cost: about 30 simulations per model for the in-core batch, then two
  * plans (up to 175 simulations for window's autotune, 200 for pooch's
- * search, cut from its default 1000) per planner, batch and allocator.
+ * search, cut from its default 2000) per planner, batch and allocator.
  */
 #include "config.h"
 
