@@ -146,7 +146,6 @@ struct ooc_sim {
   int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
   int64_t host_pend;            /* host stall since the last compute span */
   uint64_t host_pinned;
-  int host_unlimited;           /* ooc_sim_set_host_unlimited */
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 
   /* The host (see the header comment): on when the profile has a host
@@ -162,6 +161,8 @@ struct ooc_sim {
   int32_t barrier;              /* its instruction, -1 none */
   int barrier_stream, barrier_pending;
   int64_t barrier_cost;
+  int host_unlimited;           /* ooc_sim_set_host_unlimited (last: keeps
+                                   the hot fields where they were) */
 };
 
 /* The driver sink: add what each action of the policy costs. */
