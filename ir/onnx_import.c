@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,8 @@ typedef OocsimOnnx__TensorProto Tensor;
 typedef OocsimOnnx__AttributeProto Attr;
 
 /* ONNX TensorProto.DataType values read here. */
-enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_FLOAT16 = 10,
-       DT_BFLOAT16 = 16 };
+enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9,
+       DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
 
 /* What an ONNX value name stands for: an emitted layer (possibly through
  * folded nodes), or a constant (an initialiser or a Constant node). */
@@ -61,6 +62,9 @@ typedef struct val {
   int layer;               /* index into the layers array */
   int linear_nobias;       /* a linear layer without bias whose output it
                               is (an Add of a 1-D constant fuses into it) */
+  int bcast;               /* a parameter broadcast over the batch
+                              (Expand of an initialiser to the batch's
+                              shape: ViT's class token) */
 } val;
 
 typedef struct imp {
@@ -76,6 +80,9 @@ typedef struct imp {
   int n_names, cap_names;
   ooc_model *cache;        /* the layers so far, loaded (layer_shape) */
   int cache_n;
+  Tensor **owned;          /* constants folded here (free_owned) */
+  int n_owned, cap_owned;
+  int64_t batch;           /* the export's batch (1 when dynamic) */
 } imp;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -142,6 +149,7 @@ bind(imp *I, const char *onnx, const Tensor *t, int layer, int nobias)
                           .linear_nobias = nobias };
   return OOC_OK;
 }
+
 
 static const Attr *
 attr(const Node *n, const char *name)
@@ -394,6 +402,462 @@ input_of(imp *I, const Node *n, size_t k, val **out)
   return OOC_OK;
 }
 
+/* ---- shape arithmetic, folded ---------------------------------------------
+ * Exports compute shapes at run time from Shape (x.size(0), x.view(n, -1),
+ * expand(n, -1, -1)): Shape, Gather, Slice, Unsqueeze, Squeeze, Concat,
+ * Cast, Add, Sub, Mul, Div, Mod, Neg, Sqrt, Equal, Where, Range,
+ * ConstantOfShape and Expand of small constants are evaluated here, at
+ * the export's batch (the input's dim 0; 1 when it is named), so that the
+ * Reshape or scale after them sees a constant. A folded constant is owned
+ * by the importer (I->owned). */
+
+enum { FOLD_MAX = 64, NOT_FOLDED = 1 };
+
+/* The values of a small numeric constant (int64, int32, bool, float or
+ * double; typed or raw little-endian data), at most FOLD_MAX, as doubles;
+ * *is_int for the integer and bool types. -1 when it holds none readable
+ * or more. */
+static int
+const_num(const Tensor *t, double *out, int *is_int)
+{
+  int64_t n = numel(t), i;
+  size_t w;
+  const uint8_t *r = t->raw_data.data;
+
+  if (n < 0 || n > FOLD_MAX)
+    return -1;
+  *is_int = t->data_type == DT_INT64 || t->data_type == DT_INT32 ||
+            t->data_type == DT_BOOL;
+  if (t->data_type == DT_INT64 && t->n_int64_data == (size_t)n) {
+    for (i = 0; i < n; i++)
+      out[i] = (double)t->int64_data[i];
+    return (int)n;
+  }
+  if ((t->data_type == DT_INT32 || t->data_type == DT_BOOL) &&
+      t->n_int32_data == (size_t)n) {
+    for (i = 0; i < n; i++)
+      out[i] = (double)t->int32_data[i];
+    return (int)n;
+  }
+  if (t->data_type == DT_FLOAT && t->n_float_data == (size_t)n) {
+    for (i = 0; i < n; i++)
+      out[i] = t->float_data[i];
+    return (int)n;
+  }
+  w = t->data_type == DT_INT64 || t->data_type == DT_DOUBLE ? 8
+      : t->data_type == DT_INT32 || t->data_type == DT_FLOAT ? 4
+      : t->data_type == DT_BOOL ? 1 : 0;
+  if (w == 0 || !t->has_raw_data || t->raw_data.len != (size_t)n * w)
+    return -1;
+  for (i = 0; i < n; i++) {
+    uint64_t u = 0;
+    int b;
+    for (b = (int)w - 1; b >= 0; b--)
+      u = u << 8 | r[(size_t)i * w + (size_t)b];
+    if (t->data_type == DT_INT64) {
+      out[i] = (double)(int64_t)u;
+    } else if (t->data_type == DT_INT32) {
+      out[i] = (double)(int32_t)(uint32_t)u;
+    } else if (t->data_type == DT_BOOL) {
+      out[i] = u != 0;
+    } else if (t->data_type == DT_FLOAT) {
+      uint32_t u32 = (uint32_t)u;
+      float f;
+      memcpy(&f, &u32, sizeof f);
+      out[i] = f;
+    } else {
+      double d;
+      memcpy(&d, &u, sizeof d);
+      out[i] = d;
+    }
+  }
+  return (int)n;
+}
+
+/* A new constant of nd dims holding v (int64 when is_int, else float),
+ * owned by the importer; NULL when out of memory (err set). */
+static const Tensor *
+new_const(imp *I, const double *v, int64_t n, const int64_t *dims, int nd,
+          int is_int)
+{
+  Tensor *t;
+  int64_t i;
+  char *p;
+
+  if (grow((void **)&I->owned, &I->cap_owned, I->n_owned + 1,
+           sizeof *I->owned) ||
+      (p = malloc(sizeof *t + (size_t)(nd + n + 1) * 8)) == NULL) {
+    nomem(I);
+    return NULL;
+  }
+  t = (Tensor *)(void *)p;
+  *t = (Tensor)OOCSIM_ONNX__TENSOR_PROTO__INIT;
+  t->dims = (int64_t *)(void *)(p + sizeof *t);
+  t->n_dims = (size_t)nd;
+  for (i = 0; i < nd; i++)
+    t->dims[i] = dims[i];
+  t->has_data_type = 1;
+  if (is_int) {
+    t->data_type = DT_INT64;
+    t->int64_data = t->dims + nd;
+    t->n_int64_data = (size_t)n;
+    for (i = 0; i < n; i++)
+      t->int64_data[i] = (int64_t)v[i];
+  } else {
+    t->data_type = DT_FLOAT;
+    t->float_data = (float *)(void *)(t->dims + nd);
+    t->n_float_data = (size_t)n;
+    for (i = 0; i < n; i++)
+      t->float_data[i] = (float)v[i];
+  }
+  I->owned[I->n_owned++] = t;
+  return t;
+}
+
+/* Bind the node's first output to a new constant. */
+static int
+bind_const(imp *I, const Node *n, const double *v, int64_t k,
+           const int64_t *dims, int nd, int is_int)
+{
+  const Tensor *t = new_const(I, v, k, dims, nd, is_int);
+  if (t == NULL)
+    return OOC_ENOMEM;
+  I->rep->n_folded++;
+  return n->n_output > 0 ? bind(I, n->output[0], t, -1, 0) : OOC_OK;
+}
+
+/* Input k of n as a small constant: its values, dims and type. 0 when it
+ * is one, NOT_FOLDED when it is a layer or not readable, < 0 on error. */
+static int
+small_in(imp *I, const Node *n, size_t k, double *v, int *cnt,
+         int64_t *dims, int *nd, int *is_int)
+{
+  val *x;
+  int rc;
+  size_t d;
+
+  if ((rc = input_of(I, n, k, &x)))
+    return rc;
+  if (x->t == NULL || x->bcast || x->t->n_dims > 8 ||
+      (*cnt = const_num(x->t, v, is_int)) < 0)
+    return NOT_FOLDED;
+  *nd = (int)x->t->n_dims;
+  for (d = 0; d < x->t->n_dims; d++)
+    dims[d] = x->t->dims[d];
+  return 0;
+}
+
+/* Element i of a broadcast operand of cnt elements (1: a scalar). */
+static double
+at(const double *v, int cnt, int i)
+{
+  return cnt == 1 ? v[0] : v[i];
+}
+
+/* Evaluate node n when its inputs are small constants (or, for Shape, any
+ * value whose shape is known; Cast of a layer is that layer). OOC_OK when
+ * folded, NOT_FOLDED when n is not shape arithmetic, < 0 on error. */
+static int
+fold_const(imp *I, const Node *n, const char *op)
+{
+  double a[FOLD_MAX], b[FOLD_MAX], c[FOLD_MAX], o[FOLD_MAX];
+  int64_t da[8], db[8], dc[8], dims[16];
+  int na = 0, nb = 0, nc = 0, nda = 0, ndb = 0, ndc = 0, ia = 0, ib = 0,
+      ic = 0, rc, i, k;
+  val *x;
+
+  if (strcmp(op, "Shape") == 0) {
+    int nd = 0;
+    int64_t s = attr_i(n, "start", 0), e;
+    if ((rc = input_of(I, n, 0, &x)))
+      return rc;
+    if (x->t != NULL) {
+      if (x->t->n_dims > 8)
+        return NOT_FOLDED;
+      for (i = 0; i < (int)x->t->n_dims; i++)
+        dims[nd++] = x->t->dims[i];
+    } else {
+      ooc_shape sh;
+      if ((rc = layer_shape(I, x->layer, &sh)))
+        return rc;
+      dims[nd++] = I->batch;
+      for (i = 0; i < sh.ndim; i++)
+        dims[nd++] = sh.d[i];
+    }
+    e = attr_i(n, "end", nd);
+    s = s < 0 ? s + nd : s;
+    e = e < 0 ? e + nd : e > nd ? nd : e;
+    s = s < 0 ? 0 : s > nd ? nd : s;
+    for (i = 0, k = (int)s; k < e; k++)
+      o[i++] = (double)dims[k];
+    dims[0] = i;
+    return bind_const(I, n, o, i, dims, 1, 1);
+  }
+  if (strcmp(op, "Cast") == 0) {
+    int to = (int)attr_i(n, "to", DT_FLOAT);
+    if ((rc = input_of(I, n, 0, &x)))
+      return rc;
+    if (x->t == NULL || x->bcast ||
+        (na = const_num(x->t, a, &ia)) < 0) {
+      /* A cast of activations or of a parameter: the same value here
+       * (the model's dtype sets the bytes). */
+      I->rep->n_folded++;
+      return n->n_output > 0 ? bind(I, n->output[0], x->t, x->layer, 0)
+                             : OOC_OK;
+    }
+    for (i = 0; i < (int)x->t->n_dims; i++)
+      da[i] = x->t->dims[i];
+    ia = to == DT_INT64 || to == DT_INT32 || to == DT_BOOL;
+    for (i = 0; i < na; i++)
+      o[i] = to == DT_BOOL ? a[i] != 0 : ia ? trunc(a[i]) : a[i];
+    return bind_const(I, n, o, na, da, (int)x->t->n_dims, ia);
+  }
+  if (strcmp(op, "ConstantOfShape") == 0) {
+    const Attr *v = attr(n, "value");
+    double fill = 0;
+    int64_t tot = 1;
+    int fi = 0;
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)))
+      return rc;
+    if (v && v->t && const_num(v->t, b, &fi) == 1)
+      fill = b[0];
+    for (i = 0; i < na && i < 8; i++) {
+      dims[i] = (int64_t)a[i];
+      tot *= dims[i] > 0 ? dims[i] : 0;
+    }
+    if (na > 8 || tot > FOLD_MAX)
+      return NOT_FOLDED;
+    for (i = 0; i < tot; i++)
+      o[i] = fill;
+    return bind_const(I, n, o, tot, dims, na, v && v->t ? fi : 0);
+  }
+  if (strcmp(op, "Expand") == 0) {
+    int64_t tot = 1;
+    if ((rc = input_of(I, n, 0, &x)))
+      return rc;
+    if (x->t == NULL)
+      return NOT_FOLDED;
+    if ((rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)))
+      return rc;
+    if ((na = const_num(x->t, a, &ia)) < 0) {
+      /* A parameter expanded to the batch (ViT's class token, expanded
+       * to [N, 1, H]): the parameter, broadcast. */
+      if (nb != (int)x->t->n_dims || nb < 2 || x->t->dims[0] != 1)
+        return node_err(I, n, "only a parameter expanded over the batch "
+                        "dim is supported", NULL);
+      I->rep->n_folded++;
+      if (n->n_output == 0)
+        return OOC_OK;
+      if ((rc = bind(I, n->output[0], x->t, -1, 0)))
+        return rc;
+      I->v[I->n_v - 1].bcast = 1;
+      return OOC_OK;
+    }
+    /* A small constant: numpy broadcasting to the shape. */
+    nda = (int)x->t->n_dims;
+    if (nb > 8 || nda > nb)
+      return NOT_FOLDED;
+    for (i = 0; i < nb; i++) {
+      int64_t s = i - (nb - nda) >= 0 ? x->t->dims[i - (nb - nda)] : 1;
+      dims[i] = s == 1 ? (int64_t)b[i] : s;
+      if (s != 1 && b[i] != 1 && (int64_t)b[i] != s)
+        return node_err(I, n, "shapes do not broadcast", NULL);
+      tot *= dims[i];
+    }
+    if (tot > FOLD_MAX || (na != 1 && na != tot))
+      return NOT_FOLDED;
+    for (i = 0; i < tot; i++)
+      o[i] = at(a, na, i);
+    return bind_const(I, n, o, tot, dims, nb, ia);
+  }
+  if (strcmp(op, "Range") == 0) {
+    int64_t tot;
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
+        (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)) ||
+        (rc = small_in(I, n, 2, c, &nc, dc, &ndc, &ic)))
+      return rc;
+    if (na != 1 || nb != 1 || nc != 1 || c[0] == 0)
+      return NOT_FOLDED;
+    tot = (int64_t)ceil((b[0] - a[0]) / c[0]);
+    if (tot < 0)
+      tot = 0;
+    if (tot > FOLD_MAX)
+      return NOT_FOLDED;
+    for (i = 0; i < tot; i++)
+      o[i] = a[0] + i * c[0];
+    dims[0] = tot;
+    return bind_const(I, n, o, tot, dims, 1, ia && ib && ic);
+  }
+  /* The rest need every input a small constant. */
+  {
+    size_t j;
+    for (j = 0; j < n->n_input; j++) {
+      if (n->input[j] == NULL || n->input[j][0] == '\0')
+        continue;
+      if ((rc = input_of(I, n, j, &x)))
+        return rc;
+      if (x->t == NULL || x->bcast || const_num(x->t, a, &ia) < 0)
+        return NOT_FOLDED;
+    }
+  }
+  if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
+    int64_t ax[8];
+    int nax = 0, nd, j, un = op[0] == 'U';
+    const Attr *axes = attr(n, "axes");
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)))
+      return rc;
+    if (axes) {
+      for (i = 0; i < (int)axes->n_ints && i < 8; i++)
+        ax[nax++] = axes->ints[i];
+    } else if (n->n_input > 1 && n->input[1][0]) {
+      if ((rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)))
+        return rc;
+      for (i = 0; i < nb && i < 8; i++)
+        ax[nax++] = (int64_t)b[i];
+    }
+    nd = un ? nda + nax : nda;
+    for (j = 0; j < nax; j++)
+      if (ax[j] < 0)
+        ax[j] += nd;
+    if (un) {
+      int src = 0;
+      if (nd > 8)
+        return NOT_FOLDED;
+      for (i = 0; i < nd; i++) {
+        int ins = 0;
+        for (j = 0; j < nax; j++)
+          ins |= ax[j] == i;
+        dims[i] = ins ? 1 : da[src++];
+      }
+    } else {
+      int m = 0;
+      for (i = 0; i < nda; i++) {
+        int drop = nax == 0 ? da[i] == 1 : 0;
+        for (j = 0; j < nax; j++)
+          drop |= ax[j] == i;
+        if (!drop)
+          dims[m++] = da[i];
+      }
+      nd = m;
+    }
+    return bind_const(I, n, a, na, dims, nd, ia);
+  }
+  if (strcmp(op, "Concat") == 0) {
+    int64_t tot = 0;
+    size_t j;
+    for (j = 0; j < n->n_input; j++) {
+      if ((rc = small_in(I, n, j, b, &nb, db, &ndb, &ib)))
+        return rc;
+      if (ndb > 1 || tot + nb > FOLD_MAX)
+        return NOT_FOLDED;
+      for (i = 0; i < nb; i++)
+        o[tot++] = b[i];
+      ia = j == 0 ? ib : ia && ib;
+    }
+    dims[0] = tot;
+    return bind_const(I, n, o, tot, dims, 1, ia);
+  }
+  if (strcmp(op, "Gather") == 0) {
+    int64_t ax = attr_i(n, "axis", 0);
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
+        (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)))
+      return rc;
+    if (nda != 1 || (ax != 0 && ax != -1))
+      return NOT_FOLDED;
+    for (i = 0; i < nb; i++) {
+      int64_t q = (int64_t)b[i];
+      q = q < 0 ? q + na : q;
+      if (q < 0 || q >= na)
+        return node_err(I, n, "an index out of range", NULL);
+      o[i] = a[q];
+    }
+    return bind_const(I, n, o, nb, db, ndb, ia);
+  }
+  if (strcmp(op, "Slice") == 0) {
+    int64_t s, e, st = 1, len;
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
+        (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)) ||
+        (rc = small_in(I, n, 2, c, &nc, dc, &ndc, &ic)))
+      return rc;
+    if (nda != 1 || nb != 1 || nc != 1)
+      return NOT_FOLDED;
+    if (n->n_input > 4 && n->input[4][0]) {
+      double sv[FOLD_MAX];
+      int ns, is;
+      int64_t dd[8];
+      int ndd;
+      if ((rc = small_in(I, n, 4, sv, &ns, dd, &ndd, &is)))
+        return rc;
+      st = ns == 1 ? (int64_t)sv[0] : 0;
+    }
+    if (st != 1)
+      return NOT_FOLDED;
+    s = b[0] < -1e18 ? 0 : (int64_t)b[0];
+    e = c[0] > 1e18 ? na : (int64_t)c[0];
+    s = s < 0 ? s + na : s;
+    e = e < 0 ? e + na : e;
+    s = s < 0 ? 0 : s > na ? na : s;
+    e = e < 0 ? 0 : e > na ? na : e;
+    len = e > s ? e - s : 0;
+    for (i = 0; i < len; i++)
+      o[i] = a[s + i];
+    dims[0] = len;
+    return bind_const(I, n, o, len, dims, 1, ia);
+  }
+  if (strcmp(op, "Neg") == 0 || strcmp(op, "Sqrt") == 0) {
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)))
+      return rc;
+    for (i = 0; i < na; i++)
+      o[i] = op[0] == 'N' ? -a[i] : sqrt(a[i]);
+    return bind_const(I, n, o, na, da, nda, op[0] == 'N' ? ia : 0);
+  }
+  if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 ||
+      strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0 ||
+      strcmp(op, "Mod") == 0 || strcmp(op, "Equal") == 0 ||
+      strcmp(op, "Where") == 0) {
+    int w = op[0] == 'W', cnt, nd;
+    const int64_t *dd;
+    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
+        (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)) ||
+        (w && (rc = small_in(I, n, 2, c, &nc, dc, &ndc, &ic))))
+      return rc;
+    if (!w)
+      nc = 1, c[0] = 0;
+    cnt = na > nb ? na : nb;
+    cnt = nc > cnt ? nc : cnt;
+    if ((na != 1 && na != cnt) || (nb != 1 && nb != cnt) ||
+        (nc != 1 && nc != cnt))
+      return NOT_FOLDED;        /* broadcasting beyond scalars */
+    dd = na == cnt ? da : nb == cnt ? db : dc;
+    nd = na == cnt ? nda : nb == cnt ? ndb : ndc;
+    for (i = 0; i < cnt; i++) {
+      double x0 = at(a, na, i), y0 = at(b, nb, i);
+      switch (op[0]) {
+      case 'A': o[i] = x0 + y0; break;
+      case 'S': o[i] = x0 - y0; break;
+      case 'M':
+        if (op[1] == 'u')
+          o[i] = x0 * y0;
+        else if (y0 == 0)
+          return node_err(I, n, "Mod by zero", NULL);
+        else
+          o[i] = x0 - y0 * floor(x0 / y0);
+        break;
+      case 'D':
+        if (y0 == 0)
+          return node_err(I, n, "a division by zero", NULL);
+        o[i] = ia && ib ? trunc(x0 / y0) : x0 / y0;
+        break;
+      case 'E': o[i] = x0 == y0; break;
+      default: o[i] = x0 != 0 ? y0 : at(c, nc, i); break;
+      }
+    }
+    return bind_const(I, n, o, cnt, dd, nd,
+                      op[0] == 'E' ? 1 : w ? ib && ic : ia && ib);
+  }
+  return NOT_FOLDED;
+}
+
 /* ---- the input ------------------------------------------------------------ */
 
 static int
@@ -453,6 +917,10 @@ load_input(imp *I, const Graph *g)
                        "token ids expected)", I->path, in->name,
                        (int)tt->elem_type);
   }
+  I->batch = tt->shape->dim[0]->value_case ==
+                     OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                 tt->shape->dim[0]->dim_value > 0
+             ? tt->shape->dim[0]->dim_value : 1;
   if ((shape = cJSON_AddArrayToObject(I->root, "input")) == NULL)
     return nomem(I);
   for (i = 1; i < tt->shape->n_dim; i++) {
@@ -747,9 +1215,35 @@ binary(imp *I, const Node *n)
                              : OOC_OK;
     }
   }
+  if (add && (c->t->n_dims == 3 ? c->t->dims[0] == 1 : c->t->n_dims == 2)) {
+    /* Learned positions added to a sequence [T, H]: into the tokens
+     * layer that made it, or a tokens layer of its own. */
+    const int64_t *pd = c->t->dims + (c->t->n_dims - 2);
+    ooc_shape s;
+    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1), *o, *pos;
+    if ((rc = layer_shape(I, x->layer, &s)))
+      return rc;
+    if (s.ndim == 2 && pd[0] == s.d[0] && pd[1] == s.d[1]) {
+      o = L ? cJSON_GetObjectItemCaseSensitive(L, "op") : NULL;
+      pos = L ? cJSON_GetObjectItemCaseSensitive(L, "positions") : NULL;
+      if (o && cJSON_IsString(o) && strcmp(o->valuestring, "tokens") == 0 &&
+          pos == NULL) {
+        if (cJSON_AddNumberToObject(L, "positions", (double)pd[0]) == NULL)
+          return nomem(I);
+        I->cache_n = -1;      /* its parameters changed */
+        I->rep->n_folded++;
+        return n->n_output > 0 ? bind(I, n->output[0], NULL, x->layer, 0)
+                               : OOC_OK;
+      }
+      if ((L = layer_obj("tokens")) == NULL ||
+          cJSON_AddNumberToObject(L, "positions", (double)pd[0]) == NULL)
+        return cJSON_Delete(L), nomem(I);
+      return emit(I, n, L, (const val *const[]){ x }, 1, 0);
+    }
+  }
   return node_err(I, n, "an element-wise op with a constant tensor has no "
-                  "oocsim op (only a linear layer's bias, or a scalar)",
-                  NULL);
+                  "oocsim op (only a linear layer's bias, learned "
+                  "positions, or a scalar)", NULL);
 }
 
 static int
@@ -762,6 +1256,8 @@ node(imp *I, const Node *n)
 
   if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
     return node_err(I, n, "custom domain ", n->domain);
+  if ((rc = fold_const(I, n, op)) != NOT_FOLDED)
+    return rc;
   if (strcmp(op, "Conv") == 0)
     return conv(I, n, 0);
   if (strcmp(op, "ConvTranspose") == 0)
@@ -898,17 +1394,41 @@ node(imp *I, const Node *n)
   if (strcmp(op, "Concat") == 0) {
     ooc_shape s;
     const val *ins[64];
-    int64_t axis = attr_i(n, "axis", 1);
-    size_t k;
+    int64_t axis = attr_i(n, "axis", 1), pre = 0;
+    size_t k, n_const = 0;
     if (n->n_input < 1 || n->n_input > 64)
       return node_err(I, n, "expected 1 to 64 inputs", NULL);
     for (k = 0; k < n->n_input; k++) {
       val *y;
       if ((rc = input_of(I, n, k, &y)))
         return rc;
-      if (y->t != NULL)
-        return OOC_ENOTFOUND;  /* a parameter joined: no oocsim op */
-      ins[k] = y;
+      if (y->t != NULL) {
+        /* Learned tokens put before a sequence (ViT's class token,
+         * expanded over the batch): parameters [1, P, H], first. */
+        if (k != n_const || y->t->n_dims != 3 || y->t->dims[0] != 1)
+          return OOC_ENOTFOUND;  /* a parameter joined: no oocsim op */
+        pre += y->t->dims[1];
+        n_const++;
+        continue;
+      }
+      ins[k - n_const] = y;
+    }
+    if (n_const > 0) {
+      val *seq;
+      if (n->n_input - n_const != 1 || (axis != 1 && axis != -2))
+        return node_err(I, n, "learned tokens are supported before one "
+                        "sequence, along its rows (axis 1)", NULL);
+      seq = lookup(I, n->input[n_const]);
+      if ((rc = layer_shape(I, seq->layer, &s)))
+        return rc;
+      if (s.ndim != 2 ||
+          s.d[1] != lookup(I, n->input[0])->t->dims[2])
+        return node_err(I, n, "the tokens' width differs from the "
+                        "sequence's", NULL);
+      if ((L = layer_obj("tokens")) == NULL ||
+          cJSON_AddNumberToObject(L, "prepend", (double)pre) == NULL)
+        return cJSON_Delete(L), nomem(I);
+      return emit(I, n, L, (const val *const[]){ seq }, 1, 0);
     }
     if ((rc = layer_shape(I, ins[0]->layer, &s)))
       return rc;
@@ -1218,6 +1738,9 @@ out:
     free(I.names[i]);
   free(I.names);
   free(I.v);
+  for (i = 0; i < (size_t)I.n_owned; i++)
+    free(I.owned[i]);
+  free(I.owned);
   oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
   return rc;
 }

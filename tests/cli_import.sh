@@ -50,6 +50,24 @@ grep -q '^scores  *matmul  *4x16x16 ' "$TMP/info" && grep -q '^softmax  *softmax
   grep -q '^q_t  *reshape  *4x16x8  *0 B' "$TMP/info" &&
   ok "transformer: heads as views, scores, softmax" || not_ok "transformer layers: $(cat "$TMP/info")"
 
+# Shape arithmetic, folded: x.view(x.size(0), -1) as torch exports it
+# (Shape, Gather, Unsqueeze, Concat, Cast, Reshape): the cnn's layers and
+# parameters.
+expect_ok "import cnn_view" "$OOCSIM" import "$D/cnn_view.onnx" -o "$TMP/view.json"
+[ "$(params "$TMP/view.json")" = 906 ] && ok "cnn_view: 906 parameters" || not_ok "cnn_view: $(params "$TMP/view.json")"
+grep -q '15 nodes .* -> 12 layers, 6 nodes folded' "$TMP/err" && ok "cnn_view: the shape arithmetic folded" || not_ok "cnn_view summary: $(cat "$TMP/err")"
+
+# A ViT stem as torch exports it: patches by a 4x4 convolution 3x8x4x4 +
+# 8 = 392; the reshape to 16 tokens through Shape arithmetic; the class
+# token expanded over the batch (ConstantOfShape, Mul, Equal, Where,
+# Expand) and put first, learned positions added: one tokens layer,
+# (1 + 17) x 8 = 144; layer norm 16; head 136 x 10 + 10 = 1370: 1,922.
+expect_ok "import vit_stem" "$OOCSIM" import "$D/vit_stem.onnx" -o "$TMP/vit.json"
+[ "$(params "$TMP/vit.json")" = 1922 ] && ok "vit_stem: 1922 parameters" || not_ok "vit_stem: $(params "$TMP/vit.json")"
+"$OOCSIM" info -m "$TMP/vit.json" -b 2 >"$TMP/info" 2>&1
+grep -q '^cat  *tokens  *17x8 ' "$TMP/info" && grep -q '^ln  *layernorm  *17x8 ' "$TMP/info" &&
+  ok "vit_stem: class token and positions as one tokens layer" || not_ok "vit_stem layers: $(cat "$TMP/info")"
+
 # A real export: torchvision resnet50 in training mode (batch norm kept):
 # the zoo's parameters and forward FLOPs; with in-place ReLU and add set
 # (ONNX does not record them), the zoo's activation memory too.

@@ -10,6 +10,15 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           vocabulary projection (14,944 params)
   dynamic.onnx            cnn_residual with named spatial dims H and W
   unknown_op.onnx         cnn_residual with an Erf in place of a Relu
+  cnn_view.onnx           cnn_residual flattened as x.view(x.size(0), -1)
+                          exports it: Shape, Gather, Unsqueeze, Concat,
+                          Reshape (906 params)
+  vit_stem.onnx           a ViT stem as torch exports it: a 4x4 patch
+                          convolution, the reshape to tokens through
+                          Shape arithmetic, the class token expanded over
+                          the batch (ConstantOfShape, Mul, Equal, Where,
+                          Expand), concatenated, learned positions added,
+                          a layer norm and a classifier (1,922 params)
   truncated.onnx          the first 100 bytes of cnn_residual.onnx
 
 The weights are zeros: the importer reads only the initialisers' shapes.
@@ -68,6 +77,67 @@ def cnn(spatial=(16, 16), act2="Relu"):
              init("beta", 8), init("mean", 8), init("var", 8),
              init("w2", 8, 8, 3, 3), init("wf", 10, 8), init("bf", 10)]
     return model(nodes, inits, x, y, "cnn_residual")
+
+
+def cnn_view():
+    m = cnn()
+    g = m.graph
+    i = [k for k, nd in enumerate(g.node) if nd.name == "flatten"][0]
+    n = helper.make_node
+    view = [
+        n("Shape", ["gp"], ["shp"], name="size"),
+        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
+        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
+        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
+        n("Cast", ["vshape"], ["vshape64"], name="cast",
+          to=TensorProto.INT64),
+        n("Reshape", ["gp", "vshape64"], ["f"], name="view"),
+    ]
+    del g.node[i]
+    for k, nd in enumerate(view):
+        g.node.insert(i + k, nd)
+    g.initializer.extend([
+        helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+        ints("axes0", [0]), ints("minus1", [-1])])
+    g.name = "cnn_view"
+    return m
+
+
+def vit_stem():
+    P, C, T = 4, 8, 16             # patch, width, tokens of a 16x16 image
+    x = helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                      ["N", 3, 16, 16])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["image", "wp", "bp"], ["c"], name="conv_proj",
+          kernel_shape=[P, P], strides=[P, P]),
+        n("Shape", ["c"], ["cs"], name="shape"),
+        n("Gather", ["cs", "zero"], ["nb"], name="batch", axis=0),
+        n("Unsqueeze", ["nb", "axes0"], ["nb1"], name="batch1"),
+        n("Concat", ["nb1", "ct"], ["rs"], name="rshape", axis=0),
+        n("Reshape", ["c", "rs"], ["r"], name="reshape"),
+        n("Transpose", ["r"], ["seq"], name="to_tokens", perm=[0, 2, 1]),
+        n("ConstantOfShape", ["three"], ["ones"], name="ones",
+          value=helper.make_tensor("v", TensorProto.INT64, [1], [1])),
+        n("Mul", ["ones", "minus1"], ["neg"], name="neg"),
+        n("Equal", ["expand_to", "neg"], ["eq"], name="eq"),
+        n("Where", ["eq", "ones", "expand_to"], ["ex"], name="where"),
+        n("Expand", ["class_token", "ex"], ["cls"], name="expand"),
+        n("Concat", ["cls", "seq"], ["tok"], name="cat", axis=1),
+        n("Add", ["tok", "pos_embedding"], ["h"], name="positions"),
+        n("LayerNormalization", ["h", "ln_g", "ln_b"], ["hn"], name="ln",
+          axis=-1),
+        n("Flatten", ["hn"], ["f"], name="flatten", axis=1),
+        n("Gemm", ["f", "wh", "bh"], ["logits"], name="head", transB=1),
+    ]
+    inits = [init("wp", C, 3, P, P), init("bp", C), init("class_token", 1, 1, C),
+             init("pos_embedding", 1, T + 1, C), init("ln_g", C),
+             init("ln_b", C), init("wh", 10, (T + 1) * C), init("bh", 10),
+             helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+             ints("axes0", [0]), ints("ct", [C, T]), ints("three", [3]),
+             ints("minus1", [-1]), ints("expand_to", [1, -1, -1])]
+    return model(nodes, inits, x, y, "vit_stem")
 
 
 def transformer():
@@ -131,6 +201,8 @@ def main():
     save(transformer(), os.path.join(out, "transformer_block.onnx"))
     save(cnn(spatial=("H", "W")), os.path.join(out, "dynamic.onnx"))
     save(cnn(act2="Erf"), os.path.join(out, "unknown_op.onnx"))
+    save(cnn_view(), os.path.join(out, "cnn_view.onnx"))
+    save(vit_stem(), os.path.join(out, "vit_stem.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
