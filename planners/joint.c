@@ -790,14 +790,15 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   if (t_start == INT64_MAX)
     snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
              "feasible plan to start from (the %s plan kept)", from);
-  else
-    snprintf(pl->note, sizeof pl->note, "joint: from the %s plan (%.6f s), "
-             "%.2f%% faster after %lld simulations (%lld candidates pruned "
-             "by their bound)%s%s%s", from,
-             (double)t_start * 1e-9,
-             100.0 * (double)(t_start - t_best) / (double)t_start,
-             (long long)evals, (long long)pruned,
-             n > 0 ? " (improving moves: " : "", changes, n > 0 ? ")" : "");
+  else if (snprintf(pl->note, sizeof pl->note, "joint: from the %s plan "
+                    "(%.6f s), %.2f%% faster after %lld simulations (%lld "
+                    "more pruned by their bound)%s%s%s", from,
+                    (double)t_start * 1e-9,
+                    100.0 * (double)(t_start - t_best) / (double)t_start,
+                    (long long)evals, (long long)pruned,
+                    n > 0 ? " (improving moves: " : "", changes,
+                    n > 0 ? ")" : "") >= (int)sizeof pl->note)
+    memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
   ooc_plan_add_metric(pl, "simulations", (double)evals);
   ooc_plan_add_metric(pl, "pruned", (double)pruned);
   ooc_plan_add_metric(pl, "start_s",
