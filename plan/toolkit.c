@@ -69,36 +69,49 @@ max64(int64_t a, int64_t b)
   return a > b ? a : b;
 }
 
-/* Node v covers leaves [l, r]. */
+/* The max of node v's range again, from its children and its own pending
+ * add, for every ancestor of node v (bottom-up). */
 static void
-tl_add(ooc_timeline *t, int32_t v, int32_t l, int32_t r, int32_t from,
-       int32_t to, int64_t x)
+tl_rebuild(ooc_timeline *t, int32_t v)
 {
-  int32_t m;
-
-  if (to < l || r < from)
-    return;
-  if (from <= l && r <= to) {
-    t->lz[v] += x;
-    t->mx[v] += x;
-    return;
+  while (v > 1) {
+    v >>= 1;
+    t->mx[v] = max64(t->mx[2 * v], t->mx[2 * v + 1]) + t->lz[v];
   }
-  m = l + (r - l) / 2;
-  tl_add(t, 2 * v, l, m, from, to, x);
-  tl_add(t, 2 * v + 1, m + 1, r, from, to, x);
-  t->mx[v] = max64(t->mx[2 * v], t->mx[2 * v + 1]) + t->lz[v];
 }
 
+/* Bottom-up, without recursion: the O(log n) nodes that cover [from, to]
+ * exactly take the add (their own pending add and their max), then the
+ * two boundary paths are rebuilt; the same nodes as a top-down descent
+ * would touch, so the tree is the same. */
 void
 ooc_timeline_add(ooc_timeline *t, int32_t from, int32_t to, int64_t bytes)
 {
+  int32_t l, r;
+
   if (from < 0)
     from = 0;
   if (to >= t->n)
     to = t->n - 1;
   if (to < from || bytes == 0)
     return;
-  tl_add(t, 1, 0, t->leaves - 1, from, to, bytes);
+  l = from + t->leaves;
+  r = to + 1 + t->leaves;
+  {
+    int32_t l0 = l, r0 = r - 1;
+    for (; l < r; l >>= 1, r >>= 1) {
+      if (l & 1) {
+        t->lz[l] += bytes;
+        t->mx[l++] += bytes;
+      }
+      if (r & 1) {
+        t->lz[--r] += bytes;
+        t->mx[r] += bytes;
+      }
+    }
+    tl_rebuild(t, l0);
+    tl_rebuild(t, r0);
+  }
 }
 
 int64_t
