@@ -30,14 +30,26 @@ ooc_onnx_available(void)
 }
 
 int
-ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
-                ooc_onnx_report *rep, ooc_err *err)
+ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
+                    const ooc_onnx_opts *o, cJSON **out,
+                    ooc_onnx_report *rep, ooc_err *err)
 {
+  (void)buf;
+  (void)len;
+  (void)o;
+  (void)rep;
   *out = NULL;
   return ooc_err_set(err, OOC_EINVAL, "%s: this oocsim was built without "
                      "ONNX import (configure found no protobuf-c: install "
                      "libprotobuf-c-dev and protobuf-c-compiler, then "
                      "configure and build again)", path);
+}
+
+int
+ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
+                ooc_onnx_report *rep, ooc_err *err)
+{
+  return ooc_onnx_import_mem(NULL, 0, path, o, out, rep, err);
 }
 
 #else
@@ -884,6 +896,9 @@ load_input(imp *I, const Graph *g)
 
   for (i = 0; i < g->n_input; i++) {
     int is_init = 0;
+    if (g->input[i]->name == NULL || g->input[i]->name[0] == '\0')
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: the graph's input %zu "
+                         "has no name", I->path, i);
     for (j = 0; j < g->n_initializer && !is_init; j++)
       is_init = g->initializer[j]->name &&
                 strcmp(g->initializer[j]->name, g->input[i]->name) == 0;
@@ -1590,23 +1605,42 @@ int
 ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
                 ooc_onnx_report *rep, ooc_err *err)
 {
-  imp I = { .path = path, .o = o, .rep = rep, .err = err };
-  char *buf = NULL, name[80], desc[256];
-  size_t len = 0, i;
-  int rc = OOC_OK;
-  const Graph *g;
+  char *buf = NULL;
+  size_t len = 0;
+  int rc;
 
   *out = NULL;
   memset(rep, 0, sizeof *rep);
   if ((rc = read_binary(path, &buf, &len, err)) != OOC_OK)
     return rc;
-  I.m = oocsim_onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+  rc = ooc_onnx_import_mem((const uint8_t *)buf, len, path, o, out, rep,
+                           err);
   free(buf);
-  if (I.m == NULL || I.m->graph == NULL)
-    return ooc_err_set(err, OOC_EPARSE, "%s: not an ONNX model (the "
-                       "protobuf does not parse%s: truncated or another "
-                       "format?)", path,
-                       I.m ? " to a model with a graph" : "");
+  return rc;
+}
+
+int
+ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
+                    const ooc_onnx_opts *o, cJSON **out,
+                    ooc_onnx_report *rep, ooc_err *err)
+{
+  imp I = { .path = path, .o = o, .rep = rep, .err = err };
+  char name[80], desc[256];
+  size_t i;
+  int rc = OOC_OK;
+  const Graph *g;
+
+  *out = NULL;
+  memset(rep, 0, sizeof *rep);
+  I.m = oocsim_onnx__model_proto__unpack(NULL, len, buf);
+  if (I.m == NULL || I.m->graph == NULL) {
+    rc = ooc_err_set(err, OOC_EPARSE, "%s: not an ONNX model (the "
+                     "protobuf does not parse%s: truncated or another "
+                     "format?)", path,
+                     I.m ? " to a model with a graph" : "");
+    oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
+    return rc;
+  }
   g = I.m->graph;
   for (i = 0; i < I.m->n_opset_import; i++)
     if (I.m->opset_import[i]->domain == NULL ||

@@ -17,6 +17,9 @@
 #ifndef OOC_ONNX_IMPORT_H
 #define OOC_ONNX_IMPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
@@ -59,5 +62,10 @@ int ooc_onnx_available(void);
  * ones (OOC_EIO). */
 int ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
                     ooc_onnx_report *rep, ooc_err *err);
+/* The same from the file's bytes buf[0 .. len), read by the caller; path
+ * names it in messages (the fuzz target's entry). */
+int ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
+                        const ooc_onnx_opts *o, cJSON **out,
+                        ooc_onnx_report *rep, ooc_err *err);
 
 #endif

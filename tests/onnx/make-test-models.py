@@ -20,6 +20,8 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           Expand), concatenated, learned positions added,
                           a layer norm and a classifier (1,922 params)
   truncated.onnx          the first 100 bytes of cnn_residual.onnx
+  unnamed_input.onnx      cnn_residual whose data input has no name (a
+                          file the fuzzer found crashing the importer)
 
 The weights are zeros: the importer reads only the initialisers' shapes.
 Usage: tests/onnx/make-test-models.py OUTDIR
@@ -202,6 +204,9 @@ def main():
     save(cnn(spatial=("H", "W")), os.path.join(out, "dynamic.onnx"))
     save(cnn(act2="Erf"), os.path.join(out, "unknown_op.onnx"))
     save(cnn_view(), os.path.join(out, "cnn_view.onnx"))
+    m = cnn()
+    m.graph.input[0].ClearField("name")
+    save(m, os.path.join(out, "unnamed_input.onnx"))
     save(vit_stem(), os.path.join(out, "vit_stem.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
