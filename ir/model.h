@@ -166,6 +166,9 @@ typedef enum {
 } ooc_precision;
 int ooc_precision_parse(const char *s, ooc_precision *out);
 const char *ooc_precision_name(ooc_precision p);   /* NULL for NONE */
+/* The dtype precision p gives activations: fp16 for amp-fp16, bf16 for
+ * amp-bf16, fp32 otherwise. */
+ooc_dtype ooc_precision_dtype(ooc_precision p);
 const char *ooc_optimizer_name(ooc_optimizer o);
 
 typedef struct ooc_layer {

@@ -1573,8 +1573,7 @@ ooc_model_load_string(const char *json, const char *origin,
                        "--precision or --dtype, not both");
       goto fail;
     }
-    ld.dt = opts->precision == OOC_PREC_AMP_FP16 ? OOC_FP16
-            : opts->precision == OOC_PREC_AMP_BF16 ? OOC_BF16 : OOC_FP32;
+    ld.dt = ooc_precision_dtype(opts->precision);
   }
 
   if ((rc = load_params(&ld, root, opts)) ||

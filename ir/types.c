@@ -70,6 +70,13 @@ ooc_precision_parse(const char *s, ooc_precision *out)
   return OOC_EINVAL;
 }
 
+ooc_dtype
+ooc_precision_dtype(ooc_precision p)
+{
+  return p == OOC_PREC_AMP_FP16 ? OOC_FP16
+         : p == OOC_PREC_AMP_BF16 ? OOC_BF16 : OOC_FP32;
+}
+
 const char *
 ooc_precision_name(ooc_precision p)
 {

@@ -240,9 +240,7 @@ ooc_sweep_point_dtype(const ooc_sweep_grid *g, int idx, ooc_dtype *dt,
     return;
   }
   ooc_precision_parse(g->dtypes[idx], prec);
-  *dt = *prec == OOC_PREC_AMP_FP16   ? OOC_FP16
-        : *prec == OOC_PREC_AMP_BF16 ? OOC_BF16
-                                     : OOC_FP32;
+  *dt = ooc_precision_dtype(*prec);
 }
 
 int
