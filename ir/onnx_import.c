@@ -1127,6 +1127,26 @@ unary(imp *I, const Node *n, const char *op, const char *act)
   return emit(I, n, L, (const val *const[]){ x }, 1, 0);
 }
 
+/* An op over the last dim of an activation (the axis attribute -1, or
+ * the last one counted with the batch), as oocsim op `op`; `refusal`
+ * names any other axis. */
+static int
+last_dim(imp *I, const Node *n, const char *op, const char *refusal)
+{
+  ooc_shape s;
+  int64_t axis = attr_i(n, "axis", -1);
+  val *x;
+  int rc;
+
+  if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
+    return rc ? rc : node_err(I, n, "a constant input", NULL);
+  if ((rc = layer_shape(I, x->layer, &s)))
+    return rc;
+  if (axis != -1 && axis != s.ndim)
+    return node_err(I, n, refusal, NULL);
+  return unary(I, n, op, NULL);
+}
+
 /* The node's output stands for its input (a folded node). */
 static int
 fold(imp *I, const Node *n, size_t k)
@@ -1337,30 +1357,12 @@ node(imp *I, const Node *n)
     I->rep->n_folded++;
     return n->n_output > 0 ? bind(I, n->output[0], v->t, -1, 0) : OOC_OK;
   }
-  if (strcmp(op, "Softmax") == 0) {
-    ooc_shape s;
-    int64_t axis = attr_i(n, "axis", -1);
-    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
-      return rc ? rc : node_err(I, n, "a constant input", NULL);
-    if ((rc = layer_shape(I, x->layer, &s)))
-      return rc;
-    if (axis != -1 && axis != s.ndim)
-      return node_err(I, n, "only a softmax over the last dim is "
-                      "supported", NULL);
-    return unary(I, n, "softmax", NULL);
-  }
-  if (strcmp(op, "LayerNormalization") == 0) {
-    ooc_shape s;
-    int64_t axis = attr_i(n, "axis", -1);
-    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
-      return rc ? rc : node_err(I, n, "a constant input", NULL);
-    if ((rc = layer_shape(I, x->layer, &s)))
-      return rc;
-    if (axis != -1 && axis != s.ndim)
-      return node_err(I, n, "only a norm over the last dim is supported",
-                      NULL);
-    return unary(I, n, "layernorm", NULL);
-  }
+  if (strcmp(op, "Softmax") == 0)
+    return last_dim(I, n, "softmax", "only a softmax over the last dim is "
+                    "supported");
+  if (strcmp(op, "LayerNormalization") == 0)
+    return last_dim(I, n, "layernorm", "only a norm over the last dim is "
+                    "supported");
   if (strcmp(op, "Flatten") == 0) {
     if (attr_i(n, "axis", 1) != 1)
       return node_err(I, n, "only axis 1 (keep the batch) is supported",
