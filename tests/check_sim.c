@@ -784,19 +784,26 @@ START_TEST(test_detail)
 }
 END_TEST
 
+/* The program of the host tests: 1 ALLOC host h (4 MB) on the D2H
+ * stream, 2 FREE it. */
+static void
+host_buffer_program(void)
+{
+  int32_t h = ooc_program_tensor(&prog, OOC_T_ACT, 1, 4000000);
+
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_FREE, OOC_STREAM_D2H,
+                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+}
+
 /* A pinned host buffer counts against host memory and costs
  * host_alloc_ns on its stream: 1 ALLOC host h (4 MB) on the D2H stream
  * takes 5000 ns. */
 START_TEST(test_host_alloc)
 {
-  int32_t h;
-
   hw.host_alloc_ns = 5000;
-  h = ooc_program_tensor(&prog, OOC_T_ACT, 1, 4000000);
-  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_D2H,
-                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
-  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_FREE, OOC_STREAM_D2H,
-                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  host_buffer_program();
   make_sim(1ull << 30);
   run_ok();
   ck_assert_int_eq(res.iteration_ns, 5000);
@@ -812,14 +819,8 @@ END_TEST
  * is back after. */
 START_TEST(test_host_limit)
 {
-  int32_t h;
-
   hw.host_mem = 3000000;
-  h = ooc_program_tensor(&prog, OOC_T_ACT, 1, 4000000);
-  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_ALLOC, OOC_STREAM_D2H,
-                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
-  ck_assert_int_ge(ooc_program_emit(&prog, OOC_I_FREE, OOC_STREAM_D2H,
-                                    OOC_PH_NONE, 1, h, OOC_WHERE_HOST), 0);
+  host_buffer_program();
   make_sim(1ull << 30);
   run_ok();
   ck_assert_int_eq(res.feasible, 0);
