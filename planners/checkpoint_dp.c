@@ -18,12 +18,9 @@
  *     cut's checkpoint, drops every other activation backward reads after
  *     its last forward use and recomputes them once, in forward order,
  *     right before the first backward step that reads any of them (as
- *     the `checkpoint` planner does for its sqrt(n) segments). Rotor's
- *     table also holds schedules that recompute a stage several times
- *     (a segment re-split inside backward). The plan IR can hold them
- *     (several recompute records per activation), but this table ranges
- *     over the single-recompute schedules only, and its optimum is the
- *     optimum of that family.
+ *     the `checkpoint` planner does for its sqrt(n) segments). This
+ *     single-recompute table has the exact memory model below, so its
+ *     optimum is the optimum of that family.
  *   - Memory of a schedule at step s = the in-core memory at s (the
  *     liveness timeline at the allocator's footprints) less the savings
  *     of the recomputed segments before s's node: a recomputed segment
@@ -46,8 +43,28 @@
  *     a budget 1/64 smaller, down to half (as the schedule-window seed,
  *     §4, lowers its scheduling budget).
  *
- * Cost: O(steps + acts) to set up, O(nodes^2 x 512) per solve, at most
- * 33 solves and simulations. Ownership: scratch in the state (dp_alloc /
+ *   - Rotor's own table (Beaumont et al. 2019, §4, the "persistent"
+ *     schedules, which may recompute a stage several times): C(s, t, m)
+ *     over stages s..t of the chain (the nodes, merged into at most 128)
+ *     and memory m in 256 columns, with the choices Fall (stage s forward
+ *     storing all its backward reads) and Fck s' (stages s..s'-1 forward
+ *     storing only the checkpoint before s', then [s', t], then [s, s'-1]
+ *     again from the checkpoint before s, in a new pass). A stage's
+ *     figures come from the liveness timeline: its forward's and its
+ *     backward's memory but the earlier stages' activations, the bytes of
+ *     its activations backward reads, its checkpoint and the gradient
+ *     live while a later pass recomputes it. A pass runs right before the
+ *     first backward step of its last stage; it becomes recompute records
+ *     (an activation rebuilt by several passes carries several records:
+ *     dropped again after the step of a pass that does not store it). The
+ *     model is coarser than the single-recompute one (a stage forwarded
+ *     without storing is counted as if it stored its own activations), so
+ *     both tables are solved and simulated and the faster plan that fits
+ *     is taken (`--opt family=single|rotor|both`, default both).
+ *
+ * Cost: O(steps + acts) to set up, O(nodes^2 x 512) per single-recompute
+ * solve and O(stages^3 x 256) per rotor solve, at most 33 solves and
+ * simulations of each. Ownership: scratch in the state (dp_alloc /
  * dp_free); writes only the caller's plan.
  */
 #include "config.h"
@@ -59,7 +76,8 @@
 #include "plan/planner.h"
 #include "plan/toolkit.h"
 
-enum { Q = 512, MAX_NODES = 256 };
+enum { Q = 512, MAX_NODES = 256, QR = 256, MAX_GRP = 128 };
+enum { SKIP = INT32_MIN };
 
 struct dp_state {
   int32_t n_fwd, n_cuts, n_nodes;
@@ -91,6 +109,29 @@ struct dp_state {
   uint8_t *recomp;            /* [.]: the step into it was a segment */
   uint8_t *mark;              /* per act: scratch of the toolkit */
   ooc_timeline tl;
+  /* Rotor's table (multi-level): nodes merged into at most MAX_GRP
+   * groups g, each a stage of the chain. */
+  int32_t n_grp;
+  int32_t *g_lo, *g_hi;       /* its first and last node */
+  int64_t *g_a;               /* bytes of its acts backward reads (abar) */
+  int64_t *g_mf, *g_mb;       /* its forward / backward steps' memory but
+                                 the acts of earlier groups */
+  int64_t *g_mn;              /* g_mf when it stores none of its acts */
+  int64_t *g_x;               /* bytes of the checkpoint before it */
+  int32_t *g_xact;            /* that checkpoint (0 for group 0) */
+  uint8_t *g_xok;             /* it may be stored by a recompute pass
+                                 (backward reads it) */
+  int64_t *g_d;               /* the gradient live while a pass ending at
+                                 it recomputes (0 for the last) */
+  int64_t *g_f;               /* its forward's recompute time */
+  int32_t *g_pb;              /* the backward step a pass ending at it
+                                 runs before (SKIP: none) */
+  int64_t r_lo, r_q;          /* memory of table column u: r_lo + u r_q */
+  int64_t *rc;                /* [tri(s, t) * (QR + 1) + u] */
+  int16_t *rch;               /* the choice: 0 Fall, s' > s Fck up to s' */
+  int32_t *prevfree;          /* per act: where its next record drops it */
+  uint8_t *res;               /* per act: resident (stored) */
+  int n_rrec;                 /* recompute records emitted */
 };
 
 static int is_droppable(const ooc_planner_ctx *ctx, int32_t a)
@@ -224,6 +265,34 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->from_u == NULL || st->recomp == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
                        "memory");
+  /* Rotor's groups and table. */
+  st->n_grp = st->n_nodes <= MAX_GRP ? st->n_nodes : MAX_GRP;
+  nn = st->n_grp;
+  st->g_lo = calloc((size_t)nn, sizeof *st->g_lo);
+  st->g_hi = calloc((size_t)nn, sizeof *st->g_hi);
+  st->g_a = calloc((size_t)nn, sizeof *st->g_a);
+  st->g_mf = calloc((size_t)nn, sizeof *st->g_mf);
+  st->g_mb = calloc((size_t)nn, sizeof *st->g_mb);
+  st->g_mn = calloc((size_t)nn, sizeof *st->g_mn);
+  st->g_x = calloc((size_t)nn, sizeof *st->g_x);
+  st->g_xact = calloc((size_t)nn, sizeof *st->g_xact);
+  st->g_xok = calloc((size_t)nn, 1);
+  st->g_d = calloc((size_t)nn, sizeof *st->g_d);
+  st->g_f = calloc((size_t)nn, sizeof *st->g_f);
+  st->g_pb = calloc((size_t)nn, sizeof *st->g_pb);
+  cells = (size_t)nn * (size_t)(nn + 1) / 2 * (QR + 1);
+  st->rc = malloc(cells * sizeof *st->rc);
+  st->rch = malloc(cells * sizeof *st->rch);
+  st->prevfree = calloc((size_t)lv->n_acts + 1, sizeof *st->prevfree);
+  st->res = calloc((size_t)lv->n_acts + 1, 1);
+  if (st->g_lo == NULL || st->g_hi == NULL || st->g_a == NULL ||
+      st->g_mf == NULL || st->g_mb == NULL || st->g_mn == NULL ||
+      st->g_x == NULL ||
+      st->g_xact == NULL || st->g_xok == NULL || st->g_d == NULL ||
+      st->g_f == NULL || st->g_pb == NULL || st->rc == NULL ||
+      st->rch == NULL || st->prevfree == NULL || st->res == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
+                       "memory");
   return OOC_OK;
 }
 
@@ -254,6 +323,22 @@ static void dp_free(void *state)
   free(st->from_u);
   free(st->recomp);
   free(st->mark);
+  free(st->g_lo);
+  free(st->g_hi);
+  free(st->g_a);
+  free(st->g_mf);
+  free(st->g_mb);
+  free(st->g_mn);
+  free(st->g_x);
+  free(st->g_xact);
+  free(st->g_xok);
+  free(st->g_d);
+  free(st->g_f);
+  free(st->g_pb);
+  free(st->rc);
+  free(st->rch);
+  free(st->prevfree);
+  free(st->res);
   ooc_timeline_fini(&st->tl);
 }
 
@@ -451,15 +536,338 @@ static int emit(struct dp_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
+/* --- rotor's table: several recomputes per stage ------------------------ */
+
+static size_t tri(int32_t s, int32_t t)
+{
+  return (size_t)t * (size_t)(t + 1) / 2 + (size_t)s;
+}
+
+/* The groups' figures, from the nodes' (tables() first). */
+static void rotor_tables(struct dp_state *st, const ooc_planner_ctx *ctx)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t nn = st->n_nodes, r = st->n_grp, g, j, s, q, a;
+  int64_t pre = 0;
+
+  for (g = 0; g < r; g++) {
+    st->g_lo[g] = nn <= MAX_GRP ? g : (int32_t)((int64_t)g * nn / r);
+    st->g_hi[g] = nn <= MAX_GRP ? g
+                                : (int32_t)((int64_t)(g + 1) * nn / r) - 1;
+  }
+  for (g = 0; g < r; g++) {
+    int32_t lo = node_lo(st, st->g_lo[g]), hi = st->node_hi[st->g_hi[g]];
+    int32_t blo = INT32_MAX, bhi = -1;
+    int64_t ab = 0, mf = 0, mb = 0, mn = 0, gone = 0, f = 0;
+    for (s = lo; s <= hi; s++) {
+      for (q = 0; q < lv->step_nacts[s]; q++) {
+        a = lv->step_acts[lv->step_first[s] + q];
+        if (a > 0 && ooc_kit_producer(lv, a) == s && st->droppable[a])
+          ab += st->fb[a];
+      }
+      if (st->inc[s] - pre > mf)
+        mf = st->inc[s] - pre;
+      /* Forwarded without storing: what backward reads is dropped after
+       * its last forward use. */
+      if (st->inc[s] - pre - gone > mn)
+        mn = st->inc[s] - pre - gone;
+      for (q = 0; q < lv->step_nacts[s]; q++) {
+        a = lv->step_acts[lv->step_first[s] + q];
+        if (a > 0 && lv->act_last_fwd[a] == s && st->droppable[a] &&
+            ooc_kit_producer(lv, a) >= lo)
+          gone += st->fb[a];
+      }
+      f += st->rc_step[s];
+    }
+    for (j = st->g_lo[g]; j <= st->g_hi[g]; j++)
+      if (st->be[j] >= 0) {
+        if (st->bs[j] < blo)
+          blo = st->bs[j];
+        if (st->be[j] > bhi)
+          bhi = st->be[j];
+      }
+    if (bhi >= 0) {
+      int64_t v = ooc_timeline_max(&st->tl, blo, bhi);
+      if (v != INT64_MIN && v - pre > mb)
+        mb = v - pre;
+      st->g_pb[g] = blo;
+    } else {
+      st->g_pb[g] = g > 0 ? st->g_pb[g - 1] : SKIP;
+    }
+    st->g_a[g] = ab;
+    st->g_mf[g] = mf;
+    st->g_mb[g] = mb;
+    st->g_mn[g] = mn;
+    st->g_f[g] = f;
+    if (g > 0) {
+      a = st->node_keep[st->g_hi[g - 1]];
+      st->g_xact[g] = a;
+      st->g_x[g] = a > 0 ? st->fb[a] : 0;
+      st->g_xok[g] = a > 0 && st->droppable[a];
+      st->g_d[g - 1] = st->g_x[g];
+    }
+    pre += ab;
+  }
+  st->g_xact[0] = 0;
+  st->g_x[0] = 0;
+  st->g_xok[0] = 0;
+  st->g_d[r - 1] = 0;
+}
+
+/* Table columns at or above which memory m suffices (QR + 1: none). */
+static int32_t r_thr(const struct dp_state *st, int64_t m)
+{
+  int64_t u;
+
+  if (m <= st->r_lo)
+    return 0;
+  u = (m - st->r_lo + st->r_q - 1) / st->r_q;
+  return u > QR ? QR + 1 : (int32_t)u;
+}
+
+/* Columns that bytes b take (rounded up: a column's memory is never more
+ * than what is left). */
+static int32_t r_cols(const struct dp_state *st, int64_t b)
+{
+  int64_t u = (b + st->r_q - 1) / st->r_q;
+
+  return u > QR + 1 ? QR + 1 : (int32_t)u;
+}
+
+/* Rotor's table for budget m (Beaumont et al. 2019, §4): C(s, t, u) = the
+ * least recompute time to run the backward of groups [s, t] from the
+ * gradient after t, with the checkpoint before s stored and u columns of
+ * memory for the rest:
+ *   Fall: group s forward storing all it backward reads, then [s + 1, t]
+ *         with a_s less memory, then s's backward;
+ *   Fck s': groups s .. s' - 1 forward storing only the checkpoint before
+ *         s', then [s', t] with that checkpoint stored, then [s, s' - 1]
+ *         in a new pass with the whole u.
+ * The pass ending at the last group is the iteration's forward, whose
+ * kernels cost nothing extra. Returns 1 and *u0 the top column when a
+ * schedule fits the model. O(groups^3 x QR). */
+static int rotor_solve(struct dp_state *st, int64_t m, int32_t *u0)
+{
+  int32_t r = st->n_grp, len, s, t, sp, u;
+  int64_t lo = INT64_MAX;
+
+  for (s = 0; s < r; s++)
+    if (st->g_mf[s] < lo)
+      lo = st->g_mf[s];
+  if (m <= lo)
+    return 0;
+  st->r_lo = lo;
+  st->r_q = (m - lo + QR - 1) / QR;
+  if (st->r_q < 1)
+    st->r_q = 1;
+  *u0 = (int32_t)((m - lo) / st->r_q);
+  if (*u0 > QR)
+    *u0 = QR;
+  for (len = 0; len < r; len++)
+    for (s = 0; s + len < r; s++) {
+      int64_t *c, fs = 0, fmax = 0;
+      int16_t *h;
+      int32_t thr, thb;
+      int rc;
+      t = s + len;
+      c = st->rc + tri(s, t) * (QR + 1);
+      h = st->rch + tri(s, t) * (QR + 1);
+      rc = t < r - 1;
+      for (u = 0; u <= QR; u++) {
+        c[u] = INT64_MAX;
+        h[u] = -1;
+      }
+      /* Fall. */
+      thr = r_thr(st, st->g_mf[s] + st->g_d[t]);
+      thb = r_thr(st, st->g_mb[s]);
+      if (thb > thr)
+        thr = thb;
+      if (s == t) {
+        for (u = thr; u <= QR; u++) {
+          c[u] = rc ? st->g_f[s] : 0;
+          h[u] = 0;
+        }
+      } else {
+        const int64_t *nx = st->rc + tri(s + 1, t) * (QR + 1);
+        int32_t da = r_cols(st, st->g_a[s]);
+        int64_t f = rc ? st->g_f[s] : 0;
+        for (u = thr > da ? thr : da; u <= QR; u++)
+          if (nx[u - da] != INT64_MAX) {
+            c[u] = f + nx[u - da];
+            h[u] = 0;
+          }
+      }
+      /* Fck s'. */
+      for (sp = s + 1; sp <= t; sp++) {
+        const int64_t *ca, *cb;
+        int32_t k = sp - 1, dx;
+        int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), fc;
+        if (need > fmax)
+          fmax = need;
+        fs += st->g_f[k];
+        if (!st->g_xok[sp] && t < r - 1)
+          continue;             /* a pass would free it after its step */
+        thr = r_thr(st, fmax + st->g_d[t]);
+        dx = r_cols(st, st->g_x[sp]);
+        if (dx > thr)
+          thr = dx;
+        ca = st->rc + tri(sp, t) * (QR + 1);
+        cb = st->rc + tri(s, sp - 1) * (QR + 1);
+        fc = rc ? fs : 0;
+        for (u = thr; u <= QR; u++) {
+          int64_t va = ca[u - dx], vb = cb[u];
+          if (va == INT64_MAX || vb == INT64_MAX)
+            continue;
+          if (fc + va + vb < c[u]) {
+            c[u] = fc + va + vb;
+            h[u] = (int16_t)sp;
+          }
+        }
+      }
+    }
+  return st->rc[tri(0, r - 1) * (QR + 1) + *u0] != INT64_MAX;
+}
+
+/* Group g's forward in the pass that runs before step b (-1: the
+ * iteration's forward; SKIP: nothing to rebuild), storing what backward
+ * reads (save) or only the act `keep`: its acts' recompute records. */
+static int rotor_forward(struct dp_state *st, const ooc_planner_ctx *ctx,
+                         ooc_plan *pl, int32_t g, int32_t b, int save,
+                         int32_t keep, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t lo = node_lo(st, st->g_lo[g]), hi = st->node_hi[st->g_hi[g]];
+  int32_t s, q, a;
+
+  if (b == SKIP)
+    return OOC_OK;
+  for (s = lo; s <= hi; s++)
+    for (q = 0; q < lv->step_nacts[s]; q++) {
+      int stays;
+      a = lv->step_acts[lv->step_first[s] + q];
+      if (a <= 0 || ooc_kit_producer(lv, a) != s ||
+          lv->act_last_fwd[a] < 0 ||
+          ctx->model->layers[lv->act_layer[a]].op == OOC_OPK_SOFTMAX_CE)
+        continue;
+      stays = a == keep || (save && st->droppable[a]);
+      if (b < 0) {
+        /* The forward: what stays lives to its last use; the rest is
+         * dropped (or freed by liveness) after its last forward use. */
+        st->res[a] = (uint8_t)stays;
+        st->prevfree[a] = lv->act_last_fwd[a];
+        continue;
+      }
+      if (st->res[a])
+        continue;               /* stored by an earlier pass */
+      {
+        ooc_recompute rec = { .act = a, .free_after = st->prevfree[a],
+                              .before = b };
+        if (ooc_plan_add_recompute(pl, &rec) != OOC_OK)
+          return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': "
+                             "out of memory");
+      }
+      st->n_rrec++;
+      st->res[a] = (uint8_t)stays;
+      st->prevfree[a] = b;
+    }
+  return OOC_OK;
+}
+
+/* The records of the table's schedule for [s, t] at column u, its pass
+ * running before step b. */
+static int rotor_emit(struct dp_state *st, const ooc_planner_ctx *ctx,
+                      ooc_plan *pl, int32_t s, int32_t t, int32_t u,
+                      int32_t b, ooc_err *err)
+{
+  while (s <= t) {
+    int32_t h = st->rch[tri(s, t) * (QR + 1) + u], k, rc;
+    if (h == 0) {
+      if ((rc = rotor_forward(st, ctx, pl, s, b, 1, -1, err)) < 0)
+        return rc;
+      u -= r_cols(st, st->g_a[s]);
+      s++;
+      continue;
+    }
+    for (k = s; k < h; k++)
+      if ((rc = rotor_forward(st, ctx, pl, k, b, 0,
+                              k == h - 1 ? st->g_xact[h] : -1, err)) < 0)
+        return rc;
+    if ((rc = rotor_emit(st, ctx, pl, h, t, u - r_cols(st, st->g_x[h]), b,
+                         err)) < 0)
+      return rc;
+    /* [s, h - 1] in a new pass with the whole u. */
+    b = st->g_pb[h - 1];
+    t = h - 1;
+  }
+  return OOC_OK;
+}
+
+/* Rotor's schedule for the largest budget, in 64ths, that the simulator
+ * fits, into alt; *fits, its time and the figures for the note. */
+static int plan_rotor(struct dp_state *st, const ooc_planner_ctx *ctx,
+                      ooc_plan *alt, int *fits, int64_t *t_ns,
+                      int64_t *cost, int32_t *n_rec, int32_t *sims,
+                      ooc_err *err)
+{
+  int32_t f, u0;
+  int64_t prev = -1;
+  int rc;
+
+  *fits = 0;
+  *cost = INT64_MAX;
+  rotor_tables(st, ctx);
+  for (f = 64; f >= 32; f--) {
+    ooc_sim_result r;
+    int64_t c;
+    if (!rotor_solve(st, (int64_t)ctx->budget / 64 * f, &u0))
+      break;
+    c = st->rc[tri(0, st->n_grp - 1) * (QR + 1) + u0];
+    if (c == prev)
+      continue;                 /* most likely the same schedule */
+    prev = c;
+    ooc_plan_reset(alt);
+    alt->sched_budget = ctx->budget;
+    st->n_rrec = 0;
+    if ((rc = rotor_emit(st, ctx, alt, 0, st->n_grp - 1, u0, -1, err)) < 0)
+      return rc;
+    (*sims)++;
+    if ((rc = ooc_planner_evaluate(ctx, alt, &r, err)) < 0)
+      return rc;
+    if (r.feasible) {
+      *fits = 1;
+      *t_ns = r.iteration_ns;
+      *cost = c;
+      *n_rec = st->n_rrec;
+      break;
+    }
+  }
+  return OOC_OK;
+}
+
 static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                    ooc_err *err)
 {
   struct dp_state *st = state;
   int64_t total = 0, quantum, cost = INT64_MAX, m = (int64_t)ctx->budget;
-  int64_t first_cost = 0, first_m = m;
+  int64_t first_cost = 0, first_m = m, t_single = INT64_MAX;
+  int64_t t_rotor = 0, c_rotor = 0;
   int32_t u = 0, f, n_seg = 0, n_rc = 0, sims = 0, solved = 0, fits = 0;
-  int rc;
+  int32_t n_rrec = 0;
+  int rc, fam = 2, rfits = 0;
+  const char *fv = NULL;
+  char tail[96] = "";
 
+  if (ooc_planner_opt_str(ctx, "family", &fv)) {
+    if (strcmp(fv, "single") == 0)
+      fam = 0;
+    else if (strcmp(fv, "rotor") == 0)
+      fam = 1;
+    else if (strcmp(fv, "both") == 0)
+      fam = 2;
+    else
+      return ooc_err_set(err, OOC_EINVAL, "planner 'checkpoint-dp': option "
+                         "family=%s: expected single, rotor or both", fv);
+  }
   tables(st, ctx);
   for (int32_t a = 1; a < ctx->live->n_acts; a++)
     if (st->droppable[a])
@@ -468,7 +876,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   /* The largest budget, in 64ths, whose schedule the simulator fits;
    * when none does, the schedule of the largest (the simulator says what
    * does not fit). */
-  for (f = 64; f >= 32; f--) {
+  for (f = 64; f >= 32 && fam != 1; f--) {
     ooc_sim_result r;
     int64_t mf = (int64_t)ctx->budget / 64 * f, c;
     if (!solve(st, mf, quantum, &c, &u))
@@ -489,8 +897,52 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
       return rc;
     if (r.feasible) {
       fits = 1;
+      t_single = r.iteration_ns;
       break;
     }
+  }
+  /* Rotor's table, when it may beat the single-recompute schedule: it
+   * holds that schedule's family too, under a coarser memory model, so
+   * the two are simulated and the faster that fits is taken (a tie: the
+   * single-recompute one). */
+  if (fam != 0) {
+    ooc_plan alt;
+    memset(&alt, 0, sizeof alt);
+    if ((rc = ooc_plan_init(&alt, ctx->live, err)) < 0)
+      return rc;
+    rc = plan_rotor(st, ctx, &alt, &rfits, &t_rotor, &c_rotor, &n_rrec,
+                    &sims, err);
+    if (rc == OOC_OK && rfits && (!fits || t_rotor < t_single)) {
+      if (ooc_plan_copy(pl, &alt) != OOC_OK)
+        rc = ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out "
+                         "of memory");
+    } else {
+      rfits = 0;
+    }
+    ooc_plan_fini(&alt);
+    if (rc < 0)
+      return rc;
+  }
+  if (fam == 1 && !rfits) {
+    ooc_plan_reset(pl);
+    pl->sched_budget = ctx->budget;
+    snprintf(pl->note, sizeof pl->note,
+             "checkpoint-dp: rotor's table (several recomputes per stage): "
+             "%d stages (%d chain cuts in %d forward steps%s); %d "
+             "simulations; no schedule fitted", (int)st->n_grp,
+             (int)st->n_cuts, (int)st->n_fwd,
+             st->n_cuts + 1 > MAX_GRP ? ", merged" : "", (int)sims);
+    return OOC_OK;
+  }
+  if (rfits) {
+    snprintf(pl->note, sizeof pl->note,
+             "checkpoint-dp: rotor's table (several recomputes per stage): "
+             "%d stages (%d chain cuts in %d forward steps%s), %d recompute "
+             "records, recompute %.6f s (model); %d simulations",
+             (int)st->n_grp, (int)st->n_cuts, (int)st->n_fwd,
+             st->n_cuts + 1 > MAX_GRP ? ", merged" : "", (int)n_rrec,
+             (double)c_rotor * 1e-9, (int)sims);
+    return OOC_OK;
   }
   if (solved && !fits) {
     solve(st, first_m, quantum, &cost, &u);
@@ -504,25 +956,29 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     ooc_plan_reset(pl);
     pl->sched_budget = ctx->budget;
   }
+  if (fam == 2)
+    snprintf(tail, sizeof tail, "; rotor's table: %s",
+             t_rotor > 0 ? "no faster" : "no schedule fitted");
   snprintf(pl->note, sizeof pl->note,
            "checkpoint-dp: %d nodes (%d chain cuts in %d forward steps%s), "
            "%d segments recomputed, %d activations, recompute %.6f s "
-           "(model); model budget %.3f GiB; %d simulations%s%s",
+           "(model); model budget %.3f GiB; %d simulations%s%s%s",
            (int)st->n_nodes, (int)st->n_cuts, (int)st->n_fwd,
            st->n_cuts + 1 > MAX_NODES ? ", merged" : "", (int)n_seg,
            (int)n_rc, solved ? (double)cost * 1e-9 : 0.0,
            (double)m / 1073741824.0, (int)sims,
            solved ? "" : "; no schedule fits the model",
-           solved && !fits ? "; none fitted the simulator" : "");
+           solved && !fits ? "; none fitted the simulator" : "", tail);
   return OOC_OK;
 }
 
-static const char *const dp_options[] = { NULL };
+static const char *const dp_options[] = { "family", NULL };
 
 const ooc_planner_type ooc_planner_checkpoint_dp = {
   .name = "checkpoint-dp",
-  .summary = "optimal single-recompute checkpointing of the chain under "
-             "the budget (dynamic program, heterogeneous costs)",
+  .summary = "optimal checkpointing of the chain under the budget "
+             "(rotor's and the single-recompute dynamic programs, "
+             "heterogeneous costs)",
   .cite = "Beaumont et al. 2019, Optimal checkpointing for heterogeneous "
           "chains (rotor); Griewank and Walther 2000",
   .state_size = sizeof(struct dp_state),

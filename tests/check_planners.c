@@ -877,13 +877,16 @@ static void brute_walk(struct brute *b, int32_t i)
 }
 
 /* On chains of 6, 9 and 12 heterogeneous layers, at budgets from the
- * in-core peak down to where nothing fits, the dynamic program's plan is
- * as fast as the fastest of every single-recompute schedule (28,657 of
- * them at 12 layers, each simulated), and fits exactly when one does. */
+ * in-core peak down to where nothing fits, the single-recompute table's
+ * plan (family=single) is as fast as the fastest of every
+ * single-recompute schedule (28,657 of them at 12 layers, each
+ * simulated), and fits exactly when one does; with rotor's table too
+ * (the default) the plan is never slower and fits whenever one does. */
 START_TEST(checkpoint_dp_brute_force)
 {
   static const int sizes[3] = { 6, 9, 12 };
   static const int counts[3] = { 89, 1597, 28657 };
+  const ooc_kv single = { "family", "single" };
 
   for (int z = 0; z < 3; z++) {
     fixture f;
@@ -909,7 +912,7 @@ START_TEST(checkpoint_dp_brute_force)
       b.best = INT64_MAX;
       brute_walk(&b, 0);
       ck_assert_int_eq(b.count, counts[z]);
-      fx_run(&f, &ooc_planner_checkpoint_dp, NULL, 0);
+      fx_run(&f, &ooc_planner_checkpoint_dp, &single, 1);
       ck_assert_msg(f.res.feasible == (b.best != INT64_MAX),
                     "%d layers, %d/8: dp %s, brute force %s (%s)",
                     sizes[z], q, f.res.feasible ? "fits" : "does not fit",
@@ -920,9 +923,69 @@ START_TEST(checkpoint_dp_brute_force)
                       "%d layers, %d/8: dp %lld ns, brute force %lld ns (%s)",
                       sizes[z], q, (long long)f.res.iteration_ns,
                       (long long)b.best, f.plan.note);
+      /* With rotor's table beside it: never slower, fits at least as
+       * often. */
+      fx_run(&f, &ooc_planner_checkpoint_dp, NULL, 0);
+      if (b.best != INT64_MAX)
+        ck_assert_msg(f.res.feasible && f.res.iteration_ns <= b.best,
+                      "%d layers, %d/8: both tables %lld ns, brute force "
+                      "%lld ns (%s)", sizes[z], q,
+                      (long long)f.res.iteration_ns, (long long)b.best,
+                      f.plan.note);
     }
     fx_close(&f);
   }
+}
+END_TEST
+
+/* Rotor's table recomputes a stage several times where a single
+ * recompute per activation does not fit: on a chain of 24 heterogeneous
+ * layers, at budgets rising by 1/32 of the activations from the working
+ * set, the rotor plan (family=rotor) fits at a budget where no
+ * single-recompute plan (family=single) does, and there some activation
+ * carries two recompute records (dropped after a pass and rebuilt by a
+ * later one), each plan simulated to fit. */
+START_TEST(checkpoint_dp_rotor_nested)
+{
+  const ooc_kv single = { "family", "single" }, rotor = { "family",
+                                                          "rotor" };
+  fixture f;
+  char *j = hetero_json(24);
+  uint64_t peak, per, b;
+  int found = 0;
+
+  fx_open(&f, j, 1024);
+  free(j);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  peak = f.res.peak_allocated;
+  per = (peak - f.lv->persistent_bytes) / 32;
+  for (b = f.lv->persistent_bytes + per; b < peak && !found; b += per) {
+    int single_fits, twice = 0;
+    if (b < f.lv->persistent_bytes + f.lv->max_step_bytes)
+      continue;
+    fx_budget(&f, b, "ideal");
+    fx_run(&f, &ooc_planner_checkpoint_dp, &single, 1);
+    single_fits = f.res.feasible;
+    fx_run(&f, &ooc_planner_checkpoint_dp, &rotor, 1);
+    if (single_fits) {
+      /* The first budget a single recompute fits: rotor fitted lower. */
+      ck_abort_msg("a single recompute per activation fits at %llu bytes "
+                   "before rotor's table fitted lower", (unsigned long long)b);
+    }
+    if (!f.res.feasible)
+      continue;
+    for (int32_t r1 = 0; r1 < f.plan.n_recomps; r1++)
+      for (int32_t r2 = r1 + 1; r2 < f.plan.n_recomps; r2++)
+        if (f.plan.recomps[r1].act == f.plan.recomps[r2].act &&
+            f.lv->act_first_bwd[f.plan.recomps[r1].act] >= 0)
+          twice = 1;
+    ck_assert_msg(twice, "rotor fits at %llu bytes without a nested "
+                  "recompute (%s)", (unsigned long long)b, f.plan.note);
+    found = 1;
+  }
+  ck_assert(found);
+  fx_close(&f);
 }
 END_TEST
 
@@ -1280,6 +1343,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, pooch_swapin_schedule);
   tcase_add_test(tc, checkpoint_dp_brute_force);
+  tcase_add_test(tc, checkpoint_dp_rotor_nested);
   tcase_add_test(tc, joint_brute_force);
   tcase_add_test(tc, superneurons_cost_aware_segments);
   tcase_add_test(tc, superneurons_lru_cache);

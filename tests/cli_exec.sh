@@ -110,6 +110,31 @@ mp=$(sed -n 's/.*"measured_peak_reserved_bytes":[[:space:]]*\([0-9]*\).*/\1/p' "
 [ -n "$pp" ] && [ "$pp" = "$mp" ] &&
   ok "recomputing planners: peak reserved as predicted ($pp)" ||
   not_ok "recomputing planners: peak reserved predicted $pp, measured $mp"
+# Rotor's table at the same budget runs relu2 and relu3 (layers 2 and 3)
+# forward three times: the iteration's forward and two recompute passes,
+# one nested in the other. The executor replays it as predicted.
+expect_ok "validate rotor's nested recomputes" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/models/relu_segments.json" -b 1024 \
+  --hw "$HW" -p checkpoint-dp --opt family=rotor --budget 56M \
+  --allocator bestfit --iterations 1 --warmup 1 --json
+grep -q '"integrity_ok":[[:space:]]*true' "$TMP/out" &&
+  grep -q "bit-identical to the in-core plan's" "$TMP/out" &&
+  ok "rotor's plan: integrity ok, bit-identical" ||
+  not_ok "rotor's plan: integrity ok, bit-identical"
+pp=$(sed -n 's/.*"predicted_peak_reserved_bytes":[[:space:]]*\([0-9]*\).*/\1/p' "$TMP/out")
+mp=$(sed -n 's/.*"measured_peak_reserved_bytes":[[:space:]]*\([0-9]*\).*/\1/p' "$TMP/out")
+[ -n "$pp" ] && [ "$pp" = "$mp" ] &&
+  ok "rotor's plan: peak reserved as predicted ($pp)" ||
+  not_ok "rotor's plan: peak reserved predicted $pp, measured $mp"
+if "$OOCSIM" plan -m "$top_srcdir/tests/data/models/relu_segments.json" -b 1024 \
+     --hw "$HW" -p checkpoint-dp --opt family=rotor --budget 56M \
+     --allocator bestfit -o "$TMP/rotor.json" >/dev/null 2>&1; then
+  nr=$(tr -d ' \n\t' < "$TMP/rotor.json" | grep -o '\["compute",0,"recomp","device",[23],' | wc -l)
+  [ "$nr" = 4 ] && ok "rotor's plan recomputes relu2 and relu3 twice each" ||
+    not_ok "rotor's plan recomputes relu2 and relu3 twice each ($nr)"
+else
+  not_ok "rotor's plan written"
+fi
 grep -q '"integrity":[[:space:]]*"not run: the simulator predicts out of memory"' "$TMP/val.json" &&
   ok "an OOM plan is not run" || not_ok "an OOM plan is not run"
 # Measured peak reserved equals predicted for every feasible planner.
