@@ -36,8 +36,9 @@
  *        r < 1 become recompute in increasing r while the simulation says
  *        the iteration gets faster, in passes that re-measure r until one
  *        moves nothing (departure: r measured once per pass, not after
- *        each move, see recompute()); a map a recompute reads is swapped
- *        in for that recompute.
+ *        each move, see passes()); a map a recompute reads is swapped
+ *        in for that recompute; the step runs at the scheduling budget
+ *        and at 2 and 4 64ths under it (departure, see recompute());
  * Host memory: the profile and the keep / swap search count device memory
  * only, as the seed's simulation does; a classification is taken only when
  * its pinned maps also fit the host (hw->host_mem).
@@ -78,6 +79,7 @@ struct pooch_state {
   int32_t *fm;              /* feature maps (acts), producer order */
   uint8_t *cls;             /* per act: C_* */
   uint8_t *best;            /* per act: the best classification so far */
+  uint8_t *start;           /* per act: where the recompute step starts */
   uint8_t *rbest;           /* per act: the fastest that fits the device,
                                host or not (host_relaxed) */
   int64_t *fb;              /* per act: footprint */
@@ -110,6 +112,7 @@ struct pooch_state {
   int host_relaxed;         /* eval ignores the host memory limit */
   int host_ok;              /* the last eval's plan fits the host */
   int64_t best_ns, rbest_ns;
+  uint64_t best_budget, rbest_budget;  /* their scheduling budgets */
 };
 
 static int is_fmap(const ooc_planner_ctx *ctx, int32_t a)
@@ -132,6 +135,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->cls = calloc((size_t)n + 1, 1);
   st->best = calloc((size_t)n + 1, 1);
   st->rbest = calloc((size_t)n + 1, 1);
+  st->start = calloc((size_t)n + 1, 1);
   st->fb = calloc((size_t)n + 1, sizeof *st->fb);
   st->order = calloc((size_t)n + 1, sizeof *st->order);
   st->byneed = calloc((size_t)n + 1, sizeof *st->byneed);
@@ -153,7 +157,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->n_t2a = lv->act_tensor[a] + 1;
   st->t2a = calloc((size_t)st->n_t2a + 1, sizeof *st->t2a);
   if (st->fm == NULL || st->cls == NULL || st->best == NULL ||
-      st->rbest == NULL ||
+      st->rbest == NULL || st->start == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
       st->needx == NULL || st->isfm == NULL || st->inbuf == NULL ||
@@ -192,6 +196,7 @@ static void pooch_free(void *state)
   free(st->cls);
   free(st->best);
   free(st->rbest);
+  free(st->start);
   free(st->fb);
   free(st->order);
   free(st->wait);
@@ -396,10 +401,12 @@ static void remember(struct pooch_state *st, const ooc_liveness *lv,
 {
   if (ns < st->best_ns && st->host_ok) {
     st->best_ns = ns;
+    st->best_budget = st->sched_budget;
     memcpy(st->best, st->cls, (size_t)lv->n_acts);
   }
   if (ns < st->rbest_ns) {
     st->rbest_ns = ns;
+    st->rbest_budget = st->sched_budget;
     memcpy(st->rbest, st->cls, (size_t)lv->n_acts);
   }
 }
@@ -584,7 +591,7 @@ static int by_r(const void *x, const void *y)
                                 : (a < b ? -1 : a > b);
 }
 
-/* §4.4.3 on the maps the best keep/swap classification swaps: r(X) =
+/* §4.4.3 on the maps the classification in st->cls swaps: r(X) =
  * recompute overhead / swap overhead for every X in L, each measured by
  * simulation against the classification with X kept (when keeping X does
  * not fit, its swap overhead is its exposed transfer time). Maps with
@@ -593,23 +600,16 @@ static int by_r(const void *x, const void *y)
  * budget, so each pass measures r once and reuses it: the maps with r < 1
  * are tried in increasing r, in groups kept when the simulation says the
  * iteration got faster (halved when not); then the next pass re-measures r
- * over the maps still swapped, until a pass moves none. The note says when
- * the budget cut it. */
-static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
-                     ooc_plan *pl, int *n_rc, ooc_err *err)
+ * over the maps still swapped, until a pass moves none or the cap is
+ * spent. The note says when the cap cut it. */
+static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, int *n_rc, ooc_err *err)
 {
   const ooc_liveness *lv = ctx->live;
   int32_t n_l = 0, n_c = 0, k;
   int64_t t0, tk, tr, cur;
   int rc;
 
-  /* No keep / swap classification fits the host (every swapped map is
-   * pinned there): start from the fastest that fits the device, count
-   * device memory only, and take the first classification the recomputes
-   * make fit the host (each recompute frees the host of its map). */
-  st->host_relaxed = st->best_ns == INT64_MAX && st->rbest_ns != INT64_MAX;
-  memcpy(st->cls, st->host_relaxed ? st->rbest : st->best,
-         (size_t)lv->n_acts);
   for (;;) {
     int accepted = 0;
     n_l = n_c = 0;
@@ -617,6 +617,7 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
       return rc;
     if (t0 == INT64_MAX)
       break;
+    remember(st, lv, t0);
     for (k = 0; k < st->n_fm; k++)
       if (st->cls[st->fm[k]] == C_SWAP)
         st->tmp[n_l++] = st->fm[k];
@@ -694,8 +695,47 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
   }
 out:
   (void)tr;
-  st->host_relaxed = 0;
   return OOC_OK;
+}
+
+/* §4.4.3 from the keep / swap step's classification, at its scheduling
+ * budget, then again at 2 and at 4 64ths of the budget under it, each
+ * with a quarter of max_sims more. Departure: the timeline counts bytes
+ * while the allocator places blocks, and as recomputes fill the budget
+ * to the byte, the blocks a further recompute moves stop fitting: at
+ * densenet121 b252 on v100-pcie3 every candidate of the third pass ran
+ * out of memory to fragmentation, and no r(X) < 1 was left (2.57 s; 1.13
+ * s from 2 64ths under). The fastest classification of the runs, with
+ * its budget, is kept. */
+static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                     ooc_plan *pl, int *n_rc, ooc_err *err)
+{
+  static const int margin[] = { 0, 2, 4 };
+  const ooc_liveness *lv = ctx->live;
+  uint64_t base;
+  int i, rc = OOC_OK;
+
+  /* No keep / swap classification fits the host (every swapped map is
+   * pinned there): start from the fastest that fits the device, count
+   * device memory only, and take the first classification the recomputes
+   * make fit the host (each recompute frees the host of its map). */
+  st->host_relaxed = st->best_ns == INT64_MAX && st->rbest_ns != INT64_MAX;
+  memcpy(st->start, st->host_relaxed ? st->rbest : st->best,
+         (size_t)lv->n_acts);
+  base = st->host_relaxed ? st->rbest_budget : st->best_budget;
+  for (i = 0; i < 3; i++) {
+    uint64_t step = ctx->budget / 64 * (uint64_t)margin[i];
+    if (base < step || base - step < ctx->budget / 2)
+      break;
+    st->sched_budget = base - step;
+    memcpy(st->cls, st->start, (size_t)lv->n_acts);
+    st->cap = i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4;
+    if ((rc = passes(st, ctx, pl, n_rc, err)) < 0)
+      break;
+  }
+  st->cap = st->max_sims;
+  st->host_relaxed = 0;
+  return rc < 0 ? rc : OOC_OK;
 }
 
 static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
@@ -790,9 +830,11 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
   st->host_relaxed = 0;
   memcpy(st->cls, st->best, (size_t)lv->n_acts);
-  /* The scheduling budget was set by the swap-all profile; the final
-   * classification may fragment less: the largest 64th of the budget
-   * at which it runs fastest. */
+  if (st->best_ns != INT64_MAX)
+    st->sched_budget = st->best_budget;
+  /* The scheduling budget was set by the swap-all profile (or under it,
+   * by the recompute step); the final classification may fragment less:
+   * the largest 64th of the budget at which it runs fastest. */
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && st->best_ns != INT64_MAX) {
     uint64_t base = st->sched_budget, best_b = base;
     uint32_t f;
