@@ -373,6 +373,18 @@ add_ints(cJSON *L, const char *key, const int64_t *v, int n)
 static int
 layer_shape(imp *I, int layer, ooc_shape *out)
 {
+  if (layer == 0) {
+    /* The input, whose shape the file gives (no layer may exist yet). */
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(I->root, "input"), *d;
+    out->ndim = 0;
+    cJSON_ArrayForEach(d, in) {
+      if (out->ndim == OOC_MAX_DIMS)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: the input has more "
+                           "than %d dims", I->path, OOC_MAX_DIMS);
+      out->d[out->ndim++] = (int64_t)d->valuedouble;
+    }
+    return OOC_OK;
+  }
   if (I->cache == NULL || I->cache_n != I->n_names) {
     ooc_model_opts mo = { .batch = 1 };
     ooc_err e = { 0 };

@@ -68,6 +68,13 @@ expect_ok "import vit_stem" "$OOCSIM" import "$D/vit_stem.onnx" -o "$TMP/vit.jso
 grep -q '^cat  *tokens  *17x8 ' "$TMP/info" && grep -q '^ln  *layernorm  *17x8 ' "$TMP/info" &&
   ok "vit_stem: class token and positions as one tokens layer" || not_ok "vit_stem layers: $(cat "$TMP/info")"
 
+# x.view(x.size(0), -1) on the graph's input itself: the Shape arithmetic
+# reads the input's shape before any layer exists (an error once: "the
+# layers imported so far do not load: layers: no layers"). 48 x 10 + 10.
+expect_ok "import flat_input" "$OOCSIM" import "$D/flat_input.onnx" -o "$TMP/flat.json"
+[ "$(params "$TMP/flat.json")" = 490 ] && ok "flat_input: 490 parameters" || not_ok "flat_input: $(params "$TMP/flat.json")"
+grep -q '6 nodes .* -> 4 layers, 5 nodes folded' "$TMP/err" && ok "flat_input: the view on the input folded" || not_ok "flat_input summary: $(cat "$TMP/err")"
+
 # A real export: torchvision resnet50 in training mode (batch norm kept):
 # the zoo's parameters and forward FLOPs; with in-place ReLU and add set
 # (ONNX does not record them), the zoo's activation memory too.

@@ -105,6 +105,26 @@ def cnn_view():
     return m
 
 
+def flat_input():
+    """x.view(x.size(0), -1) on the graph's input itself, then a linear:
+    the shape arithmetic reads the input's shape before any layer exists."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["shp"], name="size"),
+        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
+        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
+        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
+        n("Reshape", ["x", "vshape"], ["f"], name="view"),
+        n("Gemm", ["f", "w", "b"], ["y"], name="fc", transB=1),
+    ]
+    inits = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+             ints("axes0", [0]), ints("minus1", [-1]), init("w", 10, 48),
+             init("b", 10)]
+    return model(nodes, inits, x, y, "flat_input")
+
+
 def vit_stem():
     P, C, T = 4, 8, 16             # patch, width, tokens of a 16x16 image
     x = helper.make_tensor_value_info("image", TensorProto.FLOAT,
@@ -208,6 +228,7 @@ def main():
     m.graph.input[0].ClearField("name")
     save(m, os.path.join(out, "unnamed_input.onnx"))
     save(vit_stem(), os.path.join(out, "vit_stem.onnx"))
+    save(flat_input(), os.path.join(out, "flat_input.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
