@@ -37,8 +37,9 @@
  *        the iteration gets faster, in passes that re-measure r until one
  *        moves nothing (departure: r measured once per pass, not after
  *        each move, see passes()); a map a recompute reads is swapped
- *        in for that recompute; the step runs at the scheduling budget
- *        and at 2 and 4 64ths under it (departure, see recompute());
+ *        in for that recompute; where fragmentation stalls it, the
+ *        step runs again at 2 and 4 64ths under the scheduling budget
+ *        (departure, see recompute());
  * Host memory: the profile and the keep / swap search count device memory
  * only, as the seed's simulation does; a classification is taken only when
  * its pinned maps also fit the host (hw->host_mem).
@@ -112,6 +113,8 @@ struct pooch_state {
   int host_relaxed;         /* eval ignores the host memory limit */
   int host_ok;              /* the last eval's plan fits the host */
   int64_t best_ns, rbest_ns;
+  int32_t n_meas, n_unfit;  /* r(X) measured, and of them those whose
+                               recompute did not fit */
   uint64_t best_budget, rbest_budget;  /* their scheduling budgets */
 };
 
@@ -638,6 +641,8 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
       if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
         return rc;
       st->cls[x] = C_SWAP;
+      st->n_meas++;
+      st->n_unfit += tr == INT64_MAX;
       sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
       rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
       /* Not valid or not fitting: swap. A recompute cheaper than even
@@ -698,15 +703,16 @@ out:
   return OOC_OK;
 }
 
-/* §4.4.3 from the keep / swap step's classification, at its scheduling
- * budget, then again at 2 and at 4 64ths of the budget under it, each
- * with a quarter of max_sims more. Departure: the timeline counts bytes
- * while the allocator places blocks, and as recomputes fill the budget
- * to the byte, the blocks a further recompute moves stop fitting: at
- * densenet121 b252 on v100-pcie3 every candidate of the third pass ran
- * out of memory to fragmentation, and no r(X) < 1 was left (2.57 s; 1.13
- * s from 2 64ths under). The fastest classification of the runs, with
- * its budget, is kept. */
+/* §4.4.3 from the keep / swap step's classification at its scheduling
+ * budget. Departure: the timeline counts bytes while the allocator places
+ * blocks, and as recomputes fill the budget to the byte, the blocks a
+ * further recompute moves stop fitting: at densenet121 b252 on v100-pcie3
+ * every candidate of the third pass ran out of memory to fragmentation,
+ * and no r(X) < 1 was left (2.57 s; 1.13 s from 2 64ths under). When more
+ * than half of the recomputes the step measured did not fit, it runs
+ * again from the keep / swap classification at 2 and at 4 64ths of the
+ * budget under it, each with a quarter of max_sims more. The fastest
+ * classification of the runs, with its budget, is kept. */
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
@@ -730,8 +736,11 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
     st->sched_budget = base - step;
     memcpy(st->cls, st->start, (size_t)lv->n_acts);
     st->cap = i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4;
+    st->n_meas = st->n_unfit = 0;
     if ((rc = passes(st, ctx, pl, n_rc, err)) < 0)
       break;
+    if (i == 0 && 2 * st->n_unfit <= st->n_meas)
+      break;                    /* the budget did not stall it */
   }
   st->cap = st->max_sims;
   st->host_relaxed = 0;
