@@ -57,10 +57,11 @@
  *     first backward step of its last stage; it becomes recompute records
  *     (an activation rebuilt by several passes carries several records:
  *     dropped again after the step of a pass that does not store it). The
- *     model is coarser than the single-recompute one (a stage forwarded
- *     without storing is counted as if it stored its own activations), so
- *     both tables are solved and simulated and the faster plan that fits
- *     is taken (`--opt family=single|rotor|both`, default both).
+ *     model is coarser than the single-recompute one (it counts bytes per
+ *     stage, transients not at all, and a stored checkpoint until its
+ *     stages are done, not until its last use), so both tables are solved
+ *     and simulated and the faster plan that fits is taken (`--opt
+ *     family=single|rotor|both`, default both).
  *
  * Cost: O(steps + acts) to set up, O(nodes^2 x 512) per single-recompute
  * solve and O(stages^3 x 256) per rotor solve, at most 33 solves and
