@@ -836,6 +836,19 @@ static char *hetero_json(int n)
   return j;
 }
 
+/* Opens f on hetero_json(n) with an unlimited budget and returns the
+ * in-core plan's peak. */
+static uint64_t hetero_open(fixture *f, int n)
+{
+  char *j = hetero_json(n);
+
+  fx_open(f, j, 1024);
+  free(j);
+  fx_budget(f, (uint64_t)1 << 40, "ideal");
+  fx_run(f, &ooc_planner_incore, NULL, 0);
+  return f->res.peak_allocated;
+}
+
 struct brute {
   fixture *f;
   int32_t n;              /* nodes = layers; cuts after steps 0 .. n - 2 */
@@ -891,13 +904,7 @@ START_TEST(checkpoint_dp_brute_force)
   for (int z = 0; z < 3; z++) {
     fixture f;
     struct brute b;
-    char *j = hetero_json(sizes[z]);
-    uint64_t peak, per;
-    fx_open(&f, j, 1024);
-    free(j);
-    fx_budget(&f, (uint64_t)1 << 40, "ideal");
-    fx_run(&f, &ooc_planner_incore, NULL, 0);
-    peak = f.res.peak_allocated;
+    uint64_t peak = hetero_open(&f, sizes[z]), per;
     per = (peak - f.lv->persistent_bytes) / 8;
     for (int q = 8; q >= 1; q--) {
       if (per * (uint64_t)q + per / 4 < f.lv->max_step_bytes)
@@ -950,15 +957,9 @@ START_TEST(checkpoint_dp_rotor_nested)
   const ooc_kv single = { "family", "single" }, rotor = { "family",
                                                           "rotor" };
   fixture f;
-  char *j = hetero_json(24);
-  uint64_t peak, per, b;
+  uint64_t peak = hetero_open(&f, 24), per, b;
   int found = 0;
 
-  fx_open(&f, j, 1024);
-  free(j);
-  fx_budget(&f, (uint64_t)1 << 40, "ideal");
-  fx_run(&f, &ooc_planner_incore, NULL, 0);
-  peak = f.res.peak_allocated;
   per = (peak - f.lv->persistent_bytes) / 32;
   for (b = f.lv->persistent_bytes + per; b < peak && !found; b += per) {
     int single_fits, twice = 0;
