@@ -855,8 +855,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   int32_t u = 0, f, n_seg = 0, n_rc = 0, sims = 0, solved = 0, fits = 0;
   int32_t n_rrec = 0;
   int rc, fam = 2, rfits = 0;
-  const char *fv = NULL;
-  char tail[96] = "";
+  const char *fv = NULL, *tail = "";
 
   if (ooc_planner_opt_str(ctx, "family", &fv)) {
     if (strcmp(fv, "single") == 0)
@@ -958,18 +957,20 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     pl->sched_budget = ctx->budget;
   }
   if (fam == 2)
-    snprintf(tail, sizeof tail, "; rotor's table: %s",
-             t_rotor > 0 ? "no faster" : "no schedule fitted");
-  snprintf(pl->note, sizeof pl->note,
-           "checkpoint-dp: %d nodes (%d chain cuts in %d forward steps%s), "
-           "%d segments recomputed, %d activations, recompute %.6f s "
-           "(model); model budget %.3f GiB; %d simulations%s%s%s",
-           (int)st->n_nodes, (int)st->n_cuts, (int)st->n_fwd,
-           st->n_cuts + 1 > MAX_NODES ? ", merged" : "", (int)n_seg,
-           (int)n_rc, solved ? (double)cost * 1e-9 : 0.0,
-           (double)m / 1073741824.0, (int)sims,
-           solved ? "" : "; no schedule fits the model",
-           solved && !fits ? "; none fitted the simulator" : "", tail);
+    tail = t_rotor > 0 ? "; rotor's table: no faster"
+                       : "; rotor's table: no schedule fitted";
+  if (snprintf(pl->note, sizeof pl->note,
+               "checkpoint-dp: %d nodes (%d chain cuts in %d forward "
+               "steps%s), %d segments recomputed, %d activations, recompute "
+               "%.6f s (model); model budget %.3f GiB; %d simulations%s%s%s",
+               (int)st->n_nodes, (int)st->n_cuts, (int)st->n_fwd,
+               st->n_cuts + 1 > MAX_NODES ? ", merged" : "", (int)n_seg,
+               (int)n_rc, solved ? (double)cost * 1e-9 : 0.0,
+               (double)m / 1073741824.0, (int)sims,
+               solved ? "" : "; no schedule fits the model",
+               solved && !fits ? "; none fitted the simulator" : "", tail)
+      >= (int)sizeof pl->note)
+    memcpy(pl->note + sizeof pl->note - 4, "...", 4);   /* cut: say so */
   return OOC_OK;
 }
 
