@@ -162,7 +162,6 @@ bind(imp *I, const char *onnx, const Tensor *t, int layer, int nobias)
   return OOC_OK;
 }
 
-
 static const Attr *
 attr(const Node *n, const char *name)
 {

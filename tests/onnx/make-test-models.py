@@ -81,26 +81,36 @@ def cnn(spatial=(16, 16), act2="Relu"):
     return model(nodes, inits, x, y, "cnn_residual")
 
 
+def batch_view(src, cast=False):
+    """x.view(x.size(0), -1) of value src into "f", as torch exports it
+    (Shape, Gather, Unsqueeze, Concat, [Cast,] Reshape): the nodes and the
+    initialisers they read."""
+    n = helper.make_node
+    shape = "vshape64" if cast else "vshape"
+    nodes = [
+        n("Shape", [src], ["shp"], name="size"),
+        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
+        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
+        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
+    ]
+    if cast:
+        nodes.append(n("Cast", ["vshape"], [shape], name="cast",
+                       to=TensorProto.INT64))
+    nodes.append(n("Reshape", [src, shape], ["f"], name="view"))
+    inits = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+             ints("axes0", [0]), ints("minus1", [-1])]
+    return nodes, inits
+
+
 def cnn_view():
     m = cnn()
     g = m.graph
     i = [k for k, nd in enumerate(g.node) if nd.name == "flatten"][0]
-    n = helper.make_node
-    view = [
-        n("Shape", ["gp"], ["shp"], name="size"),
-        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
-        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
-        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
-        n("Cast", ["vshape"], ["vshape64"], name="cast",
-          to=TensorProto.INT64),
-        n("Reshape", ["gp", "vshape64"], ["f"], name="view"),
-    ]
+    view, inits = batch_view("gp", cast=True)
     del g.node[i]
     for k, nd in enumerate(view):
         g.node.insert(i + k, nd)
-    g.initializer.extend([
-        helper.make_tensor("zero", TensorProto.INT64, [], [0]),
-        ints("axes0", [0]), ints("minus1", [-1])])
+    g.initializer.extend(inits)
     g.name = "cnn_view"
     return m
 
@@ -110,18 +120,10 @@ def flat_input():
     the shape arithmetic reads the input's shape before any layer exists."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])
-    n = helper.make_node
-    nodes = [
-        n("Shape", ["x"], ["shp"], name="size"),
-        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
-        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
-        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
-        n("Reshape", ["x", "vshape"], ["f"], name="view"),
-        n("Gemm", ["f", "w", "b"], ["y"], name="fc", transB=1),
-    ]
-    inits = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
-             ints("axes0", [0]), ints("minus1", [-1]), init("w", 10, 48),
-             init("b", 10)]
+    nodes, inits = batch_view("x")
+    nodes.append(helper.make_node("Gemm", ["f", "w", "b"], ["y"], name="fc",
+                                  transB=1))
+    inits += [init("w", 10, 48), init("b", 10)]
     return model(nodes, inits, x, y, "flat_input")
 
 
