@@ -1,26 +1,30 @@
 #!/bin/sh
 # bench/fidelity.sh — in-core training throughput predicted by oocsim
 # against what PyTorch measured on a GPU (contrib/pytorch-host-costs
-# --model M --batches ..., saved as bench/gpu/h200-pytorch-*.json), per
-# model, math mode and batch: a Markdown table on stdout, the data in
-# bench/out/fidelity.dat and, when gnuplot is installed, the ResNet-50 plot
-# docs/img/fidelity-h200-resnet50.png (docs/fidelity.md).
+# --model M --batches ..., saved as bench/gpu/GPU-pytorch-*.json, GPU being
+# the profile's name up to its first '-': h200 for h200-pcie5, h100 for
+# h100-sxm5), per model, math mode and batch: a Markdown table on stdout,
+# the data in bench/out/fidelity-GPU.dat and, when gnuplot is installed,
+# the ResNet-50 plot docs/img/fidelity-GPU-resnet50.png (docs/fidelity.md).
 #
 # Usage: bench/fidelity.sh [OOCSIM] [PROFILE]   (defaults: ./oocsim, h200-pcie5)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 OOCSIM=${1:-$top/oocsim}
 HW=${2:-h200-pcie5}
+gpu=${HW%%-*}
 OOCSIM_DATADIR=${OOCSIM_DATADIR:-$top}
 export OOCSIM_DATADIR
 out=$top/bench/out
 mkdir -p "$out"
-dat=$out/fidelity.dat
+dat=$out/fidelity-$gpu.dat
 tmp=$dat.tmp
 : > "$tmp"
 echo "| model | math | batch | measured samples/s | predicted samples/s | error |"
 echo "|---|---|---:|---:|---:|---:|"
-for meas in "$top"/bench/gpu/h200-pytorch-*.json; do
+set -- "$top"/bench/gpu/"$gpu"-pytorch-*.json
+[ -f "$1" ] || { echo "fidelity.sh: no PyTorch measurements for $gpu (bench/gpu/$gpu-pytorch-*.json)" >&2; exit 1; }
+for meas in "$@"; do
   # "model tf32 batch samples_per_s" for each run that fitted
   python3 -c "
 import json, sys
@@ -51,6 +55,6 @@ for model in sorted({r[0] for r in rows}):
     print('%s: mean |error| %.1f%%, max %.1f%% over %d points' % (model, 100 * sum(e) / len(e), 100 * max(e), len(e)))" "$dat"
 if command -v gnuplot >/dev/null 2>&1; then
   mkdir -p "$top/docs/img"
-  gnuplot -e "dat='$dat'; out='$top/docs/img/fidelity-h200-resnet50.png'" \
+  gnuplot -e "dat='$dat'; out='$top/docs/img/fidelity-$gpu-resnet50.png'; gpu='$(echo "$gpu" | tr a-z A-Z)'" \
     "$top/plots/fidelity.gp"
 fi

@@ -14,20 +14,29 @@
 # errors are reported, not enforced: they are measurements).
 #
 # Environment: OOCSIM (default ./oocsim), OUT (bench/out/validate-gpu),
-# BASE (the GPU's profile, default h200-pcie5), MODEL (resnet50), BATCH
+# BASE (the GPU's profile; default from nvidia-smi's name: h100-sxm5 for
+# an H100 SXM ("H100 80GB HBM3"), h100-pcie5 for an H100 PCIe, else
+# h200-pcie5), MODEL (resnet50), BATCH
 # (256), BUDGETS (space-separated, default "11GiB 5.5GiB": half and a
 # quarter of resnet50's in-core peak at batch 256), SWAP
-# (vdnn,lms,capacity,window), RECOMP (checkpoint,superneurons,pooch), ITERS
+# (vdnn,lms,capacity,window), RECOMP
+# (checkpoint,checkpoint-dp,superneurons,pooch,joint), ITERS
 # (timed iterations, 5).
 set -u
 OOCSIM=${OOCSIM:-./oocsim}
 OUT=${OUT:-bench/out/validate-gpu}
-BASE=${BASE:-h200-pcie5}
+if [ -z "${BASE:-}" ]; then
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1) in
+    *H100*PCIe*) BASE=h100-pcie5 ;;
+    *H100*) BASE=h100-sxm5 ;;
+    *) BASE=h200-pcie5 ;;
+  esac
+fi
 MODEL=${MODEL:-resnet50}
 BATCH=${BATCH:-256}
 BUDGETS=${BUDGETS:-11GiB 5.5GiB}
 SWAP=${SWAP:-vdnn,lms,capacity,window}
-RECOMP=${RECOMP:-checkpoint,superneurons,pooch}
+RECOMP=${RECOMP:-checkpoint,checkpoint-dp,superneurons,pooch,joint}
 ITERS=${ITERS:-5}
 status=0
 

@@ -2,13 +2,15 @@
 # measured on a GPU (points) and what oocsim predicts (lines), one colour
 # per math mode (bench/fidelity.sh, docs/fidelity.md).
 # Data: "model mode batch measured predicted" per line
-# (bench/out/fidelity.dat); only the resnet50 rows are drawn.
-# Variables: dat (data file), out (PNG to write).
+# (bench/out/fidelity-GPU.dat); only the resnet50 rows are drawn.
+# Variables: dat (data file), out (PNG to write), gpu (its name in the
+# title, default H200).
 fmt = 'png'
 outfile = out
 plotdir = system('dirname '.ARG0)
 if (plotdir eq '' || plotdir eq '.') plotdir = 'plots'
-plottitle = 'ResNet-50 training on an H200: PyTorch measured vs oocsim predicted'
+if (!exists('gpu')) gpu = 'H200'
+plottitle = 'ResNet-50 training on an '.gpu.': PyTorch measured vs oocsim predicted'
 load plotdir.'/common.gp'
 set xlabel 'batch size'
 set ylabel 'samples/s'

@@ -27,7 +27,7 @@
 
 static const char *zoo[] = {
   "k40-pcie3", "p100-pcie3", "v100-pcie3", "v100-nvlink2",
-  "a100-pcie4", "h100-pcie5", "h200-pcie5", "gh200-c2c",
+  "a100-pcie4", "h100-pcie5", "h100-sxm5", "h200-pcie5", "gh200-c2c",
 };
 #define N_ZOO ((int)(sizeof zoo / sizeof zoo[0]))
 
