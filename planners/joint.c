@@ -14,8 +14,20 @@
  *    the price of the guarantee below); each plan is simulated
  *    and the fastest feasible one is the incumbent (ties: registry order).
  *    joint's plan is never slower than it: the search only replaces the
- *    incumbent with a faster feasible plan.
- * 2. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
+ *    incumbent with a faster feasible plan. (With `start_sims` set and no
+ *    feasible start, the start runs again uncapped.)
+ * 2. Algorithm sweep: every convolution step of the incumbent whose
+ *    fastest offered algorithm (for a forward, one its recompute can run
+ *    too) is faster than its current one, by decreasing saving, is moved
+ *    to it: all at once first, kept when the simulated plan is faster;
+ *    otherwise each half again, down to single steps (group testing:
+ *    O(k log n) simulations when k of the n do not pay, at most 2n - 1).
+ *    A faster algorithm may need a workspace that does not fit at its
+ *    step, or take room a prefetch needed: the simulator decides. The
+ *    seed planners other than SuperNeurons (§3.5) keep the default
+ *    algorithms, and the annealing's single algorithm moves find few of
+ *    the gains one at a time.
+ * 3. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
  *    change one decision:
  *    - keep: a swapped or recomputed activation stays resident;
  *    - swap: an activation backward reads goes to host memory after its
@@ -48,18 +60,24 @@
  *    candidate whose bound (ooc_kit_plan_bound: its kernels back to back,
  *    or its swapped bytes at the link's rate) is at or above it is pruned
  *    unsimulated, and does not count as an evaluation.
- * 3. It is deterministic: the moves come from a xorshift64* generator
+ * 4. It is deterministic: the moves come from a xorshift64* generator
  *    seeded with `seed` (default 1), and it stops after `max_evals`
- *    simulations of the search (default 400). `budget_s` (default 0: none)
- *    also stops it after that many seconds of wall time, which makes the
- *    plan depend on the machine's speed.
+ *    simulations of the sweep and the search together (default 400), or
+ *    once they have simulated `max_events` events (default 2 x 10^7; 0:
+ *    no cap), which only binds on programs of over 50,000 events (a
+ *    10^4-layer resnet: about 140 simulations), so that the search's cost
+ *    stays proportionate there. `budget_s` (default 0: none) also stops
+ *    it after that many seconds of wall time, which makes the plan depend
+ *    on the machine's speed.
  *
- * The note says which plan it started from, how much faster the result
- * is, what it changed and how many simulations it ran; the metrics carry
- * them (simulations, start_s, improvement).
+ * The note says which plan it started from, what the sweep gained (when
+ * it moved any convolution), how much faster the result is, what it
+ * changed and how many simulations it ran; the metrics carry them
+ * (simulations, sweep_simulations, start_s, improvement).
  *
  * Cost: the start's planners, then per evaluation one lowering and one
- * simulation, O(steps + records + events); moves are O(records).
+ * simulation, O(steps + records + events); moves are O(records); the
+ * sweep's sort O(n log n) over its n convolution steps.
  * Ownership: the state's plans and arrays, freed by jt_free.
  */
 #include "config.h"
@@ -100,6 +118,9 @@ struct jt_state {
   int32_t n_acts;
   int32_t *conv_steps;      /* steps whose kernel has a choice */
   int32_t n_conv;
+  int32_t *sw_s;            /* algorithm sweep: its steps, ... */
+  uint8_t *sw_k;            /* ... their fastest algorithm, ... */
+  int64_t *sw_gain;         /* ... and what it saves (scratch) */
   int32_t *cuts, *cut_act;  /* the forward's chain cuts (toolkit) */
   int32_t n_cuts;
   int32_t *hot;             /* acts with exposed transfers */
@@ -111,6 +132,8 @@ struct jt_state {
   int tl_inited;
   int32_t *order;           /* its swaps by first use (scratch) */
   int32_t cap_order;
+  uint64_t events;          /* simulated events of the search so far */
+  uint64_t max_events;      /* ... and its cap (0: none) */
 };
 
 static int
@@ -125,10 +148,14 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->hot = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->hot_w = malloc(sizeof(int64_t) * ((size_t)lv->n_acts + 1));
   st->conv_steps = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
+  st->sw_s = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
+  st->sw_k = malloc((size_t)lv->n_steps + 1);
+  st->sw_gain = malloc(sizeof(int64_t) * ((size_t)lv->n_steps + 1));
   st->cuts = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
   st->cut_act = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
   if (st->mark == NULL || st->acts == NULL || st->hot == NULL ||
-      st->hot_w == NULL || st->conv_steps == NULL || st->cuts == NULL ||
+      st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
+      st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
       st->cut_act == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   {
@@ -191,6 +218,9 @@ jt_free(void *state)
   free(st->hot);
   free(st->hot_w);
   free(st->conv_steps);
+  free(st->sw_s);
+  free(st->sw_k);
+  free(st->sw_gain);
   free(st->cuts);
   free(st->cut_act);
 }
@@ -583,8 +613,8 @@ refresh_hot(struct jt_state *st, const ooc_planner_ctx *ctx)
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
  * rejected (a bad record, a rule the simulator enforces). */
 static int64_t
-eval(const ooc_planner_ctx *ctx, const ooc_plan *pl, ooc_sim_detail *d,
-     int *fatal, ooc_err *err)
+eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
+     ooc_sim_detail *d, int *fatal, ooc_err *err)
 {
   ooc_sim_result r;
   ooc_err e;
@@ -593,6 +623,8 @@ eval(const ooc_planner_ctx *ctx, const ooc_plan *pl, ooc_sim_detail *d,
   ooc_err_clear(&e);
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
                  : ooc_planner_evaluate(ctx, pl, &r, &e);
+  if (rc == OOC_OK)
+    st->events += r.events;
   if (rc == OOC_ENOMEM) {
     *fatal = 1;
     if (err != NULL)
@@ -635,7 +667,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     }
     if (rc != OOC_OK)
       continue;               /* that planner has no plan here */
-    x = eval(ctx, &st->cand, NULL, fatal, err);
+    x = eval(st, ctx, &st->cand, NULL, fatal, err);
     if (!have || x < best) {
       if (ooc_plan_copy(&st->start, &st->cand) < 0) {
         *fatal = 1;
@@ -649,25 +681,132 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
   return best;
 }
 
+static _Thread_local const int64_t *sort_gain;
+static int
+by_gain(const void *x, const void *y)
+{
+  int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+
+  if (sort_gain[i] != sort_gain[j])
+    return sort_gain[i] > sort_gain[j] ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
+/* The convolutions st->sw_s[lo, hi) at their fastest algorithms on top of
+ * st->best: all at once, taken when the simulated plan is faster; when it
+ * is not (a workspace does not fit at its step, or the memory it takes
+ * delays a transfer), each half again, down to single convolutions.
+ * Group testing: O(k log n) simulations when k of the n do not pay, at
+ * most 2n - 1. */
+static int
+sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int32_t lo,
+      int32_t hi, int64_t cap, int64_t *t_best, int64_t *sims,
+      int32_t *changed, int *fatal, ooc_err *err)
+{
+  int32_t i, mid;
+  int64_t x;
+  int rc;
+
+  if (lo >= hi || *sims >= cap ||
+      (st->max_events > 0 && st->events >= st->max_events))
+    return OOC_OK;
+  if (ooc_plan_copy(&st->cand, &st->best) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (i = lo; i < hi; i++)
+    st->cand.algo[st->sw_s[i]] = st->sw_k[i];
+  x = eval(st, ctx, &st->cand, NULL, fatal, err);
+  (*sims)++;
+  if (*fatal)
+    return err->code < 0 ? err->code : OOC_ENOMEM;
+  if (x < *t_best) {
+    if (ooc_plan_copy(&st->best, &st->cand) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    *t_best = x;
+    *changed += hi - lo;
+    return OOC_OK;
+  }
+  if (hi - lo == 1)
+    return OOC_OK;
+  mid = lo + (hi - lo) / 2;
+  if ((rc = sweep(st, ctx, lo, mid, cap, t_best, sims, changed, fatal,
+                  err)) < 0)
+    return rc;
+  return sweep(st, ctx, mid, hi, cap, t_best, sims, changed, fatal, err);
+}
+
+/* Each convolution step of st->best whose fastest offered algorithm (its
+ * recompute too, for a forward) is faster than its current one, by
+ * decreasing saving, through sweep(). */
+static int
+algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
+           int64_t *t_best, int64_t *sims, int32_t *changed, int *fatal,
+           ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t i, j, n = 0;
+
+  for (i = 0; i < st->n_conv; i++) {
+    int32_t s = st->conv_steps[i], l = lv->steps[s].layer;
+    int ph = lv->steps[s].phase == OOC_PH_BWD ? OOC_PH_BWD : OOC_PH_FWD;
+    int cur = st->best.algo[s], k, kb = cur;
+    int64_t tc = ooc_costs_algo_ns(ctx->costs, l, ph, cur), tb = tc;
+    if (tc < 0)
+      continue;
+    for (k = 0; k < OOC_ALGO_COUNT; k++) {
+      int64_t t = ooc_costs_algo_ns(ctx->costs, l, ph, k);
+      if (t >= 0 && t < tb &&
+          (ph == OOC_PH_BWD ||
+           ooc_costs_algo_ns(ctx->costs, l, OOC_PH_RECOMP, k) >= 0)) {
+        tb = t;
+        kb = k;
+      }
+    }
+    if (kb != cur) {
+      st->sw_gain[s] = tc - tb;
+      st->sw_k[s] = (uint8_t)kb;
+      st->sw_s[n++] = s;
+    }
+  }
+  sort_gain = st->sw_gain;
+  qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
+  for (j = 0; j < n; j++)                 /* sw_k by position from here */
+    st->sw_gain[j] = st->sw_k[st->sw_s[j]];
+  for (j = 0; j < n; j++)
+    st->sw_k[j] = (uint8_t)st->sw_gain[j];
+  return sweep(st, ctx, 0, n, cap, t_best, sims, changed, fatal, err);
+}
+
 static int
 jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
   struct jt_state *st = state;
   int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
-  int64_t pruned = 0;
+  int64_t max_events = 20000000;
+  int64_t pruned = 0, algo_sweep_on = 1, sweep_sims = 0;
+  int32_t sweep_changed = 0;
+  int64_t t_swept;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
   int64_t improved[MV_COUNT] = { 0 };
   int fatal = 0, det_stale = 1, m, rc;
   const char *from = "none";
   double t0 = ooc_wall_s(), temp0;
-  char changes[160];
+  char changes[160], swept[96];
   size_t n;
 
   if ((rc = ooc_planner_opt_int(ctx, "max_evals", &max_evals, err)) < 0 ||
       (rc = ooc_planner_opt_int(ctx, "seed", &seed, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "start_sims", &start_sims, err)) < 0)
+      (rc = ooc_planner_opt_int(ctx, "start_sims", &start_sims, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "sweep", &algo_sweep_on, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "max_events", &max_events, err)) < 0)
     return rc;
+  if (max_events < 0)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "max_events=%lld: must be >= 0 (0: no cap)",
+                       (long long)max_events);
+  if (algo_sweep_on != 0 && algo_sweep_on != 1)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "sweep=%lld: must be 0 or 1", (long long)algo_sweep_on);
   {
     int64_t b = 0;
     if ((rc = ooc_planner_opt_int(ctx, "budget_s", &b, err)) < 0)
@@ -694,19 +833,34 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   st->skip_sum = 0;
   st->skip_n = 0;
   t_start = start_plans(st, ctx, start_sims, &from, &fatal, err);
+  if (t_start == INT64_MAX && start_sims > 0 && !fatal)
+    t_start = start_plans(st, ctx, 0, &from, &fatal, err);   /* uncapped */
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
+  st->events = 0;
+  st->max_events = (uint64_t)max_events;
   if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
       ooc_plan_copy(&st->best, &st->start) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   t_cur = t_best = t_start;
+  if (t_start < INT64_MAX && algo_sweep_on) {
+    if ((rc = algo_sweep(st, ctx, max_evals, &t_best, &sweep_sims,
+                         &sweep_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    t_cur = t_best;
+  }
+  t_swept = t_best;
+  evals = sweep_sims;
   temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
 
   /* Moves that change nothing, and candidates the bound prunes, are not
    * simulations; the cap on moves keeps a search whose every candidate is
    * pruned finite. */
   for (k = 0; t_start < INT64_MAX && evals < max_evals &&
-              k < 64 * (max_evals + 16);
+              k < 64 * (max_evals + 16) &&
+              (st->max_events == 0 || st->events < st->max_events);
        k++) {
     int64_t x, thr;
     double temp;
@@ -714,7 +868,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       break;
     if (det_stale && k % 16 == 0) {
       /* Steer by the current plan's exposed transfers (one simulation). */
-      if (eval(ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX)
+      if (eval(st, ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX)
         refresh_hot(st, ctx);
       else
         st->n_hot = 0;
@@ -750,7 +904,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       pruned++;
       continue;
     }
-    x = eval(ctx, &st->cand, NULL, &fatal, err);
+    x = eval(st, ctx, &st->cand, NULL, &fatal, err);
     evals++;
     if (fatal)
       break;
@@ -787,19 +941,26 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       n += (size_t)snprintf(changes + n, sizeof changes - n, "%s%s %lld",
                             n > 0 ? ", " : "", mv_names[m],
                             (long long)improved[m]);
+  swept[0] = '\0';
+  if (sweep_changed > 0)
+    snprintf(swept, sizeof swept, "; its %d convolutions with faster "
+             "algorithms %.2f%% faster (%lld simulation%s)", sweep_changed,
+             100.0 * (double)(t_start - t_swept) / (double)t_start,
+             (long long)sweep_sims, sweep_sims == 1 ? "" : "s");
   if (t_start == INT64_MAX)
     snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
              "feasible plan to start from (the %s plan kept)", from);
   else if (snprintf(pl->note, sizeof pl->note, "joint: from the %s plan "
-                    "(%.6f s), %.2f%% faster after %lld simulations (%lld "
-                    "more pruned by their bound)%s%s%s", from,
-                    (double)t_start * 1e-9,
+                    "(%.6f s)%s, %.2f%% faster after %lld simulations "
+                    "(%lld more pruned by their bound)%s%s%s", from,
+                    (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
                     (long long)evals, (long long)pruned,
                     n > 0 ? " (improving moves: " : "", changes,
                     n > 0 ? ")" : "") >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
   ooc_plan_add_metric(pl, "simulations", (double)evals);
+  ooc_plan_add_metric(pl, "sweep_simulations", (double)sweep_sims);
   ooc_plan_add_metric(pl, "pruned", (double)pruned);
   ooc_plan_add_metric(pl, "start_s",
                       t_start < INT64_MAX ? (double)t_start * 1e-9 : 0);
@@ -815,7 +976,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
-                                          "start_sims", NULL };
+                                          "start_sims", "sweep", "max_events", NULL };
 
 const ooc_planner_type ooc_planner_joint = {
   .name = "joint",

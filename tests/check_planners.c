@@ -1334,6 +1334,83 @@ START_TEST(joint_brute_force)
 }
 END_TEST
 
+/* joint's algorithm sweep: its first simulation moves every convolution of
+ * the start plan to its fastest algorithm. At budgets from the in-core
+ * peak down, a plan joint makes with that one simulation has every
+ * convolution there, or has none of the change because the plan with it
+ * does not fit or is not faster; and at some budget the sweep is what
+ * puts them there (the start plan alone, sweep=0, does not). */
+START_TEST(joint_algorithm_sweep)
+{
+  static const ooc_kv one[] = { { "max_evals", "1" }, { "sweep", "1" } };
+  static const ooc_kv off[] = { { "max_evals", "1" }, { "sweep", "0" } };
+  fixture f;
+  ooc_plan pl;
+  ooc_err err = { 0 };
+  uint64_t peak;
+  int swept = 0, kept = 0;
+
+  fx_open(&f, resblocks, 16);
+  fx_budget(&f, (uint64_t)1 << 40, "ideal");
+  fx_run(&f, &ooc_planner_incore, NULL, 0);
+  peak = f.res.peak_allocated;
+  ck_assert_int_eq(ooc_plan_init(&pl, f.lv, &err), OOC_OK);
+  for (int q = 8; q >= 3; q--) {
+    uint64_t budget = f.lv->persistent_bytes +
+                      (peak - f.lv->persistent_bytes) / 8 * (uint64_t)q;
+    int64_t t, t_off;
+    int n_slow = 0, n_off = 0;
+    fx_budget(&f, budget, "ideal");
+    fx_run(&f, &ooc_planner_joint, off, 2);
+    t_off = f.res.feasible ? f.res.iteration_ns : INT64_MAX;
+    for (int s = 0; s < f.lv->n_steps; s++)
+      n_off += f.lv->steps[s].phase != OOC_PH_UPDATE &&
+               ooc_algo_has_choice(f.m, f.lv->steps[s].layer) &&
+               f.plan.algo[s] != 0;
+    fx_run(&f, &ooc_planner_joint, one, 2);
+    if (!f.res.feasible)
+      continue;
+    t = f.res.iteration_ns;
+    ck_assert_msg(t <= t_off, "%d/8: the sweep made it slower (%s)", q,
+                  f.plan.note);
+    ck_assert_int_eq(ooc_plan_copy(&pl, &f.plan), OOC_OK);
+    for (int s = 0; s < f.lv->n_steps; s++) {
+      int l = f.lv->steps[s].layer, ph = f.lv->steps[s].phase, best = 0;
+      int64_t best_ns = -1;
+      if (ph == OOC_PH_UPDATE || !ooc_algo_has_choice(f.m, l))
+        continue;
+      for (int a = 0; a < OOC_ALGO_COUNT; a++) {
+        int64_t x = ooc_costs_algo_ns(f.costs, l, ph, a);
+        if (x >= 0 && (best_ns < 0 || x < best_ns) &&
+            (ph == OOC_PH_BWD ||
+             ooc_costs_algo_ns(f.costs, l, OOC_PH_RECOMP, a) >= 0)) {
+          best_ns = x;
+          best = a;
+        }
+      }
+      n_slow += pl.algo[s] != best;
+      pl.algo[s] = (uint8_t)best;
+    }
+    if (n_slow == 0) {
+      swept += n_off == 0 || t < t_off;
+      continue;
+    }
+    ck_assert_int_eq(ooc_planner_evaluate(&f.ctx, &pl, &f.res, &err),
+                     OOC_OK);
+    ck_assert_msg(!f.res.feasible || f.res.iteration_ns >= t,
+                  "%d/8: %d convolutions left slower, yet the plan with "
+                  "them at their fastest fits and takes %lld ns < %lld ns "
+                  "(%s)", q, n_slow, (long long)f.res.iteration_ns,
+                  (long long)t, f.plan.note);
+    kept++;
+  }
+  ck_assert_msg(swept >= 1, "the sweep moved no convolution at any budget "
+                "(%d budgets kept theirs)", kept);
+  ooc_plan_fini(&pl);
+  fx_close(&f);
+}
+END_TEST
+
 static Suite *planners_suite(void)
 {
   Suite *s = suite_create("planners");
@@ -1346,6 +1423,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, checkpoint_dp_brute_force);
   tcase_add_test(tc, checkpoint_dp_rotor_nested);
   tcase_add_test(tc, joint_brute_force);
+  tcase_add_test(tc, joint_algorithm_sweep);
   tcase_add_test(tc, superneurons_cost_aware_segments);
   tcase_add_test(tc, superneurons_lru_cache);
   tcase_add_test(tc, superneurons_conv_algorithms);

@@ -45,4 +45,16 @@ expect_fail "start_sims -1" "planner 'joint': option start_sims=-1: must be in [
 # max_evals=0: the best start, unchanged.
 expect_ok "max_evals 0" "$OOCSIM" simulate $S -p joint --opt max_evals=0
 grep -q "0.00% faster after 0 simulations" "$TMP/out" && ok "no search with max_evals=0" || not_ok "no search with max_evals=0 ($(grep planner "$TMP/out"))"
+expect_fail "sweep 2" "planner 'joint': option sweep=2: must be 0 or 1" \
+  "$OOCSIM" simulate $S -p joint --opt sweep=2
+expect_fail "max_events -1" "planner 'joint': option max_events=-1: must be >= 0 (0: no cap)" \
+  "$OOCSIM" simulate $S -p joint --opt max_events=-1
+# The algorithm sweep: its one simulation moves all 106 convolution steps
+# of the start plan (checkpoint-dp's, on the default algorithms) to their
+# fastest algorithms; sweep=0 leaves it to the annealing's moves.
+expect_ok "sweep" "$OOCSIM" simulate $S -p joint --opt max_evals=1
+grep -q "from the checkpoint-dp plan (1.276639 s); its 106 convolutions with faster algorithms 14.25% faster (1 simulation), 14.25% faster after 1 simulations" "$TMP/out" &&
+  ok "the sweep's note" || not_ok "the sweep's note ($(grep planner "$TMP/out"))"
+expect_ok "sweep=0" "$OOCSIM" simulate $S -p joint --opt max_evals=1 --opt sweep=0
+grep -q "faster algorithms" "$TMP/out" && not_ok "sweep=0 sweeps ($(grep planner "$TMP/out"))" || ok "sweep=0 does not sweep"
 finish
