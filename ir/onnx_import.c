@@ -6,7 +6,15 @@
  * strides, pads, dilations, group, auto_pad, output_padding; pools the
  * same and ceil_mode; Gemm transA/transB; Concat, Softmax, Flatten,
  * LayerNormalization axis; Transpose perm; LeakyRelu alpha; Dropout
- * ratio).
+ * ratio; Split axis and split sizes).
+ *
+ * Some of oocsim's ops arrive as subgraphs, which are fused (see
+ * "patterns" below): the attention of a packed q,k,v projection, written
+ * by torch.onnx's dynamo exporter as Split, per-head Reshape and
+ * Transpose, MatMul(q, k^T), a scale, a mask Add, Softmax, MatMul(p, v),
+ * Transpose and Reshape (after transformers' GPT2Attention.eager path);
+ * GELU's tanh form (Hendrycks and Gimpel 2016, eq. for the approximation:
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))).
  */
 #include "config.h"
 
@@ -77,6 +85,13 @@ typedef struct val {
   int bcast;               /* a parameter broadcast over the batch
                               (Expand of an initialiser to the batch's
                               shape: ViT's class token) */
+  int opaque;              /* a constant computed from constants whose
+                              values are not read (an attention mask):
+                              never a parameter */
+  int64_t pos_rows;        /* > 0: the rows of a position table gathered
+                              at constant indices (t is the table) */
+  const Tensor *tsrc;      /* t is this parameter transposed (its dims
+                              swapped, no data) */
 } val;
 
 typedef struct imp {
@@ -95,6 +110,10 @@ typedef struct imp {
   Tensor **owned;          /* constants folded here (free_owned) */
   int n_owned, cap_owned;
   int64_t batch;           /* the export's batch (1 when dynamic) */
+  const Graph *g;
+  uint8_t *skip;           /* per node: consumed by a fused pattern */
+  const Tensor **emb;      /* tables an embedding layer reads */
+  int n_emb, cap_emb;
 } imp;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -985,6 +1004,368 @@ load_input(imp *I, const Graph *g)
   return bind(I, in->name, NULL, 0, 0);
 }
 
+/* ---- patterns ---------------------------------------------------------------
+ * Exporters spell some of oocsim's ops as subgraphs: the attention of a
+ * packed q,k,v projection (Split, per-head Reshape and Transpose, MatMul,
+ * scale, mask, Softmax, MatMul, Transpose, Reshape) and the tanh form of
+ * GELU. Where the whole subgraph is there, one layer stands for it and
+ * its other nodes are skipped (counted as folded). */
+
+/* The index of the one node that reads value `name`; -1 when none does,
+ * several do, or it is a graph output. */
+static int
+consumer(const imp *I, const char *name)
+{
+  size_t i, k;
+  int found = -1;
+
+  for (i = 0; i < I->g->n_output; i++)
+    if (I->g->output[i]->name && strcmp(I->g->output[i]->name, name) == 0)
+      return -1;
+  for (i = 0; i < I->g->n_node; i++) {
+    const Node *n = I->g->node[i];
+    for (k = 0; k < n->n_input; k++)
+      if (n->input[k] && strcmp(n->input[k], name) == 0) {
+        if (found >= 0 && found != (int)i)
+          return -1;
+        found = (int)i;
+      }
+  }
+  return found;
+}
+
+static int
+is_op(const Node *n, const char *op)
+{
+  return n->op_type && strcmp(n->op_type, op) == 0;
+}
+
+/* Node j when it is op `op` and reads `name` as input k (k < 0: any). */
+static const Node *
+node_if(const imp *I, int j, const char *op, const char *name, int k)
+{
+  const Node *n;
+  size_t q;
+  if (j < 0)
+    return NULL;
+  n = I->g->node[j];
+  if (!is_op(n, op) || n->n_output < 1)
+    return NULL;
+  for (q = 0; q < n->n_input; q++)
+    if ((k < 0 || (int)q == k) && n->input[q] &&
+        strcmp(n->input[q], name) == 0)
+      return n;
+  return NULL;
+}
+
+/* A scalar float constant input k of n, into *v. */
+static int
+scalar_in(imp *I, const Node *n, size_t k, double *v)
+{
+  val *x = k < n->n_input && n->input[k] ? lookup(I, n->input[k]) : NULL;
+  return x != NULL && x->t != NULL && !x->bcast && const_float(x->t, v) == 0;
+}
+
+/* The permutation of Transpose n equals p[0..4). */
+static int
+perm_is(const Node *n, const int64_t *p)
+{
+  const Attr *a = attr(n, "perm");
+  int k;
+  if (a == NULL || a->n_ints != 4)
+    return 0;
+  for (k = 0; k < 4; k++)
+    if (a->ints[k] != p[k])
+      return 0;
+  return 1;
+}
+
+/* Reshape node n to [B, S, heads, d] (the batch given as itself, 0 or -1):
+ * heads into *h. */
+static int
+heads_reshape(imp *I, const Node *n, int64_t S, int64_t H, int64_t *h)
+{
+  val *sh;
+  int64_t w[5];
+  if (!is_op(n, "Reshape") || n->n_input < 2 ||
+      (sh = lookup(I, n->input[1])) == NULL || sh->t == NULL ||
+      const_ints(sh->t, w, 5) != 4)
+    return 0;
+  if ((w[0] != I->batch && w[0] != 0 && w[0] != -1) || w[1] != S ||
+      (w[2] < 1 && w[3] < 1))
+    return 0;
+  if (w[2] == -1 && w[3] > 0 && H % w[3] == 0)
+    w[2] = H / w[3];
+  else if (w[3] == -1 && w[2] > 0 && H % w[2] == 0)
+    w[3] = H / w[2];
+  if (w[2] * w[3] != H)
+    return 0;
+  *h = w[2];
+  return 1;
+}
+
+/* Split node n of a packed q,k,v activation [S, 3H] (per sample) along
+ * its last dim, and the attention that reads the three parts: one
+ * attention layer. OOC_ENOTFOUND when the nodes after it are not that
+ * pattern. */
+static int
+attention_pattern(imp *I, const Node *n, int self)
+{
+  static const int64_t qv_perm[4] = { 0, 2, 1, 3 }, k_perm[4] = { 0, 2, 3, 1 };
+  int chain[24], nc = 0, j, k, causal = 0, rc;
+  int64_t heads = 0, h2 = 0, S, H, axis = attr_i(n, "axis", 0);
+  const Node *t[3] = { NULL, NULL, NULL }, *mm, *x;
+  const char *cur;
+  val *in;
+  ooc_shape s;
+  cJSON *L;
+
+  (void)self;
+  if ((rc = input_of(I, n, 0, &in)))
+    return rc;
+  if (in->t != NULL || n->n_output != 3)
+    return OOC_ENOTFOUND;
+  if ((rc = layer_shape(I, in->layer, &s)))
+    return rc;
+  if (s.ndim != 2 || (axis != 2 && axis != -1) || s.d[1] % 3 != 0)
+    return OOC_ENOTFOUND;
+  if (n->n_input > 1 && n->input[1][0]) {      /* explicit sizes: equal */
+    val *sp = lookup(I, n->input[1]);
+    int64_t w[3];
+    if (sp == NULL || sp->t == NULL || const_ints(sp->t, w, 3) != 3 ||
+        w[0] != s.d[1] / 3 || w[1] != w[0] || w[2] != w[0])
+      return OOC_ENOTFOUND;
+  }
+  S = s.d[0];
+  H = s.d[1] / 3;
+  for (k = 0; k < 3; k++) {              /* q, k, v: Reshape, Transpose */
+    const Node *r;
+    int jr = consumer(I, n->output[k]), jt;
+    if (jr < 0 || (r = I->g->node[jr]) == NULL ||
+        !heads_reshape(I, r, S, H, k == 0 ? &heads : &h2) ||
+        (k > 0 && h2 != heads))
+      return OOC_ENOTFOUND;
+    jt = consumer(I, r->output[0]);
+    if ((t[k] = node_if(I, jt, "Transpose", r->output[0], 0)) == NULL ||
+        !perm_is(t[k], k == 1 ? k_perm : qv_perm))
+      return OOC_ENOTFOUND;
+    chain[nc++] = jr;
+    chain[nc++] = jt;
+  }
+  /* scores = MatMul(q, k^T) */
+  j = consumer(I, t[0]->output[0]);
+  if ((mm = node_if(I, j, "MatMul", t[0]->output[0], 0)) == NULL ||
+      mm->n_input < 2 || strcmp(mm->input[1], t[1]->output[0]) != 0 ||
+      consumer(I, t[1]->output[0]) != j)
+    return OOC_ENOTFOUND;
+  chain[nc++] = j;
+  cur = mm->output[0];
+  /* scale (Mul or Div by a scalar), mask (Add of a constant), in either
+   * order, then Softmax over the last dim */
+  for (;;) {
+    double c;
+    j = consumer(I, cur);
+    if (j < 0 || nc >= 20)
+      return OOC_ENOTFOUND;
+    x = I->g->node[j];
+    if ((is_op(x, "Mul") || is_op(x, "Div")) && x->n_input == 2 &&
+        strcmp(x->input[0], cur) == 0 && scalar_in(I, x, 1, &c)) {
+      ;
+    } else if (is_op(x, "Mul") && x->n_input == 2 &&
+               strcmp(x->input[1], cur) == 0 && scalar_in(I, x, 0, &c)) {
+      ;
+    } else if (is_op(x, "Add") && x->n_input == 2 && !causal) {
+      val *mk = lookup(I, x->input[strcmp(x->input[0], cur) == 0 ? 1 : 0]);
+      if (mk == NULL || mk->t == NULL || mk->bcast)
+        return OOC_ENOTFOUND;
+      causal = 1;
+    } else if (is_op(x, "Softmax") && attr_i(x, "axis", -1) == -1) {
+      chain[nc++] = j;
+      cur = x->output[0];
+      break;
+    } else {
+      return OOC_ENOTFOUND;
+    }
+    chain[nc++] = j;
+    cur = x->output[0];
+  }
+  /* optional dropout, then MatMul(p, v) */
+  j = consumer(I, cur);
+  if (j >= 0 && (x = node_if(I, j, "Dropout", cur, 0)) != NULL) {
+    chain[nc++] = j;
+    cur = x->output[0];
+    j = consumer(I, cur);
+  }
+  if ((mm = node_if(I, j, "MatMul", cur, 0)) == NULL || mm->n_input < 2 ||
+      strcmp(mm->input[1], t[2]->output[0]) != 0 ||
+      consumer(I, t[2]->output[0]) != j)
+    return OOC_ENOTFOUND;
+  chain[nc++] = j;
+  /* heads back: Transpose, then a Reshape to [B, S, H] or [B * S, H] */
+  j = consumer(I, mm->output[0]);
+  if ((x = node_if(I, j, "Transpose", mm->output[0], 0)) == NULL ||
+      !perm_is(x, qv_perm))
+    return OOC_ENOTFOUND;
+  chain[nc++] = j;
+  j = consumer(I, x->output[0]);
+  if ((x = node_if(I, j, "Reshape", x->output[0], 0)) == NULL)
+    return OOC_ENOTFOUND;
+  {
+    val *sh = x->n_input > 1 ? lookup(I, x->input[1]) : NULL;
+    int64_t w[4];
+    int nw = sh && sh->t ? const_ints(sh->t, w, 4) : -1;
+    if (!((nw == 3 && (w[0] == I->batch || w[0] == 0 || w[0] == -1) &&
+           w[1] == S && (w[2] == H || w[2] == -1)) ||
+          (nw == 2 && (w[0] == I->batch * S || w[0] == -1) && w[1] == H)))
+      return OOC_ENOTFOUND;
+  }
+  chain[nc++] = j;
+  if ((L = layer_obj("attention")) == NULL ||
+      cJSON_AddNumberToObject(L, "heads", (double)heads) == NULL ||
+      (causal && cJSON_AddTrueToObject(L, "causal") == NULL))
+    return cJSON_Delete(L), nomem(I);
+  for (k = 0; k < nc; k++)
+    I->skip[chain[k]] = 1;
+  I->rep->n_folded += nc;
+  if ((rc = emit(I, n, L, (const val *const[]){ in }, 1, 0)) != OOC_OK)
+    return rc;
+  return bind(I, x->output[0], NULL, I->n_names - 1, 0);
+}
+
+/* GELU's tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), from
+ * its Pow node: x^3, times 0.044715, plus x, times sqrt(2/pi), tanh,
+ * plus 1, times 0.5 x (a Mul of x by 0.5 the exporter placed before). One
+ * gelu layer. OOC_ENOTFOUND when the nodes are not that. */
+static int
+gelu_tanh_pattern(imp *I, const Node *n)
+{
+  const char *xs = n->input[0];
+  static const char *const ops[5] = { "Mul", "Add", "Mul", "Tanh", "Add" };
+  int chain[8], nc = 0, j, k;
+  double c;
+  const Node *y = n, *half = NULL;
+  val *x;
+  size_t i;
+  int rc;
+
+  if (n->n_input != 2 || !scalar_in(I, n, 1, &c) || c != 3)
+    return OOC_ENOTFOUND;
+  if ((rc = input_of(I, n, 0, &x)))
+    return rc;
+  if (x->t != NULL)
+    return OOC_ENOTFOUND;
+  for (k = 0; k < 5; k++) {
+    j = consumer(I, y->output[0]);
+    if (j < 0 || !is_op(I->g->node[j], ops[k]))
+      return OOC_ENOTFOUND;
+    y = I->g->node[j];
+    chain[nc++] = j;
+    if (k == 1) {         /* + x */
+      if (y->n_input != 2 || (strcmp(y->input[0], xs) != 0 &&
+                              strcmp(y->input[1], xs) != 0))
+        return OOC_ENOTFOUND;
+    } else if (k != 3) {  /* a scalar: 0.044715, sqrt(2/pi), 1 */
+      double want = k == 0 ? 0.044715 : k == 2 ? 0.7978845608 : 1.0;
+      if (y->n_input != 2 || !(scalar_in(I, y, 1, &c) ||
+                               scalar_in(I, y, 0, &c)) ||
+          fabs(c - want) > 1e-4)
+        return OOC_ENOTFOUND;
+    }
+  }
+  /* the last Mul: this times (0.5 x), 0.5 x being Mul(x, 0.5) */
+  j = consumer(I, y->output[0]);
+  if (j < 0 || !is_op(I->g->node[j], "Mul") || I->g->node[j]->n_input != 2)
+    return OOC_ENOTFOUND;
+  {
+    const Node *m = I->g->node[j];
+    const char *other = strcmp(m->input[0], y->output[0]) == 0 ? m->input[1]
+                                                               : m->input[0];
+    for (i = 0; i < I->g->n_node && half == NULL; i++) {
+      const Node *h = I->g->node[i];
+      if (is_op(h, "Mul") && h->n_output == 1 &&
+          strcmp(h->output[0], other) == 0 && h->n_input == 2 &&
+          ((strcmp(h->input[0], xs) == 0 && scalar_in(I, h, 1, &c)) ||
+           (strcmp(h->input[1], xs) == 0 && scalar_in(I, h, 0, &c))) &&
+          c == 0.5)
+        half = h;
+    }
+    if (half == NULL || consumer(I, half->output[0]) != j)
+      return OOC_ENOTFOUND;
+    chain[nc++] = j;
+    y = m;
+  }
+  for (k = 0; k < nc; k++)
+    I->skip[chain[k]] = 1;
+  I->rep->n_folded += nc;
+  {
+    cJSON *L = layer_obj("gelu");
+    if (L == NULL)
+      return nomem(I);
+    if ((rc = emit(I, n, L, (const val *const[]){ x }, 1, 0)) != OOC_OK)
+      return rc;
+  }
+  return bind(I, y->output[0], NULL, I->n_names - 1, 0);
+}
+
+/* A node of constants only that is not small enough to evaluate (an
+ * attention mask built from boolean tensors): its outputs are constants
+ * whose values are never read and that are no parameter. */
+static int
+opaque_const(imp *I, const Node *n)
+{
+  static const char *const ops[] = { "And", "Or", "Xor", "Not", "Where",
+                                     "Less", "LessOrEqual", "Greater",
+                                     "GreaterOrEqual", "Equal", "Cast",
+                                     "Expand", "Trilu", "ConstantOfShape",
+                                     "Range", NULL };
+  int64_t dims[8];
+  int nd = 0, k, fl = 0, rc, q;
+  size_t j;
+  const Tensor *t;
+
+  for (k = 0; ops[k] && !is_op(n, ops[k]); k++)
+    ;
+  if (ops[k] == NULL || n->n_output < 1)
+    return NOT_FOLDED;
+  for (j = 0; j < n->n_input; j++) {
+    val *x;
+    if (n->input[j] == NULL || n->input[j][0] == '\0')
+      continue;
+    if ((rc = input_of(I, n, j, &x)))
+      return rc;
+    if (x->t == NULL || x->bcast || x->pos_rows > 0 ||
+        (!x->opaque && x->t->data_type == DT_FLOAT &&
+         numel(x->t) > FOLD_MAX))
+      return NOT_FOLDED;       /* an activation or a parameter */
+    if (is_op(n, "Where") && j > 0)
+      fl |= x->t->data_type == DT_FLOAT;
+    if (j > 0 && !is_op(n, "Where"))
+      continue;                /* shapes, axes: the first input's dims */
+    if (x->t->n_dims > 8)
+      return NOT_FOLDED;
+    {                          /* numpy broadcasting, right-aligned */
+      int r = (int)x->t->n_dims, R = nd > r ? nd : r;
+      int64_t o[8];
+      for (q = 0; q < R; q++) {
+        int64_t a = q - (R - nd) >= 0 ? dims[q - (R - nd)] : 1;
+        int64_t b = q - (R - r) >= 0 ? x->t->dims[q - (R - r)] : 1;
+        o[q] = a == 1 ? b : a;
+      }
+      memcpy(dims, o, (size_t)R * sizeof *o);
+      nd = R;
+    }
+  }
+  if ((t = new_const(I, NULL, 0, dims, nd, !fl)) == NULL)
+    return OOC_ENOMEM;
+  I->rep->n_folded++;
+  for (j = 0; j < n->n_output; j++)
+    if ((rc = bind(I, n->output[j], t, -1, 0)) != OOC_OK)
+      return rc;
+    else
+      I->v[I->n_v - 1].opaque = 1;
+  return OOC_OK;
+}
+
 /* ---- ops ------------------------------------------------------------------ */
 
 /* Spatial attributes of a conv or pool node with nsp spatial dims into L:
@@ -1211,9 +1592,14 @@ matmul(imp *I, const Node *n, int gemm)
   {
     int64_t out = gemm && attr_i(n, "transB", 0) ? b->t->dims[0]
                                                  : b->t->dims[1];
+    const Tensor *w = b->tsrc ? b->tsrc : b->t;
+    int tied = 0, q;
+    for (q = 0; q < I->n_emb; q++)
+      tied |= I->emb[q] == w;    /* the embedding's table: a tied head */
     L = layer_obj("linear");
     if (L == NULL || cJSON_AddNumberToObject(L, "out", (double)out) == NULL
-        || cJSON_AddBoolToObject(L, "bias", c != NULL) == NULL)
+        || cJSON_AddBoolToObject(L, "bias", c != NULL) == NULL ||
+        (tied && cJSON_AddTrueToObject(L, "tied") == NULL))
       return cJSON_Delete(L), nomem(I);
     return emit(I, n, L, (const val *const[]){ a }, 1, c == NULL);
   }
@@ -1244,6 +1630,23 @@ binary(imp *I, const Node *n)
     return OOC_ENOTFOUND;     /* shape arithmetic: listed as unsupported */
   x = a->t ? b : a;
   c = a->t ? a : b;
+  if (add && c->pos_rows > 0) {
+    /* Positions added to the token embedding: its "positions" (the
+     * table's rows, its parameters). */
+    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1), *o, *pos;
+    o = L ? cJSON_GetObjectItemCaseSensitive(L, "op") : NULL;
+    pos = L ? cJSON_GetObjectItemCaseSensitive(L, "positions") : NULL;
+    if (o == NULL || !cJSON_IsString(o) ||
+        strcmp(o->valuestring, "embedding") != 0 || pos != NULL)
+      return node_err(I, n, "a position table added to something other "
+                      "than a token embedding", NULL);
+    if (cJSON_AddNumberToObject(L, "positions", (double)c->pos_rows) == NULL)
+      return nomem(I);
+    I->cache_n = -1;          /* its parameters changed */
+    I->rep->n_folded++;
+    return n->n_output > 0 ? bind(I, n->output[0], NULL, x->layer, 0)
+                           : OOC_OK;
+  }
   if (numel(c->t) == 1) {
     if (strcmp(n->op_type, "Div") == 0 && c == a)
       return node_err(I, n, "a constant divided by an activation has no "
@@ -1302,8 +1705,13 @@ node(imp *I, const Node *n)
 
   if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
     return node_err(I, n, "custom domain ", n->domain);
-  if ((rc = fold_const(I, n, op)) != NOT_FOLDED)
+  if ((rc = fold_const(I, n, op)) != NOT_FOLDED ||
+      (rc = opaque_const(I, n)) != NOT_FOLDED)
     return rc;
+  if (strcmp(op, "Split") == 0)
+    return attention_pattern(I, n, 0);
+  if (strcmp(op, "Pow") == 0)
+    return gelu_tanh_pattern(I, n);
   if (strcmp(op, "Conv") == 0)
     return conv(I, n, 0);
   if (strcmp(op, "ConvTranspose") == 0)
@@ -1384,8 +1792,29 @@ node(imp *I, const Node *n)
     ooc_shape s;
     int64_t dims[OOC_MAX_DIMS + 1];
     int nd, k;
-    if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
-      return rc ? rc : node_err(I, n, "a constant input", NULL);
+    if ((rc = input_of(I, n, 0, &x)))
+      return rc;
+    if (x->t != NULL && op[0] == 'T' && x->t->n_dims == 2 && !x->opaque &&
+        !x->bcast && x->pos_rows == 0) {
+      /* A weight used transposed (a linear's [out, in] as MatMul's [in,
+       * out]; a tied LM head reads the embedding's table so). */
+      const Attr *p = attr(n, "perm");
+      int64_t d2[2] = { x->t->dims[1], x->t->dims[0] };
+      const Tensor *tt;
+      if (p != NULL && (p->n_ints != 2 || p->ints[0] != 1 || p->ints[1] != 0))
+        return node_err(I, n, "a constant input", NULL);
+      if ((tt = new_const(I, NULL, 0, d2, 2, 0)) == NULL)
+        return OOC_ENOMEM;
+      I->rep->n_folded++;
+      if (n->n_output == 0)
+        return OOC_OK;
+      if ((rc = bind(I, n->output[0], tt, -1, 0)))
+        return rc;
+      I->v[I->n_v - 1].tsrc = x->tsrc ? x->tsrc : x->t;
+      return OOC_OK;
+    }
+    if (x->t != NULL)
+      return node_err(I, n, "a constant input", NULL);
     if ((rc = layer_shape(I, x->layer, &s)))
       return rc;
     if (op[0] == 'T') {
@@ -1412,10 +1841,26 @@ node(imp *I, const Node *n)
                         "not a constant int64 list of rank 2 or more "
                         "(export with constant folding and a static "
                         "shape)", NULL);
+      /* [B * S, H] from [B, S, H]: the batch merged with the leading
+       * dims for a matrix product over the last one (a Gemm); per
+       * sample, the same [S, H]. */
+      if (nd == 2 && s.ndim >= 2 && want[1] == s.d[s.ndim - 1]) {
+        int64_t rows = I->batch;
+        for (k = 0; k < s.ndim - 1; k++)
+          rows *= s.d[k];
+        if (want[0] == -1 || want[0] == rows)
+          return fold(I, n, 0);
+      }
       /* want[0] is the batch (0: copy it, -1, or its value) */
       for (k = 1; k < nd; k++)
         dims[k - 1] = want[k] == 0 && k - 1 < s.ndim ? s.d[k - 1]
                                                      : want[k];
+      if (nd - 1 == s.ndim) {   /* the shape it has: nothing to do */
+        for (k = 0; k < s.ndim && dims[k] == s.d[k]; k++)
+          ;
+        if (k == s.ndim)
+          return fold(I, n, 0);
+      }
       return reshape_to(I, n, x, dims, nd - 1);
     }
   }
@@ -1474,9 +1919,25 @@ node(imp *I, const Node *n)
     val *t, *ids;
     if ((rc = input_of(I, n, 0, &t)) || (rc = input_of(I, n, 1, &ids)))
       return rc;
+    if (t->t != NULL && t->t->n_dims == 2 && !t->opaque && ids->t != NULL &&
+        !ids->opaque && attr_i(n, "axis", 0) == 0 &&
+        t->t->data_type == DT_FLOAT) {
+      /* A table read at constant indices (GPT-2's positions 0..S-1): the
+       * position embedding, added to the token embedding next. */
+      I->rep->n_folded++;
+      if (n->n_output == 0)
+        return OOC_OK;
+      if ((rc = bind(I, n->output[0], t->t, -1, 0)))
+        return rc;
+      I->v[I->n_v - 1].pos_rows = t->t->dims[0];
+      return OOC_OK;
+    }
     if (t->t == NULL || t->t->n_dims != 2 || ids->t != NULL ||
         attr_i(n, "axis", 0) != 0)
       return OOC_ENOTFOUND;   /* not an embedding lookup */
+    if (grow((void **)&I->emb, &I->cap_emb, I->n_emb + 1, sizeof *I->emb))
+      return nomem(I);
+    I->emb[I->n_emb++] = t->t;
     if ((L = layer_obj("embedding")) == NULL ||
         cJSON_AddNumberToObject(L, "vocab", (double)t->t->dims[0]) == NULL ||
         cJSON_AddNumberToObject(L, "out", (double)t->t->dims[1]) == NULL)
@@ -1655,6 +2116,12 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
     return rc;
   }
   g = I.m->graph;
+  I.g = g;
+  if ((I.skip = calloc(g->n_node + 1, 1)) == NULL) {
+    rc = nomem(&I);
+    oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
+    return rc;
+  }
   for (i = 0; i < I.m->n_opset_import; i++)
     if (I.m->opset_import[i]->domain == NULL ||
         I.m->opset_import[i]->domain[0] == '\0' ||
@@ -1714,6 +2181,8 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
   for (i = 0; i < g->n_node; i++) {
     const Node *n = g->node[i];
     count_op(rep, n->op_type ? n->op_type : "?");
+    if (I.skip[i])
+      continue;              /* part of a fused pattern */
     rc = node(&I, n);
     if (rc == OOC_ENOTFOUND) {
       if (rep->n_unsupported < OOC_ONNX_MAX_UNSUPPORTED)
@@ -1788,6 +2257,8 @@ out:
   for (i = 0; i < (size_t)I.n_owned; i++)
     free(I.owned[i]);
   free(I.owned);
+  free(I.skip);
+  free(I.emb);
   oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
   return rc;
 }

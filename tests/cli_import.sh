@@ -86,6 +86,31 @@ sed 's/"name":[[:space:]]*"pytorch",/"name": "pytorch", "relu_in_place": true, "
 [ "$(total "$TMP/r50ip.json" activation)" = "$(total resnet50 activation)" ] && ok "resnet50 in place: the zoo's activation memory" ||
   not_ok "resnet50 activations: $(total "$TMP/r50ip.json" activation) vs $(total resnet50 activation)"
 
+# A real transformer export: Hugging Face GPT-2 small through the dynamo
+# exporter (tests/onnx/export-gpt2.py: batch 2, seq 128, eager attention,
+# dropout off). Its attention arrives node by node (Split, per-head
+# Reshape and Transpose, q k^T, scale, causal mask from boolean
+# constants, softmax, p v) and GELU in its tanh form; the positions are a
+# Gather of their table at constant indices and the LM head a MatMul by
+# the token table transposed. Imported, it is the zoo's gpt2 at seq 128:
+# its parameters (123,751,680: HF's count with n_positions 128, the head
+# tied), FLOPs and activation memory.
+expect_ok "import gpt2 small (dynamo export)" "$OOCSIM" import "$D/gpt2_small_s128.onnx" -o "$TMP/g2.json"
+grep -q '455 nodes (producer pytorch [^,]*, opset 18) -> 125 layers, 332 nodes folded' "$TMP/err" &&
+  ok "gpt2: 455 nodes -> 125 layers" || not_ok "gpt2 summary: $(head -n 1 "$TMP/err")"
+[ "$(params "$TMP/g2.json")" = 123751680 ] && ok "gpt2: 123,751,680 parameters" || not_ok "gpt2: $(params "$TMP/g2.json") parameters"
+for what in parameters forward activation; do
+  [ "$("$OOCSIM" info -m "$TMP/g2.json" -b 2 | grep "^  $what" | sed 's/  */ /g')" = \
+    "$("$OOCSIM" info -m gpt2 --set seq=128 -b 2 | grep "^  $what" | sed 's/  */ /g')" ] &&
+    ok "gpt2: the zoo's $what" || not_ok "gpt2 $what: $("$OOCSIM" info -m "$TMP/g2.json" -b 2 | grep "^  $what")"
+done
+n_attn=$(grep -c '"op":[[:space:]]*"attention"' "$TMP/g2.json")
+n_causal=$(grep -c '"causal":[[:space:]]*true' "$TMP/g2.json")
+n_tied=$(grep -c '"tied":[[:space:]]*true' "$TMP/g2.json")
+n_gelu=$(grep -c '"op":[[:space:]]*"gelu"' "$TMP/g2.json")
+[ "$n_attn $n_causal $n_gelu $n_tied" = "12 12 12 1" ] && ok "gpt2: 12 causal attentions, 12 gelu, a tied head" ||
+  not_ok "gpt2: attention $n_attn, causal $n_causal, gelu $n_gelu, tied $n_tied"
+
 # Bad files: one line each, naming the file and what is wrong.
 expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does not parse: truncated or another format?)" \
   "$OOCSIM" import "$D/truncated.onnx" -o "$TMP/x.json"
