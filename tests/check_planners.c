@@ -1103,6 +1103,28 @@ START_TEST(superneurons_lru_cache)
 }
 END_TEST
 
+/* The fastest algorithm the cost table offers step s's kernel (for a
+ * forward with need_recomp, one its recompute can run too); -1 when the
+ * step has no choice. */
+static int fastest_algo(const fixture *f, int s, int need_recomp)
+{
+  int l = f->lv->steps[s].layer, ph = f->lv->steps[s].phase, best = -1;
+  int64_t best_ns = -1;
+
+  if (ph == OOC_PH_UPDATE || !ooc_algo_has_choice(f->m, l))
+    return -1;
+  for (int a = 0; a < OOC_ALGO_COUNT; a++) {
+    int64_t t = ooc_costs_algo_ns(f->costs, l, ph, a);
+    if (t >= 0 && (best_ns < 0 || t < best_ns) &&
+        (!need_recomp || ph == OOC_PH_BWD ||
+         ooc_costs_algo_ns(f->costs, l, OOC_PH_RECOMP, a) >= 0)) {
+      best_ns = t;
+      best = a;
+    }
+  }
+  return best;
+}
+
 /* §3.5: with memory to spare every convolution step takes its fastest
  * algorithm; at a budget with no room beyond the plan's own peak, none
  * takes one whose workspace is larger than its default's. */
@@ -1116,17 +1138,9 @@ START_TEST(superneurons_conv_algorithms)
   fx_budget(&f, (uint64_t)1 << 40, "ideal");
   fx_run(&f, &ooc_planner_superneurons, &all, 1);
   for (int s = 0; s < f.lv->n_steps; s++) {
-    int l = f.lv->steps[s].layer, ph = f.lv->steps[s].phase, best = 0;
-    int64_t best_ns = -1;
-    if (ph == OOC_PH_UPDATE || !ooc_algo_has_choice(f.m, l))
+    int best = fastest_algo(&f, s, 0);
+    if (best < 0)
       continue;
-    for (int a = 0; a < OOC_ALGO_COUNT; a++) {
-      int64_t t = ooc_costs_algo_ns(f.costs, l, ph, a);
-      if (t >= 0 && (best_ns < 0 || t < best_ns)) {
-        best_ns = t;
-        best = a;
-      }
-    }
     ck_assert_int_eq(f.plan.algo[s], best);
     n_conv++;
   }
@@ -1375,19 +1389,9 @@ START_TEST(joint_algorithm_sweep)
                   f.plan.note);
     ck_assert_int_eq(ooc_plan_copy(&pl, &f.plan), OOC_OK);
     for (int s = 0; s < f.lv->n_steps; s++) {
-      int l = f.lv->steps[s].layer, ph = f.lv->steps[s].phase, best = 0;
-      int64_t best_ns = -1;
-      if (ph == OOC_PH_UPDATE || !ooc_algo_has_choice(f.m, l))
+      int best = fastest_algo(&f, s, 1);
+      if (best < 0)
         continue;
-      for (int a = 0; a < OOC_ALGO_COUNT; a++) {
-        int64_t x = ooc_costs_algo_ns(f.costs, l, ph, a);
-        if (x >= 0 && (best_ns < 0 || x < best_ns) &&
-            (ph == OOC_PH_BWD ||
-             ooc_costs_algo_ns(f.costs, l, OOC_PH_RECOMP, a) >= 0)) {
-          best_ns = x;
-          best = a;
-        }
-      }
       n_slow += pl.algo[s] != best;
       pl.algo[s] = (uint8_t)best;
     }
