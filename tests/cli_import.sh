@@ -117,6 +117,8 @@ expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does no
 [ ! -e "$TMP/x.json" ] && ok "nothing written on error" || not_ok "a file was written on error"
 expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2' (Erf)" \
   "$OOCSIM" import "$D/unknown_op.onnx"
+expect_fail "a Split no attention reads" "split_plain.onnx: 1 node has no oocsim op: node 'split' (Split)" \
+  "$OOCSIM" import "$D/split_plain.onnx"
 expect_fail "an unnamed input" "unnamed_input.onnx: the graph's input 0 has no name" \
   "$OOCSIM" import "$D/unnamed_input.onnx"
 expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', set at run time: give it with --set H=N" \

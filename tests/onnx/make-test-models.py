@@ -22,6 +22,8 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
   truncated.onnx          the first 100 bytes of cnn_residual.onnx
   unnamed_input.onnx      cnn_residual whose data input has no name (a
                           file the fuzzer found crashing the importer)
+  split_plain.onnx        a Split of a sequence's features that no
+                          attention reads (refused: oocsim has no split)
 
 The weights are zeros: the importer reads only the initialisers' shapes.
 Usage: tests/onnx/make-test-models.py OUTDIR
@@ -218,6 +220,19 @@ def transformer():
     return model(nodes, inits, x, y, "transformer_block")
 
 
+def split_plain():
+    """A linear to [N, 4, 6], split into three [N, 4, 2] parts, two added."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 2])
+    n = helper.make_node
+    nodes = [
+        n("MatMul", ["x", "w"], ["h"], name="proj"),
+        n("Split", ["h"], ["a", "b", "c"], name="split", axis=2),
+        n("Add", ["a", "b"], ["y"], name="sum"),
+    ]
+    return model(nodes, [init("w", 6, 6)], x, y, "split_plain")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -231,6 +246,7 @@ def main():
     save(m, os.path.join(out, "unnamed_input.onnx"))
     save(vit_stem(), os.path.join(out, "vit_stem.onnx"))
     save(flat_input(), os.path.join(out, "flat_input.onnx"))
+    save(split_plain(), os.path.join(out, "split_plain.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
