@@ -16,11 +16,14 @@
 
 #define MIB OOC_MINBUDGET_STEP
 
-/* spec's --opt values that planner t accepts, into out (at most 64). */
+/* spec's --opt values that planner t accepts, into out (at most 64);
+ * none for a planner other than spec->opts_planner when that is set. */
 static int
 opts_for(const ooc_scenario_spec *spec, const ooc_planner_type *t,
          ooc_kv *out)
 {
+  if (spec->opts_planner != NULL && strcmp(spec->opts_planner, t->name) != 0)
+    return 0;
   return ooc_planner_opts_for(t, spec->opts,
                               spec->n_opts < 64 ? spec->n_opts : 64, out);
 }

@@ -38,6 +38,9 @@ typedef struct ooc_scenario_spec {
   const ooc_hw_override *hw_sets; int n_hw_sets; /* --hw-set */
   const char *planner;
   const ooc_kv *opts; int n_opts;             /* --opt */
+  const char *opts_planner;   /* non-NULL: a search over several planners
+                                 (minbudget) gives --opt to this one only,
+                                 the others run at their defaults */
   const char *allocator;      /* NULL: "caching" */
   uint64_t budget;            /* 0: the profile's usable memory */
   int budget_any;             /* 1: budget may exceed the profile's device

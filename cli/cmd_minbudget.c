@@ -58,6 +58,9 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
   int rc;
 
   s.budget = 0;
+  /* The user's --opt were for the planner that ran (pooch's and
+   * superneurons' stage values differ): the others at their defaults. */
+  s.opts_planner = spec->planner;
   ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "minbudget");
   rc = ooc_minbudget_find(&s, ts, n, &prog, &res, &err);
   ooc_progress_end(&prog);

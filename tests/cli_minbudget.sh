@@ -51,6 +51,14 @@ tail -n 1 "$TMP/out" | grep -q '^smallest budget that fits: .* with planner \(vd
 expect_ok "compare some fit" "$OOCSIM" compare $S -p incore,window
 grep -q 'smallest budget' "$TMP/out" && not_ok "hint although a planner fits" || ok "no hint when a planner fits"
 
+# The hint searches every planner; a --opt given for the one that ran goes
+# to it alone: pooch, which takes a stage too, is not handed
+# superneurons' stage value (it used to fail the command with "smallest
+# budget: planner 'pooch': option stage=offload: expected ...").
+expect_ok "simulate infeasible with --opt stage" "$OOCSIM" simulate -m resnet50 -b 1504 --hw v100-pcie3 -p superneurons --opt stage=offload
+[ ! -s "$TMP/err" ] && tail -n 1 "$TMP/out" | grep -q '^smallest budget that fits: .* with planner [a-z-]*$' &&
+  ok "the hint keeps the option to its planner" || not_ok "hint with --opt: $(cat "$TMP/err") $(tail -n 1 "$TMP/out")"
+
 expect_fail "minbudget needs -b" "missing -b BATCH" "$OOCSIM" minbudget -m resnet50 --hw v100-nvlink2
 expect_fail "minbudget takes no --budget" "unknown option '--budget'" "$OOCSIM" minbudget $S --budget 8GiB
 finish
