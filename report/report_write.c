@@ -296,6 +296,12 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
     ooc_doc_p(d, "How: this batch fits the budget as it is; it keeps all "
               "%s tensors resident and moves nothing over the link.",
               ts(thr, win, "keep"));
+  if (tv(thr, win, "slowdown") < 0.99)
+    ooc_doc_p(d, "It is faster than in-core: the in-core plan runs every "
+              "convolution with its default kernel algorithm, and %s runs "
+              "some with a faster one whose workspace fits (the profile's "
+              "compute.conv_algorithms, or a calibration's).",
+              ts(thr, win, "planner"));
   if (ov[largest(ov)] > 0.02 * it)
     ooc_doc_p(d, "Where its time goes: the compute stream is busy %.0f%% of "
               "the iteration; the rest is overhead: %s. That overhead is "
@@ -588,7 +594,13 @@ whatif_verdict(ooc_doc *d, const ooc_report_opts *o,
         (bi < 0 || tv(&wi[i], bi, "slowdown") > 1.01))
       all_fast = 0;
   }
-  if (fast == lo)
+  if (fast == lo && b >= 0 && tv(&wi[lo], b, "slowdown") < 0.99)
+    ooc_doc_p(d, "Every one of these links is fast enough: even on the "
+              "slowest, %s (%.4g GB/s), the best plan runs faster than "
+              "in-core (%.2fx its time: it takes faster convolution "
+              "algorithms than in-core's defaults).", wi_name[lo], lo_bw,
+              tv(&wi[lo], b, "slowdown"));
+  else if (fast == lo)
     ooc_doc_p(d, "Every one of these links is fast enough: the best plan "
               "runs within 1%% of in-core speed even on the slowest, %s "
               "(%.4g GB/s).", wi_name[lo], lo_bw);
