@@ -1098,7 +1098,7 @@ heads_reshape(imp *I, const Node *n, int64_t S, int64_t H, int64_t *h)
     w[2] = H / w[3];
   else if (w[3] == -1 && w[2] > 0 && H % w[2] == 0)
     w[3] = H / w[2];
-  if (w[2] * w[3] != H)
+  if (w[2] < 1 || w[3] < 1 || w[2] > H || w[3] > H || w[2] * w[3] != H)
     return 0;
   *h = w[2];
   return 1;
@@ -1141,7 +1141,7 @@ attention_pattern(imp *I, const Node *n, int self)
   for (k = 0; k < 3; k++) {              /* q, k, v: Reshape, Transpose */
     const Node *r;
     int jr = consumer(I, n->output[k]), jt;
-    if (jr < 0 || (r = I->g->node[jr]) == NULL ||
+    if (jr < 0 || (r = I->g->node[jr]) == NULL || r->n_output < 1 ||
         !heads_reshape(I, r, S, H, k == 0 ? &heads : &h2) ||
         (k > 0 && h2 != heads))
       return OOC_ENOTFOUND;
@@ -1165,7 +1165,7 @@ attention_pattern(imp *I, const Node *n, int self)
   for (;;) {
     double c;
     j = consumer(I, cur);
-    if (j < 0 || nc >= 20)
+    if (j < 0 || nc >= 20 || I->g->node[j]->n_output < 1)
       return OOC_ENOTFOUND;
     x = I->g->node[j];
     if ((is_op(x, "Mul") || is_op(x, "Div")) && x->n_input == 2 &&
@@ -1216,7 +1216,9 @@ attention_pattern(imp *I, const Node *n, int self)
     int nw = sh && sh->t ? const_ints(sh->t, w, 4) : -1;
     if (!((nw == 3 && (w[0] == I->batch || w[0] == 0 || w[0] == -1) &&
            w[1] == S && (w[2] == H || w[2] == -1)) ||
-          (nw == 2 && (w[0] == I->batch * S || w[0] == -1) && w[1] == H)))
+          (nw == 2 && (w[0] == -1 || (S > 0 && I->batch <= INT64_MAX / S &&
+                                      w[0] == I->batch * S)) &&
+           w[1] == H)))
       return OOC_ENOTFOUND;
   }
   chain[nc++] = j;
@@ -1248,7 +1250,8 @@ gelu_tanh_pattern(imp *I, const Node *n)
   size_t i;
   int rc;
 
-  if (n->n_input != 2 || !scalar_in(I, n, 1, &c) || c != 3)
+  if (n->n_input != 2 || n->n_output < 1 || !scalar_in(I, n, 1, &c) ||
+      c != 3)
     return OOC_ENOTFOUND;
   if ((rc = input_of(I, n, 0, &x)))
     return rc;
@@ -1256,7 +1259,8 @@ gelu_tanh_pattern(imp *I, const Node *n)
     return OOC_ENOTFOUND;
   for (k = 0; k < 5; k++) {
     j = consumer(I, y->output[0]);
-    if (j < 0 || !is_op(I->g->node[j], ops[k]))
+    if (j < 0 || !is_op(I->g->node[j], ops[k]) ||
+        I->g->node[j]->n_output < 1)
       return OOC_ENOTFOUND;
     y = I->g->node[j];
     chain[nc++] = j;
@@ -1274,7 +1278,8 @@ gelu_tanh_pattern(imp *I, const Node *n)
   }
   /* the last Mul: this times (0.5 x), 0.5 x being Mul(x, 0.5) */
   j = consumer(I, y->output[0]);
-  if (j < 0 || !is_op(I->g->node[j], "Mul") || I->g->node[j]->n_input != 2)
+  if (j < 0 || !is_op(I->g->node[j], "Mul") || I->g->node[j]->n_input != 2 ||
+      I->g->node[j]->n_output < 1)
     return OOC_ENOTFOUND;
   {
     const Node *m = I->g->node[j];
@@ -1846,9 +1851,10 @@ node(imp *I, const Node *n)
        * sample, the same [S, H]. */
       if (nd == 2 && s.ndim >= 2 && want[1] == s.d[s.ndim - 1]) {
         int64_t rows = I->batch;
-        for (k = 0; k < s.ndim - 1; k++)
-          rows *= s.d[k];
-        if (want[0] == -1 || want[0] == rows)
+        for (k = 0; k < s.ndim - 1 && rows > 0; k++)
+          rows = s.d[k] > 0 && rows <= INT64_MAX / s.d[k] ? rows * s.d[k]
+                                                          : -2;
+        if (want[0] == -1 || (rows > 0 && want[0] == rows))
           return fold(I, n, 0);
       }
       /* want[0] is the batch (0: copy it, -1, or its value) */
