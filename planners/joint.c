@@ -65,7 +65,7 @@
  *    simulations of the sweep and the search together (default 400), or
  *    once they have simulated `max_events` events (default 2 x 10^7; 0:
  *    no cap), which only binds on programs of over 50,000 events (a
- *    10^4-layer resnet: about 140 simulations), so that the search's cost
+ *    10^4-layer resnet: about 160 simulations), so that the search's cost
  *    stays proportionate there. `budget_s` (default 0: none) also stops
  *    it after that many seconds of wall time, which makes the plan depend
  *    on the machine's speed.
