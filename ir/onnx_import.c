@@ -89,7 +89,8 @@ typedef struct val {
                               values are not read (an attention mask):
                               never a parameter */
   int64_t pos_rows;        /* > 0: the rows of a position table gathered
-                              at constant indices (t is the table) */
+                              at constant indices (t: the rows gathered,
+                              no data) */
   const Tensor *tsrc;      /* t is this parameter transposed (its dims
                               swapped, no data) */
 } val;
@@ -1109,7 +1110,7 @@ heads_reshape(imp *I, const Node *n, int64_t S, int64_t H, int64_t *h)
  * attention layer. OOC_ENOTFOUND when the nodes after it are not that
  * pattern. */
 static int
-attention_pattern(imp *I, const Node *n, int self)
+attention_pattern(imp *I, const Node *n)
 {
   static const int64_t qv_perm[4] = { 0, 2, 1, 3 }, k_perm[4] = { 0, 2, 3, 1 };
   int chain[24], nc = 0, j, k, causal = 0, rc;
@@ -1120,7 +1121,6 @@ attention_pattern(imp *I, const Node *n, int self)
   ooc_shape s;
   cJSON *L;
 
-  (void)self;
   if ((rc = input_of(I, n, 0, &in)))
     return rc;
   if (in->t != NULL || n->n_output != 3)
@@ -1176,7 +1176,11 @@ attention_pattern(imp *I, const Node *n, int self)
       ;
     } else if (is_op(x, "Add") && x->n_input == 2 && !causal) {
       val *mk = lookup(I, x->input[strcmp(x->input[0], cur) == 0 ? 1 : 0]);
-      if (mk == NULL || mk->t == NULL || mk->bcast)
+      /* a mask: a constant that is no parameter (a learned bias added
+       * to the scores would be one, and has no place in oocsim's op) */
+      if (mk == NULL || mk->t == NULL || mk->bcast || mk->pos_rows > 0 ||
+          (!mk->opaque && mk->t->data_type == DT_FLOAT &&
+           numel(mk->t) > FOLD_MAX))
         return OOC_ENOTFOUND;
       causal = 1;
     } else if (is_op(x, "Softmax") && attr_i(x, "axis", -1) == -1) {
@@ -1714,7 +1718,7 @@ node(imp *I, const Node *n)
       (rc = opaque_const(I, n)) != NOT_FOLDED)
     return rc;
   if (strcmp(op, "Split") == 0)
-    return attention_pattern(I, n, 0);
+    return attention_pattern(I, n);
   if (strcmp(op, "Pow") == 0)
     return gelu_tanh_pattern(I, n);
   if (strcmp(op, "Conv") == 0)
@@ -1929,11 +1933,23 @@ node(imp *I, const Node *n)
         !ids->opaque && attr_i(n, "axis", 0) == 0 &&
         t->t->data_type == DT_FLOAT) {
       /* A table read at constant indices (GPT-2's positions 0..S-1): the
-       * position embedding, added to the token embedding next. */
+       * position embedding, added to the token embedding next. Its value
+       * has the shape it has (the indices' dims and the width; no data),
+       * so that no other op reads it as the table. */
+      int64_t d[9];
+      const Tensor *g;
+      size_t q;
+      if (ids->t->n_dims > 8)
+        return OOC_ENOTFOUND;
+      for (q = 0; q < ids->t->n_dims; q++)
+        d[q] = ids->t->dims[q];
+      d[q] = t->t->dims[1];
+      if ((g = new_const(I, NULL, 0, d, (int)q + 1, 0)) == NULL)
+        return OOC_ENOMEM;
       I->rep->n_folded++;
       if (n->n_output == 0)
         return OOC_OK;
-      if ((rc = bind(I, n->output[0], t->t, -1, 0)))
+      if ((rc = bind(I, n->output[0], g, -1, 0)))
         return rc;
       I->v[I->n_v - 1].pos_rows = t->t->dims[0];
       return OOC_OK;
