@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "plan/toolkit.h"
+#include "ir/algo.h"
 
 /* --- memory timeline ------------------------------------------------------ */
 
@@ -569,4 +570,36 @@ ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl)
     if (rate[k] > 0 && bytes[k] / rate[k] * 1e9 > link)
       link = bytes[k] / rate[k] * 1e9;
   return link > (double)comp ? (int64_t)link : comp;
+}
+
+int
+ooc_kit_fastest_algo(const ooc_planner_ctx *ctx, int32_t s, uint64_t avail,
+                     int need_recomp, int64_t *ns)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t l = lv->steps[s].layer;
+  int ph = lv->steps[s].phase, a, best = -1;
+  int64_t best_ns = -1;
+
+  if ((ph != OOC_PH_FWD && ph != OOC_PH_BWD) || l < 0 ||
+      !ooc_algo_has_choice(ctx->model, l))
+    return -1;
+  for (a = 0; a < OOC_ALGO_COUNT; a++) {
+    int64_t t = ooc_costs_algo_ns(ctx->costs, l, ph, a);
+    uint64_t ws;
+    if (t < 0 || (best_ns >= 0 && t >= best_ns))
+      continue;
+    if (avail != UINT64_MAX &&
+        (ooc_algo_workspace(ctx->model, l, (ooc_algo)a, &ws) != OOC_OK ||
+         ooc_kit_footprint(ctx, ws) > avail))
+      continue;
+    if (need_recomp && ph == OOC_PH_FWD &&
+        ooc_costs_algo_ns(ctx->costs, l, OOC_PH_RECOMP, a) < 0)
+      continue;
+    best_ns = t;
+    best = a;
+  }
+  if (best >= 0 && ns != NULL)
+    *ns = best_ns;
+  return best;
 }

@@ -170,6 +170,16 @@ int32_t ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
  * O(steps + records + recomputed layers). */
 int64_t ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl);
 
+/* The fastest kernel algorithm the cost table offers step s (the forward
+ * or backward of a layer with a choice, ir/algo.h) whose workspace takes
+ * at most `avail` device bytes at ctx's footprint (UINT64_MAX: any) and,
+ * for a forward with need_recomp, one that its recompute can run too;
+ * its time into *ns when ns is not NULL. Ties: the lowest algorithm.
+ * -1 when the step has no choice or no algorithm qualifies.
+ * O(algorithms). */
+int ooc_kit_fastest_algo(const ooc_planner_ctx *ctx, int32_t s,
+                         uint64_t avail, int need_recomp, int64_t *ns);
+
 /* The step that produces act a (the forward of its storage layer), -1 for
  * the input batch. O(1). */
 int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);

@@ -118,9 +118,9 @@ struct jt_state {
   int32_t n_acts;
   int32_t *conv_steps;      /* steps whose kernel has a choice */
   int32_t n_conv;
-  int32_t *sw_s;            /* algorithm sweep: its steps, ... */
-  uint8_t *sw_k;            /* ... their fastest algorithm, ... */
-  int64_t *sw_gain;         /* ... and what it saves (scratch) */
+  int32_t *sw_s;            /* algorithm sweep: its steps; per step, */
+  uint8_t *sw_k;            /* its fastest algorithm and */
+  int64_t *sw_gain;         /* what that saves (scratch) */
   int32_t *cuts, *cut_act;  /* the forward's chain cuts (toolkit) */
   int32_t n_cuts;
   int32_t *hot;             /* acts with exposed transfers */
@@ -713,7 +713,7 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int32_t lo,
   if (ooc_plan_copy(&st->cand, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   for (i = lo; i < hi; i++)
-    st->cand.algo[st->sw_s[i]] = st->sw_k[i];
+    st->cand.algo[st->sw_s[i]] = st->sw_k[st->sw_s[i]];
   x = eval(st, ctx, &st->cand, NULL, fatal, err);
   (*sims)++;
   if (*fatal)
@@ -743,25 +743,14 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
            ooc_err *err)
 {
   const ooc_liveness *lv = ctx->live;
-  int32_t i, j, n = 0;
+  int32_t i, n = 0;
 
   for (i = 0; i < st->n_conv; i++) {
     int32_t s = st->conv_steps[i], l = lv->steps[s].layer;
-    int ph = lv->steps[s].phase == OOC_PH_BWD ? OOC_PH_BWD : OOC_PH_FWD;
-    int cur = st->best.algo[s], k, kb = cur;
-    int64_t tc = ooc_costs_algo_ns(ctx->costs, l, ph, cur), tb = tc;
-    if (tc < 0)
-      continue;
-    for (k = 0; k < OOC_ALGO_COUNT; k++) {
-      int64_t t = ooc_costs_algo_ns(ctx->costs, l, ph, k);
-      if (t >= 0 && t < tb &&
-          (ph == OOC_PH_BWD ||
-           ooc_costs_algo_ns(ctx->costs, l, OOC_PH_RECOMP, k) >= 0)) {
-        tb = t;
-        kb = k;
-      }
-    }
-    if (kb != cur) {
+    int64_t tc = ooc_costs_algo_ns(ctx->costs, l, lv->steps[s].phase,
+                                   st->best.algo[s]), tb = -1;
+    int kb = ooc_kit_fastest_algo(ctx, s, UINT64_MAX, 1, &tb);
+    if (tc >= 0 && kb >= 0 && tb < tc) {
       st->sw_gain[s] = tc - tb;
       st->sw_k[s] = (uint8_t)kb;
       st->sw_s[n++] = s;
@@ -769,10 +758,6 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
   }
   sort_gain = st->sw_gain;
   qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
-  for (j = 0; j < n; j++)                 /* sw_k by position from here */
-    st->sw_gain[j] = st->sw_k[st->sw_s[j]];
-  for (j = 0; j < n; j++)
-    st->sw_k[j] = (uint8_t)st->sw_gain[j];
   return sweep(st, ctx, 0, n, cap, t_best, sims, changed, fatal, err);
 }
 
@@ -976,7 +961,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
-                                          "start_sims", "sweep", "max_events", NULL };
+                                          "start_sims", "sweep",
+                                          "max_events", NULL };
 
 const ooc_planner_type ooc_planner_joint = {
   .name = "joint",

@@ -638,30 +638,17 @@ static void conv_algos(struct sn_state *st, const ooc_planner_ctx *ctx,
   st->n_algo = 0;
   for (s = 0; s < lv->n_steps; s++) {
     int32_t l = lv->steps[s].layer, c = st->comp[s];
-    int phase = lv->steps[s].phase;
-    uint64_t cur = 0, avail;
-    int64_t best_ns = -1;
-    int best = pl->algo[s];
+    uint64_t cur = 0;
+    int best;
     if (c < 0 || !ooc_algo_has_choice(ctx->model, l) ||
         st->det.start_ns[c] < 0)
       continue;
     if (ooc_algo_workspace(ctx->model, l, (ooc_algo)pl->algo[s], &cur) !=
         OOC_OK)
       cur = 0;
-    avail = st->det.free_bytes[c] + cur;
-    for (int a = 0; a < OOC_ALGO_COUNT; a++) {
-      uint64_t ws;
-      int64_t t = ooc_costs_algo_ns(ctx->costs, l, phase, a);
-      if (t < 0 || ooc_algo_workspace(ctx->model, l, (ooc_algo)a, &ws) !=
-                       OOC_OK ||
-          ooc_kit_footprint(ctx, ws) > avail)
-        continue;
-      if (best_ns < 0 || t < best_ns) {
-        best_ns = t;
-        best = a;
-      }
-    }
-    if (best != pl->algo[s]) {
+    best = ooc_kit_fastest_algo(ctx, s, st->det.free_bytes[c] + cur, 0,
+                                NULL);
+    if (best >= 0 && best != pl->algo[s]) {
       pl->algo[s] = (uint8_t)best;
       st->n_algo++;
     }
