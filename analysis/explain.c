@@ -223,6 +223,11 @@ ooc_explain_write_text(FILE *f, const ooc_explain *x)
   }
   fprintf(f, "\nswap-in s / swap-out s: compute idle waiting for those "
           "tensors' transfers; recomp s: time rebuilding them.\n");
+  if (s->offloaded_layers > 0)
+    fprintf(f, "parameters: the optimizer of %d layers on the CPU, busy "
+            "%.6f s per iteration; %s of their weights, gradients and "
+            "state on the host\n", s->offloaded_layers, s->host_optimizer_s,
+            ooc_fmt_bytes(s->offload_host_bytes, b1, sizeof b1));
   if (s->plan_note != NULL && s->plan_note[0] != '\0')
     fprintf(f, "planner: %s\n", s->plan_note);
   return ferror(f) ? OOC_EIO : OOC_OK;

@@ -128,7 +128,7 @@ split_at(const cand *c, const double *pb, const double *pr, int32_t n,
  * cost table: the split would not be a bound). O(K acts log acts +
  * steps x algorithms). */
 static double
-split_bound(const ooc_liveness *lv, const ooc_costs *costs,
+split_bound(const ooc_liveness *lv, const ooc_costs *costs, int no_update,
             const int64_t *live, double avail, double compute_s, double h2d,
             double d2h)
 {
@@ -145,7 +145,9 @@ split_bound(const ooc_liveness *lv, const ooc_costs *costs,
     goto done;
   pre[0] = 0;
   for (s = 0; s < lv->n_steps; s++)
-    pre[s + 1] = pre[s] + (double)step_min_ns(lv, costs, s) * 1e-9;
+    pre[s + 1] = pre[s] + (no_update && lv->steps[s].phase == OOC_PH_UPDATE
+                               ? 0
+                               : (double)step_min_ns(lv, costs, s) * 1e-9);
   sum = pre[lv->n_steps];
   if (sum > compute_s * (1 + 1e-9) + 1e-12)
     goto done;
@@ -225,6 +227,52 @@ done:
   return best;
 }
 
+/* Parameter offload (docs/lower-bound.md, "Parameter offload"): covering
+ * the excess E with y bytes of offloaded gradients and optimizer state
+ * (at most ymax), each costing rho seconds of link time, x bytes swapped
+ * and the rest recomputed: min over y and x of
+ * max(C + r (E - y - x), x / beta + rho y). The inner minimum over x is
+ * convex and piecewise linear in y, with its kinks where the best x
+ * reaches 0 or E - y, so the minimum over y is at one of them or at an
+ * end: exact, not a search. */
+static double
+offload_inner(double C, double E, double r, double beta, double rho,
+              double y)
+{
+  double e = E - y, l0 = rho * y, x;
+
+  if (e < 0)
+    e = 0;
+  if (e / beta + l0 <= C)
+    return C;
+  if (!isfinite(r))
+    return e / beta + l0;
+  x = (C + r * e - l0) / (1.0 / beta + r);
+  if (x < 0)
+    x = 0;
+  if (x > e)
+    x = e;
+  return fmax(C + r * (e - x), x / beta + l0);
+}
+
+static double
+offload_combine(double C, double E, double r, double beta, double ymax,
+                double rho)
+{
+  double ys[4], best = INFINITY, y;
+  int k;
+
+  ys[0] = 0;
+  ys[1] = fmin(E, ymax);
+  ys[2] = isfinite(r) ? (C + r * E) / (r + rho) : 0;
+  ys[3] = 1.0 / beta != rho ? (E / beta - C) / (1.0 / beta - rho) : 0;
+  for (k = 0; k < 4; k++) {
+    y = fmin(fmax(ys[k], 0), ys[1]);
+    best = fmin(best, offload_inner(C, E, r, beta, rho, y));
+  }
+  return best;
+}
+
 double
 ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
                         const ooc_hw *hw, uint64_t budget, double compute_s)
@@ -232,9 +280,10 @@ ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
   ooc_timeline cross;
   int64_t *live = NULL;
   double peak = 0, avail, excess, r = INFINITY, beta, bound;
-  double h2d, d2h;
+  double h2d, d2h, ymax = 0, rho_off = INFINITY, cpu_floor = 0;
   uint64_t fixed;
   int32_t a, s;
+  int offload = 0;
 
   /* L(s): bytes of activations produced at or before step s and used
    * after it: each one on [producer, last use - 1] of the planning
@@ -289,10 +338,67 @@ ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
   d2h = fmax(hw->d2h_Bps, hw->d2h_pageable_Bps);
   beta = hw->copy_engines >= 2 ? fmin(h2d, d2h)
                                : 1.0 / (1.0 / h2d + 1.0 / d2h);
-  bound = ooc_lower_bound_combine(compute_s, excess, r, beta);
+  /* Parameter offload, where the profile prices a CPU optimizer: the
+   * device step may leave the compute stream (the CPU's overlaps the
+   * backward), and up to ymax bytes of gradients and optimizer state may
+   * leave the device, each byte of layer l for at least
+   * min(weights_l / h2d, gradients_l / d2h) / (gradients_l + state_l)
+   * seconds of link time: its gradients go out and its weights come
+   * back every iteration. */
+  if (hw->host_opt_Bps > 0) {
+    const ooc_model *m = lv->model;
+    uint64_t max_g, off = ooc_liveness_offloadable(lv, 1, &max_g);
+    int tied = 0;
+    double rho = INFINITY;
+    for (s = 0; s < m->n_layers; s++)
+      tied |= m->layers[s].op == OOC_OPK_LINEAR && m->layers[s].a.tied;
+    for (s = 0; s < m->n_layers; s++) {
+      const ooc_layer *y = &m->layers[s];
+      double sb = (double)(y->grad_bytes + y->opt_bytes);
+      if (y->params == 0 || sb <= 0 ||
+          (tied && y->op == OOC_OPK_EMBEDDING))
+        continue;
+      /* Kept on the device: weights in once, gradients out; streamed:
+       * weights in twice (forward, backward) for their bytes too. */
+      rho = fmin(rho, fmin((double)y->param_bytes / h2d,
+                           (double)y->grad_bytes / d2h) / sb);
+      rho = fmin(rho, fmin(2.0 * (double)y->param_bytes / h2d,
+                           (double)y->grad_bytes / d2h) /
+                          (sb + (double)y->param_bytes));
+    }
+    ymax = off > max_g ? (double)(off - max_g) : 0;
+    /* When the persistent state and the largest step do not fit beside
+     * each other, at least that many bytes of gradients, optimizer state
+     * (and weights) must leave the device, and the CPU steps their
+     * layers one after another, each byte for at least kappa seconds. */
+    if ((double)fixed + (double)lv->max_step_bytes > (double)budget) {
+      double need = (double)fixed + (double)lv->max_step_bytes -
+                    (double)budget, kappa = INFINITY;
+      for (s = 0; s < m->n_layers; s++) {
+        const ooc_layer *y = &m->layers[s];
+        double sb = (double)(y->grad_bytes + y->opt_bytes + y->param_bytes);
+        if (y->params == 0 || sb <= 0 || costs->host_opt_ns[s] <= 0 ||
+            (tied && y->op == OOC_OPK_EMBEDDING))
+          continue;
+        kappa = fmin(kappa, (double)costs->host_opt_ns[s] * 1e-9 / sb);
+      }
+      if (isfinite(kappa))
+        cpu_floor = kappa * need;
+    }
+    if (ymax > 0 && isfinite(rho)) {
+      compute_s -= fmin(compute_s, (double)costs->update_ns * 1e-9);
+      offload = 1;
+    }
+    rho_off = rho;
+  }
+  bound = offload && excess > 0
+              ? offload_combine(compute_s, excess, r, beta, ymax, rho_off)
+              : ooc_lower_bound_combine(compute_s, excess, r, beta);
+  bound = fmax(bound, cpu_floor);
   if (excess > 0)
-    bound = fmax(bound, split_bound(lv, costs, live, avail, compute_s, h2d,
-                                    d2h));
+    bound = fmax(bound, split_bound(lv, costs, offload, live, avail + ymax,
+                                    compute_s,
+                                    h2d, d2h));
   free(live);
   return bound;
 }

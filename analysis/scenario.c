@@ -279,7 +279,9 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   if (!spec->budget_any &&
       ooc_scenario_check_budget_size(sc, job.budget, err) < 0)
     return ooc_err_prefix(err, OOC_EINVAL, "--budget: ");
-  if (ooc_plan_check_budget(sc->lv, job.budget, err) < 0) {
+  if (((job.planner->flags & OOC_PLANNER_OFFLOAD)
+           ? ooc_plan_check_budget_offload(sc->lv, job.budget, err)
+           : ooc_plan_check_budget(sc->lv, job.budget, err)) < 0) {
     /* A budget the user chose below the working set is bad input; the
      * profile's own memory too small for this batch is a result. */
     if (spec->budget != 0)
@@ -391,8 +393,17 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     ooc_err_prefix(err, rc, "--budget: ");
     goto done;
   }
-  if ((rc = ooc_plan_check_budget(sc->lv, budget, err)) < 0)
-    goto done;          /* no plan can fit what the user asked for */
+  {
+    /* A program that runs optimizer steps on the CPU is checked against
+     * the persistent state offload leaves. */
+    int32_t i;
+    int off = 0;
+    for (i = 0; i < prog->n_instr && !off; i++)
+      off = prog->instr[i].kind == OOC_I_HOST;
+    if ((rc = off ? ooc_plan_check_budget_offload(sc->lv, budget, err)
+                  : ooc_plan_check_budget(sc->lv, budget, err)) < 0)
+      goto done;        /* no plan can fit what the user asked for */
+  }
   if ((rc = ooc_program_validate(prog, err)) < 0)
     goto done;
   cfg = (ooc_sim_config){

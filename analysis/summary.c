@@ -177,6 +177,18 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
   for (i = 0; i < OOC_STALL_COUNT; i++)
     sum->stall_s[i] = (double)r->stall_ns[i] * 1e-9;
   sum->alloc_s = (double)r->alloc_ns * 1e-9;
+  sum->host_optimizer_s = (double)r->host_busy_ns * 1e-9;
+  for (i = 0; src->program != NULL && i < src->program->n_instr; i++) {
+    const ooc_instr *in = &src->program->instr[i];
+    if (in->kind == OOC_I_HOST)
+      sum->offloaded_layers++;
+    else if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_HOST &&
+             i < src->program->prologue_end &&
+             (src->program->tensors[in->tensor].kind == OOC_T_WGRAD ||
+              src->program->tensors[in->tensor].kind == OOC_T_OPTSTATE ||
+              src->program->tensors[in->tensor].kind == OOC_T_PARAM))
+      sum->offload_host_bytes += src->program->tensors[in->tensor].bytes;
+  }
   if (count_actions(m, src->program, sum->counts) < 0)
     goto nomem;
   sum->events = r->events;

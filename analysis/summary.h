@@ -43,6 +43,12 @@ typedef struct ooc_summary {
   double compute_busy_s, h2d_busy_s, d2h_busy_s;
   double stall_s[OOC_STALL_COUNT];
   double alloc_s;
+  /* Parameter offload (plan/plan.h OOC_PARAM_OFFLOAD): the layers whose
+   * optimizer runs on the CPU, its busy time per iteration and the host
+   * bytes their weights, gradients and state take; all 0 without. */
+  int offloaded_layers;
+  double host_optimizer_s;
+  uint64_t offload_host_bytes;
   int counts[3];              /* keep, swap, recompute (activation tensors) */
   uint64_t events;
   double sim_wall_s;

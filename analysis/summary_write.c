@@ -114,6 +114,15 @@ ooc_summary_to_cjson(const ooc_summary *s)
   for (i = 0; i < OOC_STALL_COUNT; i++)
     if (!add_num(st, stall_keys[i], s->stall_s[i]))
       goto fail;
+  if (s->offloaded_layers > 0) {
+    /* Only for a plan that offloads parameters (the key is absent
+     * otherwise, so earlier summaries read the same). */
+    cJSON *po = cJSON_AddObjectToObject(o, "param_offload");
+    if (po == NULL || !add_num(po, "layers", s->offloaded_layers) ||
+        !add_num(po, "host_optimizer_s", s->host_optimizer_s) ||
+        !add_num(po, "host_bytes", (double)s->offload_host_bytes))
+      goto fail;
+  }
   ok = add_num(o, "alloc_s", s->alloc_s) &&
        add_num(o, "plan_wall_s", s->plan_wall_s) &&
        add_str(o, "plan_note", s->plan_note) &&
@@ -319,6 +328,10 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
           s->stall_s[OOC_STALL_HOST]);
   fprintf(f, "tensors     keep %d, swap %d, recompute %d\n", s->counts[0],
           s->counts[1], s->counts[2]);
+  if (s->offloaded_layers > 0)
+    fprintf(f, "offload     optimizer of %d layers on the CPU, busy %.6f s; "
+            "%s on the host\n", s->offloaded_layers, s->host_optimizer_s,
+            ooc_fmt_bytes(s->offload_host_bytes, b1, sizeof b1));
   fprintf(f, "simulation  %llu events in %.3f ms (planning %.3f ms, %llu "
           "simulation%s)\n", (unsigned long long)s->events,
           s->sim_wall_s * 1e3, s->plan_wall_s * 1e3,

@@ -65,6 +65,10 @@ typedef struct ooc_hw {
                              kernel launch in launch_ns) */
   int64_t host_opt_param_ns; /* per parameter tensor in the optimizer step
                                 (one per layer with parameters) */
+  double host_opt_Bps;    /* host.optimizer_GBps: bytes per second the
+                             CPU optimizer of an offloaded layer streams
+                             (gradients in, master weights and state read
+                             and written, weights out); 0: not given */
   int64_t event_sync_ns;  /* the host waits on an event: an ALLOC that
                              needs the room a FREE on another stream
                              makes resumes this long after that FREE */

@@ -26,7 +26,7 @@
 #include "base/util.h"
 
 static const char *const kind_names[OOC_I_COUNT] = {
-  "compute", "h2d", "d2h", "alloc", "free",
+  "compute", "h2d", "d2h", "alloc", "free", "host",
 };
 static const char *const phase_names[OOC_PH_COUNT] = {
   "fwd", "bwd", "recomp", "update", "none",
@@ -34,7 +34,7 @@ static const char *const phase_names[OOC_PH_COUNT] = {
 static const char *const where_names[2] = { "device", "host" };
 
 static const char *const tkind_names[OOC_T_COUNT] = {
-  "param", "input", "act", "grad", "workspace",
+  "param", "input", "act", "grad", "workspace", "wgrad", "optstate",
 };
 static const char *const dtype_names[3] = { "fp32", "fp16", "bf16" };
 static const char *const optim_names[3] = { "sgd-momentum", "sgd", "adam" };

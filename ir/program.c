@@ -138,7 +138,8 @@ ooc_program_arg(ooc_program *p, int32_t tensor, int write)
 static const char *
 stream_name(int s)
 {
-  static const char *const names[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
+  static const char *const names[OOC_NSTREAMS] = { "compute", "h2d", "d2h",
+                                                        "host" };
   return s >= 0 && s < OOC_NSTREAMS ? names[s] : "?";
 }
 
@@ -178,6 +179,7 @@ ooc_program_check_structure(const ooc_program *p, ooc_err *err)
     case OOC_I_COMPUTE: ok_stream = in->stream == OOC_STREAM_COMPUTE; break;
     case OOC_I_H2D: ok_stream = in->stream == OOC_STREAM_H2D; break;
     case OOC_I_D2H: ok_stream = in->stream == OOC_STREAM_D2H; break;
+    case OOC_I_HOST: ok_stream = in->stream == OOC_STREAM_HOST; break;
     default: ok_stream = 1; break;
     }
     if (!ok_stream)
@@ -195,13 +197,22 @@ ooc_program_check_structure(const ooc_program *p, ooc_err *err)
         return instr_err(err, p, i, "unknown kernel algorithm");
       if (in->algo != OOC_ALGO_DEFAULT && in->phase == OOC_PH_UPDATE)
         return instr_err(err, p, i, "the update has no kernel algorithm");
+    } else if (in->kind == OOC_I_HOST) {
+      if (in->phase != OOC_PH_UPDATE)
+        return instr_err(err, p, i, "HOST needs phase update");
+      if (in->layer < 0 || (p->n_layers > 0 && in->layer >= p->n_layers))
+        return instr_err(err, p, i, "layer out of range");
+      if (in->tensor != -1)
+        return instr_err(err, p, i, "HOST must have tensor -1");
+      if (in->algo != 0)
+        return instr_err(err, p, i, "only COMPUTE has a kernel algorithm");
     } else {
       if (in->phase != OOC_PH_NONE)
-        return instr_err(err, p, i, "only COMPUTE has a phase");
+        return instr_err(err, p, i, "only COMPUTE and HOST have a phase");
       if (in->tensor < 0 || in->tensor >= p->n_tensors)
         return instr_err(err, p, i, "tensor id out of range");
       if (in->n_args != 0)
-        return instr_err(err, p, i, "only COMPUTE has args");
+        return instr_err(err, p, i, "only COMPUTE and HOST have args");
       if (in->algo != 0)
         return instr_err(err, p, i, "only COMPUTE has a kernel algorithm");
     }
@@ -269,7 +280,7 @@ const char *
 ooc_instr_kind_name(ooc_instr_kind k)
 {
   static const char *const names[OOC_I_COUNT] = {
-    "COMPUTE", "H2D", "D2H", "ALLOC", "FREE",
+    "COMPUTE", "H2D", "D2H", "ALLOC", "FREE", "HOST",
   };
   return (unsigned)k < OOC_I_COUNT ? names[k] : "?";
 }
@@ -287,7 +298,7 @@ const char *
 ooc_tensor_kind_name(ooc_tensor_kind k)
 {
   static const char *const names[OOC_T_COUNT] = {
-    "param", "input", "act", "grad", "workspace",
+    "param", "input", "act", "grad", "workspace", "wgrad", "optstate",
   };
   return (unsigned)k < OOC_T_COUNT ? names[k] : "?";
 }

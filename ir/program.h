@@ -6,6 +6,8 @@
  *                          and ALLOC/FREE of what compute uses
  *   stream 1  H2D copies   H2D (swap-in) and the ALLOC of its destination
  *   stream 2  D2H copies   D2H (swap-out) and the FREE that follows it
+ *   stream 3  host         HOST (the CPU optimizer step of a layer whose
+ *                          parameters are offloaded), and ALLOC/FREE
  * Within a stream, instructions run in index order. An instruction may also
  * wait on the completion of any instruction with a smaller index (the
  * "event" of that instruction), so the index order is always a valid
@@ -20,7 +22,8 @@
  * read while absent, in flight or freed, and the executor knows its buffers.
  *
  * Which kinds may go on which stream: COMPUTE only on the compute stream,
- * H2D only on the H2D stream, D2H only on the D2H stream; ALLOC and FREE on
+ * H2D only on the H2D stream, D2H only on the D2H stream, HOST only on the
+ * host stream; ALLOC and FREE on
  * any stream (they run in that stream's order, taking the allocator's cost
  * as stream time).
  *
@@ -42,7 +45,7 @@
 #include "ir/model.h"
 
 enum { OOC_STREAM_COMPUTE = 0, OOC_STREAM_H2D = 1, OOC_STREAM_D2H = 2,
-       OOC_NSTREAMS = 3 };
+       OOC_STREAM_HOST = 3, OOC_NSTREAMS = 4 };
 
 typedef enum {
   OOC_I_COMPUTE = 0,
@@ -50,6 +53,8 @@ typedef enum {
   OOC_I_D2H,        /* device -> host copy of tensor (swap-out) */
   OOC_I_ALLOC,      /* allocate tensor's bytes (device or pinned host) */
   OOC_I_FREE,       /* release it */
+  OOC_I_HOST,       /* the optimizer step of one layer on the CPU: its args
+                       name host copies (parameter offload) */
   OOC_I_COUNT
 } ooc_instr_kind;
 
@@ -66,6 +71,10 @@ typedef enum {
   OOC_T_ACT,        /* a forward output (+ what backward saves) */
   OOC_T_GRAD,       /* gradient w.r.t. a forward output */
   OOC_T_WORKSPACE,  /* scratch of one kernel */
+  OOC_T_WGRAD,      /* weight gradients of a layer whose optimizer runs on
+                       the host (kept apart from its weights) */
+  OOC_T_OPTSTATE,   /* that layer's master weights and optimizer state,
+                       in host memory only */
   OOC_T_COUNT
 } ooc_tensor_kind;
 

@@ -6,7 +6,7 @@
  * and the checker cannot disagree about what a correct program is.
  *
  * The happens-before check gives each timed instruction a vector clock of
- * three entries (one per stream): the largest index on each stream known
+ * four entries (one per stream): the largest index on each stream known
  * to complete before it, through its stream's order and its waits. For
  * every tensor it keeps, separately for the device and the host copy, the
  * last writer and the last reader on each stream since; a write must come
@@ -147,6 +147,8 @@ verb_of(const ooc_instr *in, int write, int host)
 {
   switch (in->kind) {
   case OOC_I_COMPUTE: return write ? "writes" : "reads";
+  case OOC_I_HOST: return write ? "writes the host copy of"
+                                : "reads the host copy of";
   case OOC_I_H2D: return host ? "copies from the host buffer of"
                               : "copies into";
   case OOC_I_D2H: return host ? "copies into the host buffer of"
@@ -200,9 +202,11 @@ static int
 happens_before(checker *c)
 {
   const ooc_program *p = c->p;
-  int32_t last[OOC_NSTREAMS] = { -1, -1, -1 }, i, k;
+  int32_t last[OOC_NSTREAMS], i, k;
   int rc;
 
+  for (k = 0; k < OOC_NSTREAMS; k++)
+    last[k] = -1;
   for (i = 0; i < p->n_tensors; i++) {
     c->dev[i].w = c->host[i].w = -1;
     for (k = 0; k < OOC_NSTREAMS; k++)
@@ -231,6 +235,14 @@ happens_before(checker *c)
         int32_t a = p->args[in->arg_first + k];
         int32_t u = OOC_ARG_TENSOR(a);
         if ((rc = access(c, i, &c->dev[u], u, (a & OOC_ARG_WRITE) != 0, 0)))
+          return rc;
+      }
+      break;
+    case OOC_I_HOST:
+      for (k = 0; k < in->n_args; k++) {
+        int32_t a = p->args[in->arg_first + k];
+        int32_t u = OOC_ARG_TENSOR(a);
+        if ((rc = access(c, i, &c->host[u], u, (a & OOC_ARG_WRITE) != 0, 1)))
           return rc;
       }
       break;

@@ -14,6 +14,10 @@
  *     needs it allocated and valid; neither may touch a tensor the running
  *     kernel writes (D2H) or uses (H2D); the copied data become valid when
  *     the copy completes;
+ *   - a HOST step (the CPU optimizer of an offloaded layer) touches host
+ *     copies only: those it reads allocated and valid, those it writes
+ *     allocated with no copy in flight; they become valid when it
+ *     completes;
  *   - a FREE needs its tensor allocated and no copy of it in flight, and
  *     from a copy stream it may not free what the running kernel uses;
  *   - an ALLOC of a live tensor is an error. Whether memory can be found is
@@ -170,6 +174,26 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
                       : "while the running kernel uses it", err);
     return OOC_OK;
   }
+  case OOC_I_HOST:
+    for (k = 0; k < in->n_args; k++) {
+      int32_t a = p->args[in->arg_first + k];
+      int32_t u = OOC_ARG_TENSOR(a);
+      f = s->flags[u];
+      if (!(f & OOC_TS_HOST))
+        return ooc_sem_fail(s, i, a & OOC_ARG_WRITE ? "writes the host copy of"
+                                                    : "reads the host copy of",
+                            u, "which has no host buffer", err);
+      if (a & OOC_ARG_WRITE) {
+        if (s->inflight[u])
+          return ooc_sem_fail(s, i, "writes the host copy of", u,
+                              "while a copy of it is in flight", err);
+      } else if (!(f & OOC_TS_HVALID)) {
+        return ooc_sem_fail(s, i, "reads the host copy of", u,
+                            s->inflight[u] ? "while it is still being copied out"
+                                           : "which holds no valid data", err);
+      }
+    }
+    return OOC_OK;
   case OOC_I_ALLOC:
     if (in->where == OOC_WHERE_HOST)
       return (s->flags[t] & OOC_TS_HOST)
@@ -207,6 +231,14 @@ ooc_sem_start_inline(ooc_sem *s, int32_t i)
   case OOC_I_COMPUTE:
     s->running = i;
     break;
+  case OOC_I_HOST: {
+    const int32_t *ar = s->p->args + in->arg_first;
+    int32_t k;
+    for (k = 0; k < in->n_args; k++)
+      if (ar[k] & OOC_ARG_WRITE)
+        s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+    break;
+  }
   case OOC_I_H2D:
     s->flags[t] &= (uint8_t)~OOC_TS_VALID;
     s->inflight[t]++;
@@ -324,6 +356,44 @@ ooc_sem_begin_free(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
   return OOC_OK;
 }
 
+/* A host optimizer step starts: its args are host copies, a read needs
+ * one allocated and valid, a write one allocated with no copy in flight
+ * (it is rewritten until the step completes). */
+static inline int
+ooc_sem_begin_host(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  unsigned bad = 0;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = ar[k];
+    int32_t u = OOC_ARG_TENSOR(a);
+    unsigned fu = s->flags[u];
+    bad |= (a & OOC_ARG_WRITE) ? ((~fu & OOC_TS_HOST) | s->inflight[u])
+                               : (~fu & (OOC_TS_HOST | OOC_TS_HVALID));
+  }
+  if (bad != 0)
+    return ooc_sem_check(s, i, err);
+  for (k = 0; k < in->n_args; k++)
+    if (ar[k] & OOC_ARG_WRITE)
+      s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+  return OOC_OK;
+}
+
+/* A host optimizer step completes: the host copies it writes hold valid
+ * data. */
+static inline void
+ooc_sem_finish_host(ooc_sem *s, const ooc_instr *in)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++)
+    if (ar[k] & OOC_ARG_WRITE)
+      s->flags[OOC_ARG_TENSOR(ar[k])] |= OOC_TS_HVALID;
+}
+
 /* A kernel completes: its outputs hold valid data. */
 static inline void
 ooc_sem_finish_compute(ooc_sem *s, int32_t i, const ooc_instr *in)
@@ -359,6 +429,9 @@ ooc_sem_finish(ooc_sem *s, int32_t i)
   case OOC_I_COMPUTE:
     ooc_sem_finish_compute(s, i, in);
     break;
+  case OOC_I_HOST:
+    ooc_sem_finish_host(s, in);
+    break;
   case OOC_I_H2D:
   case OOC_I_D2H:
     ooc_sem_finish_copy(s, in->tensor, in->kind == OOC_I_D2H);
@@ -378,6 +451,7 @@ ooc_sem_begin(ooc_sem *s, int32_t i, ooc_err *err)
 
   switch (in->kind) {
   case OOC_I_COMPUTE: return ooc_sem_begin_compute(s, i, in, err);
+  case OOC_I_HOST: return ooc_sem_begin_host(s, i, in, err);
   case OOC_I_H2D: return ooc_sem_begin_h2d(s, i, in->tensor, err);
   case OOC_I_D2H: return ooc_sem_begin_d2h(s, i, in->tensor, err);
   case OOC_I_ALLOC: return ooc_sem_begin_alloc(s, i, in, err);

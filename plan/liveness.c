@@ -427,3 +427,46 @@ ooc_plan_check_budget(const ooc_liveness *lv, uint64_t budget, ooc_err *err)
                      ooc_fmt_bytes(lv->persistent_bytes, b2, sizeof b2),
                      ooc_fmt_bytes(lv->max_step_bytes, b3, sizeof b3));
 }
+
+uint64_t
+ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
+                         uint64_t *max_wgrad)
+{
+  const ooc_model *m = lv->model;
+  uint64_t sum = 0, mx = 0;
+  int32_t l, i, tied = 0;
+
+  for (i = 0; i < m->n_layers; i++)
+    tied |= m->layers[i].op == OOC_OPK_LINEAR && m->layers[i].a.tied;
+  for (l = 0; l < m->n_layers; l++) {
+    const ooc_layer *y = &m->layers[l];
+    if (y->params == 0 || (tied && y->op == OOC_OPK_EMBEDDING))
+      continue;
+    sum += y->grad_bytes + y->opt_bytes + (stream ? y->param_bytes : 0);
+    if (y->grad_bytes + (stream ? y->param_bytes : 0) > mx)
+      mx = y->grad_bytes + (stream ? y->param_bytes : 0);
+  }
+  if (max_wgrad != NULL)
+    *max_wgrad = mx;
+  return sum;
+}
+
+int
+ooc_plan_check_budget_offload(const ooc_liveness *lv, uint64_t budget,
+                              ooc_err *err)
+{
+  char b1[32], b2[32], b3[32], name[160];
+  uint64_t mx, off = ooc_liveness_offloadable(lv, 1, &mx);
+  uint64_t pers = lv->persistent_bytes - off + 2 * mx;
+
+  if (budget >= pers && budget - pers >= lv->max_step_bytes)
+    return OOC_OK;
+  return ooc_err_set(err, OOC_EINVAL,
+                     "budget %s is below the working set of step '%s' "
+                     "(persistent with the parameters on the host %s "
+                     "+ %s)",
+                     ooc_fmt_bytes(budget, b1, sizeof b1),
+                     ooc_step_name(lv, lv->max_step, name, sizeof name),
+                     ooc_fmt_bytes(pers, b2, sizeof b2),
+                     ooc_fmt_bytes(lv->max_step_bytes, b3, sizeof b3));
+}

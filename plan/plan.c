@@ -73,6 +73,15 @@ struct ooc_plan_scratch {
   int32_t *rec_idx;            /* rec_idx[rec_first[a] .. rec_first[a+1])
                                   (>= 0 swap i, < 0 recompute -1 - i) */
   int32_t cap_rec_idx;
+  /* Parameter offload, per layer: its OOC_T_WGRAD and OOC_T_OPTSTATE
+   * tensors and its HOST step in the program being lowered (-1). */
+  int32_t *wg_tensor, *os_tensor, *host_instr;
+  /* Streamed weights (OOC_PARAM_STREAM): per layer the H2D of its current
+   * copy; its residency intervals [pi_start, pi_end] over steps, with
+   * the layer, and their indices by start and by end. */
+  int32_t *p_h2d, *p_free;     /* and the FREE of its last copy */
+  int32_t n_pi, cap_pi;
+  int32_t *pi_layer, *pi_start, *pi_end, *pi_by_start, *pi_by_end;
 };
 
 static void
@@ -112,6 +121,16 @@ scratch_free(struct ooc_plan_scratch *sc)
   free(sc->need_by);
   free(sc->rec_first);
   free(sc->rec_idx);
+  free(sc->wg_tensor);
+  free(sc->os_tensor);
+  free(sc->host_instr);
+  free(sc->p_h2d);
+  free(sc->p_free);
+  free(sc->pi_layer);
+  free(sc->pi_start);
+  free(sc->pi_end);
+  free(sc->pi_by_start);
+  free(sc->pi_by_end);
   free(sc);
 }
 
@@ -221,14 +240,27 @@ ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err)
   *pl = (ooc_plan){ .live = lv, .n_acts = lv->n_acts };
   pl->action = calloc((size_t)lv->n_acts + 1, 1);
   pl->algo = calloc((size_t)lv->n_steps + 1, 1);
+  pl->param_where = calloc((size_t)lv->model->n_layers + 1, 1);
   pl->scratch = scratch_alloc(lv->n_steps, lv->n_acts);
   if (pl->scratch != NULL) {
+    size_t nl = (size_t)lv->model->n_layers + 1;
+    pl->scratch->wg_tensor = malloc(nl * sizeof(int32_t));
+    pl->scratch->os_tensor = malloc(nl * sizeof(int32_t));
+    pl->scratch->host_instr = malloc(nl * sizeof(int32_t));
+    pl->scratch->p_h2d = malloc(nl * sizeof(int32_t));
+    pl->scratch->p_free = malloc(nl * sizeof(int32_t));
+    if (!pl->scratch->wg_tensor || !pl->scratch->os_tensor ||
+        !pl->scratch->host_instr || !pl->scratch->p_h2d ||
+        !pl->scratch->p_free) {
+      ooc_plan_fini(pl);
+      return ooc_err_set(err, OOC_ENOMEM, "plan: out of memory");
+    }
     pl->scratch->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
     pl->scratch->inbuf = calloc((size_t)pl->scratch->cap_in,
                                 sizeof *pl->scratch->inbuf);
   }
-  if (pl->action == NULL || pl->algo == NULL || pl->scratch == NULL ||
-      pl->scratch->inbuf == NULL) {
+  if (pl->action == NULL || pl->algo == NULL || pl->param_where == NULL ||
+      pl->scratch == NULL || pl->scratch->inbuf == NULL) {
     ooc_plan_fini(pl);
     return ooc_err_set(err, OOC_ENOMEM, "plan: out of memory");
   }
@@ -242,6 +274,7 @@ ooc_plan_fini(ooc_plan *pl)
     return;
   free(pl->action);
   free(pl->algo);
+  free(pl->param_where);
   free(pl->swaps);
   free(pl->recomps);
   scratch_free(pl->scratch);
@@ -255,6 +288,9 @@ ooc_plan_reset(ooc_plan *pl)
     memset(pl->action, 0, (size_t)pl->n_acts);
   if (pl->algo && pl->live)
     memset(pl->algo, 0, (size_t)pl->live->n_steps);
+  if (pl->param_where && pl->live && pl->n_offloaded > 0)
+    memset(pl->param_where, 0, (size_t)pl->live->model->n_layers);
+  pl->n_offloaded = 0;
   pl->n_swaps = 0;
   pl->n_recomps = 0;
   pl->flags = 0;
@@ -368,12 +404,64 @@ ooc_plan_copy(ooc_plan *dst, const ooc_plan *src)
       return OOC_ENOMEM;
   memcpy(dst->action, src->action, (size_t)src->n_acts);
   memcpy(dst->algo, src->algo, (size_t)src->live->n_steps);
+  memcpy(dst->param_where, src->param_where,
+         (size_t)src->live->model->n_layers);
+  dst->n_offloaded = src->n_offloaded;
   dst->flags = src->flags;
   dst->sched_budget = src->sched_budget;
   memcpy(dst->note, src->note, sizeof dst->note);
   memcpy(dst->metrics, src->metrics, sizeof dst->metrics);
   dst->n_metrics = src->n_metrics;
   return OOC_OK;
+}
+
+int
+ooc_plan_set_param(ooc_plan *pl, int32_t l, int where, ooc_err *err)
+{
+  const ooc_model *m = pl->live->model;
+  int32_t i;
+
+  if (l < 0 || l >= m->n_layers || m->layers[l].params == 0)
+    return ooc_err_set(err, OOC_EINVAL, "plan: layer %d has no parameters "
+                       "to place", l);
+  if (where != OOC_PARAM_DEVICE && where != OOC_PARAM_OFFLOAD &&
+      where != OOC_PARAM_STREAM)
+    return ooc_err_set(err, OOC_EINVAL, "plan: layer %d: unknown parameter "
+                       "placement %d", l, where);
+  if (where != OOC_PARAM_DEVICE && m->layers[l].op == OOC_OPK_EMBEDDING)
+    for (i = 0; i < m->n_layers; i++)
+      if (m->layers[i].op == OOC_OPK_LINEAR && m->layers[i].a.tied)
+        return ooc_err_set(err, OOC_EINVAL, "plan: layer %d '%s' is an "
+                           "embedding that tied linear '%s' shares; its "
+                           "parameters stay on the device", l,
+                           m->layers[l].name ? m->layers[l].name : "?",
+                           m->layers[i].name ? m->layers[i].name : "?");
+  pl->n_offloaded += (where != OOC_PARAM_DEVICE) -
+                     (pl->param_where[l] != OOC_PARAM_DEVICE);
+  pl->param_where[l] = (uint8_t)where;
+  return OOC_OK;
+}
+
+uint64_t
+ooc_plan_offload_saved(const ooc_plan *pl, uint64_t *max_wgrad)
+{
+  const ooc_model *m = pl->live->model;
+  uint64_t saved = 0, mx = 0;
+  int32_t l;
+
+  for (l = 0; l < m->n_layers && pl->n_offloaded > 0; l++)
+    if (pl->param_where[l] != OOC_PARAM_DEVICE) {
+      int st = pl->param_where[l] == OOC_PARAM_STREAM;
+      uint64_t tr = m->layers[l].grad_bytes +
+                    (st ? m->layers[l].param_bytes : 0);
+      saved += m->layers[l].grad_bytes + m->layers[l].opt_bytes +
+               (st ? m->layers[l].param_bytes : 0);
+      if (tr > mx)
+        mx = tr;
+    }
+  if (max_wgrad != NULL)
+    *max_wgrad = mx;
+  return saved;
 }
 
 void
@@ -439,6 +527,8 @@ typedef struct lower {
   int32_t memwait;                 /* step whose swap-out waits go on the
                                       next compute-stream instruction, -1 */
   int batch_err;                   /* an early FREE could not be emitted */
+  int32_t pi_next, pi_free;        /* streamed weights: next interval by
+                                      start to copy in, by end to free */
 } lower;
 
 static const char *
@@ -794,7 +884,8 @@ emit_step_compute(lower *L, int32_t s, int32_t ws)
   }
   if (st->phase == OOC_PH_UPDATE) {
     for (i = 0; i < m->n_layers; i++)
-      if (lv->layer_param_tensor[i] >= 0)
+      if (lv->layer_param_tensor[i] >= 0 &&
+          L->pl->param_where[i] == OOC_PARAM_DEVICE)
         ARG(lv->layer_param_tensor[i], 1);
     return OOC_OK;
   }
@@ -802,8 +893,16 @@ emit_step_compute(lower *L, int32_t s, int32_t ws)
     a = lv->step_acts[lv->step_first[s] + k];
     ARG(lv->act_tensor[a], st->phase == OOC_PH_FWD && a == lv->layer_act[l]);
   }
-  if (lv->layer_param_tensor[l] >= 0)
-    ARG(lv->layer_param_tensor[l], st->phase == OOC_PH_BWD);
+  if (lv->layer_param_tensor[l] >= 0) {
+    /* An offloaded layer's backward writes its own gradient tensor; a
+     * streamed one's kernel waits for its weights. */
+    int off = L->pl->param_where[l] != OOC_PARAM_DEVICE;
+    if (L->pl->param_where[l] == OOC_PARAM_STREAM)
+      WAIT(sc->p_h2d[l]);
+    ARG(lv->layer_param_tensor[l], st->phase == OOC_PH_BWD && !off);
+    if (off && st->phase == OOC_PH_BWD)
+      ARG(sc->wg_tensor[l], 1);
+  }
   if (st->phase == OOC_PH_BWD) {
     const ooc_layer *ly = &m->layers[l];
     for (k = -1; k < ly->n_in; k++) {
@@ -882,8 +981,11 @@ emit_recompute(lower *L, int32_t r, int32_t s)
       sc->stamp[b] = -2 - r;
       ARG(lv->act_tensor[b], 0);
     }
-    if (lv->layer_param_tensor[l] >= 0)
+    if (lv->layer_param_tensor[l] >= 0) {
+      if (L->pl->param_where[l] == OOC_PARAM_STREAM)
+        WAIT(sc->p_h2d[l]);
       ARG(lv->layer_param_tensor[l], 0);
+    }
     ARG(lv->act_tensor[a], 1);
     if (ws >= 0) {
       ARG(ws, 1);
@@ -1029,6 +1131,20 @@ lower_steps(lower *L)
     const ooc_step *st = &lv->steps[s];
     int32_t l = st->layer;
 
+    /* Streamed weights needed from step s + 1 (from step 0: at once) are
+     * copied in now, one step ahead. */
+    while (L->pi_next < sc->n_pi &&
+           sc->pi_start[sc->pi_by_start[L->pi_next]] <= s + 1) {
+      int32_t q = sc->pi_by_start[L->pi_next++];
+      int32_t y = sc->pi_layer[q], t = lv->layer_param_tensor[y];
+      EMIT(OOC_I_ALLOC, OOC_STREAM_H2D, OOC_PH_NONE, y, t,
+           OOC_WHERE_DEVICE);
+      WAIT(sc->p_free[y]);      /* its previous copy is gone */
+      if ((sc->p_h2d[y] = emit(L, OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, y,
+                               t, OOC_WHERE_DEVICE)) < 0)
+        return oom(L);
+    }
+
     L->memwait = s;
 
     /* Swap-ins this step needs become usable by it. */
@@ -1104,6 +1220,9 @@ lower_steps(lower *L)
                              ooc_step_name(lv, s, sn, sizeof sn));
       }
     }
+    if (st->phase == OOC_PH_BWD && pl->param_where[l] != OOC_PARAM_DEVICE)
+      EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, l, sc->wg_tensor[l],
+           OOC_WHERE_DEVICE);
     ws = st->phase == OOC_PH_UPDATE ? -1
          : step_ws(L, l, st->phase == OOC_PH_BWD);
     if (ws >= 0)
@@ -1161,6 +1280,47 @@ lower_steps(lower *L)
       sc->rec_of[a] = r;
       sc->rec_is_rc[a] = 1;
     }
+
+    /* Streamed weights whose residency ends here go (whatever NO_FREE
+     * says: the next use allocates them again). */
+    while (L->pi_free < sc->n_pi &&
+           sc->pi_end[sc->pi_by_end[L->pi_free]] == s) {
+      int32_t q = sc->pi_by_end[L->pi_free++];
+      if ((sc->p_free[sc->pi_layer[q]] =
+               emit(L, OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE,
+                    sc->pi_layer[q], lv->layer_param_tensor[sc->pi_layer[q]],
+                    OOC_WHERE_DEVICE)) < 0)
+        return oom(L);
+    }
+
+    /* ZeRO-Offload: the weight gradients go to the host as soon as the
+     * backward wrote them, the CPU steps the layer once they are there,
+     * and the new weights come back after the iteration's last swap-in
+     * (at the update, below), so that they hold no swap-in back. */
+    if (st->phase == OOC_PH_BWD && pl->param_where[l] != OOC_PARAM_DEVICE) {
+      int32_t g = sc->wg_tensor[l], d2h;
+      d2h = emit(L, OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, l, g,
+                 OOC_WHERE_DEVICE);
+      if (d2h < 0)
+        return oom(L);
+      WAIT(comp);
+      EMIT(OOC_I_FREE, OOC_STREAM_D2H, OOC_PH_NONE, l, g, OOC_WHERE_DEVICE);
+      sc->host_instr[l] = emit(L, OOC_I_HOST, OOC_STREAM_HOST, OOC_PH_UPDATE,
+                               l, -1, OOC_WHERE_DEVICE);
+      if (sc->host_instr[l] < 0)
+        return oom(L);
+      WAIT(d2h);
+      ARG(g, 0);
+      ARG(sc->os_tensor[l], 1);
+      ARG(lv->layer_param_tensor[l], 1);
+    }
+    if (st->phase == OOC_PH_UPDATE && pl->n_offloaded > 0)
+      for (k = m->n_layers - 1; k >= 0; k--)
+        if (pl->param_where[k] == OOC_PARAM_OFFLOAD) {
+          EMIT(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, (int32_t)k,
+               lv->layer_param_tensor[k], OOC_WHERE_DEVICE);
+          WAIT(sc->host_instr[k]);
+        }
 
     /* Swap-outs issued after this step, and their early swap-ins. */
     for (k = B[B_OUT].first[s]; k < B[B_OUT].first[s + 1]; k++) {
@@ -1238,6 +1398,9 @@ lower_steps(lower *L)
 
   /* End of the iteration: NO_FREE releases everything now; every act but
    * the input must be gone, the input resident. */
+  if (L->pi_free != sc->n_pi || L->pi_next != sc->n_pi)
+    return ooc_err_set(L->err, OOC_EINVAL, "lowering: streamed weights "
+                       "left on the device");
   for (a = 0; a < lv->n_acts; a++) {
     if (no_free && a != 0 && sc->state[a] == ST_RESIDENT) {
       EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE, lv->act_layer[a],
@@ -1259,6 +1422,99 @@ lower_steps(lower *L)
            lv->grad_tensor[a], OOC_WHERE_DEVICE);
       sc->grad_live[a] = 0;
     }
+  return OOC_OK;
+}
+
+static _Thread_local const int32_t *pi_key;
+static int
+by_pi_key(const void *x, const void *y)
+{
+  int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+
+  if (pi_key[i] != pi_key[j])
+    return pi_key[i] < pi_key[j] ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
+/* The residency intervals of streamed weights: each streamed layer's use
+ * steps (its forward and backward, and the steps its recomputes run
+ * before) sorted; uses at most two steps apart share one copy (freeing
+ * it would only let the next copy start one step earlier). O(layers + recomputes +
+ * intervals log intervals). */
+static int
+stream_intervals(lower *L)
+{
+  const ooc_plan *pl = L->pl;
+  const ooc_liveness *lv = L->lv;
+  const ooc_model *m = L->m;
+  struct ooc_plan_scratch *sc = L->sc;
+  int32_t l, r, k, n, u[64];
+
+  sc->n_pi = 0;
+  L->pi_next = L->pi_free = 0;
+  if (pl->n_offloaded == 0)
+    return OOC_OK;
+  for (l = 0; l < m->n_layers; l++) {
+    if (pl->param_where[l] != OOC_PARAM_STREAM)
+      continue;
+    n = 0;
+    u[n++] = lv->fwd_step[l];
+    u[n++] = lv->bwd_step[l];
+    for (r = 0; r < pl->n_recomps; r++) {
+      int32_t a = pl->recomps[r].act;
+      for (k = 0; k < lv->act_nlayers[a]; k++)
+        if (lv->act_layers[lv->act_lfirst[a] + k] == l &&
+            lv->fwd_step[l] <= pl->recomps[r].free_after) {
+          if (n == (int32_t)(sizeof u / sizeof *u))
+            return ooc_err_set(L->err, OOC_EINVAL, "plan: layer %d's "
+                               "streamed weights are recomputed more than "
+                               "%d times", (int)l, (int)(sizeof u /
+                                                         sizeof *u) - 2);
+          u[n++] = pl->recomps[r].before;
+        }
+    }
+    /* Sort the few uses (insertion), then merge runs of steps. */
+    for (k = 1; k < n; k++)
+      for (r = k; r > 0 && u[r] < u[r - 1]; r--) {
+        int32_t x = u[r];
+        u[r] = u[r - 1];
+        u[r - 1] = x;
+      }
+    for (k = 0; k < n; k++) {
+      if (u[k] < 0)
+        continue;
+      if (sc->n_pi > 0 && sc->pi_layer[sc->n_pi - 1] == l &&
+          u[k] <= sc->pi_end[sc->n_pi - 1] + 2) {
+        if (u[k] > sc->pi_end[sc->n_pi - 1])
+          sc->pi_end[sc->n_pi - 1] = u[k];
+        continue;
+      }
+      if (sc->n_pi == sc->cap_pi) {
+        int32_t cap = sc->cap_pi ? 2 * sc->cap_pi : 64, **arr[5], j;
+        arr[0] = &sc->pi_layer;
+        arr[1] = &sc->pi_start;
+        arr[2] = &sc->pi_end;
+        arr[3] = &sc->pi_by_start;
+        arr[4] = &sc->pi_by_end;
+        for (j = 0; j < 5; j++) {
+          int32_t *q = realloc(*arr[j], (size_t)cap * sizeof *q);
+          if (q == NULL)
+            return oom(L);
+          *arr[j] = q;
+        }
+        sc->cap_pi = cap;
+      }
+      sc->pi_layer[sc->n_pi] = l;
+      sc->pi_start[sc->n_pi] = sc->pi_end[sc->n_pi] = u[k];
+      sc->n_pi++;
+    }
+  }
+  for (k = 0; k < sc->n_pi; k++)
+    sc->pi_by_start[k] = sc->pi_by_end[k] = k;
+  pi_key = sc->pi_start;
+  qsort(sc->pi_by_start, (size_t)sc->n_pi, sizeof(int32_t), by_pi_key);
+  pi_key = sc->pi_end;
+  qsort(sc->pi_by_end, (size_t)sc->n_pi, sizeof(int32_t), by_pi_key);
   return OOC_OK;
 }
 
@@ -1423,6 +1679,8 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
   if (rc != OOC_OK)
     return rc;
   build_buckets(&L);
+  if ((rc = stream_intervals(&L)) != OOC_OK)
+    return rc;
 
   ooc_program_reset(p);
   p->model_fingerprint = m->fingerprint;
@@ -1432,8 +1690,10 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
   for (i = 0; i < m->n_layers; i++)
     if (lv->layer_param_tensor[i] >= 0) {
       const ooc_layer *l = &m->layers[i];
-      if (ooc_program_tensor(p, OOC_T_PARAM, i, l->param_bytes + l->grad_bytes
-                                                  + l->opt_bytes) < 0)
+      uint64_t b = pl->param_where[i] != OOC_PARAM_DEVICE
+                       ? l->param_bytes
+                       : l->param_bytes + l->grad_bytes + l->opt_bytes;
+      if (ooc_program_tensor(p, OOC_T_PARAM, i, b) < 0)
         return oom(&L);
     }
   if (ooc_program_tensor(p, OOC_T_INPUT, 0, lv->act_bytes[0]) < 0)
@@ -1460,16 +1720,44 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
     }
   if (p->n_tensors != lv->n_tensors)
     return ooc_err_set(err, OOC_EINVAL, "lowering: tensor table mismatch");
+  /* Offloaded layers' gradients and optimizer state, after the table. */
+  for (i = 0; i < m->n_layers; i++) {
+    sc->wg_tensor[i] = sc->os_tensor[i] = sc->host_instr[i] = -1;
+    sc->p_h2d[i] = sc->p_free[i] = -1;
+    if (pl->param_where[i] == OOC_PARAM_DEVICE)
+      continue;
+    if (lv->layer_param_tensor[i] < 0)
+      return ooc_err_set(err, OOC_EINVAL, "plan: layer %d has no "
+                         "parameters to offload", (int)i);
+    sc->wg_tensor[i] = ooc_program_tensor(p, OOC_T_WGRAD, i,
+                                          m->layers[i].grad_bytes);
+    sc->os_tensor[i] = ooc_program_tensor(p, OOC_T_OPTSTATE, i,
+                                          m->layers[i].opt_bytes);
+    if (sc->wg_tensor[i] < 0 || sc->os_tensor[i] < 0)
+      return oom(&L);
+  }
 
   /* Prologue: parameters, the input, pinned host buffers. */
   for (i = 0; i < m->n_layers; i++)
     if ((t = lv->layer_param_tensor[i]) >= 0 &&
+        pl->param_where[i] != OOC_PARAM_STREAM &&
         emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, i, t,
              OOC_WHERE_DEVICE) < 0)
       return oom(&L);
   if (emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 0,
            lv->act_tensor[0], OOC_WHERE_DEVICE) < 0)
     return oom(&L);
+  /* Offloaded layers: pinned host copies of the weights and gradients,
+   * and the master weights and optimizer state in host memory. */
+  for (i = 0; i < m->n_layers; i++)
+    if (pl->param_where[i] != OOC_PARAM_DEVICE &&
+        (emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, i,
+              lv->layer_param_tensor[i], OOC_WHERE_HOST) < 0 ||
+         emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, i,
+              sc->wg_tensor[i], OOC_WHERE_HOST) < 0 ||
+         emit(&L, OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, i,
+              sc->os_tensor[i], OOC_WHERE_HOST) < 0))
+      return oom(&L);
   for (a = 0; a < lv->n_acts; a++) {
     sc->stamp[a] = 0;
     sc->state[a] = a == 0 ? ST_RESIDENT : ST_ABSENT;

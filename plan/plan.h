@@ -121,6 +121,21 @@ typedef struct ooc_liveness {
 int ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err);
 void ooc_liveness_free(ooc_liveness *lv);
 
+/* The device bytes parameter offload can take off the persistent state:
+ * every layer's gradients and optimizer state (OOC_PARAM_OFFLOAD), with
+ * its weights when stream is 1 (OOC_PARAM_STREAM), but an embedding's
+ * that a tied linear shares; *max_wgrad (may be NULL) the most one layer
+ * allocates instead during a step (its gradients, and its weights when
+ * streamed). O(layers). */
+uint64_t ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
+                                  uint64_t *max_wgrad);
+/* ooc_plan_check_budget for a plan that streams every layer it can: the
+ * persistent state less ooc_liveness_offloadable(lv, 1) plus twice the
+ * largest layer it allocates (the next one's copy arrives while one
+ * runs). */
+int ooc_plan_check_budget_offload(const ooc_liveness *lv, uint64_t budget,
+                                  ooc_err *err);
+
 /* Bytes step s needs resident at once: its activations, gradients and
  * the smallest workspace of its kernel (not the persistent state). */
 uint64_t ooc_liveness_step_bytes(const ooc_liveness *lv, int32_t s);
@@ -183,6 +198,27 @@ typedef struct ooc_metric {
   double value;
 } ooc_metric;
 
+/* Where a layer's parameters live (ooc_plan.param_where):
+ * - OOC_PARAM_DEVICE: weights, gradients and optimizer state on the
+ *   device, the step in the device UPDATE (every plan's default);
+ * - OOC_PARAM_OFFLOAD: ZeRO-Offload (Ren et al. 2021, sec. 4): the
+ *   weights stay on the device; the weight gradients are allocated for
+ *   the layer's backward and copied to the host after it; master weights
+ *   and optimizer state live in host memory only; the step runs on the
+ *   CPU (a HOST instruction) as soon as the gradients arrive, and the new
+ *   weights are copied back to the device by the end of the iteration.
+ *   The program gives such a layer a weights-only param tensor, an
+ *   OOC_T_WGRAD and an OOC_T_OPTSTATE tensor (appended to the table in
+ *   layer order);
+ * - OOC_PARAM_STREAM: as OFFLOAD, and the weights too live on the host
+ *   (ZeRO-Infinity's parameter offload to CPU memory, Rajbhandari et al.
+ *   2021, sec. 5.1): they are allocated and copied in one step ahead of
+ *   each use (the layer's forward, its recomputes and its backward;
+ *   consecutive steps share one copy) and freed after it; the CPU step
+ *   writes the host copy the next iteration reads.
+ * An embedding whose table a tied linear shares stays on the device. */
+enum { OOC_PARAM_DEVICE = 0, OOC_PARAM_OFFLOAD = 1, OOC_PARAM_STREAM = 2 };
+
 typedef struct ooc_plan {
   unsigned flags;
   uint8_t *action;         /* per act: ooc_action */
@@ -198,6 +234,9 @@ typedef struct ooc_plan {
   int n_metrics;
   char note[256];          /* planner's one-line description of its choice
                               (e.g. tuned options), shown in reports */
+  uint8_t *param_where;     /* per layer: OOC_PARAM_* (0 for layers
+                              without parameters) */
+  int32_t n_offloaded;       /* layers not at OOC_PARAM_DEVICE */
   /* Extensions. */
   const ooc_liveness *live;  /* the liveness it was initialised for */
   int32_t n_acts;
@@ -208,7 +247,8 @@ int ooc_plan_init(ooc_plan *pl, const ooc_liveness *lv, ooc_err *err);
 void ooc_plan_fini(ooc_plan *pl);
 void ooc_plan_reset(ooc_plan *pl);   /* all keep, default algorithms,
                                         no records, flags 0, sched_budget
-                                        0, empty note */
+                                        0, empty note, parameters on the
+                                        device */
 /* Append a record and set the act's action (OOC_SWAP / OOC_RECOMPUTE).
  * OOC_EINVAL for an act out of range, OOC_ENOMEM. Records are checked
  * against the schedule only when the plan is lowered. */
@@ -235,6 +275,16 @@ int ooc_plan_copy(ooc_plan *dst, const ooc_plan *src);
  * input (act 0) is counted only when it is not kept. Gradient swaps are
  * not counted here (ooc_plan_grad_swaps). */
 void ooc_plan_counts(const ooc_plan *pl, int counts[3]);
+/* Put layer l's parameters at where (OOC_PARAM_*). OOC_EINVAL with err
+ * naming the layer when it has no parameters or is an embedding a tied
+ * linear shares (its table's gradient would come from two backwards). */
+int ooc_plan_set_param(ooc_plan *pl, int32_t l, int where, ooc_err *err);
+/* Device bytes the plan's offload takes off the persistent state (each
+ * offloaded layer's gradients and optimizer state, and a streamed
+ * layer's weights), and the most one layer allocates instead during a
+ * step (its weight gradients, with its weights when streamed). */
+uint64_t ooc_plan_offload_saved(const ooc_plan *pl, uint64_t *max_wgrad);
+
 /* The number of distinct gradients the plan swaps. */
 int ooc_plan_grad_swaps(const ooc_plan *pl);
 /* Does backward step s read, write or accumulate the gradient of act a?

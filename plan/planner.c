@@ -71,7 +71,9 @@ ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
     return rc;
   /* No plan can fit: a result (OOC_EOOM), which the caller reports as an
    * INFEASIBLE scenario or, for a budget the user chose, as bad input. */
-  if (ooc_plan_check_budget(ctx->live, ctx->budget, err) != OOC_OK) {
+  if (((t->flags & OOC_PLANNER_OFFLOAD)
+           ? ooc_plan_check_budget_offload(ctx->live, ctx->budget, err)
+           : ooc_plan_check_budget(ctx->live, ctx->budget, err)) != OOC_OK) {
     if (err != NULL)
       err->code = OOC_EOOM;
     return OOC_EOOM;

@@ -58,7 +58,11 @@ enum {
   /* It searches with the oracle (ooc_planner_evaluate) and so finds a
    * feasible plan wherever the in-core plan fits, and wherever any other
    * registered planner finds one. */
-  OOC_PLANNER_SEARCH = 1u << 0
+  OOC_PLANNER_SEARCH = 1u << 0,
+  /* It may move parameters' gradients and optimizer state to the host
+   * (OOC_PARAM_OFFLOAD): the front end checks the budget against the
+   * persistent state that leaves (ooc_plan_check_budget_offload). */
+  OOC_PLANNER_OFFLOAD = 1u << 1
 };
 
 typedef struct ooc_planner_type {

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,13 +531,37 @@ ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl)
   const ooc_costs *c = ctx->costs;
   const ooc_hw *hw = ctx->hw;
   double bytes[2] = { 0, 0 }, rate[2], link = 0;
-  int64_t comp = 0, t;
+  int64_t comp = 0, t, upd = c->update_ns;
   int32_t s, i, k;
 
+  int64_t host = 0;
+
+  /* Offloaded layers: their steps on the CPU one after another, their
+   * gradients out and their weights in (at least once) on the link, the
+   * device update over the others (as the simulator prices it). */
+  if (pl->n_offloaded > 0) {
+    const ooc_model *m = ctx->model;
+    double u = 0;
+    int32_t n_dev = 0, l;
+    for (l = 0; l < m->n_layers; l++) {
+      if (m->layers[l].params == 0)
+        continue;
+      if (pl->param_where[l] == OOC_PARAM_DEVICE) {
+        u += c->update_layer_ns[l];
+        n_dev++;
+        continue;
+      }
+      host += c->host_opt_ns[l] > 0 ? c->host_opt_ns[l] : 0;
+      bytes[1] += (double)m->layers[l].grad_bytes;
+      bytes[0] += (double)m->layers[l].param_bytes;
+    }
+    upd = n_dev >= c->n_param_layers ? c->update_ns
+          : n_dev == 0 ? 0 : (int64_t)llround(u) + n_dev * hw->launch_ns;
+  }
   for (s = 0; s < lv->n_steps; s++) {
     const ooc_step *sp = &lv->steps[s];
     if (sp->phase == OOC_PH_UPDATE)
-      t = c->update_ns;
+      t = upd;
     else if (sp->layer >= 0 && sp->layer < c->n_layers)
       t = ooc_costs_algo_ns(c, sp->layer, sp->phase, pl->algo[s]);
     else
@@ -569,6 +594,8 @@ ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl)
   for (k = 0; k < 2; k++)
     if (rate[k] > 0 && bytes[k] / rate[k] * 1e9 > link)
       link = bytes[k] / rate[k] * 1e9;
+  if ((double)host > link)
+    link = (double)host;
   return link > (double)comp ? (int64_t)link : comp;
 }
 

@@ -164,8 +164,10 @@ int32_t ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
 /* A lower bound of pl's simulated iteration time (ns) from its decisions
  * alone, without lowering or simulating it: the larger of the compute
  * stream's kernels (every step at its algorithm, plus the layers its
- * recompute records re-run, at their cost-model times) and each copy
- * direction's swapped bytes at its fastest rate. A search can skip a
+ * recompute records re-run, at their cost-model times; the update over
+ * the layers left on the device), each copy direction's swapped bytes at
+ * its fastest rate (with an offloaded layer's gradients out and weights
+ * in), and the CPU steps of the offloaded layers. A search can skip a
  * candidate whose bound already rules it out (joint's pruning).
  * O(steps + records + recomputed layers). */
 int64_t ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl);

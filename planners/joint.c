@@ -761,6 +761,70 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
   return sweep(st, ctx, 0, n, cap, t_best, sims, changed, fatal, err);
 }
 
+/* The placement sweep: when st->best offloads parameters (it started
+ * from zero-offload's plan), keep the layers with the longest CPU steps
+ * on the device instead, as many as still fit: the binary search for the
+ * largest k whose zero-offload plan with device_layers=k (the
+ * activations planned again in the room the other layers' state leaves)
+ * is feasible and at least as fast, O(log n) plans and simulations. The
+ * CPU step is what such a plan waits for; a layer on the device takes
+ * its gradients and state back into memory and its step onto the GPU at
+ * the HBM's rate, and the activations give up the room. */
+static int
+place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
+            int64_t *t_best, int64_t *sims, int32_t *changed, int *fatal,
+            ooc_err *err)
+{
+  const ooc_model *m = ctx->model;
+  const ooc_planner_type *zo = NULL;
+  int32_t l, n = 0, lo = 0, hi, mid;
+  char v[24];
+  ooc_kv kv = { .key = "device_layers", .value = v };
+  int64_t x;
+  int i;
+
+  for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
+    if (strcmp(ctx->peers[i]->name, "zero-offload") == 0)
+      zo = ctx->peers[i];
+  for (l = 0; l < m->n_layers; l++)
+    n += st->best.param_where[l] != OOC_PARAM_DEVICE;
+  if (zo == NULL || n == 0)
+    return OOC_OK;
+  hi = n;
+  while (lo < hi && *sims < cap &&
+         (st->max_events == 0 || st->events < st->max_events)) {
+    ooc_planner_ctx sub = *ctx;
+    ooc_err e;
+    int rc;
+    mid = lo + (hi - lo + 1) / 2;
+    snprintf(v, sizeof v, "%d", (int)mid);
+    sub.opts = &kv;
+    sub.n_opts = 1;
+    ooc_err_clear(&e);
+    rc = ooc_planner_run(zo, &sub, &st->cand, ctx->scratch, &e);
+    if (rc == OOC_ENOMEM) {
+      *fatal = 1;
+      *err = e;
+      return rc;
+    }
+    x = rc == OOC_OK ? eval(st, ctx, &st->cand, NULL, fatal, err)
+                     : INT64_MAX;
+    (*sims)++;
+    if (*fatal)
+      return err->code < 0 ? err->code : OOC_ENOMEM;
+    if (x <= *t_best) {
+      if (ooc_plan_copy(&st->best, &st->cand) < 0)
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      *t_best = x;
+      *changed = mid;
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return OOC_OK;
+}
+
 static int
 jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
@@ -768,15 +832,15 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
   int64_t max_events = 20000000;
   int64_t pruned = 0, algo_sweep_on = 1, sweep_sims = 0;
-  int32_t sweep_changed = 0;
-  int64_t t_swept;
+  int32_t sweep_changed = 0, place_changed = 0;
+  int64_t t_swept, place_sims = 0;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
   int64_t improved[MV_COUNT] = { 0 };
   int fatal = 0, det_stale = 1, m, rc;
   const char *from = "none";
   double t0 = ooc_wall_s(), temp0;
-  char changes[160], swept[96];
+  char changes[160], swept[224];
   size_t n;
 
   if ((rc = ooc_planner_opt_int(ctx, "max_evals", &max_evals, err)) < 0 ||
@@ -837,7 +901,15 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     t_cur = t_best;
   }
   t_swept = t_best;
-  evals = sweep_sims;
+  if (t_start < INT64_MAX && st->best.n_offloaded > 0) {
+    if ((rc = place_sweep(st, ctx, max_evals, &t_best, &place_sims,
+                          &place_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    t_cur = t_best;
+  }
+  evals = sweep_sims + place_sims;
   temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
 
   /* Moves that change nothing, and candidates the bound prunes, are not
@@ -932,6 +1004,14 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
              "algorithms %.2f%% faster (%lld simulation%s)", sweep_changed,
              100.0 * (double)(t_start - t_swept) / (double)t_start,
              (long long)sweep_sims, sweep_sims == 1 ? "" : "s");
+  if (place_sims > 0) {
+    size_t o = strlen(swept);
+    snprintf(swept + o, sizeof swept - o, "; %d of its %d offloaded layers "
+             "back on the device, %.2f%% faster (%lld plan%s)",
+             (int)place_changed, (int)st->start.n_offloaded,
+             100.0 * (double)(t_swept - t_best) / (double)t_swept,
+             (long long)place_sims, place_sims == 1 ? "" : "s");
+  }
   if (t_start == INT64_MAX)
     snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
              "feasible plan to start from (the %s plan kept)", from);
@@ -973,6 +1053,7 @@ const ooc_planner_type ooc_planner_joint = {
           "Gelatt and Vecchi 1983)",
   .state_size = sizeof(struct jt_state),
   .options = jt_options,
+  .flags = OOC_PLANNER_OFFLOAD,  /* it may start from zero-offload's plan */
   .alloc = jt_alloc,
   .free = jt_free,
   .plan = jt_plan,

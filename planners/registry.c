@@ -20,6 +20,7 @@ extern const ooc_planner_type ooc_planner_checkpoint;
 extern const ooc_planner_type ooc_planner_checkpoint_dp;
 extern const ooc_planner_type ooc_planner_pooch;
 extern const ooc_planner_type ooc_planner_superneurons;
+extern const ooc_planner_type ooc_planner_zero_offload;
 extern const ooc_planner_type ooc_planner_joint;
 
 const ooc_planner_type *const ooc_planner_types[] = {
@@ -33,6 +34,7 @@ const ooc_planner_type *const ooc_planner_types[] = {
   &ooc_planner_checkpoint_dp,
   &ooc_planner_pooch,
   &ooc_planner_superneurons,
+  &ooc_planner_zero_offload,
   &ooc_planner_joint,
   NULL,
 };

@@ -19,6 +19,7 @@ static const char *const lane_names[OOC_NSTREAMS] = {
   [OOC_STREAM_COMPUTE] = "compute",
   [OOC_STREAM_H2D] = "H2D",
   [OOC_STREAM_D2H] = "D2H",
+  [OOC_STREAM_HOST] = "host",
 };
 
 static void
@@ -64,6 +65,7 @@ category(const ooc_instr *in)
   case OOC_I_D2H: return "d2h";
   case OOC_I_ALLOC: return "alloc";
   case OOC_I_FREE: return "free";
+  case OOC_I_HOST: return "cpu-update";
   default: return "other";
   }
 }
@@ -125,6 +127,12 @@ put_span(FILE *f, const ooc_model *m, const ooc_program *p,
   fprintf(f, ",\"args\":{\"instr\":%d", (int)sp->instr);
   if (in->kind == OOC_I_COMPUTE)
     put_work(f, m, in);
+  else if (in->kind == OOC_I_HOST && m != NULL && in->layer >= 0 &&
+           in->layer < m->n_layers)
+    fprintf(f, ",\"bytes\":%.17g",
+            2.0 * (double)m->layers[in->layer].param_bytes +
+            (double)m->layers[in->layer].grad_bytes +
+            2.0 * (double)m->layers[in->layer].opt_bytes);
   else if (in->tensor >= 0 && in->tensor < p->n_tensors)
     fprintf(f, ",\"tensor\":%d,\"bytes\":%" PRIu64, (int)in->tensor,
             p->tensors[in->tensor].bytes);
@@ -195,7 +203,7 @@ ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
   ooc_stall_span *st = NULL;
   ooc_swap_pair *sw = NULL;
   int32_t i, nst = 0, nsw = 0;
-  int lane, rc;
+  int lane, lanes, rc;
 
   if ((rc = ooc_timeline_stalls(p, t, &st, &nst)) < 0 ||
       (rc = ooc_timeline_swaps(p, t, &sw, &nsw)) < 0) {
@@ -207,7 +215,13 @@ ooc_trace_write_chrome(FILE *f, const ooc_model *m, const ooc_program *p,
         "\"args\":{\"name\":", f);
   put_json_string(f, m != NULL && m->name != NULL ? m->name : "oocsim");
   fputs("}}", f);
-  for (lane = 0; lane < OOC_NSTREAMS; lane++) {
+  /* The host lane only where the program runs the optimizer there. */
+  for (i = 0, lanes = OOC_STREAM_HOST; i < p->n_instr; i++)
+    if (p->instr[i].stream == OOC_STREAM_HOST) {
+      lanes = OOC_NSTREAMS;
+      break;
+    }
+  for (lane = 0; lane < lanes; lane++) {
     fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
                "\"tid\":%d,\"args\":{\"name\":\"%s\"}}", lane,
             lane_names[lane]);
@@ -309,6 +323,7 @@ span_phase(const ooc_instr *in)
   case OOC_I_H2D: return "swapin";
   case OOC_I_D2H: return "swapout";
   case OOC_I_ALLOC: return "alloc";
+  case OOC_I_HOST: return "cpu-update";
   default: return "free";
   }
 }
@@ -324,7 +339,8 @@ int
 ooc_trace_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
                          const ooc_trace *t)
 {
-  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h" };
+  static const char *const lanes[OOC_NSTREAMS] = { "compute", "h2d", "d2h",
+                                                         "host" };
   static const char *const causes[OOC_STALL_COUNT] = {
     [OOC_STALL_SWAPIN] = "swapin", [OOC_STALL_SWAPOUT] = "swapout",
     [OOC_STALL_OTHER] = "other", [OOC_STALL_HOST] = "host",

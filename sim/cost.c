@@ -397,8 +397,11 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
   c->bwd_ns = calloc((size_t)n + 1, sizeof *c->bwd_ns);
   c->recomp_ns = calloc((size_t)n + 1, sizeof *c->recomp_ns);
   c->calibrated = calloc((size_t)n + 1, sizeof *c->calibrated);
+  c->host_opt_ns = calloc((size_t)n + 1, sizeof *c->host_opt_ns);
+  c->update_layer_ns = calloc((size_t)n + 1, sizeof *c->update_layer_ns);
   if (c->fwd_ns == NULL || c->bwd_ns == NULL || c->recomp_ns == NULL ||
-      c->calibrated == NULL)
+      c->calibrated == NULL || c->host_opt_ns == NULL ||
+      c->update_layer_ns == NULL)
     goto nomem;
   for (i = 0; i < n && !choice; i++)
     choice = ooc_algo_has_choice(m, i);
@@ -461,6 +464,31 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
                      ? m->fw_host_optimizer_param_us * 1e3
                      : (double)hw->host_opt_param_ns;
     c->update_host_ns = (int64_t)llround((double)param_layers * opt);
+    c->update_host_tensor_ns = opt;
+    c->n_param_layers = (int32_t)param_layers;
+    /* Parameter offload: each layer's step on the CPU and its share of
+     * the device step, the same bytes at the host's and the HBM's rate. */
+    for (i = 0; i < n; i++) {
+      const ooc_layer *l = &m->layers[i];
+      double b = 2.0 * (double)l->param_bytes + (double)l->grad_bytes +
+                 2.0 * (double)l->opt_bytes, t;
+      if (l->params == 0)
+        continue;
+      c->update_layer_ns[i] = b / (hw->hbm_Bps * hw->mem_eff) * 1e9;
+      if (hw->host_opt_Bps <= 0) {
+        c->host_opt_ns[i] = -1;
+        continue;
+      }
+      t = b / hw->host_opt_Bps * 1e9 + opt;
+      if (!(t < MAX_NS)) {
+        rc = ooc_err_set(err, OOC_ERANGE, "model %s: the CPU optimizer step "
+                         "of layer %d overflows: profile '%s' "
+                         "host.optimizer_GBps is out of range", m->name, i,
+                         hw->name ? hw->name : "?");
+        goto fail;
+      }
+      c->host_opt_ns[i] = (int64_t)llround(t);
+    }
     c->host_op_ns = m->fw_host_op_us >= 0
                         ? (int64_t)llround(m->fw_host_op_us * 1e3)
                         : hw->host_op_ns;
@@ -486,8 +514,30 @@ ooc_costs_free(ooc_costs *c)
   free(c->bwd_ns);
   free(c->recomp_ns);
   free(c->calibrated);
+  free(c->host_opt_ns);
+  free(c->update_layer_ns);
   free(c->algo_ns);
   free(c);
+}
+
+int64_t
+ooc_costs_update_ns(const ooc_costs *c, const ooc_hw *hw,
+                    const ooc_program *p, const ooc_instr *in)
+{
+  double t = 0;
+  int32_t k;
+
+  if (in->n_args >= c->n_param_layers)
+    return c->update_ns;
+  if (in->n_args == 0)
+    return 0;
+  for (k = 0; k < in->n_args; k++) {
+    int32_t l = p->tensors[OOC_ARG_TENSOR(p->args[in->arg_first + k])].layer;
+    if (l >= 0 && l < c->n_layers)
+      t += c->update_layer_ns[l];
+  }
+  /* Each term is below update_ns, which fitted. */
+  return (int64_t)llround(t) + (int64_t)in->n_args * hw->launch_ns;
 }
 
 int64_t

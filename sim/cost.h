@@ -41,6 +41,18 @@ typedef struct ooc_costs {
   int64_t update_host_ns; /* its host time (host.optimizer_param_us per
                              layer with parameters) */
   int64_t host_op_ns;     /* host time to issue a layer's kernel */
+  /* Parameter offload (a HOST instruction runs a layer's optimizer step
+   * on the CPU, and the device UPDATE covers the other layers): */
+  int64_t *host_opt_ns;   /* per layer: its step on the CPU, bytes moved
+                             (2 x weights + gradients + 2 x optimizer
+                             state) / host.optimizer_GBps + the per-tensor
+                             host.optimizer_param_us; 0 without
+                             parameters, -1 when the profile gives no
+                             host.optimizer_GBps */
+  double *update_layer_ns; /* per layer: its share of update_ns without
+                              the launch (same bytes / HBM rate) */
+  int32_t n_param_layers;  /* layers with parameters (update's args) */
+  double update_host_tensor_ns; /* update_host_ns per parameter tensor */
   int64_t host_iter_ns;   /* host time per iteration before the first
                              issue; both the model's framework block's
                              when it gives them, else the profile's */
@@ -53,6 +65,13 @@ typedef struct ooc_costs {
    * ooc_costs_algo_ns(). */
   int64_t *algo_ns;
 } ooc_costs;
+
+/* The device optimizer step of an UPDATE over n_args parameter tensors
+ * (args, the program's): update_ns when it covers every layer with
+ * parameters; else the layers' shares, rounded once, plus a launch each.
+ * O(n_args) for a partial update. */
+int64_t ooc_costs_update_ns(const ooc_costs *c, const ooc_hw *hw,
+                            const ooc_program *p, const ooc_instr *in);
 
 /* The fraction of the GPU a GEMM of m x n outputs with reduction k keeps
  * busy under wave quantisation (sim/cost.c): the best over split-K of

@@ -326,9 +326,13 @@ ooc_sim_instr_ns(const ooc_sim *s, const ooc_program *p, int32_t i)
   const ooc_instr *in = &p->instr[i];
 
   switch (in->kind) {
+  case OOC_I_HOST:
+    return in->layer >= 0 && in->layer < s->costs->n_layers &&
+                   s->costs->host_opt_ns[in->layer] > 0
+               ? s->costs->host_opt_ns[in->layer] : 0;
   case OOC_I_COMPUTE:
     if (in->phase == OOC_PH_UPDATE)
-      return s->costs->update_ns;
+      return ooc_costs_update_ns(s->costs, s->hw, p, in);
     if (in->layer < 0 || in->layer >= s->costs->n_layers)
       return 0;
     {
@@ -724,8 +728,12 @@ host_cost(const ooc_sim *s, const ooc_instr *in)
 {
   switch (in->kind) {
   case OOC_I_COMPUTE:
-    return in->phase == OOC_PH_UPDATE ? s->costs->update_host_ns
-                                      : s->costs->host_op_ns;
+    if (in->phase != OOC_PH_UPDATE)
+      return s->costs->host_op_ns;
+    return in->n_args >= s->costs->n_param_layers
+               ? s->costs->update_host_ns
+               : (int64_t)llround((double)in->n_args *
+                                  s->costs->update_host_tensor_ns);
   case OOC_I_H2D:
   case OOC_I_D2H:
     return s->hw->copy_issue_ns;
@@ -888,6 +896,14 @@ try_start(ooc_sim *s, int k)
     }
     rc = push(s, i, dur, EV_DONE, k, 0);
     break;
+  case OOC_I_HOST:
+    if ((rc = ooc_sem_begin_host(&s->sem, i, in, s->err)) != OOC_OK)
+      return rc;
+    dur = ooc_sim_instr_ns(s, p, i);
+    if (s->last_iter)
+      s->r->host_busy_ns += dur;
+    rc = push(s, i, dur, EV_DONE, k, 0);
+    break;
   case OOC_I_H2D:
   case OOC_I_D2H: {
     int d = in->kind == OOC_I_D2H;
@@ -968,6 +984,9 @@ finish(ooc_sim *s, int k)
     ooc_sem_finish_compute(&s->sem, i, in);
     if (s->last_iter && s->detail != NULL)
       s->detail->end_ns[i] = s->now - s->t0;
+    break;
+  case OOC_I_HOST:
+    ooc_sem_finish_host(&s->sem, in);
     break;
   case OOC_I_H2D:
   case OOC_I_D2H:
@@ -1096,7 +1115,7 @@ schedule(ooc_sim *s)
       cand[n++] = a;
     }
   }
-  /* Insertion sort of at most three. */
+  /* Insertion sort of at most four. */
   for (a = 1; a < n; a++)
     for (int b = a; b > 0 && head[b] < head[b - 1]; b--) {
       int32_t th = head[b];
@@ -1268,6 +1287,20 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       s->st[in->stream].n++;
       n_mem += in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE;
     }
+    if (in->kind == OOC_I_HOST &&
+        (in->layer >= s->costs->n_layers ||
+         s->costs->host_opt_ns[in->layer] < 0))
+      return ooc_err_set(err, OOC_EINVAL,
+                         "simulator: instruction %d (HOST, layer %d) runs "
+                         "the optimizer step on the CPU, but %s%s%s",
+                         i, in->layer,
+                         in->layer >= s->costs->n_layers
+                             ? "the costs do not cover that layer"
+                             : "profile '",
+                         in->layer >= s->costs->n_layers
+                             ? "" : s->hw->name ? s->hw->name : "?",
+                         in->layer >= s->costs->n_layers
+                             ? "" : "' gives no host.optimizer_GBps");
     if (in->kind != OOC_I_COMPUTE || in->phase == OOC_PH_UPDATE)
       continue;
     if (in->layer >= s->costs->n_layers)

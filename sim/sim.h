@@ -87,6 +87,8 @@ typedef struct ooc_sim_result {
   int64_t stall_ns[OOC_STALL_COUNT];
   int64_t alloc_ns;            /* time streams spent in allocator calls */
   uint64_t events;             /* events processed, all iterations */
+  int64_t host_busy_ns;        /* CPU optimizer steps (HOST), per
+                                  iteration */
   int iterations;
 } ooc_sim_result;
 

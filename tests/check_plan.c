@@ -115,6 +115,15 @@ render(const ooc_program *p)
       break;
     case OOC_I_H2D: P(">%d", in->tensor); break;
     case OOC_I_D2H: P("<%d", in->tensor); break;
+    case OOC_I_HOST:
+      P("cpu%d[", in->layer);
+      for (k = 0; k < in->n_args; k++) {
+        int32_t a = p->args[in->arg_first + k];
+        P("%s%d%s", k ? "," : "", OOC_ARG_TENSOR(a),
+          (a & OOC_ARG_WRITE) ? "w" : "");
+      }
+      P("]");
+      break;
     default:
       P("%s%d[", ooc_phase_name((ooc_phase)in->phase), in->layer);
       for (k = 0; k < in->n_args; k++) {
@@ -457,6 +466,82 @@ START_TEST(test_lower_incore)
   ck_assert_int_eq(prog.tensors[9].kind, OOC_T_GRAD);
   ck_assert(prog.model_fingerprint == 0x1234abcdULL);
   ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+}
+END_TEST
+
+/* Parameter offload: conv1 (layer 1, param tensor 0) and fc (6, tensor
+ * 2) at OOC_PARAM_OFFLOAD, conv2 (3, tensor 1) at OOC_PARAM_STREAM. Each
+ * gets a gradient and an optimizer-state tensor after the table (16-21,
+ * in layer order); its param tensor holds the weights alone (10 bytes).
+ * conv2's weights live on the host: copied in ahead of its forward (s2)
+ * and of its backward (s11), each copy freed after its step; the others'
+ * stay. Each backward allocates its gradient tensor, the D2H stream takes
+ * it out and frees it, the host steps it, and after the device update
+ * (which has no layer left) the resident weights come back. */
+START_TEST(test_lower_offload)
+{
+  ooc_err e;
+
+  layers[1].params = layers[3].params = layers[6].params = 10;
+  ck_assert_int_eq(ooc_plan_set_param(&plan, 1, OOC_PARAM_OFFLOAD, &err), 0);
+  ck_assert_int_eq(ooc_plan_set_param(&plan, 3, OOC_PARAM_STREAM, &err), 0);
+  ck_assert_int_eq(ooc_plan_set_param(&plan, 6, OOC_PARAM_OFFLOAD, &err), 0);
+  ck_assert_int_eq(plan.n_offloaded, 3);
+  ck_assert_int_eq(ooc_plan_set_param(&plan, 2, OOC_PARAM_OFFLOAD, &e),
+                   OOC_EINVAL);
+  ck_assert_str_eq(e.msg, "plan: layer 2 has no parameters to place");
+  ck_assert_int_eq(ooc_plan_lower(&plan, lv, &prog, &err), OOC_OK);
+  ck_assert_str_eq(render(&prog),
+                   "A0 A2 A3 Ah0 Ah16 Ah17 Ah1 Ah18 Ah19 Ah2 Ah20 Ah21 | "
+                   "A4 A14 fwd1[3,4w,0,14w] F14 "
+                   "a1 >1 fwd2[4w] "                  /* conv2's copy in */
+                   "A5 fwd3[4,5w,1]@17 F1 "          /* ... used, freed */
+                   "A6 fwd4[5,4,6w] F5 fwd5[6w] A7 fwd6[6,7w,2] "
+                   "A8 fwd7[7,8w] F7 A13 A12 bwd7[8,13w,12w] F8 F13 "
+                   "A11 A20 bwd6[6,2,20w,12,11w] F6 F12 "
+                   "<20@38 f20 cpu6[20,21w,2w]@41 "   /* fc's gradient out */
+                   "bwd5[11w] a1@21 >1 "             /* after the last F1 */
+                   "A10 A9 bwd4[11,10w,9w] F11 "
+                   "A18 bwd3[4,1,18w,10,9w]@46 F10 F1 "
+                   "<18@52 f18 cpu3[18,19w,1w]@55 bwd2[4,9w] F4 "
+                   "A16 A15 bwd1[3,0,16w,9,15w] F15 F9 "
+                   "<16@62 f16 cpu1[16,17w,0w]@65 "
+                   "update-1[] >2@43 >0@67");   /* resident weights back */
+  ck_assert_int_eq(prog.n_tensors, 22);
+  ck_assert_uint_eq(prog.tensors[0].bytes, 10);
+  ck_assert_int_eq(prog.tensors[16].kind, OOC_T_WGRAD);
+  ck_assert_int_eq(prog.tensors[17].kind, OOC_T_OPTSTATE);
+  ck_assert_int_eq(ooc_program_validate(&prog, &err), OOC_OK);
+  /* The host step must wait for its gradient's copy: without that wait
+   * the validator names the race. */
+  prog.instr[43].n_waits = 0;
+  ck_assert_int_eq(ooc_program_validate(&prog, &e), OOC_EINVAL);
+  ck_assert_str_eq(e.msg, "program: instruction 43 (HOST, layer 6, tensor "
+                   "-1) reads the host copy of tensor 20 (layer 6), which "
+                   "instruction 41 (D2H, layer 6, tensor 20) writes on "
+                   "another stream, and no wait orders the two");
+  /* A host step may not read a gradient whose host copy is being
+   * written: in index order the rules see the copy in flight. */
+  {
+    ooc_sem sem;
+    int32_t i;
+    ooc_sem_init(&sem);
+    ck_assert_int_eq(ooc_sem_reset(&sem, &prog), OOC_OK);
+    for (i = 0; i < prog.prologue_end; i++)
+      ck_assert_int_eq(ooc_sem_prologue(&sem, i, &e), OOC_OK);
+    for (i = prog.prologue_end; i < 43; i++) {
+      if (i == 42)
+        continue;                    /* its FREE waits for the copy */
+      ck_assert_int_eq(ooc_sem_begin(&sem, i, &e), OOC_OK);
+      if (i != 41)
+        ooc_sem_finish(&sem, i);     /* the D2H (41) has not completed */
+    }
+    ck_assert_int_eq(ooc_sem_begin(&sem, 43, &e), OOC_EINVAL);
+    ck_assert_str_eq(e.msg, "instruction 43 (HOST, layer 6, tensor -1): "
+                     "reads the host copy of tensor 20 (layer 6) while it "
+                     "is still being copied out");
+    ooc_sem_fini(&sem);
+  }
 }
 END_TEST
 
@@ -1097,7 +1182,7 @@ START_TEST(test_plan_file_errors)
   /* Instruction 5 (the first timed one, ALLOC t4) on a stream 7. */
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 7 is out of range [0, 2]");
+  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 7 is out of range [0, 3]");
   free(t);
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",0,\"none\",\"device\",1,4,[],[9]]");
@@ -1146,6 +1231,7 @@ plan_suite(void)
   tc = tcase_create("lower");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_lower_incore);
+  tcase_add_test(tc, test_lower_offload);
   tcase_add_test(tc, test_lower_naive);
   tcase_add_test(tc, test_lower_swap);
   tcase_add_test(tc, test_lower_swap_errors);

@@ -1,0 +1,86 @@
+#!/bin/sh
+# tests/cli_offload.sh — parameter offload (docs/offload.md): llama2_7b at
+# seq 4096 under amp-bf16 with Adam needs 100.9 GiB on the device without
+# offload, so on an 80 GB H100 only the offloading planners fit. Checked:
+# the CPU's busy time and the host bytes against a hand calculation, that
+# streaming the weights lowers the device peak and doubles their traffic,
+# that joint keeps layers on the device and is faster, that no plan beats
+# the lower bound, the plan file round trip, the trace's host lane, and
+# each bad option's one message.
+. "$top_srcdir/tests/lib.sh"
+
+num() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([^,]*\),*$/\1/p" "$2" | head -n 1; }
+
+S="-m llama2_7b -b 1 --set seq=4096 --precision amp-bf16 --optimizer adam --hw h100-pcie5"
+
+# Without offload: no plan can fit (a result, exit 0).
+expect_ok "incore" "$OOCSIM" simulate $S -p incore --json
+[ "$(num feasible "$TMP/out")" = false ] && grep -q 'no plan can fit' "$TMP/out" &&
+  ok "incore cannot fit" || not_ok "incore cannot fit"
+
+expect_ok "zero-offload" "$OOCSIM" simulate $S -p zero-offload --json
+cp "$TMP/out" "$TMP/zo.json"
+[ "$(num feasible "$TMP/zo.json")" = true ] && ok "zero-offload fits" || not_ok "zero-offload fits"
+# 6,738,415,616 parameters, all of them offloaded (no tied head): on the
+# host 16 B each (bf16 weights and gradients, fp32 master weights and two
+# moments); the CPU streams 2 x 2 + 2 + 2 x 12 = 30 B each at 40 GB/s, plus
+# 2 us per layer: 6738415616 x 30 / 40e9 + 195 x 2e-6 = 5.054202 s.
+[ "$(num layers "$TMP/zo.json")" = 195 ] && ok "195 layers offloaded" || not_ok "195 layers offloaded ($(num layers "$TMP/zo.json"))"
+[ "$(num host_bytes "$TMP/zo.json")" = 107814649856 ] && ok "host bytes 16 B per parameter" ||
+  not_ok "host bytes ($(num host_bytes "$TMP/zo.json"))"
+awk -v x="$(num host_optimizer_s "$TMP/zo.json")" 'BEGIN { exit !(x > 5.05420 && x < 5.05421) }' &&
+  ok "CPU step 5.054202 s" || not_ok "CPU step ($(num host_optimizer_s "$TMP/zo.json"))"
+# Gradients out and weights back in, once each: 2 B per parameter.
+[ "$(num h2d_bytes "$TMP/zo.json")" = 13476831232 ] && [ "$(num d2h_bytes "$TMP/zo.json")" = 13476831232 ] &&
+  ok "link 2 B per parameter each way" || not_ok "link ($(num h2d_bytes "$TMP/zo.json") / $(num d2h_bytes "$TMP/zo.json"))"
+grep -q '"plan_note":[[:space:]]*"optimizer of 195 layers on the CPU (100.41 GiB on the host); activations by checkpoint-dp at the budget + ' "$TMP/zo.json" &&
+  ok "its note" || not_ok "its note ($(grep plan_note "$TMP/zo.json"))"
+
+# Streamed weights: a lower peak, the weights in twice.
+expect_ok "zero-offload params=stream" "$OOCSIM" simulate $S -p zero-offload --opt params=stream --json
+[ "$(num h2d_bytes "$TMP/out")" = 26953662464 ] && ok "streamed weights cross twice" || not_ok "streamed weights cross twice ($(num h2d_bytes "$TMP/out"))"
+awk -v a="$(num peak_reserved_bytes "$TMP/out")" -v b="$(num peak_reserved_bytes "$TMP/zo.json")" 'BEGIN { exit !(a < b) }' &&
+  ok "streaming lowers the device peak" || not_ok "streaming lowers the device peak"
+
+# joint starts from zero-offload's plan and keeps layers on the device.
+expect_ok "joint" "$OOCSIM" simulate $S -p joint --json
+grep -q '"plan_note":[[:space:]]*"joint: from the zero-offload plan (5.239695 s); [0-9]* of its 195 offloaded layers back on the device' "$TMP/out" &&
+  ok "joint's placement sweep" || not_ok "joint's placement sweep ($(grep plan_note "$TMP/out"))"
+awk -v j="$(num iteration_s "$TMP/out")" -v z="$(num iteration_s "$TMP/zo.json")" 'BEGIN { exit !(j < z) }' &&
+  ok "joint faster than zero-offload" || not_ok "joint faster than zero-offload"
+for f in "$TMP/out" "$TMP/zo.json"; do
+  awk -v t="$(num iteration_s "$f")" -v b="$(num lower_bound_s "$f")" 'BEGIN { exit !(b > 0 && t >= b) }' &&
+    ok "at or above the bound" || not_ok "at or above the bound"
+done
+# The CPU must step what does not fit: the bound is above the pure compute.
+awk -v c="$(num compute_s "$TMP/out")" -v b="$(num lower_bound_s "$TMP/out")" 'BEGIN { exit !(b > c) }' &&
+  ok "bound counts the CPU step" || not_ok "bound counts the CPU step"
+
+# The plan file carries the program; replaying it gives the same time.
+expect_ok "plan" "$OOCSIM" plan $S -p zero-offload -o "$TMP/p.json"
+expect_ok "replay" "$OOCSIM" simulate "$TMP/p.json" --json --trace "$TMP/t.json"
+[ "$(num iteration_s "$TMP/out")" = "$(num iteration_s "$TMP/zo.json")" ] && ok "replay same time" || not_ok "replay same time"
+grep -q '"args":{"name":"host"}' "$TMP/t.json" && grep -q '"cat":"cpu-update"' "$TMP/t.json" &&
+  ok "trace has the host lane" || not_ok "trace has the host lane"
+
+# A smaller scenario where everything fits: zero-offload still offloads.
+expect_ok "resnet50 zero-offload" "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p zero-offload
+grep -q '^offload     optimizer of 107 layers on the CPU' "$TMP/out" && ok "resnet50: offload line" || not_ok "resnet50: offload line"
+
+expect_ok "explain" "$OOCSIM" explain $S -p zero-offload
+grep -q '^parameters: the optimizer of 195 layers on the CPU, busy 5.054202 s per iteration; 100.41 GiB of their weights, gradients and state on the host$' "$TMP/out" &&
+  ok "explain says where the parameters are" || not_ok "explain says where the parameters are ($(grep parameters "$TMP/out"))"
+
+expect_fail "params bogus" "planner 'zero-offload': option params=bogus: expected resident or stream" \
+  "$OOCSIM" simulate $S -p zero-offload --opt params=bogus
+expect_fail "act joint" "planner 'zero-offload': option act=joint: the activations' planner cannot be zero-offload or joint" \
+  "$OOCSIM" simulate $S -p zero-offload --opt act=joint
+expect_fail "act unknown" "planner 'zero-offload': option act=nope: no such planner" \
+  "$OOCSIM" simulate $S -p zero-offload --opt act=nope
+expect_fail "device_layers -1" "planner 'zero-offload': option device_layers=-1: must be >= 0" \
+  "$OOCSIM" simulate $S -p zero-offload --opt device_layers=-1
+expect_fail "no CPU rate" "planner 'zero-offload': profile 'cpu-host' gives no host.optimizer_GBps (the CPU optimizer's rate)" \
+  "$OOCSIM" simulate -m resnet50 -b 8 --hw cpu-host -p zero-offload
+expect_fail "bad CPU rate" "host.optimizer_GBps" \
+  "$OOCSIM" simulate $S -p zero-offload --hw-set host.optimizer_GBps=-1
+finish
