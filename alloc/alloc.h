@@ -242,6 +242,12 @@ void ooc_alloc_oom(const ooc_allocator_type *t, const void *state,
 void ooc_alloc_oom_host(const ooc_allocator_type *t, const void *state,
                         const ooc_program *p, int32_t i, int64_t time_ns,
                         uint64_t pinned, uint64_t host_mem, ooc_oom *o);
+/* The same for a limit named `what` ("pinned host memory", "host
+ * memory"): "<what> exhausted: R requested, U of L in use". */
+void ooc_alloc_oom_host_kind(const ooc_allocator_type *t, const void *state,
+                             const ooc_program *p, int32_t i,
+                             int64_t time_ns, const char *what,
+                             uint64_t used, uint64_t limit, ooc_oom *o);
 
 /* Send one action to a sink (nothing when sink or its act is NULL). */
 static inline int

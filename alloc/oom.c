@@ -41,12 +41,22 @@ ooc_alloc_oom_host(const ooc_allocator_type *t, const void *state,
                    const ooc_program *p, int32_t i, int64_t time_ns,
                    uint64_t pinned, uint64_t host_mem, ooc_oom *o)
 {
+  ooc_alloc_oom_host_kind(t, state, p, i, time_ns, "pinned host memory",
+                          pinned, host_mem, o);
+}
+
+void
+ooc_alloc_oom_host_kind(const ooc_allocator_type *t, const void *state,
+                        const ooc_program *p, int32_t i, int64_t time_ns,
+                        const char *what, uint64_t used, uint64_t limit,
+                        ooc_oom *o)
+{
   uint64_t bytes = p->tensors[p->instr[i].tensor].bytes;
   char b1[32], b2[32], b3[32];
 
   ooc_alloc_oom(t, state, p, i, time_ns, o);
-  snprintf(o->reason, sizeof o->reason, "pinned host memory exhausted: %s "
-           "requested, %s of %s in use", ooc_fmt_bytes(bytes, b1, sizeof b1),
-           ooc_fmt_bytes(pinned, b2, sizeof b2),
-           ooc_fmt_bytes(host_mem, b3, sizeof b3));
+  snprintf(o->reason, sizeof o->reason, "%s exhausted: %s requested, %s "
+           "of %s in use", what, ooc_fmt_bytes(bytes, b1, sizeof b1),
+           ooc_fmt_bytes(used, b2, sizeof b2),
+           ooc_fmt_bytes(limit, b3, sizeof b3));
 }

@@ -55,7 +55,10 @@ typedef struct ooc_hw {
   /* Device memory. */
   uint64_t mem_total;     /* bytes */
   uint64_t mem_usable;    /* bytes a framework can allocate */
-  uint64_t host_mem;      /* host memory, bytes (pinned swap space bound) */
+  uint64_t host_mem;      /* host memory, bytes: every host buffer */
+  uint64_t host_pinned_max; /* host.pinned_GiB: pinned buffers (swap and
+                               copy buffers; not an offloaded layer's
+                               optimizer state), 0: host_mem alone */
 
   /* Host and framework overhead (docs/fidelity.md), all optional, 0 when
    * absent. One host thread issues the timed instructions in index order;

@@ -65,6 +65,7 @@ static const field fields[] = {
   F("memory", "total_GiB", T_NUM, C_POS, GiB, D_U64, mem_total),
   F("memory", "usable_GiB", T_NUM, C_POS, GiB, D_U64, mem_usable),
   F("host", "memory_GiB", T_NUM, C_POS, GiB, D_U64, host_mem),
+  OPT("host", "pinned_GiB", T_NUM, C_POS, GiB, D_U64, host_pinned_max),
   OPT("host", "iteration_us", T_NUM, C_NONNEG, 1e3, D_NS, host_iter_ns),
   OPT("host", "op_us", T_NUM, C_NONNEG, 1e3, D_NS, host_op_ns),
   OPT("host", "optimizer_param_us", T_NUM, C_NONNEG, 1e3, D_NS,

@@ -31,7 +31,8 @@
  * ALLOC/FREE call the allocator policy (alloc.h) when they start, and last
  * as long as the driver actions it sends cost (ooc_cost_drv_ns on the
  * profile; nothing for an .unpriced policy, which gets no sink). Host
- * (pinned) ALLOC/FREE are counted against hw->host_mem and cost
+ * ALLOC/FREE are counted against hw->host_mem (and, pinned, against
+ * host.pinned_GiB when given) and cost
  * hw->host_alloc_ns.
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
@@ -145,7 +146,8 @@ struct ooc_sim {
   int64_t stall_since;
   int64_t pend_stall[OOC_STALL_COUNT]; /* idle before the next kernel */
   int64_t host_pend;            /* host stall since the last compute span */
-  uint64_t host_pinned;
+  uint64_t host_pinned;          /* pinned host bytes in use */
+  uint64_t host_used;            /* all host bytes in use */
   uint64_t peak_res_alloc;      /* allocated when reserved peaked */
 
   /* The host (see the header comment): on when the profile has a host
@@ -387,27 +389,48 @@ fill_oom(ooc_sim *s, int32_t i)
   s->oom = 1;
 }
 
-/* Pinned host allocation; returns 0 when host memory is exhausted. */
-static int
-host_alloc(ooc_sim *s, uint64_t bytes)
+/* Is host buffer t pinned? Every one but an offloaded layer's optimizer
+ * state, which the CPU alone touches (ordinary memory). */
+static inline int
+host_is_pinned(const ooc_program *p, int32_t t)
 {
-  if (s->hw->host_mem > 0 && !s->host_unlimited &&
-      bytes > s->hw->host_mem - s->host_pinned)
-    return 0;
-  s->host_pinned += bytes;
-  if (s->host_pinned > s->r->peak_host_pinned)
-    s->r->peak_host_pinned = s->host_pinned;
-  return 1;
+  return p->tensors[t].kind != OOC_T_OPTSTATE;
 }
 
-static void
-host_oom(ooc_sim *s, int32_t i)
+/* Host allocation of tensor t: against host memory, and a pinned one also
+ * against host.pinned_GiB. Returns 0 (and reports it) when exhausted. */
+static int
+host_alloc(ooc_sim *s, int32_t i, int32_t t)
 {
-  ooc_alloc_oom_host(s->at, s->astate, s->p, i,
-                     i < s->p->prologue_end ? 0 : s->now - s->t0,
-                     s->host_pinned, s->hw->host_mem, &s->r->oom);
+  uint64_t bytes = s->p->tensors[t].bytes;
+  int pinned = host_is_pinned(s->p, t);
+  int64_t when = i < s->p->prologue_end ? 0 : s->now - s->t0;
+
+  if (!s->host_unlimited && s->hw->host_mem > 0 &&
+      bytes > s->hw->host_mem - s->host_used) {
+    ooc_alloc_oom_host_kind(s->at, s->astate, s->p, i, when,
+                            pinned ? "pinned host memory" : "host memory",
+                            s->host_used, s->hw->host_mem, &s->r->oom);
+    goto oom;
+  }
+  if (!s->host_unlimited && pinned && s->hw->host_pinned_max > 0 &&
+      bytes > s->hw->host_pinned_max - s->host_pinned) {
+    ooc_alloc_oom_host_kind(s->at, s->astate, s->p, i, when,
+                            "pinned host memory", s->host_pinned,
+                            s->hw->host_pinned_max, &s->r->oom);
+    goto oom;
+  }
+  s->host_used += bytes;
+  if (pinned) {
+    s->host_pinned += bytes;
+    if (s->host_pinned > s->r->peak_host_pinned)
+      s->r->peak_host_pinned = s->host_pinned;
+  }
+  return 1;
+oom:
   s->r->feasible = 0;
   s->oom = 1;
+  return 0;
 }
 
 /* The allocator side of ALLOC i (checked): device through the allocator,
@@ -422,10 +445,8 @@ do_alloc(ooc_sim *s, int32_t i, int64_t *cost)
   int rc;
 
   if (in->where == OOC_WHERE_HOST) {
-    if (!host_alloc(s, s->p->tensors[t].bytes)) {
-      host_oom(s, i);
+    if (!host_alloc(s, i, t))
       return OOC_EOOM;
-    }
     *cost += s->hw->host_alloc_ns;
     return OOC_OK;
   }
@@ -451,7 +472,9 @@ do_free(ooc_sim *s, int32_t i, int64_t *cost)
   int rc;
 
   if (in->where == OOC_WHERE_HOST) {
-    s->host_pinned -= s->p->tensors[in->tensor].bytes;
+    s->host_used -= s->p->tensors[in->tensor].bytes;
+    if (host_is_pinned(s->p, in->tensor))
+      s->host_pinned -= s->p->tensors[in->tensor].bytes;
     return OOC_OK;
   }
   s->drv_ns = 0;
@@ -1329,7 +1352,7 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   s->detail = detail;
   s->now = 0;
   s->oom = 0;
-  s->host_pinned = 0;
+  s->host_pinned = s->host_used = 0;
   s->peak_res_alloc = 0;
   memset(s->ch, 0, sizeof s->ch);
   memset(&s->comp, 0, sizeof s->comp);

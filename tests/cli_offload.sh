@@ -20,6 +20,8 @@ expect_ok "incore" "$OOCSIM" simulate $S -p incore --json
 
 expect_ok "zero-offload" "$OOCSIM" simulate $S -p zero-offload --json
 cp "$TMP/out" "$TMP/zo.json"
+expect_ok "zero-offload text" "$OOCSIM" simulate $S -p zero-offload
+cp "$TMP/out" "$TMP/zo.txt"
 [ "$(num feasible "$TMP/zo.json")" = true ] && ok "zero-offload fits" || not_ok "zero-offload fits"
 # 6,738,415,616 parameters, all of them offloaded (no tied head): on the
 # host 16 B each (bf16 weights and gradients, fp32 master weights and two
@@ -66,6 +68,18 @@ grep -q '"args":{"name":"host"}' "$TMP/t.json" && grep -q '"cat":"cpu-update"' "
 # A smaller scenario where everything fits: zero-offload still offloads.
 expect_ok "resnet50 zero-offload" "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p zero-offload
 grep -q '^offload     optimizer of 107 layers on the CPU' "$TMP/out" && ok "resnet50: offload line" || not_ok "resnet50: offload line"
+
+# Host limits: the weights' and gradients' host copies are pinned (4 B per
+# parameter, 25.10 GiB), the master weights and moments ordinary memory.
+grep -q 'pinned host 25.10 GiB' "$TMP/zo.txt" && ok "pinned: the copy buffers" || not_ok "pinned: the copy buffers"
+expect_ok "pinned limit" "$OOCSIM" simulate $S -p zero-offload --hw-set host.pinned_GiB=20 --json
+[ "$(num feasible "$TMP/out")" = false ] &&
+  grep -q '"reason":[[:space:]]*"pinned host memory exhausted: 86.00 MiB requested, 19.92 GiB of 20.00 GiB in use"' "$TMP/out" &&
+  ok "host.pinned_GiB enforced" || not_ok "host.pinned_GiB enforced ($(grep '"reason"' "$TMP/out"))"
+expect_ok "host limit" "$OOCSIM" simulate $S -p zero-offload --hw-set host.memory_GiB=64 --json
+[ "$(num feasible "$TMP/out")" = false ] &&
+  grep -q '"reason":[[:space:]]*"host memory exhausted: 1.01 GiB requested, 63.60 GiB of 64.00 GiB in use"' "$TMP/out" &&
+  ok "host.memory_GiB enforced" || not_ok "host.memory_GiB enforced ($(grep '"reason"' "$TMP/out"))"
 
 expect_ok "explain" "$OOCSIM" explain $S -p zero-offload
 grep -q '^parameters: the optimizer of 195 layers on the CPU, busy 5.054202 s per iteration; 100.41 GiB of their weights, gradients and state on the host$' "$TMP/out" &&
