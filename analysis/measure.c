@@ -191,8 +191,8 @@ quantile(const double *v, int32_t n, double q)
   return k + 1 < n ? v[k] * (1 - frac) + v[k + 1] * frac : v[k];
 }
 
-/* Per kernel and copy present in both traces: (measured - predicted) /
- * measured of its duration. */
+/* Per kernel, copy and CPU optimizer step present in both traces:
+ * (measured - predicted) / measured of its duration. */
 static int
 op_errors(ooc_measure *m, const ooc_program *p, const ooc_trace *pred,
           const ooc_trace *meas, ooc_err *err)
@@ -218,7 +218,8 @@ op_errors(ooc_measure *m, const ooc_program *p, const ooc_trace *pred,
   for (i = p->prologue_end; i < p->n_instr; i++) {
     int k = p->instr[i].kind;
     int64_t dp = pe[i] - ps[i], dm = me[i] - ms[i];
-    if ((k != OOC_I_COMPUTE && k != OOC_I_H2D && k != OOC_I_D2H) ||
+    if ((k != OOC_I_COMPUTE && k != OOC_I_H2D && k != OOC_I_D2H &&
+         k != OOC_I_HOST) ||
         ps[i] < 0 || ms[i] < 0 || dm <= 0)
       continue;
     m->op_errors[n] = (double)(dm - dp) / (double)dm;
@@ -255,9 +256,24 @@ read_params(ooc_measure *m, const ooc_exec *ex, const ooc_program *p,
   for (t = 0; t < p->n_tensors; t++)
     if (p->tensors[t].kind == OOC_T_PARAM) {
       uint64_t b = m->model->layers[p->tensors[t].layer].param_bytes * 2;
-      if ((rc = ooc_exec_read(ex, t, 0, (char *)m->params + off, b, err)) <
-          0)
+      int32_t g;
+      /* An offloaded layer (docs/offload.md): its weights and gradients
+       * are in the host copies of its param and wgrad tensors. */
+      for (g = 0; g < p->n_tensors; g++)
+        if (p->tensors[g].kind == OOC_T_WGRAD &&
+            p->tensors[g].layer == p->tensors[t].layer)
+          break;
+      if (g < p->n_tensors) {
+        if ((rc = ooc_exec_read_host(ex, t, 0, (char *)m->params + off,
+                                     b / 2, err)) < 0 ||
+            (rc = ooc_exec_read_host(ex, g, 0,
+                                     (char *)m->params + off + b / 2, b / 2,
+                                     err)) < 0)
+          return rc;
+      } else if ((rc = ooc_exec_read(ex, t, 0, (char *)m->params + off, b,
+                                     err)) < 0) {
         return rc;
+      }
       off += b;
     }
   m->n_params = total / sizeof(float);

@@ -314,6 +314,11 @@ overrides(const ooc_cli_args *a, const ooc_model *m, const ooc_hw *base,
   kv_add(l, "host.event_sync_us", "%.3f", (double)r->wake_ns * 1e-3);
   kv_add(l, "host.op_us", "%.0f", 0);
   kv_add(l, "host.optimizer_param_us", "%.0f", 0);
+  if (r->host_opt_Bps > 0) {
+    kv_add(l, "host.optimizer_GBps", "%.3f", r->host_opt_Bps * 1e-9);
+    kv_add(l, "host.optimizer_call_us", "%.3f",
+           (double)r->host_opt_call_ns * 1e-3);
+  }
   kv_add(l, "link.issue_us", "%.0f", 0);
   if (r->has_api)
     kv_str(l, "allocator.free_syncs", free_waited(r) ? "true" : "false");
@@ -570,8 +575,10 @@ ooc_cmd_calibrate(int argc, char **argv)
          (double)r.chunk_unmap_ns * 1e-3, (double)r.chunk_release_ns * 1e-3,
          (double)r.host_alloc_ns * 1e-3);
   printf("host        replay overhead %.1f us per iteration, thread wake-up "
-         "%.1f us\n", (double)r.iter_overhead_ns * 1e-3,
-         (double)r.wake_ns * 1e-3);
+         "%.1f us, optimizer step (Adam on the CPU) %.2f GB/s + %.1f us "
+         "per step\n", (double)r.iter_overhead_ns * 1e-3,
+         (double)r.wake_ns * 1e-3, r.host_opt_Bps * 1e-9,
+         (double)r.host_opt_call_ns * 1e-3);
   if (r.has_api)
     printf("device API  async copy issue %.1f us, event record + synchronise "
            "%.1f us, cudaFree %.1f us idle and %.1f us with %.2f ms of work "

@@ -89,10 +89,17 @@ typedef struct ooc_exec_kernel {
   int32_t param;        /* the layer's parameters: weights, then their
                            gradients at param_bytes, optimizer state
                            after (-1 none) */
+  int32_t dparam;       /* where the weight gradients go: param itself
+                           at dparam_off = param_bytes, or the layer's
+                           OOC_T_WGRAD tensor at 0 when its optimizer runs
+                           on the host (docs/offload.md); -1 none */
+  uint64_t dparam_off;
   uint8_t dparam_acc;   /* the weight gradients are added to (a tensor
                            written earlier in this iteration) */
   int32_t tied;         /* a tied linear: the embedding whose table it
                            uses as weights (its param tensor), -1 */
+  int32_t tied_dparam;  /* the table's gradient: as dparam */
+  uint64_t tied_dparam_off;
   uint8_t tied_acc;     /* the table's gradient is added to */
   int32_t ws;           /* the program's workspace tensor for this
                            kernel, -1 none */
@@ -214,6 +221,15 @@ ooc_exec_dropout_keep(uint64_t seed, int layer, int iteration, uint64_t i,
 /* The tied linear's embedding (the first with vocab == out and out == the
  * linear's input features), or -1. */
 int ooc_exec_tied_embedding(const ooc_model *m, int layer);
+
+/* One optimizer step over n fp32 parameters: weights w, gradients g and
+ * the optimizer's state o (momentum: n values; Adam: m then v, 2n), at
+ * the step's 0-based iteration (Adam's bias correction). The device
+ * update of the cpu backend and the host stream's step of an offloaded
+ * layer (docs/offload.md) both run it, so their results agree bit for
+ * bit. OpenMP over the elements. */
+void ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
+                             float *o, int64_t n, int iteration);
 
 /* Per-sample rows and classes of a softmax_ce layer's input (softmax over
  * the last dim). */

@@ -533,6 +533,56 @@ measure_wake(ooc_calib_result *r, ooc_err *err)
   return OOC_OK;
 }
 
+/* The host's optimizer step, the HOST instruction's kernel (data.c): Adam
+ * over N fp32 parameters, as a stream thread runs it, median of 7 after
+ * one warm-up. It moves 2 x 4 (weights) + 4 (gradients) + 2 x 8 (two
+ * moments) = 28 bytes per parameter, the bytes sim/cost.c charges. The
+ * calling thread takes the host stream's thread settings first. */
+static int
+measure_host_optimizer(bstate *s, ooc_calib_result *r, ooc_err *err)
+{
+  enum { N = 4 << 20, REP = 7 };
+  float *w = malloc((size_t)N * 4 * sizeof *w);
+  int64_t t[REP];
+  int64_t i;
+  int k;
+
+  if (w == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "calibrate: out of memory");
+  /* On the threads the host stream runs it with (the backend's). */
+  if (s->b->thread_start != NULL &&
+      (k = s->b->thread_start(s->st, OOC_STREAM_HOST, err)) < 0) {
+    free(w);
+    return k;
+  }
+  for (i = 0; i < (int64_t)N * 4; i++)
+    w[i] = i < N ? 0.5f : i < 2 * (int64_t)N ? 1e-3f : 0.0f;
+  ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + N, w + 2 * (int64_t)N, N, 0);
+  for (k = 0; k < REP; k++) {
+    int64_t t0 = ooc_mono_ns();
+    ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + N, w + 2 * (int64_t)N, N,
+                            k + 1);
+    t[k] = ooc_mono_ns() - t0;
+  }
+  i = ooc_median_i64(t, REP);
+  r->host_opt_Bps = i > 0 ? 28.0 * N / ((double)i * 1e-9) : 0;
+  {
+    /* The fixed cost of one step: a small layer's (OpenMP's fork and
+     * join, the call). */
+    enum { M = 201, SMALL = 256 };
+    int64_t c[M];
+    for (k = 0; k < M; k++) {
+      int64_t t0 = ooc_mono_ns();
+      ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + SMALL, w + 2 * SMALL,
+                              SMALL, k + 1);
+      c[k] = ooc_mono_ns() - t0;
+    }
+    r->host_opt_call_ns = ooc_median_i64(c, M);
+  }
+  free(w);
+  return OOC_OK;
+}
+
 /* --- kernels and interference ---------------------------------------------- */
 
 /* Background copies while a replay runs: n threads (1: H2D; 2: both). */
@@ -902,7 +952,8 @@ ooc_calib_run(const ooc_calib_config *cfg, ooc_calib_result *r,
     goto done;
   step(cfg, done++, total, "driver actions");
   if ((rc = measure_driver(cfg, &s, r, err)) < 0 ||
-      (rc = measure_wake(r, err)) < 0)
+      (rc = measure_wake(r, err)) < 0 ||
+      (rc = measure_host_optimizer(&s, r, err)) < 0)
     goto done;
   if (s.b->host_api != NULL) {
     if ((rc = s.b->host_api(s.st, &r->api, err)) < 0)

@@ -97,6 +97,12 @@ typedef struct ooc_calib_result {
   int64_t iter_overhead_ns;     /* per iteration, outside the first and
                                    last instruction (host.iteration_us) */
   int64_t wake_ns;              /* one stream thread waking another */
+  double host_opt_Bps;          /* the host's optimizer step (Adam, fp32)
+                                   over 4 Mi parameters: bytes moved per
+                                   second, as host.optimizer_GBps counts
+                                   them (docs/offload.md) */
+  int64_t host_opt_call_ns;     /* one such step over 256 parameters
+                                   (its fixed cost), median of 201 */
   int has_api;                  /* the backend measured its API (api) */
   ooc_exec_host_api api;
   /* Interference per op class (ir/model.h), and the kernel time of the

@@ -96,7 +96,10 @@ cpu_thread_start(void *state, int stream, ooc_err *err)
 {
   cpu_state *st = state;
 
-  if (stream == OOC_STREAM_COMPUTE)
+  /* The kernels, and the host stream's optimizer steps (an offloaded
+   * layer's, docs/offload.md), each on the --threads cores: the host
+   * shares this machine with the "device". */
+  if (stream == OOC_STREAM_COMPUTE || stream == OOC_STREAM_HOST)
     omp_set_num_threads(st->threads);
   return OOC_OK;
 }

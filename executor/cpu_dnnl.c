@@ -1150,7 +1150,7 @@ run_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
   const ooc_layer *l = &m->layers[k->layer];
   void *h[8];
   char *w = k->param >= 0 ? ptr[k->param] : NULL;
-  char *dw = w != NULL ? w + l->param_bytes : NULL;
+  char *dw = k->dparam >= 0 ? (char *)ptr[k->dparam] + k->dparam_off : NULL;
   uint64_t bias = l->a.bias ? (uint64_t)l->a.out * 4 : 0;
   int rc, j;
 
@@ -1192,7 +1192,7 @@ run_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
       const ooc_layer *e = &m->layers[m->n_layers > 0 ?
                                       ooc_exec_tied_embedding(m, k->layer)
                                       : 0];
-      dtw = tw + e->param_bytes;
+      dtw = (char *)ptr[k->tied_dparam] + k->tied_dparam_off;
       if (!wacc)   /* the table's position rows get no gradient here */
         memset(dtw + wn * 4, 0, e->param_bytes - wn * 4);
     }

@@ -142,7 +142,7 @@ embedding(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   float *table = ptr[k->param];
 
   if (bwd) {
-    float *dt = (float *)((char *)table + l->param_bytes);
+    float *dt = (float *)((char *)ptr[k->dparam] + k->dparam_off);
     const float *dy = ptr[k->dout];
     if (!k->dparam_acc)
       memset(dt, 0, l->grad_bytes);
@@ -410,7 +410,7 @@ rmsnorm(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   }
   {
     const float *dy = ptr[k->dout];
-    float *dg = (float *)((char *)ptr[k->param] + l->param_bytes);
+    float *dg = (float *)((char *)ptr[k->dparam] + k->dparam_off);
     float *dx = k->din[0] >= 0 ? ptr[k->din[0]] : NULL;
     if (!k->dparam_acc)
       memset(dg, 0, l->grad_bytes);
@@ -534,7 +534,7 @@ tokens(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
   }
   {
     const float *dy = ptr[k->dout];
-    float *dw = (float *)((char *)ptr[k->param] + l->param_bytes);
+    float *dw = (float *)((char *)ptr[k->dparam] + k->dparam_off);
     float *dpos = pos ? dw + P * H : NULL;
     if (!k->dparam_acc)
       memset(dw, 0, l->grad_bytes);
@@ -620,47 +620,21 @@ softmax(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 
 /* --- the optimizer step --------------------------------------------------- */
 
-#define LR_SGD 0.01f
-#define MOMENTUM 0.9f
-#define LR_ADAM 1e-3f
-#define BETA1 0.9f
-#define BETA2 0.999f
-#define ADAM_EPS 1e-8f
-
+/* Every parameter tensor of the update: weights, gradients and state in
+ * one buffer (data.c's layout), stepped by the core's one optimizer (the
+ * host stream's step of an offloaded layer runs the same code). */
 static void
 update(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
        int iteration)
 {
   int j;
-  float c1 = 1.0f - powf(BETA1, (float)(iteration + 1));
-  float c2 = 1.0f - powf(BETA2, (float)(iteration + 1));
 
   for (j = 0; j < k->n_params; j++) {
     const ooc_layer *l = &st->m->layers[st->p->tensors[k->params[j]].layer];
-    int64_t n = (int64_t)(l->param_bytes / sizeof(float)), i;
-    float *w = ptr[k->params[j]], *g = w + n, *o = g + n;
-    switch (st->m->optimizer) {
-    case OOC_OPT_SGD:
-#pragma omp parallel for schedule(static)
-      for (i = 0; i < n; i++)
-        w[i] -= LR_SGD * g[i];
-      break;
-    case OOC_OPT_ADAM:
-#pragma omp parallel for schedule(static)
-      for (i = 0; i < n; i++) {
-        o[i] = BETA1 * o[i] + (1 - BETA1) * g[i];
-        o[n + i] = BETA2 * o[n + i] + (1 - BETA2) * g[i] * g[i];
-        w[i] -= LR_ADAM * (o[i] / c1) / (sqrtf(o[n + i] / c2) + ADAM_EPS);
-      }
-      break;
-    default:
-#pragma omp parallel for schedule(static)
-      for (i = 0; i < n; i++) {
-        o[i] = MOMENTUM * o[i] + g[i];
-        w[i] -= LR_SGD * o[i];
-      }
-      break;
-    }
+    int64_t n = (int64_t)(l->param_bytes / sizeof(float));
+    float *w = ptr[k->params[j]];
+    ooc_exec_optimizer_step(st->m->optimizer, w, w + n, w + 2 * n, n,
+                            iteration);
   }
 }
 

@@ -728,7 +728,7 @@ conv_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
     return OOC_OK;
   }
   {
-    char *dw = w + l->param_bytes;
+    char *dw = (char *)ptr[k->dparam] + k->dparam_off;
     if (k->din[0] >= 0) {
       if (deconv)
         DNN(cudnnConvolutionForward(s->dnn, &one, L->x, ptr[k->dout], L->w,
@@ -826,14 +826,15 @@ linear_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
   if (k->tied >= 0) {
     const ooc_layer *e = &s->m->layers[ooc_exec_tied_embedding(s->m,
                                                                 k->layer)];
-    dW = (float *)((char *)W + e->param_bytes);
+    dW = (float *)((char *)ptr[k->tied_dparam] + k->tied_dparam_off);
     if (!wacc)
       CU(cudaMemsetAsync((char *)dW + (uint64_t)in * out * 4, 0,
                          e->param_bytes - (uint64_t)in * out * 4,
                          s->st[OOC_STREAM_COMPUTE]), "cudaMemsetAsync");
-    db = own != NULL ? (float *)(own + l->param_bytes) : NULL;
+    db = k->dparam >= 0 ? (float *)((char *)ptr[k->dparam] + k->dparam_off)
+                        : NULL;
   } else {
-    dW = (float *)(own + l->param_bytes);
+    dW = (float *)((char *)ptr[k->dparam] + k->dparam_off);
     db = dW + (uint64_t)in * out;
   }
   if (k->din[0] >= 0)   /* dX = dY W */
@@ -1006,8 +1007,9 @@ static int
 bn_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
        ooc_err *err)
 {
-  const ooc_layer *l = &s->m->layers[k->layer];
-  float *w = ptr[k->param], *dw = (float *)((char *)w + l->param_bytes);
+  float *w = ptr[k->param];
+  float *dw = k->dparam >= 0 ? (float *)((char *)ptr[k->dparam] + k->dparam_off)
+                             : NULL;
   int64_t C = s->m->layers[in_layer(s, k, 0)].out.d[0];
 
   if (k->phase != OOC_PH_BWD) {

@@ -139,3 +139,44 @@ ooc_exec_data_fill(const ooc_model *m, const ooc_program *p, int32_t t,
     }
   }
 }
+
+/* --- the optimizer --------------------------------------------------------- */
+
+#define LR_SGD 0.01f
+#define MOMENTUM 0.9f
+#define LR_ADAM 1e-3f
+#define BETA1 0.9f
+#define BETA2 0.999f
+#define ADAM_EPS 1e-8f
+
+void
+ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
+                        float *o, int64_t n, int iteration)
+{
+  float c1 = 1.0f - powf(BETA1, (float)(iteration + 1));
+  float c2 = 1.0f - powf(BETA2, (float)(iteration + 1));
+  int64_t i;
+
+  switch (opt) {
+  case OOC_OPT_SGD:
+#pragma omp parallel for schedule(static)
+    for (i = 0; i < n; i++)
+      w[i] -= LR_SGD * g[i];
+    break;
+  case OOC_OPT_ADAM:
+#pragma omp parallel for schedule(static)
+    for (i = 0; i < n; i++) {
+      o[i] = BETA1 * o[i] + (1 - BETA1) * g[i];
+      o[n + i] = BETA2 * o[n + i] + (1 - BETA2) * g[i] * g[i];
+      w[i] -= LR_ADAM * (o[i] / c1) / (sqrtf(o[n + i] / c2) + ADAM_EPS);
+    }
+    break;
+  default:
+#pragma omp parallel for schedule(static)
+    for (i = 0; i < n; i++) {
+      o[i] = MOMENTUM * o[i] + g[i];
+      w[i] -= LR_SGD * o[i];
+    }
+    break;
+  }
+}

@@ -45,7 +45,7 @@
  *
  * Timing: CLOCK_MONOTONIC, each instruction's start and end relative to
  * the iteration's start; an iteration starts when the main thread releases
- * the three streams and ends when all have finished, after which the
+ * the four streams and ends when all have finished, after which the
  * device is synchronised (as the simulator runs iterations back to back
  * from a drained device). Kernels are built on the compute thread before
  * the first iteration (its kernel thread count set), and the prologue runs
@@ -490,6 +490,39 @@ wait_start_locked(ooc_exec *ex, int32_t i)
   return ex->abort;
 }
 
+/* A HOST instruction: the optimizer step of an offloaded layer on the
+ * host copies of its weights, gradients and state (docs/offload.md), on
+ * this (the host stream's) thread, whatever the backend: its host
+ * buffers are host memory. */
+static int
+host_step(ooc_exec *ex, int32_t i, ooc_err *err)
+{
+  const ooc_program *p = ex->p;
+  const ooc_instr *in = &p->instr[i];
+  float *w = NULL, *g = NULL, *o = NULL;
+  int64_t n;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t t = OOC_ARG_TENSOR(p->args[in->arg_first + k]);
+    switch (p->tensors[t].kind) {
+    case OOC_T_PARAM: w = ex->host[t]; break;
+    case OOC_T_WGRAD: g = ex->host[t]; break;
+    case OOC_T_OPTSTATE: o = ex->host[t]; break;
+    default: break;
+    }
+  }
+  if (w == NULL || g == NULL ||
+      (o == NULL && ex->m->optimizer != OOC_OPT_SGD))
+    return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
+                       "layer %d) does not name the host copies of the "
+                       "layer's weights, gradients and optimizer state", i,
+                       in->layer);
+  n = (int64_t)(ex->m->layers[in->layer].param_bytes / sizeof(float));
+  ooc_exec_optimizer_step(ex->m->optimizer, w, g, o, n, ex->iteration);
+  return OOC_OK;
+}
+
 static void
 run_stream(ooc_exec *ex, int s)
 {
@@ -537,6 +570,8 @@ run_stream(ooc_exec *ex, int s)
       rc = k->skip ? OOC_OK
                    : ex->b->compute(ex->bstate, k, ex->ptr, ex->iteration,
                                     &e);
+    } else if (in->kind == OOC_I_HOST) {
+      rc = host_step(ex, i, &e);
     } else {
       int32_t t = in->tensor;
       int h2d = in->kind == OOC_I_H2D;
@@ -624,7 +659,7 @@ worker_main(void *arg)
   return NULL;
 }
 
-/* Give the threads a job and wait for all three. */
+/* Give the threads a job and wait for all of them. */
 static void
 run_job(ooc_exec *ex, int job)
 {
@@ -901,7 +936,12 @@ run_prologue(ooc_exec *ex, ooc_err *err)
       return rc;
     if (in->kind == OOC_I_ALLOC && bytes > 0) {
       if (in->where == OOC_WHERE_HOST) {
-        memset(ex->host[t], 0, bytes);
+        /* The host copy of an offloaded layer's weights holds them (the
+         * master the CPU step updates); every other starts zeroed. */
+        if (p->tensors[t].kind == OOC_T_PARAM)
+          ooc_exec_data_fill(ex->m, p, t, ex->cfg.seed, ex->host[t]);
+        else
+          memset(ex->host[t], 0, bytes);
       } else {
         void *buf = malloc(bytes);
         if (buf == NULL)
@@ -1068,6 +1108,21 @@ ooc_exec_read(const ooc_exec *ex, int32_t tensor, uint64_t offset,
                        (unsigned long long)offset, (unsigned long long)bytes);
   return ex->b->download(ex->bstate, buf, (char *)ex->ptr[tensor] + offset,
                          bytes, err);
+}
+
+int
+ooc_exec_read_host(const ooc_exec *ex, int32_t tensor, uint64_t offset,
+                   void *buf, uint64_t bytes, ooc_err *err)
+{
+  if (tensor < 0 || tensor >= ex->p->n_tensors || ex->host[tensor] == NULL ||
+      offset > ex->p->tensors[tensor].bytes ||
+      bytes > ex->p->tensors[tensor].bytes - offset)
+    return ooc_err_set(err, OOC_EINVAL,
+                       "executor: tensor %d has no host buffer, or [%llu, "
+                       "+%llu) exceeds it", tensor,
+                       (unsigned long long)offset, (unsigned long long)bytes);
+  memcpy(buf, (char *)ex->host[tensor] + offset, bytes);
+  return OOC_OK;
 }
 
 int

@@ -180,6 +180,10 @@ int ooc_exec_run(ooc_exec *ex, ooc_exec_result *r, ooc_trace *trace,
  * tensor is not allocated or the range exceeds it. */
 int ooc_exec_read(const ooc_exec *ex, int32_t tensor, uint64_t offset,
                   void *buf, uint64_t bytes, ooc_err *err);
+/* The same from the tensor's host buffer (an offloaded layer's weights and
+ * gradients live there, docs/offload.md). */
+int ooc_exec_read_host(const ooc_exec *ex, int32_t tensor, uint64_t offset,
+                       void *buf, uint64_t bytes, ooc_err *err);
 
 /* Where device ALLOC `instr` was placed: by the prologue, or in the last
  * iteration that ran. OOC_EINVAL when it is not a device ALLOC or did not

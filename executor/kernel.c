@@ -37,6 +37,7 @@
 typedef struct roles {
   int n;
   int32_t *param, *act, *grad, *ws; /* per layer; ws: 2 per layer */
+  int32_t *wgrad;                   /* per layer: OOC_T_WGRAD, -1 */
   int *storage;                     /* per layer: its storage layer */
   uint64_t *saved_off;              /* per layer */
 } roles;
@@ -45,6 +46,7 @@ static void
 roles_free(roles *r)
 {
   free(r->param);
+  free(r->wgrad);
   free(r->act);
   free(r->grad);
   free(r->ws);
@@ -62,19 +64,20 @@ roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
   memset(r, 0, sizeof *r);
   r->n = n;
   r->param = malloc((size_t)n * sizeof *r->param);
+  r->wgrad = malloc((size_t)n * sizeof *r->wgrad);
   r->act = malloc((size_t)n * sizeof *r->act);
   r->grad = malloc((size_t)n * sizeof *r->grad);
   r->ws = malloc(2 * (size_t)n * sizeof *r->ws);
   r->storage = malloc((size_t)n * sizeof *r->storage);
   r->saved_off = malloc((size_t)n * sizeof *r->saved_off);
   cum = calloc((size_t)n, sizeof *cum);
-  if (!r->param || !r->act || !r->grad || !r->ws || !r->storage ||
+  if (!r->param || !r->wgrad || !r->act || !r->grad || !r->ws || !r->storage ||
       !r->saved_off || !cum) {
     free(cum);
     return ooc_err_set(err, OOC_ENOMEM, "executor: out of memory");
   }
   for (l = 0; l < n; l++) {
-    r->param[l] = r->act[l] = r->grad[l] = -1;
+    r->param[l] = r->wgrad[l] = r->act[l] = r->grad[l] = -1;
     r->ws[2 * l] = r->ws[2 * l + 1] = -1;
     r->storage[l] = m->layers[l].alias_of >= 0
                         ? r->storage[m->layers[l].alias_of] : l;
@@ -95,6 +98,8 @@ roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
                          "model does not have", t, l);
     switch (pt->kind) {
     case OOC_T_PARAM: slot = &r->param[l]; break;
+    case OOC_T_WGRAD: slot = &r->wgrad[l]; break;
+    case OOC_T_OPTSTATE: continue;      /* the host step's alone */
     case OOC_T_INPUT: slot = l == 0 ? &r->act[0] : NULL; break;
     case OOC_T_ACT: slot = r->storage[l] == l && l > 0 ? &r->act[l] : NULL;
       break;
@@ -193,6 +198,7 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   k->phase = in->phase;
   k->algo = in->algo;
   k->out = k->dout = k->param = k->tied = k->ws = -1;
+  k->dparam = k->tied_dparam = -1;
   if (in->phase == OOC_PH_UPDATE) {
     int32_t a;
     k->params = *ic;
@@ -230,6 +236,13 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   k->out = r->act[r->storage[in->layer]];
   k->saved_off = r->saved_off[in->layer];
   k->param = r->param[in->layer];
+  if (r->wgrad[in->layer] >= 0) {
+    k->dparam = r->wgrad[in->layer];
+    k->dparam_off = 0;
+  } else if (k->param >= 0) {
+    k->dparam = k->param;
+    k->dparam_off = ly->param_bytes;
+  }
   k->inplace = (ly->op == OOC_OPK_RELU || ly->op == OOC_OPK_ACT ||
                 ly->op == OOC_OPK_DROPOUT) && ly->alias_of >= 0;
   if (ly->op == OOC_OPK_LINEAR && ly->a.tied) {
@@ -243,6 +256,8 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
                              .out.d[m->layers[ooc_layer_input(m, ly, 0)]
                                         .out.ndim - 1]);
     k->tied = r->param[e];
+    k->tied_dparam = r->wgrad[e] >= 0 ? r->wgrad[e] : k->tied;
+    k->tied_dparam_off = r->wgrad[e] >= 0 ? 0 : m->layers[e].param_bytes;
   }
   k->ws = r->ws[2 * in->layer + bwd];
   if (k->ws >= 0 && (p->tensors[k->ws].bytes == 0 ||
@@ -286,7 +301,10 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
                        in->layer, ly->name ? ly->name : "?");
   if ((rc = need(m, p, i, k->dout, arg_of(p, in, k->dout) == 2,
                  "the output's gradient", err)) != OOC_OK ||
-      (rc = need(m, p, i, k->param, 1, "the parameters", err)) != OOC_OK)
+      (rc = need(m, p, i, k->param, k->dparam == k->param,
+                 "the parameters", err)) != OOC_OK ||
+      (rc = need(m, p, i, k->dparam, 1, "the weight gradients", err))
+          != OOC_OK)
     return rc;
   for (j = 0; j < k->n_in; j++)
     if ((rc = need(m, p, i, din[j], 1, "an input's gradient", err))
@@ -361,13 +379,13 @@ ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
       acc[j] = (k->inplace && j == 0) ? 0 : !fresh[t];
       fresh[t] = 0;
     }
-    if (k->param >= 0) {
-      k->dparam_acc = pwritten[k->param];
-      pwritten[k->param] = 1;
+    if (k->dparam >= 0) {
+      k->dparam_acc = pwritten[k->dparam];
+      pwritten[k->dparam] = 1;
     }
     if (k->tied >= 0) {
-      k->tied_acc = pwritten[k->tied];
-      pwritten[k->tied] = 1;
+      k->tied_acc = pwritten[k->tied_dparam];
+      pwritten[k->tied_dparam] = 1;
     }
   }
   rc = OOC_OK;

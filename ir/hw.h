@@ -72,6 +72,9 @@ typedef struct ooc_hw {
                              CPU optimizer of an offloaded layer streams
                              (gradients in, master weights and state read
                              and written, weights out); 0: not given */
+  int64_t host_opt_call_ns; /* host.optimizer_call_us: the fixed cost of
+                               one CPU optimizer step (a HOST
+                               instruction); 0: host_opt_param_ns */
   int64_t event_sync_ns;  /* the host waits on an event: an ALLOC that
                              needs the room a FREE on another stream
                              makes resumes this long after that FREE */

@@ -71,6 +71,8 @@ static const field fields[] = {
   OPT("host", "optimizer_param_us", T_NUM, C_NONNEG, 1e3, D_NS,
       host_opt_param_ns),
   OPT("host", "optimizer_GBps", T_NUM, C_POS, 1e9, D_DBL, host_opt_Bps),
+  OPT("host", "optimizer_call_us", T_NUM, C_NONNEG, 1e3, D_NS,
+      host_opt_call_ns),
   OPT("host", "event_sync_us", T_NUM, C_NONNEG, 1e3, D_NS, event_sync_ns),
   F("compute", "fp32_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP32]),
   F("compute", "fp16_TFLOPS", T_NUM, C_POS, 1e12, D_DBL, peak_flops[OOC_FP16]),

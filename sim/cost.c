@@ -479,7 +479,8 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
         c->host_opt_ns[i] = -1;
         continue;
       }
-      t = b / hw->host_opt_Bps * 1e9 + opt;
+      t = b / hw->host_opt_Bps * 1e9 +
+          (hw->host_opt_call_ns > 0 ? (double)hw->host_opt_call_ns : opt);
       if (!(t < MAX_NS)) {
         rc = ooc_err_set(err, OOC_ERANGE, "model %s: the CPU optimizer step "
                          "of layer %d overflows: profile '%s' "

@@ -45,8 +45,9 @@ typedef struct ooc_costs {
    * on the CPU, and the device UPDATE covers the other layers): */
   int64_t *host_opt_ns;   /* per layer: its step on the CPU, bytes moved
                              (2 x weights + gradients + 2 x optimizer
-                             state) / host.optimizer_GBps + the per-tensor
-                             host.optimizer_param_us; 0 without
+                             state) / host.optimizer_GBps + the fixed
+                             host.optimizer_call_us (else the per-tensor
+                             host.optimizer_param_us); 0 without
                              parameters, -1 when the profile gives no
                              host.optimizer_GBps */
   double *update_layer_ns; /* per layer: its share of update_ns without

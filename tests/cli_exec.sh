@@ -152,6 +152,27 @@ if command -v "${OOCSIM_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
 fi
 grep -q "| window |" "$TMP/val/report.md" && ok "report.md has a row per planner" || not_ok "report.md has a row per planner"
 
+# Parameter offload (docs/offload.md): the optimizer of every layer on the
+# host stream, gradients out after each backward, weights back (resident)
+# or copied in before each use (streamed). The replay computes the same
+# bits as the in-core plan, at the predicted peak.
+for mode in resident stream; do
+  expect_ok "validate zero-offload params=$mode" \
+    "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p incore,zero-offload \
+    --opt params=$mode --iterations 2 --warmup 1 --json
+  n=$(grep -c "bit-identical to the in-core plan's" "$TMP/out")
+  [ "$n" = 2 ] && ok "zero-offload $mode: weights and gradients bit-identical" ||
+    not_ok "zero-offload $mode: weights and gradients bit-identical ($n)"
+  awk '/"predicted_peak_reserved_bytes"/ { gsub(/[^0-9]/, "", $2); p = $2 }
+       /"measured_peak_reserved_bytes"/ { gsub(/[^0-9]/, "", $2); if ($2 != "" && $2 != p) bad++ }
+       END { exit bad > 0 }' "$TMP/out" &&
+    ok "zero-offload $mode: peak reserved as predicted" || not_ok "zero-offload $mode: peak reserved as predicted"
+done
+expect_ok "plan zero-offload" "$OOCSIM" plan -m "$M" -b 2048 --hw "$HW" -p zero-offload --opt params=stream -o "$TMP/zo.json"
+expect_ok "exec zero-offload --verify" "$OOCSIM" exec "$TMP/zo.json" --json --verify --iterations 1 --trace "$TMP/zo-trace.json"
+grep -q '"cat":"cpu-update"' "$TMP/zo-trace.json" && ok "the measured trace has the host's steps" ||
+  not_ok "the measured trace has the host's steps"
+
 # --- bad input --------------------------------------------------------------------
 expect_fail "exec without a plan" "exec: missing PLAN.json" "$OOCSIM" exec
 expect_fail "exec two plans" "exec: one plan file at most" "$OOCSIM" exec "$TMP/plan.json" "$TMP/plan.json"
