@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/maxbatch.h"
+#include "planners/registry.h"
 
 /* Feasibility of batch b: 1 feasible (sum filled when want_sum), 0 not
  * (the working set exceeds the budget, the batch overflows, or the plan
@@ -21,6 +22,8 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
           ooc_summary *sum, ooc_maxbatch_limit *lim, ooc_err *err)
 {
   ooc_scenario_spec s = *spec;
+  const ooc_planner_type *t =
+      spec->planner != NULL ? ooc_planner_find(spec->planner, NULL) : NULL;
   ooc_scenario *sc = NULL;
   ooc_summary tmp;
   ooc_err e2 = { 0 };
@@ -38,10 +41,12 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
       *err = e2;
     return rc;
   }
-  if (ooc_scenario_check_budget(sc, spec->budget != 0
-                                        ? spec->budget
-                                        : ooc_scenario_hw(sc)->mem_usable,
-                                NULL) < 0) {
+  if (ooc_scenario_check_budget_for(sc, spec->budget != 0
+                                            ? spec->budget
+                                            : ooc_scenario_hw(sc)->mem_usable,
+                                    t != NULL &&
+                                        (t->flags & OOC_PLANNER_OFFLOAD),
+                                    NULL) < 0) {
     if (lim != NULL) {
       *lim = (ooc_maxbatch_limit){ .batch = b,
                                    .kind = OOC_LIMIT_WORKING_SET };

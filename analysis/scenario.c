@@ -456,13 +456,21 @@ int
 ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                           ooc_err *err)
 {
+  return ooc_scenario_check_budget_for(sc, budget, 0, err);
+}
+
+int
+ooc_scenario_check_budget_for(const ooc_scenario *sc, uint64_t budget,
+                              int offload, ooc_err *err)
+{
   int rc;
 
   if (budget == 0)
     return OOC_OK;      /* the default: too small is a result */
   if ((rc = ooc_scenario_check_budget_size(sc, budget, err)) < 0)
     return rc;
-  return ooc_plan_check_budget(sc->lv, budget, err);
+  return offload ? ooc_plan_check_budget_offload(sc->lv, budget, err)
+                 : ooc_plan_check_budget(sc->lv, budget, err);
 }
 
 int

@@ -144,6 +144,11 @@ int ooc_scenario_check_budget_size(const ooc_scenario *sc, uint64_t budget,
  * ooc_scenario_run_in returns an INFEASIBLE summary, not an error. */
 int ooc_scenario_check_budget(const ooc_scenario *sc, uint64_t budget,
                               ooc_err *err);
+/* The same for planners that may offload parameters (offload != 0: one
+ * of them has OOC_PLANNER_OFFLOAD): against the persistent state that
+ * offload leaves (ooc_plan_check_budget_offload). */
+int ooc_scenario_check_budget_for(const ooc_scenario *sc, uint64_t budget,
+                                  int offload, ooc_err *err);
 
 /* The INFEASIBLE summary ooc_scenario_run_in gives when spec's budget (0:
  * the profile's) is below the largest working set, for any budget: for a

@@ -328,7 +328,9 @@ ooc_cmd_compare(int argc, char **argv)
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_open(&spec, &sc, &err) < 0)
     goto fail;
-  if (ooc_scenario_check_budget(sc, spec.budget, &err) < 0) {
+  for (i = 0, j = 0; i < n; i++)
+    j |= (ts[i]->flags & OOC_PLANNER_OFFLOAD) != 0;
+  if (ooc_scenario_check_budget_for(sc, spec.budget, j, &err) < 0) {
     ooc_err_prefix(&err, err.code, "--budget: ");
     goto fail;
   }

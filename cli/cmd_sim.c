@@ -362,7 +362,12 @@ ooc_cmd_maxbatch(int argc, char **argv)
     goto fail;
   /* A --budget no batch fits, or above the device's memory, is refused
    * as simulate refuses it (batch 1 has the smallest working set). */
-  if (a.budget != 0 && ooc_scenario_check_budget(sc, a.budget, &err) < 0) {
+  if (a.budget != 0 &&
+      ooc_scenario_check_budget_for(sc, a.budget,
+                                    ooc_planner_find(spec.planner, NULL) &&
+                                        (ooc_planner_find(spec.planner, NULL)
+                                             ->flags & OOC_PLANNER_OFFLOAD),
+                                    &err) < 0) {
     ooc_err_prefix(&err, err.code, "--budget: ");
     goto fail;
   }

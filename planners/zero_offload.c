@@ -205,12 +205,15 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
       *err = e;
       return rc;
     }
-    if (rc != OOC_OK) {
-      /* No activation plan at this budget: nothing smaller will have
-       * one either. */
+    if (rc == OOC_EOOM) {
+      /* No activation plan at this budget (its largest step does not fit
+       * even with the room offload makes): keep them all and let the
+       * simulator say where memory runs out, a result as for any plan. */
+      ooc_plan_reset(&st->act);
+      extra = 0;
+    } else if (rc != OOC_OK) {
       *err = e;
-      return ooc_err_prefix(err, rc == OOC_EOOM ? OOC_EOOM : rc,
-                            "activations by '%s': ", t->name);
+      return ooc_err_prefix(err, rc, "activations by '%s': ", t->name);
     }
     if ((rc = ooc_plan_copy(pl, &st->act)) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");

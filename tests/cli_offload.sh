@@ -93,8 +93,17 @@ expect_fail "act unknown" "planner 'zero-offload': option act=nope: no such plan
   "$OOCSIM" simulate $S -p zero-offload --opt act=nope
 expect_fail "device_layers -1" "planner 'zero-offload': option device_layers=-1: must be >= 0" \
   "$OOCSIM" simulate $S -p zero-offload --opt device_layers=-1
-expect_fail "no CPU rate" "planner 'zero-offload': profile 'cpu-host' gives no host.optimizer_GBps (the CPU optimizer's rate)" \
-  "$OOCSIM" simulate -m resnet50 -b 8 --hw cpu-host -p zero-offload
+sed 's/, "optimizer_GBps": 10//' "$top_srcdir/tests/data/hw/round.json" >"$TMP/nocpu.json"
+expect_fail "no CPU rate" "planner 'zero-offload': profile 'round' gives no host.optimizer_GBps (the CPU optimizer's rate)" \
+  "$OOCSIM" simulate -m resnet50 -b 8 --hw "$TMP/nocpu.json" -p zero-offload
 expect_fail "bad CPU rate" "host.optimizer_GBps" \
   "$OOCSIM" simulate $S -p zero-offload --hw-set host.optimizer_GBps=-1
+# A --budget below the working set with everything on the device, but not
+# below what offload leaves: a plan for zero-offload, bad input for others.
+expect_ok "zero-offload --budget 40G" "$OOCSIM" simulate $S -p zero-offload --budget 40G
+expect_fail "incore --budget 40G" "--budget: budget 37.25 GiB is below the working set of step 'bwd loss' (persistent 100.41 GiB + 500.00 MiB)" \
+  "$OOCSIM" simulate $S -p incore --budget 40G
+# maxbatch: zero-offload trains seq 1024 where nothing else does.
+expect_ok "maxbatch zero-offload" "$OOCSIM" maxbatch -m llama2_7b --set seq=1024 --precision amp-bf16 --optimizer adam --hw h100-pcie5 -p zero-offload
+grep -q '^max batch [1-9][0-9]* for zero-offload on h100-pcie5' "$TMP/out" && ok "maxbatch finds a batch" || not_ok "maxbatch finds a batch ($(head -1 "$TMP/out"))"
 finish
