@@ -105,6 +105,30 @@ ooc_sem_kernel_uses(const ooc_sem *s, int32_t t, int write_only)
   return 0;
 }
 
+/* Does any arg of in break the rule of its copy at once? A read needs
+ * the copy allocated (bit live) and valid (bit valid), a write it
+ * allocated with no copy of the tensor in flight. One pass without
+ * branches per argument: the device copies for a COMPUTE (OOC_TS_DEV,
+ * OOC_TS_VALID), the host copies for a HOST (OOC_TS_HOST,
+ * OOC_TS_HVALID). Nonzero: some arg does (ooc_sem_check names it). */
+static inline unsigned
+ooc_sem_args_bad(const ooc_sem *s, const ooc_instr *in, unsigned live,
+                 unsigned valid)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  unsigned bad = 0;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++) {
+    int32_t a = ar[k];
+    int32_t u = OOC_ARG_TENSOR(a);
+    unsigned fu = s->flags[u];
+    bad |= (a & OOC_ARG_WRITE) ? ((~fu & live) | s->inflight[u])
+                               : (~fu & (live | valid));
+  }
+  return bad;
+}
+
 static inline int
 ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
 {
@@ -115,20 +139,8 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
 
   switch (in->kind) {
   case OOC_I_COMPUTE: {
-    /* Fast path, one pass without branches per argument: a read needs
-     * its tensor allocated and valid, a write needs it allocated with no
-     * copy in flight. Only a violation takes the loop that names it. */
-    const int32_t *ar = p->args + in->arg_first;
-    unsigned bad = 0;
-    for (k = 0; k < in->n_args; k++) {
-      int32_t a = ar[k];
-      int32_t u = OOC_ARG_TENSOR(a);
-      unsigned fu = s->flags[u];
-      bad |= (a & OOC_ARG_WRITE)
-                 ? ((~fu & OOC_TS_DEV) | s->inflight[u])
-                 : (~fu & (OOC_TS_DEV | OOC_TS_VALID));
-    }
-    if (bad == 0)
+    /* Fast path; only a violation takes the loop that names it. */
+    if (ooc_sem_args_bad(s, in, OOC_TS_DEV, OOC_TS_VALID) == 0)
       return OOC_OK;
     for (k = 0; k < in->n_args; k++) {
       int32_t a = p->args[in->arg_first + k];
@@ -275,18 +287,7 @@ static inline int
 ooc_sem_begin_compute(ooc_sem *s, int32_t i, const ooc_instr *in,
                       ooc_err *err)
 {
-  const int32_t *ar = s->p->args + in->arg_first;
-  unsigned bad = 0;
-  int32_t k;
-
-  for (k = 0; k < in->n_args; k++) {
-    int32_t a = ar[k];
-    int32_t u = OOC_ARG_TENSOR(a);
-    unsigned fu = s->flags[u];
-    bad |= (a & OOC_ARG_WRITE) ? ((~fu & OOC_TS_DEV) | s->inflight[u])
-                               : (~fu & (OOC_TS_DEV | OOC_TS_VALID));
-  }
-  if (bad != 0)
+  if (ooc_sem_args_bad(s, in, OOC_TS_DEV, OOC_TS_VALID) != 0)
     return ooc_sem_check(s, i, err);
   s->running = i;
   return OOC_OK;
@@ -363,17 +364,9 @@ static inline int
 ooc_sem_begin_host(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
 {
   const int32_t *ar = s->p->args + in->arg_first;
-  unsigned bad = 0;
   int32_t k;
 
-  for (k = 0; k < in->n_args; k++) {
-    int32_t a = ar[k];
-    int32_t u = OOC_ARG_TENSOR(a);
-    unsigned fu = s->flags[u];
-    bad |= (a & OOC_ARG_WRITE) ? ((~fu & OOC_TS_HOST) | s->inflight[u])
-                               : (~fu & (OOC_TS_HOST | OOC_TS_HVALID));
-  }
-  if (bad != 0)
+  if (ooc_sem_args_bad(s, in, OOC_TS_HOST, OOC_TS_HVALID) != 0)
     return ooc_sem_check(s, i, err);
   for (k = 0; k < in->n_args; k++)
     if (ar[k] & OOC_ARG_WRITE)
