@@ -315,6 +315,26 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
               100 * busy / it, ovs[0] ? "; the largest: " : "", ovs);
 }
 
+/* Where the winner's parameters are, when it offloads some: the CPU's
+ * optimizer steps beside the GPU (docs/offload.md). */
+static void
+winner_offload(ooc_doc *d, const ooc_summary *s)
+{
+  char b[32];
+
+  if (s->offloaded_layers <= 0 || !s->feasible || s->iteration_s <= 0)
+    return;
+  ooc_fmt_bytes(s->offload_host_bytes, b, sizeof b);
+  ooc_doc_p(d, "Its parameters: the optimizer of %d layers runs on the "
+            "CPU, with %s of their weights, gradients and optimizer state "
+            "in host memory; the CPU is busy %.1f ms per iteration (%.0f%% "
+            "of it). The iteration ends when the last of those steps and "
+            "the weights it updates are back, so a CPU that is busier than "
+            "the GPU sets the pace (the profile's host.optimizer_GBps).",
+            s->offloaded_layers, b, s->host_optimizer_s * 1e3,
+            100 * s->host_optimizer_s / s->iteration_s);
+}
+
 /* The winner's decisions per tensor class and what they cost (oocsim
  * explain), the costliest first; classes that cost nothing and move
  * nothing are left to the last row. */
@@ -379,6 +399,7 @@ section_winner(ooc_doc *d, const ooc_report_opts *o,
             tv(thr, win, "slowdown"), it / lb, lb * 1e3);
   winner_ties(d, o, thr, win);
   winner_how(d, thr, win);
+  winner_offload(d, &rd->win_explain.sum);
   winner_search(d, o, thr, win);
   winner_classes(d, &rd->win_explain);
 }

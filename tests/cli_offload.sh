@@ -98,6 +98,11 @@ expect_fail "no CPU rate" "planner 'zero-offload': profile 'round' gives no host
   "$OOCSIM" simulate -m resnet50 -b 8 --hw "$TMP/nocpu.json" -p zero-offload
 expect_fail "bad CPU rate" "host.optimizer_GBps" \
   "$OOCSIM" simulate $S -p zero-offload --hw-set host.optimizer_GBps=-1
+# The report says where the winner's parameters are and what the CPU costs.
+expect_ok "report" "$OOCSIM" report -m llama2_7b -b 1 --set seq=1024 --precision amp-bf16 --optimizer adam --hw h100-pcie5 -p zero-offload -o "$TMP/rep"
+grep -q "^Its parameters: the optimizer of 195 layers runs on the CPU, with 100.41 GiB of their weights, gradients and optimizer state in host memory; the CPU is busy 5054.2 ms per iteration" "$TMP/rep/report.md" &&
+  ok "report: the winner's parameters" || not_ok "report: the winner's parameters"
+
 # A --budget below the working set with everything on the device, but not
 # below what offload leaves: a plan for zero-offload, bad input for others.
 expect_ok "zero-offload --budget 40G" "$OOCSIM" simulate $S -p zero-offload --budget 40G
