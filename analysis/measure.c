@@ -145,6 +145,7 @@ ooc_measure_result_of(const ooc_exec_result *r, const ooc_program *p,
     .h2d_bytes = r->h2d_bytes, .d2h_bytes = r->d2h_bytes,
     .compute_busy_ns = r->compute_busy_ns, .h2d_busy_ns = r->h2d_busy_ns,
     .d2h_busy_ns = r->d2h_busy_ns, .alloc_ns = r->alloc_ns,
+    .host_busy_ns = r->host_busy_ns,
     .iterations = r->warmup + r->iterations,
   };
   if (tr == NULL)

@@ -18,8 +18,10 @@
  * copy streams' threads; mem(), host_alloc() and host_free() are called
  * under the core's lock from any stream thread, or from the caller's
  * thread in the prologue; prepare() runs on the compute thread before the
- * first iteration. A failing call returns a negative status with err
- * naming the call and the instruction's layer.
+ * first iteration. The host stream's thread calls no backend function
+ * but thread_start(): its optimizer steps (HOST) are the core's, in C on
+ * the host buffers host_alloc() gave. A failing call returns a negative
+ * status with err naming the call and the instruction's layer.
  *
  * Ownership: the core owns the state buffer (state_size bytes, zeroed) and
  * calls destroy() once if create() succeeded. Kernel descriptions
@@ -127,7 +129,8 @@ struct ooc_exec_backend {
   int (*create)(void *state, const ooc_exec_env *env, ooc_err *err);
   void (*destroy)(void *state);
   /* Called once on each stream thread before its first instruction
-   * (bind the device, fix the kernel thread count). */
+   * (bind the device, fix the kernel thread count; on the host stream,
+   * the thread count of its optimizer steps). */
   int (*thread_start)(void *state, int stream, ooc_err *err);
   /* Perform one driver action (alloc/alloc.h): r is the region the
    * action's id names (segment, range or chunk table); for CHUNK_MAP and

@@ -1259,10 +1259,13 @@ cu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
   int64_t d[2] = { 1, 1 };
 
   if (k->phase == OOC_PH_UPDATE) {
-    if (s->m->optimizer == OOC_OPT_ADAM)
+    /* A layer whose optimizer runs on the host (docs/offload.md) is not
+     * in the device update: with every layer there, Adam runs. */
+    if (s->m->optimizer == OOC_OPT_ADAM && k->n_params > 0)
       return ooc_err_set(err, OOC_EINVAL, "cuda: the Adam update needs "
                          "kernels the cuda backend does not have (SGD and "
-                         "SGD with momentum run)");
+                         "SGD with momentum run, and Adam on the host for "
+                         "offloaded layers)");
     return OOC_OK;
   }
   l = &s->m->layers[k->layer];

@@ -15,7 +15,10 @@
  * kernels): weights, then the bias (out values) when the layer has one;
  * a norm's scale then shift; an embedding's (vocab + positions) x out
  * table. The gradients follow at param_bytes in the same layout, the
- * optimizer state at param_bytes + grad_bytes.
+ * optimizer state at param_bytes + grad_bytes; a layer whose optimizer
+ * runs on the host (docs/offload.md) has a weights-only param tensor,
+ * its gradients in a wgrad tensor and its state in an optstate one, in
+ * the same layouts, all starting at 0 but the weights.
  *
  * Cost: O(elements), once per tensor in the prologue.
  */

@@ -13,6 +13,10 @@
  * the allocator policy with its driver actions performed on the arena
  * (arena.c), and the instruction is timed; a kernel or copy runs outside
  * the lock through the backend, and its completion is published under it.
+ * The host stream's HOST instructions (an offloaded layer's optimizer
+ * step, docs/offload.md) run the same way, outside the lock, in C on the
+ * host buffers, whatever the backend (check_host_steps() vets their args
+ * before anything runs).
  *
  * The allocator order. The simulator records, per iteration, the order in
  * which its allocator saw the device ALLOC and FREE instructions
@@ -71,6 +75,10 @@
 
 enum { JOB_NONE = 0, JOB_PREPARE, JOB_ITERATE };
 
+/* ooc_exec.pinned: 0 pageable and 1 pinned (the backend's buffer), or a
+ * buffer of the core's own (an offloaded layer's optimizer state). */
+enum { PIN_PLAIN = 2 };
+
 struct worker {
   struct ooc_exec *ex;
   int stream;
@@ -111,6 +119,8 @@ struct ooc_exec {
   /* Memory figures. */
   uint64_t allocated, peak_allocated;
   uint64_t host_bytes, peak_host, host_unpinned;
+  uint64_t host_pinned_bytes;   /* of host_bytes, the backend's pinned
+                                   buffers (peak_host is their peak) */
   int32_t mem_next, mem_n;
   int ordered;
 
@@ -317,28 +327,57 @@ mem_instr(ooc_exec *ex, int32_t i, int prologue, ooc_err *err)
   if (in->where == OOC_WHERE_HOST) {
     const ooc_hw *hw = ex->cfg.hw;
     int pin = 0;
+    /* An offloaded layer's optimizer state is ordinary memory: only the
+     * CPU touches it (the simulator's rule, sim/engine.c). Every other
+     * host buffer is the backend's pinned one. */
+    int plain = p->tensors[t].kind == OOC_T_OPTSTATE;
     if (in->kind == OOC_I_FREE) {
-      ex->b->host_free(ex->bstate, ex->host[t], bytes, ex->pinned[t]);
+      if (ex->pinned[t] == PIN_PLAIN)
+        free(ex->host[t]);
+      else
+        ex->b->host_free(ex->bstate, ex->host[t], bytes, ex->pinned[t]);
       ex->host[t] = NULL;
       ex->host_bytes -= bytes;
+      if (!plain)
+        ex->host_pinned_bytes -= bytes;
       return OOC_OK;
     }
     if (hw != NULL && hw->host_mem > 0 &&
         bytes > hw->host_mem - ex->host_bytes) {
-      ooc_alloc_oom_host(ex->at, ex->astate, p, i, when, ex->host_bytes,
-                         hw->host_mem, &ex->oom_rep);
+      ooc_alloc_oom_host_kind(ex->at, ex->astate, p, i, when,
+                              plain ? "host memory" : "pinned host memory",
+                              ex->host_bytes, hw->host_mem, &ex->oom_rep);
       ex->oom = 1;
       return OOC_OK;
     }
-    rc = ex->b->host_alloc(ex->bstate, bytes, &ex->host[t], &pin, err);
-    if (rc != OOC_OK)
-      return rc;
-    ex->pinned[t] = (uint8_t)pin;
-    if (!pin)
-      ex->host_unpinned += bytes;
+    if (!plain && hw != NULL && hw->host_pinned_max > 0 &&
+        bytes > hw->host_pinned_max - ex->host_pinned_bytes) {
+      ooc_alloc_oom_host_kind(ex->at, ex->astate, p, i, when,
+                              "pinned host memory", ex->host_pinned_bytes,
+                              hw->host_pinned_max, &ex->oom_rep);
+      ex->oom = 1;
+      return OOC_OK;
+    }
+    if (plain) {
+      if (posix_memalign(&ex->host[t], 64, bytes > 0 ? bytes : 1) != 0) {
+        ex->host[t] = NULL;
+        return ooc_err_set(err, OOC_ENOMEM, "executor: out of host memory "
+                           "for tensor %d (%llu bytes)", t,
+                           (unsigned long long)bytes);
+      }
+      ex->pinned[t] = PIN_PLAIN;
+    } else {
+      rc = ex->b->host_alloc(ex->bstate, bytes, &ex->host[t], &pin, err);
+      if (rc != OOC_OK)
+        return rc;
+      ex->pinned[t] = (uint8_t)pin;
+      if (!pin)
+        ex->host_unpinned += bytes;
+      ex->host_pinned_bytes += bytes;
+      if (ex->host_pinned_bytes > ex->peak_host)
+        ex->peak_host = ex->host_pinned_bytes;
+    }
     ex->host_bytes += bytes;
-    if (ex->host_bytes > ex->peak_host)
-      ex->peak_host = ex->host_bytes;
     return OOC_OK;
   }
   if (in->kind == OOC_I_ALLOC) {
@@ -490,37 +529,114 @@ wait_start_locked(ooc_exec *ex, int32_t i)
   return ex->abort;
 }
 
-/* A HOST instruction: the optimizer step of an offloaded layer on the
- * host copies of its weights, gradients and state (docs/offload.md), on
- * this (the host stream's) thread, whatever the backend: its host
- * buffers are host memory. */
-static int
-host_step(ooc_exec *ex, int32_t i, ooc_err *err)
+/* The host copies HOST instruction i steps: the layer's weights (w), their
+ * gradients (g) and its optimizer state (o, NULL when it has none). */
+static void
+host_args(const ooc_exec *ex, int32_t i, float **w, float **g, float **o)
 {
   const ooc_program *p = ex->p;
   const ooc_instr *in = &p->instr[i];
-  float *w = NULL, *g = NULL, *o = NULL;
-  int64_t n;
   int32_t k;
 
+  *w = *g = *o = NULL;
   for (k = 0; k < in->n_args; k++) {
     int32_t t = OOC_ARG_TENSOR(p->args[in->arg_first + k]);
     switch (p->tensors[t].kind) {
-    case OOC_T_PARAM: w = ex->host[t]; break;
-    case OOC_T_WGRAD: g = ex->host[t]; break;
-    case OOC_T_OPTSTATE: o = ex->host[t]; break;
+    case OOC_T_PARAM: *w = ex->host[t]; break;
+    case OOC_T_WGRAD: *g = ex->host[t]; break;
+    case OOC_T_OPTSTATE: *o = ex->host[t]; break;
     default: break;
     }
   }
-  if (w == NULL || g == NULL ||
-      (o == NULL && ex->m->optimizer != OOC_OPT_SGD))
-    return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
-                       "layer %d) does not name the host copies of the "
-                       "layer's weights, gradients and optimizer state", i,
-                       in->layer);
-  n = (int64_t)(ex->m->layers[in->layer].param_bytes / sizeof(float));
-  ooc_exec_optimizer_step(ex->m->optimizer, w, g, o, n, ex->iteration);
+}
+
+/* Before anything runs: every HOST instruction names, for its own layer,
+ * the weights and optimizer state it writes and the gradients it reads,
+ * each at least as large as the step touches (n fp32 weights and
+ * gradients; n state values with momentum, 2n with Adam), so that the
+ * step, which the semantics let start only on allocated host copies,
+ * stays inside them. O(args of the HOST instructions). */
+static int
+check_host_steps(const ooc_model *m, const ooc_program *p, ooc_err *err)
+{
+  int32_t i, k;
+
+  for (i = p->prologue_end; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    uint64_t n, need[OOC_T_COUNT] = { 0 };
+    int32_t role[OOC_T_COUNT];
+    const char *bad = NULL;
+    int32_t bt = -1;
+    if (in->kind != OOC_I_HOST)
+      continue;
+    if (in->layer < 0 || in->layer >= m->n_layers ||
+        m->layers[in->layer].param_bytes == 0)
+      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST) "
+                         "steps layer %d, which has no parameters", i,
+                         in->layer);
+    n = m->layers[in->layer].param_bytes;
+    need[OOC_T_PARAM] = need[OOC_T_WGRAD] = n;
+    need[OOC_T_OPTSTATE] = m->optimizer == OOC_OPT_ADAM ? 2 * n
+                           : m->optimizer == OOC_OPT_SGD ? 0 : n;
+    role[OOC_T_PARAM] = role[OOC_T_WGRAD] = role[OOC_T_OPTSTATE] = -1;
+    for (k = 0; k < in->n_args && bad == NULL; k++) {
+      int32_t a = p->args[in->arg_first + k], t = OOC_ARG_TENSOR(a);
+      const ooc_ptensor *pt = &p->tensors[t];
+      bt = t;
+      if (pt->kind != OOC_T_PARAM && pt->kind != OOC_T_WGRAD &&
+          pt->kind != OOC_T_OPTSTATE)
+        bad = "which is not the layer's weights, weight gradients or "
+              "optimizer state";
+      else if (pt->layer != in->layer)
+        bad = "which belongs to another layer";
+      else if (role[pt->kind] >= 0)
+        bad = "a second time";
+      else if (!(a & OOC_ARG_WRITE) != (pt->kind == OOC_T_WGRAD))
+        bad = pt->kind == OOC_T_WGRAD ? "as written (the step reads it)"
+                                      : "as read only (the step writes it)";
+      else if (pt->bytes < need[pt->kind])
+        bad = "which is smaller than the step's";
+      else
+        role[pt->kind] = t;
+    }
+    if (bad == NULL) {
+      bt = -1;
+      if (role[OOC_T_PARAM] < 0)
+        bad = "weights";
+      else if (role[OOC_T_WGRAD] < 0)
+        bad = "weight gradients";
+      else if (role[OOC_T_OPTSTATE] < 0 && need[OOC_T_OPTSTATE] > 0)
+        bad = "optimizer state";
+    }
+    if (bad != NULL && bt >= 0)
+      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
+                         "layer %d) names tensor %d (%s of layer %d) %s", i,
+                         in->layer, bt,
+                         ooc_tensor_kind_name((ooc_tensor_kind)
+                                              p->tensors[bt].kind),
+                         p->tensors[bt].layer, bad);
+    if (bad != NULL)
+      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
+                         "layer %d) does not name the host copy of the "
+                         "layer's %s", i, in->layer, bad);
+  }
   return OOC_OK;
+}
+
+/* A HOST instruction: the optimizer step of an offloaded layer on the
+ * host copies of its weights, gradients and state (docs/offload.md), on
+ * this (the host stream's) thread, whatever the backend: its host
+ * buffers are host memory. check_host_steps() vouched for the args, and
+ * the semantics for the buffers being there. */
+static void
+host_step(ooc_exec *ex, int32_t i)
+{
+  float *w, *g, *o;
+  int64_t n = (int64_t)(ex->m->layers[ex->p->instr[i].layer].param_bytes /
+                        sizeof(float));
+
+  host_args(ex, i, &w, &g, &o);
+  ooc_exec_optimizer_step(ex->m->optimizer, w, g, o, n, ex->iteration);
 }
 
 static void
@@ -571,7 +687,8 @@ run_stream(ooc_exec *ex, int s)
                    : ex->b->compute(ex->bstate, k, ex->ptr, ex->iteration,
                                     &e);
     } else if (in->kind == OOC_I_HOST) {
-      rc = host_step(ex, i, &e);
+      host_step(ex, i);
+      rc = OOC_OK;
     } else {
       int32_t t = in->tensor;
       int h2d = in->kind == OOC_I_H2D;
@@ -698,10 +815,15 @@ ooc_exec_free(ooc_exec *ex)
       pthread_join(ex->th[s], NULL);
   }
   if (ex->host != NULL && ex->bopen)
-    for (t = 0; t < ex->p->n_tensors; t++)
-      if (ex->host[t] != NULL)
+    for (t = 0; t < ex->p->n_tensors; t++) {
+      if (ex->host[t] == NULL)
+        continue;
+      if (ex->pinned[t] == PIN_PLAIN)
+        free(ex->host[t]);
+      else
         ex->b->host_free(ex->bstate, ex->host[t], ex->p->tensors[t].bytes,
                          ex->pinned[t]);
+    }
   ooc_exec_arena_fini(&ex->arena);
   if (ex->aopen)
     ex->at->fini(ex->astate);
@@ -814,7 +936,8 @@ ooc_exec_alloc(const ooc_exec_config *cfg, ooc_exec **out, ooc_err *err)
                        ooc_instr_kind_name((ooc_instr_kind)p->instr[i].kind));
       goto fail;
     }
-  if ((rc = ooc_exec_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
+  if ((rc = check_host_steps(ex->m, p, err)) != OOC_OK ||
+      (rc = ooc_exec_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
     goto fail;
   if (ooc_sem_reset(&ex->sem, p) != OOC_OK)
     goto nomem;
@@ -975,6 +1098,7 @@ iteration_figures(ooc_exec *ex, ooc_exec_result *r)
   int64_t span = 0;
 
   r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = r->alloc_ns = 0;
+  r->host_busy_ns = 0;
   r->h2d_bytes = r->d2h_bytes = 0;
   for (n = 0; n < ex->n_spans; n++) {
     const ooc_instr *in;
@@ -986,6 +1110,7 @@ iteration_figures(ooc_exec *ex, ooc_exec_result *r)
       span = ex->end[i];
     switch (in->kind) {
     case OOC_I_COMPUTE: r->compute_busy_ns += d; break;
+    case OOC_I_HOST: r->host_busy_ns += d; break;
     case OOC_I_H2D:
       r->h2d_busy_ns += d;
       r->h2d_bytes += p->tensors[in->tensor].bytes;

@@ -129,10 +129,12 @@ typedef struct ooc_exec_result {
                                    completed) */
   int64_t iteration_ns;         /* median of the timed iterations */
   int64_t min_iteration_ns, max_iteration_ns;
-  /* The last timed iteration: time each stream spent in kernels or
-   * copies (not counting its ALLOC/FREE), and in ALLOC/FREE, as the
-   * simulator's compute/h2d/d2h_busy_ns and alloc_ns. */
+  /* The last timed iteration: time each stream spent in kernels, copies
+   * or the host's optimizer steps (not counting its ALLOC/FREE), and in
+   * ALLOC/FREE, as the simulator's compute/h2d/d2h/host_busy_ns and
+   * alloc_ns. */
   int64_t compute_busy_ns, h2d_busy_ns, d2h_busy_ns, alloc_ns;
+  int64_t host_busy_ns;
   uint64_t h2d_bytes, d2h_bytes;  /* per iteration */
   /* The arena's real high-water marks over the whole run: bytes of live
    * tensors, and bytes held from the device (segments mapped, chunks

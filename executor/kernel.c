@@ -7,13 +7,20 @@
  * layout (plan/plan.h: one param tensor per layer with parameters, one act
  * per storage layer with the input batch as act 0, one gradient per act
  * that has one, a forward and a backward workspace per layer that has
- * one), so a tensor's kind and layer say its role. This file finds, for
- * each COMPUTE, the tensor in each role its kernel needs, and checks that
- * the instruction lists it (written where the kernel writes), so the
- * executor never touches a buffer the semantics (ir/semantics.h) did not
- * vouch for. The one exception is a tied linear's weights, which live in
- * its embedding's parameter tensor (persistent, allocated in the
- * prologue) and which the program does not list.
+ * one, and for a layer whose optimizer runs on the host a wgrad and an
+ * optstate tensor), so a tensor's kind and layer say its role. This file
+ * finds, for each COMPUTE, the tensor in each role its kernel needs, and
+ * checks that the instruction lists it (written where the kernel writes),
+ * so the executor never touches a buffer the semantics (ir/semantics.h)
+ * did not vouch for. The one exception is a tied linear's weights and,
+ * when its embedding's optimizer runs on the device, their gradients,
+ * which live in the embedding's parameter tensor (persistent, allocated
+ * in the prologue) and which the program does not list.
+ *
+ * Where a backward writes its weight gradients (dparam): after the
+ * weights in the layer's param tensor, or, for a layer whose optimizer
+ * runs on the host (docs/offload.md), at 0 in its wgrad tensor, which the
+ * backward lists as written.
  *
  * Gradients are written by every consumer of an activation: the first
  * writer after the gradient's ALLOC overwrites it, later ones add to it,
@@ -305,6 +312,12 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
                  "the parameters", err)) != OOC_OK ||
       (rc = need(m, p, i, k->dparam, 1, "the weight gradients", err))
           != OOC_OK)
+    return rc;
+  /* A tied table's gradient outside the table (its embedding offloaded)
+   * is not persistent: the instruction lists it. */
+  if (k->tied >= 0 && k->tied_dparam != k->tied &&
+      (rc = need(m, p, i, k->tied_dparam, 1, "the tied table's weight "
+                 "gradients", err)) != OOC_OK)
     return rc;
   for (j = 0; j < k->n_in; j++)
     if ((rc = need(m, p, i, din[j], 1, "an input's gradient", err))

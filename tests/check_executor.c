@@ -21,7 +21,14 @@
  *   - out of memory: the same report as the simulator's;
  *   - va: chunks are really mapped (a chunk mapped in one range and then
  *     another shows the same bytes), and a va run remaps chunks;
- *   - refusals: a kernel algorithm the cpu backend lacks, with its name.
+ *   - refusals: a kernel algorithm the cpu backend lacks, with its name;
+ *   - parameter offload: layers whose optimizer runs on the host stream
+ *     (weights resident or streamed) end three iterations with the
+ *     in-core plan's weights, weight gradients, optimizer state and loss
+ *     (bit-identical on the cpu, for momentum, Adam and SGD), and a HOST
+ *     step reading gradients whose host copy holds nothing, or naming its
+ *     args wrongly, is refused with the semantics' or the executor's
+ *     message.
  * Nothing here asserts a time but a lower bound the pacing guarantees.
  */
 #include "config.h"
@@ -959,6 +966,285 @@ START_TEST(refuse_bad_order)
 }
 END_TEST
 
+/* --- parameter offload ---------------------------------------------------- */
+
+/* Tensor of kind and layer in p, or -1. */
+static int32_t
+tensor_of(const ooc_program *p, ooc_tensor_kind kind, int32_t layer)
+{
+  int32_t t;
+
+  for (t = 0; t < p->n_tensors; t++)
+    if (p->tensors[t].kind == kind && p->tensors[t].layer == layer)
+      return t;
+  return -1;
+}
+
+/* Read bytes at offset of tensor t (t >= 0) from its device copy or, with
+ * host, its host copy, into buf. */
+static void
+read_tensor(const ooc_exec *ex, int32_t t, int host, uint64_t offset,
+            void *buf, uint64_t bytes)
+{
+  ooc_err err = { 0 };
+  int rc;
+
+  ck_assert_int_ge(t, 0);
+  rc = host ? ooc_exec_read_host(ex, t, offset, buf, bytes, &err)
+            : ooc_exec_read(ex, t, offset, buf, bytes, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+}
+
+/* a and b, n floats: equal bits on the cpu (the host step is the cpu
+ * backend's device update); on the cuda backend, whose device update is
+ * cuBLAS's (rounded apart from the host's C), within 1e-5 relative. */
+static void
+check_close(const float *a, const float *b, size_t n, const char *what,
+            const char *layer)
+{
+  size_t i;
+
+  if (on_cpu) {
+    ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "layer '%s': %s differ "
+                  "from the in-core plan's", layer, what);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    ck_assert_msg(fabsf(a[i] - b[i]) <= 1e-5f * (1.0f + fabsf(b[i])),
+                  "layer '%s': %s[%zu] = %g, in-core %g", layer, what, i,
+                  (double)a[i], (double)b[i]);
+}
+
+/* ZeRO-Offload replayed: mini's first layer with parameters and its last
+ * (the classifier) offloaded with the weights resident, its second (a
+ * batch norm) with them streamed, the others on the device; three
+ * iterations, so the host's state and bias correction (Adam) carry over.
+ * Every layer's weights, weight gradients and optimizer state then equal
+ * the in-core plan's, read where the plan keeps them (an offloaded
+ * layer's from its host copies, and its resident weights on the device
+ * too); so does the loss. The host stream ran one step per offloaded
+ * layer and counted its time. */
+START_TEST(offload_as_incore)
+{
+  static const ooc_optimizer opt[] = { OOC_OPT_SGD_MOMENTUM, OOC_OPT_ADAM,
+                                       OOC_OPT_SGD };
+  size_t o;
+
+  /* The cuda backend has no device Adam. */
+  for (o = 0; o < (on_cpu ? 3u : 1u); o++) {
+    ooc_model_opts mo = { .batch = MINI_BATCH, .optimizer = opt[o] };
+    ooc_err err = { 0 };
+    ooc_model *m;
+    fx f;
+    ooc_exec_config cfg;
+    ooc_exec_result r0, r1;
+    ooc_exec *ex;
+    float **want;
+    int32_t l, last = -1;
+    int j = 0, n_off = 0, rc;
+
+    rc = ooc_model_load_string(mini, "test.json", &mo, &m, &err);
+    ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+    fx_open_model(&f, m);
+    fx_alloc(&f, "caching", 256 * MiB, 0, 3);
+    fx_plan(&f, "incore");
+    fx_simulate(&f);
+    cfg = fx_config(&f, 0);
+    ex = fx_exec(&cfg, &r0, NULL);
+    ck_assert(r0.feasible);
+    ck_assert_int_eq(count_kind(&f.prog, OOC_I_HOST), 0);
+    ck_assert_int_eq(r0.host_busy_ns, 0);
+    /* The in-core plan's weights, gradients and state, per layer. */
+    want = calloc((size_t)f.m->n_layers, sizeof *want);
+    ck_assert_ptr_nonnull(want);
+    for (l = 0; l < f.m->n_layers; l++) {
+      const ooc_layer *ly = &f.m->layers[l];
+      uint64_t b = ly->param_bytes + ly->grad_bytes + ly->opt_bytes;
+      if (ly->param_bytes == 0)
+        continue;
+      last = l;
+      want[l] = malloc(b);
+      ck_assert_ptr_nonnull(want[l]);
+      read_tensor(ex, tensor_of(&f.prog, OOC_T_PARAM, l), 0, 0, want[l], b);
+    }
+    ooc_exec_free(ex);
+
+    for (l = 0; l < f.m->n_layers; l++) {
+      int where;
+      if (f.m->layers[l].param_bytes == 0)
+        continue;
+      where = j == 0 || l == last ? OOC_PARAM_OFFLOAD
+              : j == 1 ? OOC_PARAM_STREAM : OOC_PARAM_DEVICE;
+      j++;
+      if (where == OOC_PARAM_DEVICE)
+        continue;
+      rc = ooc_plan_set_param(&f.plan, l, where, &err);
+      ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+      n_off++;
+    }
+    rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+    ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+    ck_assert_int_eq(count_kind(&f.prog, OOC_I_HOST), n_off);
+    fx_simulate(&f);
+    ck_assert(f.sr.feasible);
+    cfg = fx_config(&f, 0);
+    ex = fx_exec(&cfg, &r1, NULL);
+    ck_assert(r1.feasible);
+    ck_assert_int_gt(r1.host_busy_ns, 0);
+    if (on_cpu)
+      ck_assert_msg(r1.loss == r0.loss, "loss %.9g, in-core %.9g", r1.loss,
+                    r0.loss);
+
+    for (l = 0; l < f.m->n_layers; l++) {
+      const ooc_layer *ly = &f.m->layers[l];
+      uint64_t pb = ly->param_bytes, gb = ly->grad_bytes, ob = ly->opt_bytes;
+      int32_t p1 = tensor_of(&f.prog, OOC_T_PARAM, l);
+      int32_t g1 = tensor_of(&f.prog, OOC_T_WGRAD, l);
+      int32_t o1 = tensor_of(&f.prog, OOC_T_OPTSTATE, l);
+      uint8_t where = f.plan.param_where[l];
+      float *got;
+      if (pb == 0)
+        continue;
+      got = malloc(pb + gb + ob);
+      ck_assert_ptr_nonnull(got);
+      if (where == OOC_PARAM_DEVICE) {
+        ck_assert_int_lt(g1, 0);
+        read_tensor(ex, p1, 0, 0, got, pb + gb + ob);
+      } else {
+        ck_assert_uint_eq(f.prog.tensors[p1].bytes, pb);
+        read_tensor(ex, p1, 1, 0, got, pb);
+        read_tensor(ex, g1, 1, 0, (char *)got + pb, gb);
+        if (ob > 0)
+          read_tensor(ex, o1, 1, 0, (char *)got + pb + gb, ob);
+      }
+      check_close(got, want[l], pb / 4, "weights", ly->name);
+      check_close((float *)((char *)got + pb),
+                  (float *)((char *)want[l] + pb), gb / 4,
+                  "weight gradients", ly->name);
+      check_close((float *)((char *)got + pb + gb),
+                  (float *)((char *)want[l] + pb + gb), ob / 4,
+                  "optimizer state", ly->name);
+      if (where == OOC_PARAM_OFFLOAD) {
+        /* The new weights went back to the device. */
+        read_tensor(ex, p1, 0, 0, (char *)got + pb, pb);
+        ck_assert_msg(memcmp(got, (char *)got + pb, pb) == 0,
+                      "layer '%s': the device weights are not the host's",
+                      ly->name);
+      }
+      free(got);
+      free(want[l]);
+    }
+    free(want);
+    ooc_exec_free(ex);
+    fx_close(&f);
+  }
+}
+END_TEST
+
+/* A HOST step that reads weight gradients whose host copy holds nothing:
+ * the offload plan of mini with the copy of the first offloaded layer's
+ * gradients replaced by a fresh pinned buffer (the D2H becomes a FREE of
+ * the host copy, the device FREE after it an ALLOC of a new one, which
+ * the step then waits for). The executor refuses it with the
+ * simulator's message, ir/semantics.h's. */
+START_TEST(offload_invalid_gradients)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec *ex = NULL;
+  ooc_err es = { 0 }, ee = { 0 };
+  ooc_sim_result sr;
+  ooc_instr *in;
+  int32_t l, g, h, d = -1, fr, w;
+  char want[96];
+  int rc;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  for (l = 0; l < f.m->n_layers && f.m->layers[l].param_bytes == 0; l++)
+    ;
+  rc = ooc_plan_set_param(&f.plan, l, OOC_PARAM_OFFLOAD, &ee);
+  ck_assert_msg(rc == OOC_OK, "%s", ee.msg);
+  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &ee);
+  ck_assert_msg(rc == OOC_OK, "%s", ee.msg);
+  g = tensor_of(&f.prog, OOC_T_WGRAD, l);
+  ck_assert_int_ge(g, 0);
+  for (h = f.prog.prologue_end; f.prog.instr[h].kind != OOC_I_HOST; h++)
+    ;
+  in = &f.prog.instr[h];
+  for (w = 0; w < in->n_waits; w++)
+    if (f.prog.instr[f.prog.waits[in->wait_first + w]].kind == OOC_I_D2H)
+      d = f.prog.waits[in->wait_first + w];
+  ck_assert_int_ge(d, 0);
+  ck_assert_int_eq(f.prog.instr[d].tensor, g);
+  for (fr = d + 1; fr < h && !(f.prog.instr[fr].kind == OOC_I_FREE &&
+                               f.prog.instr[fr].tensor == g); fr++)
+    ;
+  ck_assert_int_lt(fr, h);
+  f.prog.instr[d].kind = OOC_I_FREE;
+  f.prog.instr[d].where = OOC_WHERE_HOST;
+  f.prog.instr[fr].kind = OOC_I_ALLOC;
+  f.prog.instr[fr].where = OOC_WHERE_HOST;
+  for (w = 0; w < in->n_waits; w++)
+    if (f.prog.waits[in->wait_first + w] == d)
+      f.prog.waits[in->wait_first + w] = fr;
+
+  rc = ooc_sim_run(f.sim, &f.prog, &sr, NULL, &es);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = NULL;
+  rc = ooc_exec_alloc(&cfg, &ex, &ee);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_ptr_null(ex);
+  ck_assert_msg(strstr(ee.msg, es.msg) != NULL, "executor: %s; simulator: "
+                "%s", ee.msg, es.msg);
+  snprintf(want, sizeof want, "reads the host copy of tensor %d", g);
+  ck_assert_msg(strstr(ee.msg, want) != NULL, "%s", ee.msg);
+  ck_assert_msg(strstr(ee.msg, "which holds no valid data") != NULL, "%s",
+                ee.msg);
+  fx_close(&f);
+}
+END_TEST
+
+/* HOST instructions whose args are not one layer's weights, gradients and
+ * state are refused before anything runs, naming the tensor. */
+START_TEST(offload_bad_host_args)
+{
+  fx f;
+  ooc_exec_config cfg;
+  ooc_exec *ex = NULL;
+  ooc_err err = { 0 };
+  int32_t l, h, k, g;
+  int rc;
+
+  fx_open(&f, mini, MINI_BATCH);
+  fx_alloc(&f, "caching", 256 * MiB, 0, 1);
+  for (l = 0; l < f.m->n_layers && f.m->layers[l].param_bytes == 0; l++)
+    ;
+  rc = ooc_plan_set_param(&f.plan, l, OOC_PARAM_OFFLOAD, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  rc = ooc_plan_lower(&f.plan, f.lv, &f.prog, &err);
+  ck_assert_msg(rc == OOC_OK, "%s", err.msg);
+  for (h = f.prog.prologue_end; f.prog.instr[h].kind != OOC_I_HOST; h++)
+    ;
+  g = tensor_of(&f.prog, OOC_T_WGRAD, l);
+  /* The gradients named as written: a valid program (the host copy is
+   * there), but the step would not read them. */
+  for (k = 0; k < f.prog.instr[h].n_args; k++)
+    if (f.prog.args[f.prog.instr[h].arg_first + k] == g)
+      f.prog.args[f.prog.instr[h].arg_first + k] = g | OOC_ARG_WRITE;
+  cfg = fx_config(&f, 0);
+  cfg.mem_order = NULL;
+  rc = ooc_exec_alloc(&cfg, &ex, &err);
+  ck_assert_int_eq(rc, OOC_EINVAL);
+  ck_assert_ptr_null(ex);
+  ck_assert_msg(strstr(err.msg, "(HOST, layer") != NULL &&
+                strstr(err.msg, "as written (the step reads it)") != NULL,
+                "%s", err.msg);
+  fx_close(&f);
+}
+END_TEST
+
 /* --- a transformer block -------------------------------------------------- */
 
 START_TEST(gpt2_block)
@@ -1380,6 +1666,12 @@ executor_suite(void)
   tcase_add_test(tc, kernel_algorithms);
   tcase_add_test(tc, refuse_bad_order);
   tcase_add_test(tc, violation_as_simulated);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("offload");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, offload_as_incore);
+  tcase_add_test(tc, offload_invalid_gradients);
+  tcase_add_test(tc, offload_bad_host_args);
   suite_add_tcase(s, tc);
   return s;
 }
