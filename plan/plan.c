@@ -1509,6 +1509,8 @@ stream_intervals(lower *L)
       sc->n_pi++;
     }
   }
+  if (sc->n_pi == 0)
+    return OOC_OK;      /* the arrays are not there yet: qsort wants them */
   for (k = 0; k < sc->n_pi; k++)
     sc->pi_by_start[k] = sc->pi_by_end[k] = k;
   pi_key = sc->pi_start;
