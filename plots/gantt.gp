@@ -12,17 +12,23 @@
 # iteration wide and labelled. Touching spans of one kind arrive joined, so
 # no hairline seam reads as a stall.
 # Data: one block per kind present, lines "x0_ms x1_ms y0 y1" (lane y:
-# compute 3, H2D 2, D2H 1, a full box from y-0.32 to y+0.32).
+# compute 3, H2D 2, D2H 1, and with has_host 1 the host's CPU optimizer
+# steps of an offloading plan 0; a full box from y-0.32 to y+0.32).
 # Variables: phase_ids (per block, its index in the colour list below),
 # kname_1, kname_2, ... (the key name of each block), tmin, tmax (ms),
-# has_update, upd_x (ms), stacked (1 when stacked bars were drawn), vis_ms
+# has_update, upd_x (ms), has_host, stacked (1 when stacked bars were drawn), vis_ms
 # (the visible width), plottitle.
 load plotdir.'/common.gp'
-colors = '#1f77b4 #ff7f0e #9467bd #2ca02c #17becf #e377c2 #7f7f7f #d62728 #7b0f14 #f4a582 #d62728'
+colors = '#1f77b4 #ff7f0e #9467bd #2ca02c #17becf #e377c2 #7f7f7f #d62728 #7b0f14 #f4a582 #d62728 #8c564b'
 set xlabel 'time in the iteration (ms)'
 set xrange [tmin:tmax]
-set yrange [0.4:3.6]
-set ytics ('compute' 3, 'H2D copy' 2, 'D2H copy' 1)
+if (has_host) {
+  set yrange [-0.6:3.6]
+  set ytics ('compute' 3, 'H2D copy' 2, 'D2H copy' 1, 'host (CPU)' 0)
+} else {
+  set yrange [0.4:3.6]
+  set ytics ('compute' 3, 'H2D copy' 2, 'D2H copy' 1)
+}
 set grid noytics
 # A border in the fill colour covers the seam between touching boxes.
 set style fill solid 1.0 border

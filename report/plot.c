@@ -1025,7 +1025,7 @@ out:
  * its cause; a timeline without the cause column has plain stalls. */
 enum {
   GK_FWD, GK_BWD, GK_RECOMP, GK_UPDATE, GK_SWAPIN, GK_SWAPOUT, GK_ALLOC,
-  GK_STALL_IN, GK_STALL_OUT, GK_STALL_OTHER, GK_STALL, GK_COUNT
+  GK_STALL_IN, GK_STALL_OUT, GK_STALL_OTHER, GK_STALL, GK_CPU, GK_COUNT
 };
 
 /* The visible width: an iteration is about GANTT_COLUMNS of them across
@@ -1044,6 +1044,8 @@ gantt_kind(const char *phase, const char *cause)
       return k;
   if (strcmp(phase, "free") == 0)
     return GK_ALLOC;
+  if (strcmp(phase, "cpu-update") == 0)
+    return GK_CPU;
   if (strcmp(phase, "stall") == 0) {
     if (cause && strcmp(cause, "swapin") == 0)
       return GK_STALL_IN;
@@ -1056,7 +1058,8 @@ gantt_kind(const char *phase, const char *cause)
   return -1;
 }
 
-/* A box to draw: [x0, x1] ms on lane y (3 compute, 2 H2D, 1 D2H), from
+/* A box to draw: [x0, x1] ms on lane y (3 compute, 2 H2D, 1 D2H, 0 the
+ * host's CPU optimizer steps), from
  * height y0 to y1 (the full lane is y -/+ 0.32). */
 struct gbox {
   int kind;
@@ -1161,7 +1164,7 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   static const char *const names[GK_COUNT] = {
     "forward", "backward", "recompute", "update", "swap-in", "swap-out",
     "allocator", "stall: swap-in", "stall: swap-out", "stall: other",
-    "stall",
+    "stall", "CPU optimizer step",
   };
   ooc_table t;
   int lc, sc, ec, pc, cc, rc, stacked = 0;
@@ -1197,8 +1200,9 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   for (int64_t r = 0; r < t.nrows; r++) {
     char **row = t.rows[r];
     struct gitem x = {
-      .lane = !strcmp(row[lc], "compute") ? 3 : !strcmp(row[lc], "h2d") ? 2
-                                                                        : 1,
+      .lane = !strcmp(row[lc], "compute") ? 3
+              : !strcmp(row[lc], "h2d") ? 2
+              : !strcmp(row[lc], "host") ? 0 : 1,
       .kind = gantt_kind(row[pc], cc >= 0 ? row[cc] : NULL),
       .s = cell_d(row[sc]) * 1e3, .e = cell_d(row[ec]) * 1e3,
     };
@@ -1321,6 +1325,13 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   var_d(v, "tmin", tmin);
   var_d(v, "tmax", tmax);
   var_d(v, "has_update", !isnan(upd_x));
+  {
+    /* A host lane (an offloading plan's CPU optimizer steps, lane 0). */
+    int host = 0;
+    for (int64_t b = 0; b < boxes.n && !host; b++)
+      host = boxes.b[b].kind == GK_CPU;
+    var_d(v, "has_host", host);
+  }
   var_d(v, "upd_x", isnan(upd_x) ? 0 : upd_x);
   var_d(v, "stacked", stacked);
   var_d(v, "vis_ms", w);

@@ -103,6 +103,15 @@ expect_ok "report" "$OOCSIM" report -m llama2_7b -b 1 --set seq=1024 --precision
 grep -q "^Its parameters: the optimizer of 195 layers runs on the CPU, with 100.41 GiB of their weights, gradients and optimizer state in host memory; the CPU is busy 5054.2 ms per iteration" "$TMP/rep/report.md" &&
   ok "report: the winner's parameters" || not_ok "report: the winner's parameters"
 
+# The timeline plot draws the host's CPU steps on a lane of their own.
+if command -v "${OOCSIM_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+  expect_ok "timeline csv" "$OOCSIM" simulate -m llama2_7b -b 1 --set seq=1024 --precision amp-bf16 --optimizer adam --hw h100-pcie5 -p zero-offload --timeline-csv "$TMP/tl.csv"
+  [ "$(grep -c '^host,' "$TMP/tl.csv")" = 195 ] && ok "timeline: 195 CPU steps on the host lane" || not_ok "timeline: host lane ($(grep -c '^host,' "$TMP/tl.csv"))"
+  expect_ok "plot gantt" "$OOCSIM" plot gantt --in "$TMP/tl.csv" -o "$TMP/g.svg"
+  grep -q '>host (CPU)<' "$TMP/g.svg" && grep -q '>CPU optimizer step<' "$TMP/g.svg" &&
+    ok "gantt: host lane and its key" || not_ok "gantt: host lane and its key"
+fi
+
 # A --budget below the working set with everything on the device, but not
 # below what offload leaves: a plan for zero-offload, bad input for others.
 expect_ok "zero-offload --budget 40G" "$OOCSIM" simulate $S -p zero-offload --budget 40G
