@@ -181,9 +181,15 @@ print_table(const struct row *rows, int n, int md)
     "planner", "samples/s", "slowdown", "vs bound", "peak reserved GiB",
     "H2D GiB", "D2H GiB", "stall s", "status",
   };
-  static const int width[] = { 10, 9, 9, 9, 17, 9, 9, 9, 0 };
+  int width[] = { 10, 9, 9, 9, 17, 9, 9, 9, 0 };
   char cell[8][32], st[400];
   int i, c;
+
+  /* The first column as wide as the longest planner name (checkpoint-dp,
+   * zero-offload), so that the columns after it line up. */
+  for (i = 0; i < n; i++)
+    if ((int)strlen(rows[i].s.planner) + 1 > width[0])
+      width[0] = (int)strlen(rows[i].s.planner) + 1;
 
   for (c = 0; c < 9; c++) {
     if (md)
