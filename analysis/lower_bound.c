@@ -347,16 +347,12 @@ ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
    * back every iteration. */
   if (hw->host_opt_Bps > 0) {
     const ooc_model *m = lv->model;
-    uint64_t max_g, off = ooc_liveness_offloadable(lv, 1, &max_g);
-    int tied = 0;
+    uint64_t max_g, off = ooc_liveness_offloadable(lv, 1, NULL, &max_g);
     double rho = INFINITY;
-    for (s = 0; s < m->n_layers; s++)
-      tied |= m->layers[s].op == OOC_OPK_LINEAR && m->layers[s].a.tied;
     for (s = 0; s < m->n_layers; s++) {
       const ooc_layer *y = &m->layers[s];
       double sb = (double)(y->grad_bytes + y->opt_bytes);
-      if (y->params == 0 || sb <= 0 ||
-          (tied && y->op == OOC_OPK_EMBEDDING))
+      if (!ooc_liveness_can_offload(lv, s) || sb <= 0)
         continue;
       /* Kept on the device: weights in once, gradients out; streamed:
        * weights in twice (forward, backward) for their bytes too. */
@@ -377,8 +373,8 @@ ooc_lower_bound_compute(const ooc_liveness *lv, const ooc_costs *costs,
       for (s = 0; s < m->n_layers; s++) {
         const ooc_layer *y = &m->layers[s];
         double sb = (double)(y->grad_bytes + y->opt_bytes + y->param_bytes);
-        if (y->params == 0 || sb <= 0 || costs->host_opt_ns[s] <= 0 ||
-            (tied && y->op == OOC_OPK_EMBEDDING))
+        if (!ooc_liveness_can_offload(lv, s) || sb <= 0 ||
+            costs->host_opt_ns[s] <= 0)
           continue;
         kappa = fmin(kappa, (double)costs->host_opt_ns[s] * 1e-9 / sb);
       }

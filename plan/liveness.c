@@ -136,6 +136,10 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
     goto nomem;
   lv->model = m;
   lv->n_layers = n;
+  lv->tied_linear = -1;
+  for (i = 0; i < n && lv->tied_linear < 0; i++)
+    if (m->layers[i].op == OOC_OPK_LINEAR && m->layers[i].a.tied)
+      lv->tied_linear = i;
 
   /* The schedule. */
   ns = 2 * (n - 1) + 1;
@@ -430,21 +434,20 @@ ooc_plan_check_budget(const ooc_liveness *lv, uint64_t budget, ooc_err *err)
 
 uint64_t
 ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
-                         uint64_t *max_wgrad)
+                         const uint8_t *skip, uint64_t *max_wgrad)
 {
   const ooc_model *m = lv->model;
   uint64_t sum = 0, mx = 0;
-  int32_t l, i, tied = 0;
+  int32_t l;
 
-  for (i = 0; i < m->n_layers; i++)
-    tied |= m->layers[i].op == OOC_OPK_LINEAR && m->layers[i].a.tied;
   for (l = 0; l < m->n_layers; l++) {
     const ooc_layer *y = &m->layers[l];
-    if (y->params == 0 || (tied && y->op == OOC_OPK_EMBEDDING))
+    uint64_t tr = y->grad_bytes + (stream ? y->param_bytes : 0);
+    if (!ooc_liveness_can_offload(lv, l) || (skip != NULL && skip[l]))
       continue;
-    sum += y->grad_bytes + y->opt_bytes + (stream ? y->param_bytes : 0);
-    if (y->grad_bytes + (stream ? y->param_bytes : 0) > mx)
-      mx = y->grad_bytes + (stream ? y->param_bytes : 0);
+    sum += tr + y->opt_bytes;
+    if (tr > mx)
+      mx = tr;
   }
   if (max_wgrad != NULL)
     *max_wgrad = mx;
@@ -456,7 +459,7 @@ ooc_plan_check_budget_offload(const ooc_liveness *lv, uint64_t budget,
                               ooc_err *err)
 {
   char b1[32], b2[32], b3[32], name[160];
-  uint64_t mx, off = ooc_liveness_offloadable(lv, 1, &mx);
+  uint64_t mx, off = ooc_liveness_offloadable(lv, 1, NULL, &mx);
   uint64_t pers = lv->persistent_bytes - off + 2 * mx;
 
   if (budget >= pers && budget - pers >= lv->max_step_bytes)

@@ -428,14 +428,14 @@ ooc_plan_set_param(ooc_plan *pl, int32_t l, int where, ooc_err *err)
       where != OOC_PARAM_STREAM)
     return ooc_err_set(err, OOC_EINVAL, "plan: layer %d: unknown parameter "
                        "placement %d", l, where);
-  if (where != OOC_PARAM_DEVICE && m->layers[l].op == OOC_OPK_EMBEDDING)
-    for (i = 0; i < m->n_layers; i++)
-      if (m->layers[i].op == OOC_OPK_LINEAR && m->layers[i].a.tied)
-        return ooc_err_set(err, OOC_EINVAL, "plan: layer %d '%s' is an "
-                           "embedding that tied linear '%s' shares; its "
-                           "parameters stay on the device", l,
-                           m->layers[l].name ? m->layers[l].name : "?",
-                           m->layers[i].name ? m->layers[i].name : "?");
+  if (where != OOC_PARAM_DEVICE && !ooc_liveness_can_offload(pl->live, l)) {
+    i = pl->live->tied_linear;
+    return ooc_err_set(err, OOC_EINVAL, "plan: layer %d '%s' is an "
+                       "embedding that tied linear '%s' shares; its "
+                       "parameters stay on the device", l,
+                       m->layers[l].name ? m->layers[l].name : "?",
+                       m->layers[i].name ? m->layers[i].name : "?");
+  }
   pl->n_offloaded += (where != OOC_PARAM_DEVICE) -
                      (pl->param_where[l] != OOC_PARAM_DEVICE);
   pl->param_where[l] = (uint8_t)where;

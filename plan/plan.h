@@ -96,6 +96,9 @@ typedef struct ooc_liveness {
 
   /* Extensions (plan.c, planners). */
   int n_layers;
+  int32_t tied_linear;   /* a linear whose weights are an embedding's
+                            table (that embedding's parameters cannot be
+                            offloaded), -1 none */
   uint64_t *step_bytes;  /* per step: ooc_liveness_step_bytes() */
   uint64_t *min_ws;      /* per layer: ooc_algo_min_workspace() */
   uint64_t *grad_bytes;  /* per act: its gradient's bytes (0: none) */
@@ -121,14 +124,24 @@ typedef struct ooc_liveness {
 int ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err);
 void ooc_liveness_free(ooc_liveness *lv);
 
+/* May layer l's parameters leave the device? It has parameters and is
+ * not an embedding whose table a tied linear shares (its gradient comes
+ * from two backwards). O(1). */
+static inline int
+ooc_liveness_can_offload(const ooc_liveness *lv, int32_t l)
+{
+  const ooc_layer *y = &lv->model->layers[l];
+  return y->params > 0 &&
+         !(lv->tied_linear >= 0 && y->op == OOC_OPK_EMBEDDING);
+}
 /* The device bytes parameter offload can take off the persistent state:
- * every layer's gradients and optimizer state (OOC_PARAM_OFFLOAD), with
- * its weights when stream is 1 (OOC_PARAM_STREAM), but an embedding's
- * that a tied linear shares; *max_wgrad (may be NULL) the most one layer
- * allocates instead during a step (its gradients, and its weights when
- * streamed). O(layers). */
+ * the gradients and optimizer state of every layer that can go
+ * (OOC_PARAM_OFFLOAD) but those skip marks (NULL: none), with their
+ * weights when stream is 1 (OOC_PARAM_STREAM); *max_wgrad (may be NULL)
+ * the most one of them allocates instead during a step (its gradients,
+ * and its weights when streamed). O(layers). */
 uint64_t ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
-                                  uint64_t *max_wgrad);
+                                  const uint8_t *skip, uint64_t *max_wgrad);
 /* ooc_plan_check_budget for a plan that streams every layer it can: the
  * persistent state less ooc_liveness_offloadable(lv, 1) plus twice the
  * largest layer it allocates (the next one's copy arrives while one

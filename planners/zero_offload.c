@@ -179,22 +179,7 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   /* The room the offload makes: the state it moves, less what a step
    * allocates instead (streamed: the next layer's weights arrive while
    * one runs). */
-  {
-    int tied = 0;
-    saved = max_g = 0;
-    for (l = 0; l < m->n_layers; l++)
-      tied |= m->layers[l].op == OOC_OPK_LINEAR && m->layers[l].a.tied;
-    for (l = 0; l < m->n_layers; l++) {
-      const ooc_layer *y = &m->layers[l];
-      uint64_t tr = y->grad_bytes + (stream ? y->param_bytes : 0);
-      if (y->params == 0 || st->on_dev[l] ||
-          (tied && y->op == OOC_OPK_EMBEDDING))
-        continue;
-      saved += tr + y->opt_bytes;
-      if (tr > max_g)
-        max_g = tr;
-    }
-  }
+  saved = ooc_liveness_offloadable(lv, stream, st->on_dev, &max_g);
   max_g *= stream ? 2 : 1;
   extra = saved > max_g ? saved - max_g : 0;
   for (tried = 0; tried < ZO_TRIES; tried++) {
@@ -220,7 +205,7 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     pl->note[0] = '\0';
     pl->n_metrics = 0;
     for (l = 0, n_off = 0, host = 0; l < m->n_layers; l++) {
-      if (m->layers[l].params == 0 || st->on_dev[l] ||
+      if (!ooc_liveness_can_offload(lv, l) || st->on_dev[l] ||
           ooc_plan_set_param(pl, l, stream ? OOC_PARAM_STREAM
                                            : OOC_PARAM_OFFLOAD,
                              NULL) != OOC_OK)
