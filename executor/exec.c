@@ -330,7 +330,7 @@ mem_instr(ooc_exec *ex, int32_t i, int prologue, ooc_err *err)
     /* An offloaded layer's optimizer state is ordinary memory: only the
      * CPU touches it (the simulator's rule, sim/engine.c). Every other
      * host buffer is the backend's pinned one. */
-    int plain = p->tensors[t].kind == OOC_T_OPTSTATE;
+    int plain = !ooc_program_host_pinned(p, t);
     if (in->kind == OOC_I_FREE) {
       if (ex->pinned[t] == PIN_PLAIN)
         free(ex->host[t]);

@@ -119,6 +119,16 @@ void ooc_program_fini(ooc_program *p);
 /* Empty the program, keeping its capacity. */
 void ooc_program_reset(ooc_program *p);
 
+/* Is tensor t's host buffer pinned? Every one but an offloaded layer's
+ * optimizer state, which only the CPU touches (ordinary memory, counted
+ * against host.memory_GiB but not host.pinned_GiB). The simulator and
+ * the executor both ask here. */
+static inline int
+ooc_program_host_pinned(const ooc_program *p, int32_t t)
+{
+  return p->tensors[t].kind != OOC_T_OPTSTATE;
+}
+
 /* Append a tensor; returns its id (>= 0) or OOC_ENOMEM. */
 int32_t ooc_program_tensor(ooc_program *p, ooc_tensor_kind kind, int32_t layer,
                            uint64_t bytes);

@@ -129,6 +129,19 @@ ooc_sem_args_bad(const ooc_sem *s, const ooc_instr *in, unsigned live,
   return bad;
 }
 
+/* A HOST step starts: the host copies it writes hold no valid data until
+ * it completes. */
+static inline void
+ooc_sem_host_start(ooc_sem *s, const ooc_instr *in)
+{
+  const int32_t *ar = s->p->args + in->arg_first;
+  int32_t k;
+
+  for (k = 0; k < in->n_args; k++)
+    if (ar[k] & OOC_ARG_WRITE)
+      s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+}
+
 static inline int
 ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
 {
@@ -243,14 +256,9 @@ ooc_sem_start_inline(ooc_sem *s, int32_t i)
   case OOC_I_COMPUTE:
     s->running = i;
     break;
-  case OOC_I_HOST: {
-    const int32_t *ar = s->p->args + in->arg_first;
-    int32_t k;
-    for (k = 0; k < in->n_args; k++)
-      if (ar[k] & OOC_ARG_WRITE)
-        s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+  case OOC_I_HOST:
+    ooc_sem_host_start(s, in);
     break;
-  }
   case OOC_I_H2D:
     s->flags[t] &= (uint8_t)~OOC_TS_VALID;
     s->inflight[t]++;
@@ -363,14 +371,9 @@ ooc_sem_begin_free(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
 static inline int
 ooc_sem_begin_host(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
 {
-  const int32_t *ar = s->p->args + in->arg_first;
-  int32_t k;
-
   if (ooc_sem_args_bad(s, in, OOC_TS_HOST, OOC_TS_HVALID) != 0)
     return ooc_sem_check(s, i, err);
-  for (k = 0; k < in->n_args; k++)
-    if (ar[k] & OOC_ARG_WRITE)
-      s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+  ooc_sem_host_start(s, in);
   return OOC_OK;
 }
 

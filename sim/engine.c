@@ -389,21 +389,13 @@ fill_oom(ooc_sim *s, int32_t i)
   s->oom = 1;
 }
 
-/* Is host buffer t pinned? Every one but an offloaded layer's optimizer
- * state, which the CPU alone touches (ordinary memory). */
-static inline int
-host_is_pinned(const ooc_program *p, int32_t t)
-{
-  return p->tensors[t].kind != OOC_T_OPTSTATE;
-}
-
 /* Host allocation of tensor t: against host memory, and a pinned one also
  * against host.pinned_GiB. Returns 0 (and reports it) when exhausted. */
 static int
 host_alloc(ooc_sim *s, int32_t i, int32_t t)
 {
   uint64_t bytes = s->p->tensors[t].bytes;
-  int pinned = host_is_pinned(s->p, t);
+  int pinned = ooc_program_host_pinned(s->p, t);
   int64_t when = i < s->p->prologue_end ? 0 : s->now - s->t0;
 
   if (!s->host_unlimited && s->hw->host_mem > 0 &&
@@ -473,7 +465,7 @@ do_free(ooc_sim *s, int32_t i, int64_t *cost)
 
   if (in->where == OOC_WHERE_HOST) {
     s->host_used -= s->p->tensors[in->tensor].bytes;
-    if (host_is_pinned(s->p, in->tensor))
+    if (ooc_program_host_pinned(s->p, in->tensor))
       s->host_pinned -= s->p->tensors[in->tensor].bytes;
     return OOC_OK;
   }
