@@ -630,3 +630,55 @@ ooc_kit_fastest_algo(const ooc_planner_ctx *ctx, int32_t s, uint64_t avail,
     *ns = best_ns;
   return best;
 }
+
+int32_t
+ooc_kit_fit_algos(const ooc_planner_ctx *ctx, const ooc_sim_detail *det,
+                  ooc_plan *pl, int32_t *comp)
+{
+  const ooc_liveness *lv = ctx->live;
+  const ooc_program *p = ctx->scratch;
+  int32_t i, s, n = 0;
+
+  for (s = 0; s < lv->n_steps; s++)
+    comp[s] = -1;
+  for (i = p->prologue_end; i < p->n_instr && i < det->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
+        in->layer >= ctx->model->n_layers)
+      continue;
+    if (in->phase == OOC_PH_FWD)
+      comp[lv->fwd_step[in->layer]] = i;
+    else if (in->phase == OOC_PH_BWD)
+      comp[lv->bwd_step[in->layer]] = i;
+  }
+  /* A recomputed forward: marked by a comp of -2 - instruction. */
+  for (i = 0; i < pl->n_recomps; i++) {
+    int32_t q = ooc_kit_producer(lv, pl->recomps[i].act);
+    if (q >= 0 && comp[q] >= 0)
+      comp[q] = -2 - comp[q];
+  }
+  for (s = 0; s < lv->n_steps; s++) {
+    int32_t l = lv->steps[s].layer, c = comp[s], rc = 0;
+    uint64_t cur = 0;
+    int best;
+    if (c < -1) {
+      c = -2 - c;
+      rc = 1;
+    }
+    if (c < 0 || !ooc_algo_has_choice(ctx->model, l) ||
+        det->start_ns[c] < 0)
+      continue;
+    if (ooc_algo_workspace(ctx->model, l, (ooc_algo)pl->algo[s], &cur) !=
+        OOC_OK)
+      cur = 0;
+    best = ooc_kit_fastest_algo(ctx, s,
+                                det->free_bytes[c] +
+                                    ooc_kit_footprint(ctx, cur),
+                                rc, NULL);
+    if (best >= 0 && best != pl->algo[s]) {
+      pl->algo[s] = (uint8_t)best;
+      n++;
+    }
+  }
+  return n;
+}

@@ -182,6 +182,20 @@ int64_t ooc_kit_plan_bound(const ooc_planner_ctx *ctx, const ooc_plan *pl);
 int ooc_kit_fastest_algo(const ooc_planner_ctx *ctx, int32_t s,
                          uint64_t avail, int need_recomp, int64_t *ns);
 
+/* SuperNeurons' dynamic convolution workspace (§3.5), the rule a framework
+ * that asks cuDNN for the fastest algorithm under a workspace limit
+ * follows: each convolution step of pl takes the fastest algorithm whose
+ * workspace fits the bytes free at that step in pl's last detailed
+ * simulation (det, of the program in ctx->scratch), counting its current
+ * workspace as free. A forward that pl recomputes takes one its recompute
+ * can run too. comp: scratch of lv->n_steps. Returns the number of steps
+ * whose algorithm changed; the caller simulates pl again to see that the
+ * choice fits (the free bytes were those of the old algorithms).
+ * O(instructions + steps x algorithms). */
+int32_t ooc_kit_fit_algos(const ooc_planner_ctx *ctx,
+                          const ooc_sim_detail *det, ooc_plan *pl,
+                          int32_t *comp);
+
 /* The step that produces act a (the forward of its storage layer), -1 for
  * the input batch. O(1). */
 int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);

@@ -40,6 +40,16 @@
  *        in for that recompute; where fragmentation stalls it, the
  *        step runs again at 2 and 4 64ths under the scheduling budget
  *        (departure, see recompute());
+ *   departure, refill: the recomputes free memory the keep / swap step
+ *        could not count on (it classified against swap-all), so the maps
+ *        left swap or recompute go back to keep from the output side
+ *        while the simulation says the iteration gets faster (refill());
+ *   departure, kernels: the seed runs on Chainer, which takes cuDNN's
+ *        fastest convolution algorithm under a workspace limit, as does
+ *        the SuperNeurons baseline it is compared with (§5.2); the final
+ *        plan's convolutions take the fastest algorithm whose workspace
+ *        fits the memory free at their step (SuperNeurons §3.5's rule,
+ *        ooc_kit_fit_algos), when the plan still fits and gets faster.
  * Host memory: the profile and the keep / swap search count device memory
  * only, as the seed's simulation does; a classification is taken only when
  * its pinned maps also fit the host (hw->host_mem).
@@ -98,6 +108,10 @@ struct pooch_state {
   int64_t *exposed;         /* per act: exposed swap-in + swap-out (ns) */
   int64_t *ovl_in, *ovl_out;  /* per act: its H2D / D2H time during which
                                  the compute stream was idle (ns) */
+  int32_t *comp;            /* per step: scratch of ooc_kit_fit_algos */
+  uint8_t *algo;            /* per step: the kernel every build takes */
+  uint8_t *algo_save;       /* scratch: st->algo before refill() */
+  int32_t n_algo;           /* convolutions the final step sped up */
   int32_t *t2a;             /* per program tensor: its act, or 0 */
   int32_t n_t2a;
   int64_t *idle_s, *idle_e; /* the compute stream's idle intervals */
@@ -155,6 +169,9 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->r = calloc((size_t)n + 1, sizeof *st->r);
   st->ovl_in = calloc((size_t)n + 1, sizeof *st->ovl_in);
   st->ovl_out = calloc((size_t)n + 1, sizeof *st->ovl_out);
+  st->comp = calloc((size_t)lv->n_steps + 1, sizeof *st->comp);
+  st->algo = calloc((size_t)lv->n_steps + 1, 1);
+  st->algo_save = calloc((size_t)lv->n_steps + 1, 1);
   for (a = 0; a < n; a++)
     if (lv->act_tensor[a] + 1 > st->n_t2a)
       st->n_t2a = lv->act_tensor[a] + 1;
@@ -167,7 +184,8 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->ovl_out == NULL || st->t2a == NULL ||
       st->lo == NULL ||
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
-      st->r == NULL)
+      st->r == NULL || st->comp == NULL || st->algo == NULL ||
+      st->algo_save == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
   if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
       ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
@@ -196,6 +214,9 @@ static void pooch_free(void *state)
   struct pooch_state *st = state;
 
   free(st->fm);
+  free(st->comp);
+  free(st->algo);
+  free(st->algo_save);
   free(st->cls);
   free(st->best);
   free(st->rbest);
@@ -250,6 +271,7 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   int32_t k, n_sw = 0;
 
   ooc_plan_reset(pl);
+  memcpy(pl->algo, st->algo, (size_t)lv->n_steps);
   pl->sched_budget = st->sched_budget;
   ooc_timeline_copy(&st->tl, &st->base);
   /* When each map is first needed after its forward: its first backward
@@ -594,6 +616,55 @@ static int by_r(const void *x, const void *y)
                                 : (a < b ? -1 : a > b);
 }
 
+/* Group testing over list[0 .. n): each map moves to class `to` in
+ * groups; a group that makes the iteration faster than *cur (or is the
+ * first classification that fits the host) is kept whole, one that does
+ * not is halved and its halves tried, down to single maps, each put back
+ * in its class on failure. Many moves per simulation when most help.
+ * *moved counts the maps moved; st->cut set when the cap stops it. */
+static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, const int32_t *list, int32_t n, int to,
+                  int64_t *cur, int *moved, ooc_err *err)
+{
+  uint8_t was[16];
+  int32_t k = 0;
+  int rc;
+
+  *moved = 0;
+  while (k < n) {
+    int32_t g = n - k < 16 ? n - k : 16, i;
+    int64_t t;
+    for (;;) {
+      if (st->n_sims >= st->cap) {
+        st->cut = 1;
+        return OOC_OK;
+      }
+      for (i = 0; i < g; i++) {
+        was[i] = st->cls[list[k + i]];
+        st->cls[list[k + i]] = (uint8_t)to;
+      }
+      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+        return rc;
+      if (t < *cur || (t != INT64_MAX && st->host_ok &&
+                       st->best_ns == INT64_MAX)) {
+        *cur = t;
+        remember(st, ctx->live, t);
+        *moved += g;
+        k += g;
+        break;
+      }
+      for (i = 0; i < g; i++)
+        st->cls[list[k + i]] = was[i];
+      if (g == 1) {
+        k++;
+        break;
+      }
+      g /= 2;
+    }
+  }
+  return OOC_OK;
+}
+
 /* §4.4.3 on the maps the classification in st->cls swaps: r(X) =
  * recompute overhead / swap overhead for every X in L, each measured by
  * simulation against the classification with X kept (when keeping X does
@@ -657,48 +728,16 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
     sort_r = st->r;
     qsort(st->tmp, (size_t)n_c, sizeof *st->tmp, by_r);
     cur = t0;
-    /* In increasing r, in groups: a group that makes the iteration faster
-     * is kept whole; one that does not is halved and its halves tried,
-     * down to single maps (group testing: many moves per simulation when
-     * most help). */
-    k = 0;
-    while (k < n_c) {
-      int32_t g = n_c - k < 16 ? n_c - k : 16, i;
-      int64_t t;
-      for (;;) {
-        if (st->n_sims >= st->cap) {
-          st->cut = 1;
-          goto out;
-        }
-        for (i = 0; i < g; i++)
-          st->cls[st->tmp[k + i]] = C_RECOMP;
-        if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
-          return rc;
-        if (t < cur || (t != INT64_MAX && st->host_ok &&
-                        st->best_ns == INT64_MAX)) {
-          cur = t;
-          remember(st, lv, t);
-          *n_rc += g;
-          accepted += g;
-          k += g;
-          break;
-        }
-        for (i = 0; i < g; i++)
-          st->cls[st->tmp[k + i]] = C_SWAP;
-        if (g == 1) {
-          k++;
-          break;
-        }
-        g /= 2;
-      }
-    }
+    if ((rc = groups(st, ctx, pl, st->tmp, n_c, C_RECOMP, &cur, &accepted,
+                     err)) < 0)
+      return rc;
+    *n_rc += accepted;
     /* The seed's step 5: back to step 2 with the maps left in L, whose
      * r have changed with the moves (a recompute whose inputs are now
      * recomputed too, a swap that is now hidden). */
     if (accepted == 0 || st->n_sims >= st->cap)
       break;
   }
-out:
   (void)tr;
   return OOC_OK;
 }
@@ -747,6 +786,123 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return rc < 0 ? rc : OOC_OK;
 }
 
+/* The kernels the runtime runs (departure, stated in the header): the
+ * seed's PoocH runs on Chainer, which asks cuDNN for the fastest
+ * convolution algorithm under a workspace limit, and so does the
+ * SuperNeurons it is compared with (§5.2, both on the same Chainer). Here
+ * each convolution of the plan of st->cls takes the fastest algorithm
+ * whose workspace fits the memory free at its step in the plan's
+ * simulation (ooc_kit_fit_algos, SuperNeurons §3.5's rule), kept (in
+ * st->algo, for every later build) only when the plan then still fits
+ * and runs faster. *ns: the plan's time with the kernels kept. */
+static int framework_algos(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                           ooc_plan *pl, int64_t *ns, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  ooc_sim_result r;
+  int rc;
+
+  *ns = INT64_MAX;
+  if ((rc = build(st, ctx, pl, err)) < 0)
+    return rc;
+  rc = ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err);
+  st->n_sims++;
+  if (rc == OOC_EINVAL) {
+    ooc_err_clear(err);
+    return OOC_OK;
+  }
+  if (rc < 0 || !r.feasible)
+    return rc < 0 ? rc : OOC_OK;
+  *ns = r.iteration_ns;
+  if (ooc_kit_fit_algos(ctx, &st->det, pl, st->comp) == 0)
+    return OOC_OK;
+  rc = ooc_planner_evaluate(ctx, pl, &r, err);
+  st->n_sims++;
+  if (rc == OOC_EINVAL)
+    ooc_err_clear(err);
+  else if (rc < 0)
+    return rc;
+  if (rc == OOC_OK && r.feasible && r.iteration_ns < *ns &&
+      (ctx->hw->host_mem == 0 || r.peak_host_pinned <= ctx->hw->host_mem)) {
+    *ns = r.iteration_ns;
+    memcpy(st->algo, pl->algo, (size_t)lv->n_steps);
+    return OOC_OK;
+  }
+  memcpy(pl->algo, st->algo, (size_t)lv->n_steps);  /* they did not fit */
+  return OOC_OK;
+}
+
+/* The plan of st->cls at the largest 64th of the budget, from
+ * st->sched_budget up, at which it runs fastest (the scheduling budget
+ * was set by the swap-all profile, or under it by the recompute step; the
+ * final classification may fragment less), then with the framework's
+ * kernels. *ns its time; pl its plan. */
+static int finish(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, int64_t *ns, ooc_err *err)
+{
+  uint64_t best_b = st->sched_budget;
+  int64_t best_t, t;
+  uint32_t f;
+  int rc;
+
+  if ((rc = eval(st, ctx, pl, 0, &best_t, err)) < 0)
+    return rc;
+  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && best_t != INT64_MAX)
+    for (f = (uint32_t)(st->sched_budget / (ctx->budget / 64)) + 1; f <= 64;
+         f++) {
+      st->sched_budget = ctx->budget / 64 * f;
+      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+        return rc;
+      if (t < best_t) {
+        best_t = t;
+        best_b = st->sched_budget;
+      }
+    }
+  st->sched_budget = best_b;
+  return framework_algos(st, ctx, pl, ns, err);
+}
+
+/* Departure: §4.4.3's recomputes free memory that the keep / swap step
+ * could not count on (it classified against swap-all). The maps left swap
+ * or recompute go back to keep from the output side, the side Fig. 13's
+ * greedy and the seed's SuperNeurons baseline keep first, in groups while
+ * the simulation (with the framework's kernels) says the iteration gets
+ * faster; with a quarter of max_sims. The result is kept only if it then
+ * finishes faster than t (the plan in pl, of st->cls). */
+static int refill(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, int64_t t, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  uint64_t budget = st->sched_budget;
+  int64_t cur = t, t2;
+  int32_t k, n = 0;
+  int moved, rc;
+
+  memcpy(st->start, st->cls, (size_t)lv->n_acts);
+  memcpy(st->algo_save, st->algo, (size_t)lv->n_steps);
+  for (k = st->n_fm - 1; k >= 0; k--)
+    if (st->cls[st->fm[k]] != C_KEEP)
+      st->tmp[n++] = st->fm[k];
+  st->best_ns = t;
+  st->cap = st->n_sims + st->max_sims / 4;
+  rc = groups(st, ctx, pl, st->tmp, n, C_KEEP, &cur, &moved, err);
+  st->cap = st->max_sims;
+  if (rc < 0)
+    return rc;
+  if (moved > 0) {
+    memcpy(st->cls, st->best, (size_t)lv->n_acts);
+    if ((rc = finish(st, ctx, pl, &t2, err)) < 0)
+      return rc;
+    if (t2 < t)
+      return OOC_OK;
+  }
+  /* Nothing gained: the plan before. */
+  memcpy(st->cls, st->start, (size_t)lv->n_acts);
+  memcpy(st->algo, st->algo_save, (size_t)lv->n_steps);
+  st->sched_budget = budget;
+  return build(st, ctx, pl, err);
+}
+
 static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                       ooc_err *err)
 {
@@ -756,7 +912,8 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   const ooc_liveness *lv = ctx->live;
   const char *sv = NULL;
   int64_t t_all = INT64_MAX;
-  int32_t k;
+  int64_t t_fin;
+  int32_t k, s;
   int rc, n_rc = 0, c[3] = { 0, 0, 0 };
 
   st->stage = ST_FULL;
@@ -777,6 +934,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
                        "%lld: must be >= 1", (long long)st->max_sims);
   st->best_ns = st->rbest_ns = INT64_MAX;
+  memset(st->algo, 0, (size_t)lv->n_steps);
   memset(st->cls, C_KEEP, (size_t)lv->n_acts);
   for (k = 0; k < st->n_fm; k++)
     st->cls[st->fm[k]] = C_SWAP;
@@ -841,36 +999,24 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   memcpy(st->cls, st->best, (size_t)lv->n_acts);
   if (st->best_ns != INT64_MAX)
     st->sched_budget = st->best_budget;
-  /* The scheduling budget was set by the swap-all profile (or under it,
-   * by the recompute step); the final classification may fragment less:
-   * the largest 64th of the budget at which it runs fastest. */
-  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && st->best_ns != INT64_MAX) {
-    uint64_t base = st->sched_budget, best_b = base;
-    uint32_t f;
-    for (f = (uint32_t)(base / (ctx->budget / 64)) + 1; f <= 64; f++) {
-      int64_t t;
-      st->sched_budget = ctx->budget / 64 * f;
-      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
-        return rc;
-      if (t < st->best_ns) {
-        st->best_ns = t;
-        best_b = st->sched_budget;
-      }
-    }
-    st->sched_budget = best_b;
-  }
-  if ((rc = build(st, ctx, pl, err)) < 0)
+  if ((rc = finish(st, ctx, pl, &t_fin, err)) < 0)
     return rc;
+  if (st->stage == ST_FULL && t_fin != INT64_MAX &&
+      (rc = refill(st, ctx, pl, t_fin, err)) < 0)
+    return rc;
+  for (s = 0, st->n_algo = 0; s < lv->n_steps; s++)
+    st->n_algo += st->algo[s] != 0;
   for (k = 0; k < st->n_fm; k++)
     c[st->cls[st->fm[k]]]++;
   snprintf(pl->note, sizeof pl->note,
            "pooch (%s): %d feature maps: keep %d, swap %d, recompute %d; "
            "L_O\\L_I %d, L_I %d (branched on %d)%s; sched budget %.3f "
-           "GiB; %d simulations",
+           "GiB; %d conv algorithms changed; %d simulations",
            stages[st->stage], (int)st->n_fm, c[C_KEEP], c[C_SWAP],
            c[C_RECOMP], (int)st->n_lo, (int)st->n_li, st->branched,
            st->cut ? ", search cut by max_sims" : "",
-           (double)st->sched_budget / 1073741824.0, st->n_sims);
+           (double)st->sched_budget / 1073741824.0, (int)st->n_algo,
+           st->n_sims);
   return OOC_OK;
 }
 

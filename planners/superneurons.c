@@ -614,47 +614,6 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-/* §3.5: the fastest algorithm whose workspace fits each convolution's
- * step, from the free bytes of the plan's last detailed simulation. */
-static void conv_algos(struct sn_state *st, const ooc_planner_ctx *ctx,
-                       ooc_plan *pl)
-{
-  const ooc_liveness *lv = ctx->live;
-  const ooc_program *p = ctx->scratch;
-  int32_t i, s;
-
-  for (s = 0; s < lv->n_steps; s++)
-    st->comp[s] = -1;
-  for (i = p->prologue_end; i < p->n_instr && i < st->det.n_instr; i++) {
-    const ooc_instr *in = &p->instr[i];
-    if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
-        in->layer >= ctx->model->n_layers)
-      continue;
-    if (in->phase == OOC_PH_FWD)
-      st->comp[lv->fwd_step[in->layer]] = i;
-    else if (in->phase == OOC_PH_BWD)
-      st->comp[lv->bwd_step[in->layer]] = i;
-  }
-  st->n_algo = 0;
-  for (s = 0; s < lv->n_steps; s++) {
-    int32_t l = lv->steps[s].layer, c = st->comp[s];
-    uint64_t cur = 0;
-    int best;
-    if (c < 0 || !ooc_algo_has_choice(ctx->model, l) ||
-        st->det.start_ns[c] < 0)
-      continue;
-    if (ooc_algo_workspace(ctx->model, l, (ooc_algo)pl->algo[s], &cur) !=
-        OOC_OK)
-      cur = 0;
-    best = ooc_kit_fastest_algo(ctx, s, st->det.free_bytes[c] + cur, 0,
-                                NULL);
-    if (best >= 0 && best != pl->algo[s]) {
-      pl->algo[s] = (uint8_t)best;
-      st->n_algo++;
-    }
-  }
-}
-
 /* Simulate pl, recording stage k's peak; with detail into st->det. */
 static int run(struct sn_state *st, const ooc_planner_ctx *ctx,
                const ooc_plan *pl, int k, int detail, ooc_err *err)
@@ -784,7 +743,8 @@ static int sn_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
         return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out "
                            "of memory");
       }
-      conv_algos(st, ctx, pl);
+      /* §3.5 */
+      st->n_algo = ooc_kit_fit_algos(ctx, &st->det, pl, st->comp);
       if (st->n_algo > 0 && (rc = run(st, ctx, pl, -1, 0, err)) <= 0) {
         if (rc < 0 || ooc_plan_copy(pl, &save) != OOC_OK) {
           ooc_plan_fini(&save);
