@@ -130,6 +130,9 @@ struct dp_state {
   int64_t r_lo, r_q;          /* memory of table column u: r_lo + u r_q */
   int64_t *rc;                /* [tri(s, t) * (QR + 1) + u] */
   int16_t *rch;               /* the choice: 0 Fall, s' > s Fck up to s' */
+  int16_t *rfirst;            /* per (s, t): its first column that fits
+                                 (QR + 1: none); every column above fits
+                                 too (more memory never hurts) */
   int32_t *prevfree;          /* per act: where its next record drops it */
   uint8_t *res;               /* per act: resident (stored) */
   int n_rrec;                 /* recompute records emitted */
@@ -284,6 +287,8 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   cells = (size_t)nn * (size_t)(nn + 1) / 2 * (QR + 1);
   st->rc = malloc(cells * sizeof *st->rc);
   st->rch = malloc(cells * sizeof *st->rch);
+  st->rfirst = malloc((size_t)nn * (size_t)(nn + 1) / 2 *
+                      sizeof *st->rfirst);
   st->prevfree = calloc((size_t)lv->n_acts + 1, sizeof *st->prevfree);
   st->res = calloc((size_t)lv->n_acts + 1, 1);
   if (st->g_lo == NULL || st->g_hi == NULL || st->g_a == NULL ||
@@ -291,7 +296,8 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->g_x == NULL ||
       st->g_xact == NULL || st->g_xok == NULL || st->g_d == NULL ||
       st->g_f == NULL || st->g_pb == NULL || st->rc == NULL ||
-      st->rch == NULL || st->prevfree == NULL || st->res == NULL)
+      st->rch == NULL || st->prevfree == NULL || st->res == NULL ||
+      st->rfirst == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
                        "memory");
   return OOC_OK;
@@ -338,6 +344,7 @@ static void dp_free(void *state)
   free(st->g_pb);
   free(st->rc);
   free(st->rch);
+  free(st->rfirst);
   free(st->prevfree);
   free(st->res);
   ooc_timeline_fini(&st->tl);
@@ -691,17 +698,21 @@ static int rotor_solve(struct dp_state *st, int64_t m, int32_t *u0)
       } else {
         const int64_t *nx = st->rc + tri(s + 1, t) * (QR + 1);
         int32_t da = r_cols(st, st->g_a[s]);
+        int32_t lo_u = st->rfirst[tri(s + 1, t)] + da;
         int64_t f = rc ? st->g_f[s] : 0;
-        for (u = thr > da ? thr : da; u <= QR; u++)
-          if (nx[u - da] != INT64_MAX) {
-            c[u] = f + nx[u - da];
-            h[u] = 0;
-          }
+        if (lo_u < thr)
+          lo_u = thr;
+        for (u = lo_u; u <= QR; u++) {
+          c[u] = f + nx[u - da];
+          h[u] = 0;
+        }
       }
-      /* Fck s'. */
+      /* Fck s'. Where a table holds INT64_MAX is below its first fitting
+       * column, so the loop starts above both tables' and adds finite
+       * times only. */
       for (sp = s + 1; sp <= t; sp++) {
         const int64_t *ca, *cb;
-        int32_t k = sp - 1, dx;
+        int32_t k = sp - 1, dx, lo_u;
         int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), fc;
         if (need > fmax)
           fmax = need;
@@ -712,19 +723,25 @@ static int rotor_solve(struct dp_state *st, int64_t m, int32_t *u0)
         dx = r_cols(st, st->g_x[sp]);
         if (dx > thr)
           thr = dx;
+        lo_u = st->rfirst[tri(sp, t)] + dx;
+        if (lo_u < st->rfirst[tri(s, sp - 1)])
+          lo_u = st->rfirst[tri(s, sp - 1)];
+        if (lo_u < thr)
+          lo_u = thr;
         ca = st->rc + tri(sp, t) * (QR + 1);
         cb = st->rc + tri(s, sp - 1) * (QR + 1);
         fc = rc ? fs : 0;
-        for (u = thr; u <= QR; u++) {
-          int64_t va = ca[u - dx], vb = cb[u];
-          if (va == INT64_MAX || vb == INT64_MAX)
-            continue;
-          if (fc + va + vb < c[u]) {
-            c[u] = fc + va + vb;
+        for (u = lo_u; u <= QR; u++) {
+          int64_t v = fc + ca[u - dx] + cb[u];
+          if (v < c[u]) {
+            c[u] = v;
             h[u] = (int16_t)sp;
           }
         }
       }
+      for (u = 0; u <= QR && c[u] == INT64_MAX; u++)
+        ;
+      st->rfirst[tri(s, t)] = (int16_t)u;
     }
   return st->rc[tri(0, r - 1) * (QR + 1) + *u0] != INT64_MAX;
 }
