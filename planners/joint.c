@@ -11,7 +11,11 @@
  * 1. Start. Every other registered planner (ctx->peers; none when it is
  *    NULL, and then there is no start) plans the scenario with its
  *    defaults (`start_sims` > 0 caps PoocH's simulations, for speed, at
- *    the price of the guarantee below); each plan is simulated
+ *    the price of the guarantee below; `start_events`, default 5 x 10^7,
+ *    caps the events PoocH's simulations may process, which binds only on
+ *    programs far beyond the zoo's, where it keeps the start's cost
+ *    proportionate: the zoo's costliest PoocH run, gpt2_xl b24 on
+ *    h100-pcie5, processes 3.2 x 10^7); each plan is simulated
  *    and the fastest feasible one is the incumbent (ties: registry order).
  *    joint's plan is never slower than it: the search only replaces the
  *    incumbent with a faster feasible plan. (With `start_sims` set and no
@@ -638,14 +642,15 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
  * first plan any planner made) and its planner's name. */
 static int64_t
 start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
-            const char **from, int *fatal, ooc_err *err)
+            int64_t events, const char **from, int *fatal, ooc_err *err)
 {
-  char sims_s[24];
-  ooc_kv kv = { .key = "max_sims", .value = sims_s };
+  char sims_s[24], events_s[24];
+  ooc_kv kv[2];
   int64_t best = INT64_MAX;
   int i, have = 0;
 
   snprintf(sims_s, sizeof sims_s, "%lld", (long long)sims);
+  snprintf(events_s, sizeof events_s, "%lld", (long long)events);
   *from = "none";
   for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL && !*fatal;
        i++) {
@@ -656,8 +661,12 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     int rc;
     if (strcmp(t->name, "joint") == 0)
       continue;
-    sub.opts = sims > 0 && ooc_planner_accepts(t, "max_sims") ? &kv : NULL;
-    sub.n_opts = sub.opts != NULL;
+    sub.n_opts = 0;
+    if (sims > 0 && ooc_planner_accepts(t, "max_sims"))
+      kv[sub.n_opts++] = (ooc_kv){ .key = "max_sims", .value = sims_s };
+    if (events > 0 && ooc_planner_accepts(t, "max_events"))
+      kv[sub.n_opts++] = (ooc_kv){ .key = "max_events", .value = events_s };
+    sub.opts = sub.n_opts > 0 ? kv : NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
     if (rc == OOC_ENOMEM) {
@@ -830,6 +839,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
   struct jt_state *st = state;
   int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
+  int64_t start_events = 50000000;
   int64_t max_events = 20000000;
   int64_t pruned = 0, algo_sweep_on = 1, sweep_sims = 0;
   int32_t sweep_changed = 0, place_changed = 0;
@@ -847,8 +857,14 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       (rc = ooc_planner_opt_int(ctx, "seed", &seed, err)) < 0 ||
       (rc = ooc_planner_opt_int(ctx, "start_sims", &start_sims, err)) < 0 ||
       (rc = ooc_planner_opt_int(ctx, "sweep", &algo_sweep_on, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "max_events", &max_events, err)) < 0)
+      (rc = ooc_planner_opt_int(ctx, "max_events", &max_events, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "start_events", &start_events,
+                                err)) < 0)
     return rc;
+  if (start_events < 0)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "start_events=%lld: must be >= 0 (0: no cap)",
+                       (long long)start_events);
   if (max_events < 0)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_events=%lld: must be >= 0 (0: no cap)",
@@ -881,9 +897,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   st->prev_ok = 0;
   st->skip_sum = 0;
   st->skip_n = 0;
-  t_start = start_plans(st, ctx, start_sims, &from, &fatal, err);
+  t_start = start_plans(st, ctx, start_sims, start_events, &from, &fatal,
+                        err);
   if (t_start == INT64_MAX && start_sims > 0 && !fatal)
-    t_start = start_plans(st, ctx, 0, &from, &fatal, err);   /* uncapped */
+    t_start = start_plans(st, ctx, 0, start_events, &from, &fatal,
+                          err);                               /* uncapped */
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
   st->events = 0;
@@ -1041,8 +1059,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
-                                          "start_sims", "sweep",
-                                          "max_events", NULL };
+                                          "start_sims", "start_events",
+                                          "sweep", "max_events", NULL };
 
 const ooc_planner_type ooc_planner_joint = {
   .name = "joint",

@@ -26,7 +26,10 @@
  *        of L_O \ L_I are switched to keep one by one from the output side
  *        while the classification still fits (the greedy of Fig. 13), and
  *        the leaf is simulated. The fastest leaf is kept. The search is
- *        capped (`--opt max_sims=N`, default 2000): the tree branches on
+ *        capped (`--opt max_sims=N`, default 2000, and `--opt
+ *        max_events=N`, the events all its simulations may process,
+ *        default 0: no cap; either stops every later step's search, and
+ *        the note says which): the tree branches on
  *        the elements of L_I with the largest exposed swap-in, as many as
  *        the cap allows, the others stay swap, and the note says so;
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
@@ -121,6 +124,9 @@ struct pooch_state {
   int stage, sched;
   uint64_t sched_budget;    /* the budget the timeline schedules against */
   int64_t max_sims;
+  int64_t max_events;       /* cap on the events simulated (0: none) */
+  uint64_t events;          /* events simulated so far */
+  int spent;                /* max_events reached: no more searching */
   int64_t cap;              /* the simulations the current step may use */
   double *r;                /* per act: r(X) of §4.4.3 */
   int n_sims, cut, branched;
@@ -380,6 +386,13 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
+/* The simulations the current step may use: v, or none once max_events
+ * is spent. */
+static void set_cap(struct pooch_state *st, int64_t v)
+{
+  st->cap = st->spent ? st->n_sims : v;
+}
+
 /* Build and simulate st->cls: *ns the iteration (INT64_MAX when it does
  * not fit or is not a valid plan: a recompute without its inputs). With
  * detail, the exposed times per act into st->exposed. */
@@ -406,6 +419,13 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (rc < 0)
     return rc;
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
+  st->events += r.events;
+  if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
+      !st->spent) {
+    st->spent = 1;
+    st->cut = 1;
+    st->cap = st->n_sims;
+  }
   st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
                                r.peak_host_pinned <= ctx->hw->host_mem);
   if (detail && r.feasible) {
@@ -774,14 +794,14 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
       break;
     st->sched_budget = base - step;
     memcpy(st->cls, st->start, (size_t)lv->n_acts);
-    st->cap = i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4;
+    set_cap(st, i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4);
     st->n_meas = st->n_unfit = 0;
     if ((rc = passes(st, ctx, pl, n_rc, err)) < 0)
       break;
     if (i == 0 && 2 * st->n_unfit <= st->n_meas)
       break;                    /* the budget did not stall it */
   }
-  st->cap = st->max_sims;
+  set_cap(st, st->max_sims);
   st->host_relaxed = 0;
   return rc < 0 ? rc : OOC_OK;
 }
@@ -884,9 +904,9 @@ static int refill(struct pooch_state *st, const ooc_planner_ctx *ctx,
     if (st->cls[st->fm[k]] != C_KEEP)
       st->tmp[n++] = st->fm[k];
   st->best_ns = t;
-  st->cap = st->n_sims + st->max_sims / 4;
+  set_cap(st, st->n_sims + st->max_sims / 4);
   rc = groups(st, ctx, pl, st->tmp, n, C_KEEP, &cur, &moved, err);
-  st->cap = st->max_sims;
+  set_cap(st, st->max_sims);
   if (rc < 0)
     return rc;
   if (moved > 0) {
@@ -933,6 +953,17 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   else if (st->max_sims < 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
                        "%lld: must be >= 1", (long long)st->max_sims);
+  if ((rc = ooc_planner_opt_int(ctx, "max_events", &st->max_events,
+                                err)) < 0)
+    return rc;
+  if (rc == 0)
+    st->max_events = 0;
+  else if (st->max_events < 0)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option "
+                       "max_events=%lld: must be >= 0 (0: no cap)",
+                       (long long)st->max_events);
+  st->events = 0;
+  st->spent = 0;
   st->best_ns = st->rbest_ns = INT64_MAX;
   memset(st->algo, 0, (size_t)lv->n_steps);
   memset(st->cls, C_KEEP, (size_t)lv->n_acts);
@@ -985,12 +1016,12 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && t_all != INT64_MAX) {
     /* Keep / swap may use a quarter of what is left when recompute
      * follows: its passes gain more per simulation than deeper trees. */
-    st->cap = st->stage == ST_FULL
-                  ? st->n_sims + (st->max_sims - st->n_sims) / 4
-                  : st->max_sims;
+    set_cap(st, st->stage == ST_FULL
+                    ? st->n_sims + (st->max_sims - st->n_sims) / 4
+                    : st->max_sims);
     if ((rc = keep_or_swap(st, ctx, pl, err)) < 0)
       return rc;
-    st->cap = st->max_sims;
+    set_cap(st, st->max_sims);
     st->host_relaxed = 0;
     if (st->stage == ST_FULL && (rc = recompute(st, ctx, pl, &n_rc, err)) < 0)
       return rc;
@@ -1014,13 +1045,16 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
            "GiB; %d conv algorithms changed; %d simulations",
            stages[st->stage], (int)st->n_fm, c[C_KEEP], c[C_SWAP],
            c[C_RECOMP], (int)st->n_lo, (int)st->n_li, st->branched,
-           st->cut ? ", search cut by max_sims" : "",
+           st->spent  ? ", search cut by max_events"
+           : st->cut ? ", search cut by max_sims"
+                     : "",
            (double)st->sched_budget / 1073741824.0, (int)st->n_algo,
            st->n_sims);
   return OOC_OK;
 }
 
-static const char *const pooch_options[] = { "stage", "max_sims", NULL };
+static const char *const pooch_options[] = { "stage", "max_sims",
+                                             "max_events", NULL };
 
 const ooc_planner_type ooc_planner_pooch = {
   .name = "pooch",

@@ -1243,6 +1243,12 @@ START_TEST(options_checked)
                                      &f.prog, &err), OOC_EINVAL);
     ck_assert_str_eq(err.msg, "planner 'pooch': option max_sims=0: must be "
                      ">= 1");
+    ms = (ooc_kv){ "max_events", "-1" };
+    f.ctx.opts = &ms;
+    ck_assert_int_eq(ooc_planner_run(&ooc_planner_pooch, &f.ctx, &f.plan,
+                                     &f.prog, &err), OOC_EINVAL);
+    ck_assert_str_eq(err.msg, "planner 'pooch': option max_events=-1: must "
+                     "be >= 0 (0: no cap)");
     st.value = "cache";
     f.ctx.opts = &st;
     ck_assert_int_eq(ooc_planner_run(&ooc_planner_superneurons, &f.ctx,

@@ -49,6 +49,18 @@ expect_fail "sweep 2" "planner 'joint': option sweep=2: must be 0 or 1" \
   "$OOCSIM" simulate $S -p joint --opt sweep=2
 expect_fail "max_events -1" "planner 'joint': option max_events=-1: must be >= 0 (0: no cap)" \
   "$OOCSIM" simulate $S -p joint --opt max_events=-1
+expect_fail "start_events -1" "planner 'joint': option start_events=-1: must be >= 0 (0: no cap)" \
+  "$OOCSIM" simulate $S -p joint --opt start_events=-1
+# PoocH's event cap (joint's start_events passes it): spent, the search
+# stops and the note says so; uncapped, the same scenario runs hundreds of
+# simulations and is not cut by it.
+expect_ok "pooch max_events" "$OOCSIM" simulate $S -p pooch --opt max_events=100000 --json
+s_cap=$(num plan_simulations "$TMP/out")
+grep -q 'search cut by max_events' "$TMP/out" && ok "pooch's note: cut by max_events" || not_ok "pooch's note: $(grep '"plan_note"' "$TMP/out")"
+expect_ok "pooch uncapped" "$OOCSIM" simulate $S -p pooch --json
+s_all=$(num plan_simulations "$TMP/out")
+grep -q 'search cut by max_events' "$TMP/out" && not_ok "uncapped pooch cut by max_events" || ok "uncapped pooch not cut by max_events"
+[ "${s_cap:-0}" -gt 0 ] && [ "$s_cap" -lt "${s_all:-0}" ] && ok "max_events=1e5: $s_cap simulations < $s_all" || not_ok "max_events=1e5: '$s_cap' simulations, uncapped '$s_all'"
 # The algorithm sweep: its one simulation moves all 106 convolution steps
 # of the start plan to their fastest algorithms; sweep=0 leaves it to the
 # annealing's moves. pooch's plan, the best start here, already runs the
