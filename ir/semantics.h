@@ -129,17 +129,27 @@ ooc_sem_args_bad(const ooc_sem *s, const ooc_instr *in, unsigned live,
   return bad;
 }
 
-/* A HOST step starts: the host copies it writes hold no valid data until
- * it completes. */
+/* The host copies a HOST step writes: valid (its completion) or not (its
+ * start: they hold no valid data until it completes). */
 static inline void
-ooc_sem_host_start(ooc_sem *s, const ooc_instr *in)
+ooc_sem_host_writes(ooc_sem *s, const ooc_instr *in, int valid)
 {
   const int32_t *ar = s->p->args + in->arg_first;
   int32_t k;
 
   for (k = 0; k < in->n_args; k++)
-    if (ar[k] & OOC_ARG_WRITE)
-      s->flags[OOC_ARG_TENSOR(ar[k])] &= (uint8_t)~OOC_TS_HVALID;
+    if (ar[k] & OOC_ARG_WRITE) {
+      uint8_t *f = &s->flags[OOC_ARG_TENSOR(ar[k])];
+      *f = valid ? (uint8_t)(*f | OOC_TS_HVALID)
+                 : (uint8_t)(*f & ~OOC_TS_HVALID);
+    }
+}
+
+/* A HOST step starts. */
+static inline void
+ooc_sem_host_start(ooc_sem *s, const ooc_instr *in)
+{
+  ooc_sem_host_writes(s, in, 0);
 }
 
 static inline int
@@ -382,12 +392,7 @@ ooc_sem_begin_host(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
 static inline void
 ooc_sem_finish_host(ooc_sem *s, const ooc_instr *in)
 {
-  const int32_t *ar = s->p->args + in->arg_first;
-  int32_t k;
-
-  for (k = 0; k < in->n_args; k++)
-    if (ar[k] & OOC_ARG_WRITE)
-      s->flags[OOC_ARG_TENSOR(ar[k])] |= OOC_TS_HVALID;
+  ooc_sem_host_writes(s, in, 1);
 }
 
 /* A kernel completes: its outputs hold valid data. */
