@@ -328,8 +328,8 @@ mem_instr(ooc_exec *ex, int32_t i, int prologue, ooc_err *err)
     const ooc_hw *hw = ex->cfg.hw;
     int pin = 0;
     /* An offloaded layer's optimizer state is ordinary memory: only the
-     * CPU touches it (the simulator's rule, sim/engine.c). Every other
-     * host buffer is the backend's pinned one. */
+     * CPU touches it (ooc_program_host_pinned, the simulator's rule too).
+     * Every other host buffer is the backend's pinned one. */
     int plain = !ooc_program_host_pinned(p, t);
     if (in->kind == OOC_I_FREE) {
       if (ex->pinned[t] == PIN_PLAIN)
