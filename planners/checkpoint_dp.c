@@ -129,7 +129,6 @@ struct dp_state {
                                  runs before (SKIP: none) */
   int64_t r_lo, r_q;          /* memory of table column u: r_lo + u r_q */
   int64_t *rc;                /* [tri(s, t) * (QR + 1) + u] */
-  int16_t *rch;               /* the choice: 0 Fall, s' > s Fck up to s' */
   int16_t *rfirst;            /* per (s, t): its first column that fits
                                  (QR + 1: none); every column above fits
                                  too (more memory never hurts) */
@@ -286,7 +285,6 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->g_pb = calloc((size_t)nn, sizeof *st->g_pb);
   cells = (size_t)nn * (size_t)(nn + 1) / 2 * (QR + 1);
   st->rc = malloc(cells * sizeof *st->rc);
-  st->rch = malloc(cells * sizeof *st->rch);
   st->rfirst = malloc((size_t)nn * (size_t)(nn + 1) / 2 *
                       sizeof *st->rfirst);
   st->prevfree = calloc((size_t)lv->n_acts + 1, sizeof *st->prevfree);
@@ -296,7 +294,7 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->g_x == NULL ||
       st->g_xact == NULL || st->g_xok == NULL || st->g_d == NULL ||
       st->g_f == NULL || st->g_pb == NULL || st->rc == NULL ||
-      st->rch == NULL || st->prevfree == NULL || st->res == NULL ||
+      st->prevfree == NULL || st->res == NULL ||
       st->rfirst == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
                        "memory");
@@ -343,7 +341,6 @@ static void dp_free(void *state)
   free(st->g_f);
   free(st->g_pb);
   free(st->rc);
-  free(st->rch);
   free(st->rfirst);
   free(st->prevfree);
   free(st->res);
@@ -642,19 +639,84 @@ static int32_t r_cols(const struct dp_state *st, int64_t b)
   return u > QR + 1 ? QR + 1 : (int32_t)u;
 }
 
-/* Rotor's table for budget m (Beaumont et al. 2019, §4): C(s, t, u) = the
- * least recompute time to run the backward of groups [s, t] from the
- * gradient after t, with the checkpoint before s stored and u columns of
- * memory for the rest:
+/* The Fall choice of cell (s, t): its value at column u and the first
+ * column where it fits (a finite table cell). */
+static int64_t r_fall(const struct dp_state *st, int32_t s, int32_t t,
+                      int32_t *lo_u, int32_t *da)
+{
+  int32_t thr = r_thr(st, st->g_mf[s] + st->g_d[t]);
+  int32_t thb = r_thr(st, st->g_mb[s]);
+  int64_t f = t < st->n_grp - 1 ? st->g_f[s] : 0;
+
+  if (thb > thr)
+    thr = thb;
+  *da = 0;
+  *lo_u = thr;
+  if (s < t) {
+    *da = r_cols(st, st->g_a[s]);
+    if (st->rfirst[tri(s + 1, t)] + *da > thr)
+      *lo_u = st->rfirst[tri(s + 1, t)] + *da;
+  }
+  return f;
+}
+
+/* The Fck s' choice of cell (s, t), given fmax (the largest need of the
+ * groups s .. s' - 1 forwarded without storing) and fs (their forward
+ * time): the first column where it fits (QR + 1: it may not be taken)
+ * and *dx, the checkpoint's columns; the cell's value at u >= that is
+ * fc + rc(s', t)[u - dx] + rc(s, s' - 1)[u]. */
+static int32_t r_fck(const struct dp_state *st, int32_t s, int32_t t,
+                     int32_t sp, int64_t fmax, int32_t *dx)
+{
+  int32_t thr, lo_u;
+
+  if (!st->g_xok[sp] && t < st->n_grp - 1)
+    return QR + 1;              /* a pass would free it after its step */
+  thr = r_thr(st, fmax + st->g_d[t]);
+  *dx = r_cols(st, st->g_x[sp]);
+  if (*dx > thr)
+    thr = *dx;
+  lo_u = st->rfirst[tri(sp, t)] + *dx;
+  if (lo_u < st->rfirst[tri(s, sp - 1)])
+    lo_u = st->rfirst[tri(s, sp - 1)];
+  if (lo_u < thr)
+    lo_u = thr;
+  return lo_u;
+}
+
+/* Columns of memory m in the table (m above its lowest column). */
+static int32_t r_top(const struct dp_state *st, int64_t m)
+{
+  int64_t u = (m - st->r_lo) / st->r_q;
+
+  return u > QR ? QR : (int32_t)u;
+}
+
+/* Rotor's table (Beaumont et al. 2019, §4): C(s, t, u) = the least
+ * recompute time to run the backward of groups [s, t] from the gradient
+ * after t, with the checkpoint before s stored and u columns of memory
+ * for the rest:
  *   Fall: group s forward storing all it backward reads, then [s + 1, t]
  *         with a_s less memory, then s's backward;
  *   Fck s': groups s .. s' - 1 forward storing only the checkpoint before
  *         s', then [s', t] with that checkpoint stored, then [s, s' - 1]
  *         in a new pass with the whole u.
  * The pass ending at the last group is the iteration's forward, whose
- * kernels cost nothing extra. Returns 1 and *u0 the top column when a
- * schedule fits the model. O(groups^3 x QR). */
-static int rotor_solve(struct dp_state *st, int64_t m, int32_t *u0)
+ * kernels cost nothing extra. Its 257 columns span the memory from the
+ * least any group needs to m (r_top: the column of m). Only the values
+ * are kept; rotor_choice finds a cell's choice again when the schedule
+ * is read out, so the inner loop is a plain minimum, which on x86-64 is
+ * also built for AVX2 (four 64-bit lanes; the same integers, so the same
+ * table) and picked at load time where the CPU has it. Returns 0 when m
+ * is at or below that least need. O(groups^3 x QR). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__has_attribute)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("avx2", "default"),
+               optimize("tree-vectorize")))
+#endif
+#endif
+static int rotor_solve(struct dp_state *st, int64_t m)
 {
   int32_t r = st->n_grp, len, s, t, sp, u;
   int64_t lo = INT64_MAX;
@@ -668,82 +730,80 @@ static int rotor_solve(struct dp_state *st, int64_t m, int32_t *u0)
   st->r_q = (m - lo + QR - 1) / QR;
   if (st->r_q < 1)
     st->r_q = 1;
-  *u0 = (int32_t)((m - lo) / st->r_q);
-  if (*u0 > QR)
-    *u0 = QR;
   for (len = 0; len < r; len++)
     for (s = 0; s + len < r; s++) {
-      int64_t *c, fs = 0, fmax = 0;
-      int16_t *h;
-      int32_t thr, thb;
-      int rc;
+      int64_t *restrict c, fs = 0, fmax = 0, f;
+      int32_t lo_u, da;
       t = s + len;
       c = st->rc + tri(s, t) * (QR + 1);
-      h = st->rch + tri(s, t) * (QR + 1);
-      rc = t < r - 1;
-      for (u = 0; u <= QR; u++) {
+      for (u = 0; u <= QR; u++)
         c[u] = INT64_MAX;
-        h[u] = -1;
-      }
-      /* Fall. */
-      thr = r_thr(st, st->g_mf[s] + st->g_d[t]);
-      thb = r_thr(st, st->g_mb[s]);
-      if (thb > thr)
-        thr = thb;
+      f = r_fall(st, s, t, &lo_u, &da);
       if (s == t) {
-        for (u = thr; u <= QR; u++) {
-          c[u] = rc ? st->g_f[s] : 0;
-          h[u] = 0;
-        }
+        for (u = lo_u; u <= QR; u++)
+          c[u] = f;
       } else {
         const int64_t *nx = st->rc + tri(s + 1, t) * (QR + 1);
-        int32_t da = r_cols(st, st->g_a[s]);
-        int32_t lo_u = st->rfirst[tri(s + 1, t)] + da;
-        int64_t f = rc ? st->g_f[s] : 0;
-        if (lo_u < thr)
-          lo_u = thr;
-        for (u = lo_u; u <= QR; u++) {
+        for (u = lo_u; u <= QR; u++)
           c[u] = f + nx[u - da];
-          h[u] = 0;
-        }
       }
       /* Fck s'. Where a table holds INT64_MAX is below its first fitting
        * column, so the loop starts above both tables' and adds finite
        * times only. */
       for (sp = s + 1; sp <= t; sp++) {
-        const int64_t *ca, *cb;
-        int32_t k = sp - 1, dx, lo_u;
+        const int64_t *restrict ca, *restrict cb;
+        int32_t k = sp - 1, dx = 0;
         int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), fc;
         if (need > fmax)
           fmax = need;
         fs += st->g_f[k];
-        if (!st->g_xok[sp] && t < r - 1)
-          continue;             /* a pass would free it after its step */
-        thr = r_thr(st, fmax + st->g_d[t]);
-        dx = r_cols(st, st->g_x[sp]);
-        if (dx > thr)
-          thr = dx;
-        lo_u = st->rfirst[tri(sp, t)] + dx;
-        if (lo_u < st->rfirst[tri(s, sp - 1)])
-          lo_u = st->rfirst[tri(s, sp - 1)];
-        if (lo_u < thr)
-          lo_u = thr;
+        lo_u = r_fck(st, s, t, sp, fmax, &dx);
         ca = st->rc + tri(sp, t) * (QR + 1);
         cb = st->rc + tri(s, sp - 1) * (QR + 1);
-        fc = rc ? fs : 0;
+        fc = t < r - 1 ? fs : 0;
         for (u = lo_u; u <= QR; u++) {
           int64_t v = fc + ca[u - dx] + cb[u];
-          if (v < c[u]) {
-            c[u] = v;
-            h[u] = (int16_t)sp;
-          }
+          c[u] = v < c[u] ? v : c[u];
         }
       }
       for (u = 0; u <= QR && c[u] == INT64_MAX; u++)
         ;
       st->rfirst[tri(s, t)] = (int16_t)u;
     }
-  return st->rc[tri(0, r - 1) * (QR + 1) + *u0] != INT64_MAX;
+  return 1;
+}
+
+/* The choice rotor_solve made at cell (s, t), column u (a finite cell):
+ * 0 for Fall, s' for Fck s'; the first that reaches its value, in the
+ * order the table tried them. */
+static int32_t rotor_choice(const struct dp_state *st, int32_t s, int32_t t,
+                            int32_t u)
+{
+  int32_t r = st->n_grp, lo_u, da, sp, h = -1;
+  int64_t best = INT64_MAX, fs = 0, fmax = 0, f;
+
+  f = r_fall(st, s, t, &lo_u, &da);
+  if (u >= lo_u) {
+    best = s == t ? f : f + st->rc[tri(s + 1, t) * (QR + 1) + u - da];
+    h = 0;
+  }
+  for (sp = s + 1; sp <= t; sp++) {
+    int32_t k = sp - 1, dx = 0;
+    int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), v;
+    if (need > fmax)
+      fmax = need;
+    fs += st->g_f[k];
+    lo_u = r_fck(st, s, t, sp, fmax, &dx);
+    if (u < lo_u)
+      continue;
+    v = (t < r - 1 ? fs : 0) + st->rc[tri(sp, t) * (QR + 1) + u - dx] +
+        st->rc[tri(s, sp - 1) * (QR + 1) + u];
+    if (v < best) {
+      best = v;
+      h = sp;
+    }
+  }
+  return h;
 }
 
 /* Group g's forward in the pass that runs before step b (-1: the
@@ -798,7 +858,7 @@ static int rotor_emit(struct dp_state *st, const ooc_planner_ctx *ctx,
                       int32_t b, ooc_err *err)
 {
   while (s <= t) {
-    int32_t h = st->rch[tri(s, t) * (QR + 1) + u], k, rc;
+    int32_t h = rotor_choice(st, s, t, u), k, rc;
     if (h == 0) {
       if ((rc = rotor_forward(st, ctx, pl, s, b, 1, -1, err)) < 0)
         return rc;
@@ -837,9 +897,13 @@ static int plan_rotor(struct dp_state *st, const ooc_planner_ctx *ctx,
   for (f = 64; f >= 32; f--) {
     ooc_sim_result r;
     int64_t c;
-    if (!rotor_solve(st, (int64_t)ctx->budget / 64 * f, &u0))
+    int64_t m = (int64_t)ctx->budget / 64 * f;
+    if (!rotor_solve(st, m))
       break;
+    u0 = r_top(st, m);
     c = st->rc[tri(0, st->n_grp - 1) * (QR + 1) + u0];
+    if (c == INT64_MAX)
+      break;                    /* no schedule fits the model */
     if (c == prev)
       continue;                 /* most likely the same schedule */
     prev = c;
