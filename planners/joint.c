@@ -31,6 +31,18 @@
  *    seed planners other than SuperNeurons (§3.5) keep the default
  *    algorithms, and the annealing's single algorithm moves find few of
  *    the gains one at a time.
+ *    Class sweeps, the same group testing over activations: what the
+ *    incumbent swaps, recomputed instead where its forward kernels take
+ *    less time than its bytes on the link (batch-norm, activations and
+ *    adds rebuild at the device memory's rate, far above the link's), by
+ *    decreasing difference; then what it recomputes, swapped instead, by
+ *    decreasing recompute time less link time (checkpointing's plans
+ *    leave the link idle). A changed plan's recomputes get their inputs
+ *    back in time (a swap-in brought forward, an input's recompute run
+ *    first) and its swap-ins are re-timed as early as its scheduling
+ *    budget allows. Capped at max_evals / 2 and max_evals / 4
+ *    simulations, on top of the search's; `sweep=0` skips these sweeps
+ *    and the algorithm sweep.
  * 3. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
  *    change one decision:
  *    - keep: a swapped or recomputed activation stays resident;
@@ -66,7 +78,8 @@
  *    unsimulated, and does not count as an evaluation.
  * 4. It is deterministic: the moves come from a xorshift64* generator
  *    seeded with `seed` (default 1), and it stops after `max_evals`
- *    simulations of the sweep and the search together (default 400), or
+ *    simulations of the algorithm sweep and the search together (default
+ *    400; the class sweeps above have their own caps), or
  *    once they have simulated `max_events` events (default 2 x 10^7; 0:
  *    no cap), which only binds on programs of over 50,000 events (a
  *    10^4-layer resnet: about 160 simulations), so that the search's cost
@@ -138,6 +151,9 @@ struct jt_state {
   int32_t cap_order;
   uint64_t events;          /* simulated events of the search so far */
   uint64_t max_events;      /* ... and its cap (0: none) */
+  int32_t *rin;             /* a recompute's inputs (scratch) */
+  int32_t *swap_of;         /* per act: its swap record (scratch) */
+  int32_t cap_rin;
 };
 
 static int
@@ -157,7 +173,10 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->sw_gain = malloc(sizeof(int64_t) * ((size_t)lv->n_steps + 1));
   st->cuts = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
   st->cut_act = malloc(sizeof(int32_t) * ((size_t)lv->n_steps + 1));
-  if (st->mark == NULL || st->acts == NULL || st->hot == NULL ||
+  st->cap_rin = ooc_plan_recompute_inputs_max(lv);
+  st->rin = malloc(sizeof(int32_t) * ((size_t)st->cap_rin + 1));
+  st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
+  if (st->rin == NULL || st->swap_of == NULL ||st->mark == NULL || st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
       st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
       st->cut_act == NULL)
@@ -227,6 +246,8 @@ jt_free(void *state)
   free(st->sw_gain);
   free(st->cuts);
   free(st->cut_act);
+  free(st->rin);
+  free(st->swap_of);
 }
 
 /* xorshift64* (Vigna 2016): deterministic, no global state. */
@@ -701,15 +722,27 @@ by_gain(const void *x, const void *y)
   return (i > j) - (i < j);
 }
 
-/* The convolutions st->sw_s[lo, hi) at their fastest algorithms on top of
- * st->best: all at once, taken when the simulated plan is faster; when it
- * is not (a workspace does not fit at its step, or the memory it takes
- * delays a transfer), each half again, down to single convolutions.
- * Group testing: O(k log n) simulations when k of the n do not pay, at
- * most 2n - 1. */
+static int apply_algo(struct jt_state *st, const ooc_planner_ctx *ctx,
+                      ooc_plan *pl, int32_t s, ooc_err *err);
+static void fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx,
+                       ooc_plan *pl);
+static int retime(struct jt_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, uint64_t b);
+
+/* What a sweep applies to a copy of st->best for item i (of st->sw_s):
+ * 0, or OOC_ENOMEM. */
+typedef int (*sweep_fn)(struct jt_state *st, const ooc_planner_ctx *ctx,
+                        ooc_plan *pl, int32_t i, ooc_err *err);
+
+/* The items st->sw_s[lo, hi) applied on top of st->best: all at once,
+ * taken when the simulated plan is faster; when it is not (a workspace
+ * does not fit at its step, the memory it takes delays a transfer, a
+ * recompute lands on the critical path), each half again, down to single
+ * items. Group testing: O(k log n) simulations when k of the n do not
+ * pay, at most 2n - 1. */
 static int
-sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int32_t lo,
-      int32_t hi, int64_t cap, int64_t *t_best, int64_t *sims,
+sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
+      int32_t lo, int32_t hi, int64_t cap, int64_t *t_best, int64_t *sims,
       int32_t *changed, int *fatal, ooc_err *err)
 {
   int32_t i, mid;
@@ -722,7 +755,18 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int32_t lo,
   if (ooc_plan_copy(&st->cand, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   for (i = lo; i < hi; i++)
-    st->cand.algo[st->sw_s[i]] = st->sw_k[st->sw_s[i]];
+    if ((rc = apply(st, ctx, &st->cand, st->sw_s[i], err)) < 0)
+      return rc;
+  if (apply != apply_algo) {
+    /* Swap-ins re-timed as early as the plan's scheduling budget allows
+     * on its new memory timeline (a swap added comes back right after its
+     * swap-out otherwise, holding its memory all along). */
+    uint64_t b = st->cand.sched_budget ? st->cand.sched_budget : ctx->budget;
+    fix_inputs(st, ctx, &st->cand);
+    if (retime(st, ctx, &st->cand, b) == OOC_ENOMEM)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    fix_inputs(st, ctx, &st->cand);
+  }
   x = eval(st, ctx, &st->cand, NULL, fatal, err);
   (*sims)++;
   if (*fatal)
@@ -737,10 +781,22 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int32_t lo,
   if (hi - lo == 1)
     return OOC_OK;
   mid = lo + (hi - lo) / 2;
-  if ((rc = sweep(st, ctx, lo, mid, cap, t_best, sims, changed, fatal,
+  if ((rc = sweep(st, ctx, apply, lo, mid, cap, t_best, sims, changed, fatal,
                   err)) < 0)
     return rc;
-  return sweep(st, ctx, mid, hi, cap, t_best, sims, changed, fatal, err);
+  return sweep(st, ctx, apply, mid, hi, cap, t_best, sims, changed, fatal,
+               err);
+}
+
+/* Step s at its fastest algorithm (st->sw_k). */
+static int
+apply_algo(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+           int32_t s, ooc_err *err)
+{
+  (void)ctx;
+  (void)err;
+  pl->algo[s] = st->sw_k[s];
+  return OOC_OK;
 }
 
 /* Each convolution step of st->best whose fastest offered algorithm (its
@@ -767,7 +823,173 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
   }
   sort_gain = st->sw_gain;
   qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
-  return sweep(st, ctx, 0, n, cap, t_best, sims, changed, fatal, err);
+  return sweep(st, ctx, apply_algo, 0, n, cap, t_best, sims, changed, fatal,
+               err);
+}
+
+/* A recompute reads its inputs at its step: an input swapped out comes
+ * back by then (its swap-in as far ahead of that step as it was of its
+ * own), one recomputed is rebuilt by then too (its record comes first,
+ * the lowering runs a step's recomputes in record order), and so on down
+ * the chain. Run over every record of pl once a sweep has changed it.
+ * O(records x their inputs + acts + swaps) per pass. */
+static void
+fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t i, j, k, n, a;
+  int changed = 1;
+
+  for (a = 0; a < lv->n_acts; a++)
+    st->swap_of[a] = -1;
+  for (k = 0; k < pl->n_swaps; k++)
+    if (!pl->swaps[k].grad)
+      st->swap_of[pl->swaps[k].act] = k;
+  while (changed) {
+    changed = 0;
+    for (i = 0; i < pl->n_recomps; i++) {
+      const ooc_recompute *r = &pl->recomps[i];
+      n = ooc_plan_recompute_inputs(lv, r->act, r->free_after, st->rin,
+                                    st->cap_rin);
+      for (j = 0; j < n && j < st->cap_rin; j++) {
+        a = st->rin[j];
+        if (pl->action[a] == OOC_SWAP && st->swap_of[a] >= 0) {
+          ooc_swap *w = &pl->swaps[st->swap_of[a]];
+          int32_t d;
+          if (w->in_before < 0 || w->in_before <= r->before)
+            continue;
+          d = w->in_before - r->before;
+          w->in_before = r->before;
+          if (w->in_after >= 0)
+            w->in_after = w->in_after - d > w->out_after ? w->in_after - d
+                                                         : -1;
+        } else if (pl->action[a] == OOC_RECOMPUTE) {
+          for (k = 0; k < i; k++) {
+            ooc_recompute *q = &pl->recomps[k];
+            if (q->act == a && q->before > r->before &&
+                q->free_after < r->before) {
+              q->before = r->before;
+              changed = 1;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/* Activation a, swapped, recomputed instead: a one-step segment at its
+ * producer (as the recompute move does), rebuilt by the step its swap-in
+ * was for. */
+static int
+apply_recomp(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+             int32_t a, ooc_err *err)
+{
+  int32_t s = ooc_kit_producer(ctx->live, a);
+  int32_t r0 = pl->n_recomps, i, need = -1;
+
+  if (s < 0 || pl->action[a] != OOC_SWAP)
+    return OOC_OK;
+  for (i = 0; i < pl->n_swaps; i++)
+    if (pl->swaps[i].act == a && !pl->swaps[i].grad)
+      need = pl->swaps[i].in_before;
+  drop_records(pl, a);
+  if (ooc_kit_recompute_segment(ctx, pl, s, s, -1, st->mark, err) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (i = r0; i < pl->n_recomps; i++)
+    if (need >= 0 && need < pl->recomps[i].before)
+      pl->recomps[i].before = need;
+  return OOC_OK;
+}
+
+/* Activation a, recomputed, swapped instead: out after its last forward
+ * use, back (as early as the D2H allows) for its first backward use. */
+static int
+apply_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+           int32_t a, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  ooc_swap w = {
+    .act = a, .out_after = lv->act_last_fwd[a], .out_wait = -1,
+    .in_after = -1, .in_before = lv->act_first_bwd[a], .grad = 0,
+  };
+
+  (void)st;
+  if (pl->action[a] != OOC_RECOMPUTE)
+    return OOC_OK;
+  drop_records(pl, a);
+  return ooc_plan_add_swap(pl, &w) < 0
+             ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
+             : OOC_OK;
+}
+
+/* The forward time of act a's layers at their steps' algorithms (what
+ * recomputing it re-runs), and its bytes' time on the link (ns), at the
+ * slower direction's rate while both run. */
+static int64_t
+act_rc_ns(const ooc_planner_ctx *ctx, const ooc_plan *pl, int32_t a)
+{
+  const ooc_liveness *lv = ctx->live;
+  int64_t rc = 0;
+  int32_t k;
+
+  for (k = 0; k < lv->act_nlayers[a]; k++) {
+    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+    int32_t f = lv->fwd_step[l];
+    int64_t t = f >= 0 ? ooc_costs_algo_ns(ctx->costs, l, OOC_PH_RECOMP,
+                                           pl->algo[f])
+                       : -1;
+    rc += t > 0 ? t : 0;
+  }
+  return rc;
+}
+
+static int64_t
+act_link_ns(const ooc_planner_ctx *ctx, int32_t a)
+{
+  const ooc_hw *hw = ctx->hw;
+  double h2d = hw->duplex_h2d_Bps > 0 ? hw->duplex_h2d_Bps : hw->h2d_Bps;
+  double d2h = hw->duplex_d2h_Bps > 0 ? hw->duplex_d2h_Bps : hw->d2h_Bps;
+  double rate = h2d < d2h ? h2d : d2h;
+
+  return rate > 0 ? (int64_t)((double)ctx->live->act_bytes[a] / rate * 1e9)
+                  : INT64_MAX / 4;
+}
+
+/* The class sweeps, through sweep(): what st->best swaps, recomputed
+ * instead where its forward kernels take less time than its bytes on the
+ * link (cheap memory-bound layers, batch-norm, activations, adds, rebuild
+ * at the device memory's rate, far above the link's), by decreasing
+ * difference (to = OOC_RECOMPUTE); what it recomputes, swapped instead,
+ * by decreasing recompute time less link time, the costliest first (to =
+ * OOC_SWAP): checkpointing's plans leave the link idle. One move at a
+ * time the annealing finds few of these. */
+static int
+class_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int to,
+            int64_t cap, int64_t *t_best, int64_t *sims, int32_t *changed,
+            int *fatal, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t a, n = 0;
+
+  for (a = 1; a < lv->n_acts; a++) {
+    int64_t rc, link;
+    if (lv->act_first_bwd[a] < 0 || lv->act_last_fwd[a] < 0 ||
+        ooc_kit_producer(lv, a) < 0 ||
+        st->best.action[a] != (to == OOC_RECOMPUTE ? OOC_SWAP
+                                                   : OOC_RECOMPUTE))
+      continue;
+    rc = act_rc_ns(ctx, &st->best, a);
+    link = act_link_ns(ctx, a);
+    if (to == OOC_RECOMPUTE ? rc < link : rc > 0) {
+      st->sw_gain[a] = to == OOC_RECOMPUTE ? link - rc : rc - link;
+      st->sw_s[n++] = a;
+    }
+  }
+  sort_gain = st->sw_gain;
+  qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
+  return sweep(st, ctx, to == OOC_RECOMPUTE ? apply_recomp : apply_swap, 0,
+               n, cap, t_best, sims, changed, fatal, err);
 }
 
 /* The placement sweep: when st->best offloads parameters (it started
@@ -778,7 +1000,9 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
  * is feasible and at least as fast, O(log n) plans and simulations. The
  * CPU step is what such a plan waits for; a layer on the device takes
  * its gradients and state back into memory and its step onto the GPU at
- * the HBM's rate, and the activations give up the room. */
+ * the HBM's rate, and the activations give up the room; skipped (after
+ * one simulation) when the incumbent's compute stream waits for nothing
+ * (busy for all but 0.1% of its iteration). */
 static int
 place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
             int64_t *t_best, int64_t *sims, int32_t *changed, int *fatal,
@@ -799,6 +1023,22 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
     n += st->best.param_where[l] != OOC_PARAM_DEVICE;
   if (zo == NULL || n == 0)
     return OOC_OK;
+  {
+    /* A layer brought back adds its update to the compute stream and
+     * takes room from the activations; it pays only by shortening CPU
+     * steps the iteration waits for. When the compute stream is busy for
+     * all but 0.1% of the incumbent's iteration, none is in its way. */
+    ooc_sim_result r;
+    ooc_err e;
+    ooc_err_clear(&e);
+    if (ooc_planner_evaluate(ctx, &st->best, &r, &e) == OOC_OK) {
+      st->events += r.events;
+      (*sims)++;
+      if (r.feasible &&
+          r.iteration_ns - r.compute_busy_ns <= r.iteration_ns / 1000)
+        return OOC_OK;
+    }
+  }
   hi = n;
   while (lo < hi && *sims < cap &&
          (st->max_events == 0 || st->events < st->max_events)) {
@@ -843,7 +1083,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   int64_t max_events = 20000000;
   int64_t pruned = 0, algo_sweep_on = 1, sweep_sims = 0;
   int32_t sweep_changed = 0, place_changed = 0;
-  int64_t t_swept, place_sims = 0;
+  int64_t t_swept, t_placed, place_sims = 0, rc_sims = 0, sw_sims = 0, rc_gain = 0;
+  int32_t rc_changed = 0, sw_changed = 0;
   uint64_t budget_s = 0;
   int64_t t_start, t_cur, t_best;
   int64_t improved[MV_COUNT] = { 0 };
@@ -926,6 +1167,19 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     if (ooc_plan_copy(&st->cur, &st->best) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     t_cur = t_best;
+  }
+  t_placed = t_best;
+  if (t_start < INT64_MAX && algo_sweep_on) {
+    int64_t t0r = t_best;
+    if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, max_evals / 2, &t_best,
+                          &rc_sims, &rc_changed, &fatal, err)) < 0 ||
+        (rc = class_sweep(st, ctx, OOC_SWAP, max_evals / 4, &t_best,
+                          &sw_sims, &sw_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    t_cur = t_best;
+    rc_gain = t0r - t_best;
   }
   evals = sweep_sims + place_sims;
   temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
@@ -1022,13 +1276,21 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
              "algorithms %.2f%% faster (%lld simulation%s)", sweep_changed,
              100.0 * (double)(t_start - t_swept) / (double)t_start,
              (long long)sweep_sims, sweep_sims == 1 ? "" : "s");
-  if (place_sims > 0) {
+  if (place_changed > 0) {
     size_t o = strlen(swept);
     snprintf(swept + o, sizeof swept - o, "; %d of its %d offloaded layers "
              "back on the device, %.2f%% faster (%lld plan%s)",
              (int)place_changed, (int)st->start.n_offloaded,
-             100.0 * (double)(t_swept - t_best) / (double)t_swept,
+             100.0 * (double)(t_swept - t_placed) / (double)t_swept,
              (long long)place_sims, place_sims == 1 ? "" : "s");
+  }
+  if (rc_changed + sw_changed > 0) {
+    size_t o = strlen(swept);
+    snprintf(swept + o, sizeof swept - o, "; %d swaps to recompute, %d "
+             "recomputes to swap, %.2f%% faster (%lld simulations)",
+             (int)rc_changed, (int)sw_changed,
+             100.0 * (double)rc_gain / (double)t_start,
+             (long long)(rc_sims + sw_sims));
   }
   if (t_start == INT64_MAX)
     snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
@@ -1038,11 +1300,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
                     "(%lld more pruned by their bound)%s%s%s", from,
                     (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
-                    (long long)evals, (long long)pruned,
+                    (long long)(evals + rc_sims + sw_sims), (long long)pruned,
                     n > 0 ? " (improving moves: " : "", changes,
                     n > 0 ? ")" : "") >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
-  ooc_plan_add_metric(pl, "simulations", (double)evals);
+  ooc_plan_add_metric(pl, "simulations", (double)(evals + rc_sims + sw_sims));
   ooc_plan_add_metric(pl, "sweep_simulations", (double)sweep_sims);
   ooc_plan_add_metric(pl, "pruned", (double)pruned);
   ooc_plan_add_metric(pl, "start_s",
