@@ -119,7 +119,10 @@ plan_acts(struct zo_state *st, const ooc_planner_ctx *ctx,
   sub.sim = st->sim;
   sub.opts = NULL;
   sub.n_opts = 0;
-  return ooc_planner_run(t, &sub, &st->act, ctx->scratch, err);
+  rc = ooc_planner_run(t, &sub, &st->act, ctx->scratch, err);
+  /* Its simulations are planning's too (plan_simulations). */
+  ooc_sim_add_runs(ctx->sim, ooc_sim_runs(st->sim));
+  return rc;
 }
 
 static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,

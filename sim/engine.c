@@ -243,6 +243,18 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
   return OOC_OK;
 }
 
+int
+ooc_sim_clone(const ooc_sim *s, ooc_sim **out, ooc_err *err)
+{
+  ooc_sim_config cfg = {
+    .model = s->model, .hw = s->hw, .costs = s->costs, .allocator = s->at,
+    .allocator_options = s->alloc_options, .budget = s->budget,
+    .chunk_bytes = s->chunk, .iterations = s->iterations,
+  };
+
+  return ooc_sim_alloc(&cfg, out, err);
+}
+
 void
 ooc_sim_free(ooc_sim *s)
 {
@@ -1262,6 +1274,13 @@ uint64_t
 ooc_sim_runs(const ooc_sim *s)
 {
   return s != NULL ? s->runs : 0;
+}
+
+void
+ooc_sim_add_runs(ooc_sim *s, uint64_t n)
+{
+  if (s != NULL)
+    s->runs += n;
 }
 
 int

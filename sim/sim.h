@@ -149,6 +149,10 @@ typedef struct ooc_sim ooc_sim;
 
 int ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err);
 void ooc_sim_free(ooc_sim *s);
+/* A new simulator configured as s (model, profile, costs, allocator and
+ * its options, budget, chunk, iterations), for a planner's helper
+ * thread: one simulator is never shared between threads. OOC_ENOMEM. */
+int ooc_sim_clone(const ooc_sim *s, ooc_sim **out, ooc_err *err);
 
 /* Simulate program p. Returns OOC_OK with r filled (r->feasible may be 0:
  * OOM is a result), or OOC_EINVAL if the program is malformed or breaks
@@ -157,6 +161,9 @@ void ooc_sim_free(ooc_sim *s);
 /* How many times ooc_sim_run / ooc_sim_run_detail ran on s: a planner's
  * simulations (the summary's plan_simulations). O(1). */
 uint64_t ooc_sim_runs(const ooc_sim *s);
+/* Count n runs made on another simulator on s's behalf (a planner's
+ * helper's), so that ooc_sim_runs says what planning cost. O(1). */
+void ooc_sim_add_runs(ooc_sim *s, uint64_t n);
 
 int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                 ooc_trace *trace, ooc_err *err);

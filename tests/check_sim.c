@@ -638,6 +638,55 @@ START_TEST(test_chain)
 }
 END_TEST
 
+/* A clone (a planner's helper thread's oracle) is configured as its
+ * original: the same budget (1 MB too few here: out of memory, as the
+ * original), the same times on the chain program with room; its runs are
+ * its own until ooc_sim_add_runs hands them over. */
+START_TEST(test_clone)
+{
+  int32_t a, b, i2, i3, i4;
+  ooc_sim *c = NULL;
+  ooc_sim_result r2;
+
+  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
+  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 1000000);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
+  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
+  host(a);
+  host(b);
+  prog.prologue_end = 4;
+  i2 = compute(OOC_PH_FWD, 1);
+  arg(a, 1);
+  i3 = emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
+  wait_on(i2);
+  i4 = emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 2, b);
+  wait_on(i3);
+  compute(OOC_PH_FWD, 2);
+  arg(b, 0);
+  wait_on(i4);
+  make_sim(1000000);
+  ck_assert_int_eq(ooc_sim_clone(sim, &c, &err), OOC_OK);
+  ck_assert_int_eq(ooc_sim_run(c, &prog, &r2, NULL, &err), OOC_OK);
+  ck_assert_int_eq(r2.feasible, 0);
+  ooc_sim_free(c);
+  ooc_sim_free(sim);
+  sim = NULL;
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_clone(sim, &c, &err), OOC_OK);
+  ck_assert_int_eq(ooc_sim_run(c, &prog, &r2, NULL, &err), OOC_OK);
+  ck_assert_int_eq(r2.feasible, 1);
+  ck_assert_int_eq(r2.iteration_ns, 502000);
+  ck_assert_int_eq(r2.stall_ns[OOC_STALL_SWAPIN], 202000);
+  run_ok();
+  ck_assert_int_eq(res.iteration_ns, r2.iteration_ns);
+  ck_assert_uint_eq(ooc_sim_runs(c), 1);
+  ck_assert_uint_eq(ooc_sim_runs(sim), 1);
+  ooc_sim_add_runs(sim, ooc_sim_runs(c));
+  ck_assert_uint_eq(ooc_sim_runs(sim), 2);
+  ooc_sim_free(c);
+}
+END_TEST
+
 /* Build the memory-wait program; c_bytes is the size of the late ALLOC,
  * which waits for the FREE of b when `wait` is set.
  *   prologue: ALLOC x (1 MB), b's host buffer
@@ -996,6 +1045,7 @@ sim_suite(void)
   tcase_add_test(tc, test_sync_driver_call);
   tcase_add_test(tc, test_late_swapin);
   tcase_add_test(tc, test_chain);
+  tcase_add_test(tc, test_clone);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("memory");
