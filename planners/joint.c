@@ -19,7 +19,13 @@
  *    and the fastest feasible one is the incumbent (ties: registry order).
  *    joint's plan is never slower than it: the search only replaces the
  *    incumbent with a faster feasible plan. (With `start_sims` set and no
- *    feasible start, the start runs again uncapped.)
+ *    feasible start, the start runs again uncapped.) PoocH, whose
+ *    simulations are most of the start's cost, plans in a second thread
+ *    on its own simulator while this one runs the other planners and the
+ *    search from the best of theirs; when PoocH's plan is the incumbent
+ *    after all, the search runs again from it. The plan is the one a
+ *    sequential start gives, byte for byte (start_parallel; `threads=1`
+ *    plans the start sequentially).
  * 2. Algorithm sweep: every convolution step of the incumbent whose
  *    fastest offered algorithm (for a forward, one its recompute can run
  *    too) is faster than its current one, by decreasing saving, is moved
@@ -86,6 +92,14 @@
  *    stays proportionate there. `budget_s` (default 0: none) also stops
  *    it after that many seconds of wall time, which makes the plan depend
  *    on the machine's speed.
+ * 5. Two chains: the annealing runs twice from the swept plan, the
+ *    second chain with a generator of its own (derived from the first's)
+ *    on its own state and simulator, each with the whole budget; the
+ *    faster result is taken (a tie: the first chain's, which is the plan
+ *    one chain finds, so two are never slower). With `threads=2` (the
+ *    default) the second chain runs in a second thread, else after the
+ *    first: the same plan either way. The note says when the second
+ *    chain's plan was taken.
  *
  * The note says which plan it started from, what the sweep gained (when
  * it moved any convolution), how much faster the result is, what it
@@ -100,6 +114,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,12 +673,15 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return rc == OOC_OK && r.feasible ? r.iteration_ns : INT64_MAX;
 }
 
-/* Every other planner's plan; the fastest feasible one into st->start.
- * Returns its time (INT64_MAX: none feasible; st->start then holds the
- * first plan any planner made) and its planner's name. */
+/* Every other planner's plan (but skip's); the fastest feasible one
+ * into st->start (ties: the registry's order). Returns its time
+ * (INT64_MAX: none feasible; st->start then holds the first plan any
+ * planner made), its planner's name and its index in ctx->peers (-1:
+ * no planner made one). */
 static int64_t
 start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
-            int64_t events, const char **from, int *fatal, ooc_err *err)
+            int64_t events, const ooc_planner_type *skip, const char **from,
+            int *idx, int *fatal, ooc_err *err)
 {
   char sims_s[24], events_s[24];
   ooc_kv kv[2];
@@ -673,6 +691,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
   snprintf(sims_s, sizeof sims_s, "%lld", (long long)sims);
   snprintf(events_s, sizeof events_s, "%lld", (long long)events);
   *from = "none";
+  *idx = -1;
   for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL && !*fatal;
        i++) {
     const ooc_planner_type *t = ctx->peers[i];
@@ -680,7 +699,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     ooc_err e;
     int64_t x;
     int rc;
-    if (strcmp(t->name, "joint") == 0)
+    if (strcmp(t->name, "joint") == 0 || t == skip)
       continue;
     sub.n_opts = 0;
     if (sims > 0 && ooc_planner_accepts(t, "max_sims"))
@@ -704,6 +723,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
       *from = t->name;
+      *idx = i;
       have = 1;
       best = x;
     }
@@ -1074,45 +1094,48 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
   return OOC_OK;
 }
 
-static int
-jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
-{
-  struct jt_state *st = state;
-  int64_t max_evals = 400, seed = 1, start_sims = 0, k, evals = 0;
-  int64_t start_events = 50000000;
-  int64_t max_events = 20000000;
-  int64_t pruned = 0, algo_sweep_on = 1, sweep_sims = 0;
-  int32_t sweep_changed = 0, place_changed = 0;
-  int64_t t_swept, t_placed, place_sims = 0, rc_sims = 0, sw_sims = 0, rc_gain = 0;
-  int32_t rc_changed = 0, sw_changed = 0;
-  uint64_t budget_s = 0;
-  int64_t t_start, t_cur, t_best;
-  int64_t improved[MV_COUNT] = { 0 };
-  int fatal = 0, det_stale = 1, m, rc;
-  const char *from = "none";
-  double t0 = ooc_wall_s(), temp0;
-  char changes[160], swept[224];
-  size_t n;
+struct jt_opts {
+  int64_t max_evals, seed, start_sims, start_events, max_events, sweep;
+  int64_t threads;
+  uint64_t budget_s;
+};
 
-  if ((rc = ooc_planner_opt_int(ctx, "max_evals", &max_evals, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "seed", &seed, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "start_sims", &start_sims, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "sweep", &algo_sweep_on, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "max_events", &max_events, err)) < 0 ||
-      (rc = ooc_planner_opt_int(ctx, "start_events", &start_events,
+/* joint's options into o (their defaults where absent). */
+static int
+parse_opts(const ooc_planner_ctx *ctx, struct jt_opts *o, ooc_err *err)
+{
+  int rc;
+
+  *o = (struct jt_opts){ .max_evals = 400, .seed = 1, .start_sims = 0,
+                         .start_events = 50000000, .max_events = 20000000,
+                         .sweep = 1, .threads = 2, .budget_s = 0 };
+  if ((rc = ooc_planner_opt_int(ctx, "max_evals", &o->max_evals, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "seed", &o->seed, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "start_sims", &o->start_sims,
+                                err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "sweep", &o->sweep, err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "max_events", &o->max_events,
+                                err)) < 0 ||
+      (rc = ooc_planner_opt_int(ctx, "start_events", &o->start_events,
                                 err)) < 0)
     return rc;
-  if (start_events < 0)
+  if (o->start_events < 0)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "start_events=%lld: must be >= 0 (0: no cap)",
-                       (long long)start_events);
-  if (max_events < 0)
+                       (long long)o->start_events);
+  if (o->max_events < 0)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_events=%lld: must be >= 0 (0: no cap)",
-                       (long long)max_events);
-  if (algo_sweep_on != 0 && algo_sweep_on != 1)
+                       (long long)o->max_events);
+  if ((rc = ooc_planner_opt_int(ctx, "threads", &o->threads, err)) < 0)
+    return rc;
+  if (o->threads != 1 && o->threads != 2)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
-                       "sweep=%lld: must be 0 or 1", (long long)algo_sweep_on);
+                       "threads=%lld: must be 1 or 2",
+                       (long long)o->threads);
+  if (o->sweep != 0 && o->sweep != 1)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "sweep=%lld: must be 0 or 1", (long long)o->sweep);
   {
     int64_t b = 0;
     if ((rc = ooc_planner_opt_int(ctx, "budget_s", &b, err)) < 0)
@@ -1121,73 +1144,55 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                          "budget_s=%lld: must be >= 0 seconds (0: none)",
                          (long long)b);
-    budget_s = (uint64_t)b;
+    o->budget_s = (uint64_t)b;
   }
-  if (max_evals < 0 || max_evals > 10000000)
+  if (o->max_evals < 0 || o->max_evals > 10000000)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_evals=%lld: must be in [0, 10000000]",
-                       (long long)max_evals);
-  if (start_sims < 0 || start_sims > 100000)
+                       (long long)o->max_evals);
+  if (o->start_sims < 0 || o->start_sims > 100000)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "start_sims=%lld: must be in [0, 100000]",
-                       (long long)start_sims);
-  st->rng = (uint64_t)seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  if (st->rng == 0)
-    st->rng = 1;
+                       (long long)o->start_sims);
+  return OOC_OK;
+}
 
-  st->prev_ok = 0;
-  st->skip_sum = 0;
-  st->skip_n = 0;
-  t_start = start_plans(st, ctx, start_sims, start_events, &from, &fatal,
-                        err);
-  if (t_start == INT64_MAX && start_sims > 0 && !fatal)
-    t_start = start_plans(st, ctx, 0, start_events, &from, &fatal,
-                          err);                               /* uncapped */
-  if (fatal)
-    return err->code < 0 ? err->code : OOC_ENOMEM;
-  st->events = 0;
-  st->max_events = (uint64_t)max_events;
-  if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
-      ooc_plan_copy(&st->best, &st->start) < 0)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  t_cur = t_best = t_start;
-  if (t_start < INT64_MAX && algo_sweep_on) {
-    if ((rc = algo_sweep(st, ctx, max_evals, &t_best, &sweep_sims,
-                         &sweep_changed, &fatal, err)) < 0)
-      return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    t_cur = t_best;
-  }
-  t_swept = t_best;
-  if (t_start < INT64_MAX && st->best.n_offloaded > 0) {
-    if ((rc = place_sweep(st, ctx, max_evals, &t_best, &place_sims,
-                          &place_changed, &fatal, err)) < 0)
-      return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    t_cur = t_best;
-  }
-  t_placed = t_best;
-  if (t_start < INT64_MAX && algo_sweep_on) {
-    int64_t t0r = t_best;
-    if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, max_evals / 2, &t_best,
-                          &rc_sims, &rc_changed, &fatal, err)) < 0 ||
-        (rc = class_sweep(st, ctx, OOC_SWAP, max_evals / 4, &t_best,
-                          &sw_sims, &sw_changed, &fatal, err)) < 0)
-      return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    t_cur = t_best;
-    rc_gain = t0r - t_best;
-  }
-  evals = sweep_sims + place_sims;
-  temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
+/* Everything after the start: the sweeps and the annealing from
+ * st->start (of time t_start, INT64_MAX when no planner found a feasible
+ * plan; made by planner `from`), the result, its note and metrics into
+ * pl. Deterministic: it seeds its generator and clears its state. */
+/* One annealing chain (steps 3 to 6 above) from st->cur, which is
+ * st->best, of time c->t_best, until c->evals reaches max_evals (or the
+ * event or wall-time budget runs out): the best plan it finds into
+ * st->best, its time into c->t_best, its counts into c. */
+struct chain {
+  struct jt_state *st;
+  const ooc_planner_ctx *ctx;
+  const struct jt_opts *o;
+  int64_t t_start, t_best, evals, pruned;
+  int64_t improved[MV_COUNT];
+  double t0;
+  int rc;
+  ooc_err err;
+};
+
+static int
+anneal(struct chain *c)
+{
+  struct jt_state *st = c->st;
+  const ooc_planner_ctx *ctx = c->ctx;
+  ooc_err *err = &c->err;
+  int64_t max_evals = c->o->max_evals, t_start = c->t_start;
+  int64_t t_cur = c->t_best, k;
+  uint64_t budget_s = c->o->budget_s;
+  double t0 = c->t0;
+  double temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
+  int fatal = 0, det_stale = 1, m;
 
   /* Moves that change nothing, and candidates the bound prunes, are not
    * simulations; the cap on moves keeps a search whose every candidate is
    * pruned finite. */
-  for (k = 0; t_start < INT64_MAX && evals < max_evals &&
+  for (k = 0; t_start < INT64_MAX && c->evals < max_evals &&
               k < 64 * (max_evals + 16) &&
               (st->max_events == 0 || st->events < st->max_events);
        k++) {
@@ -1206,7 +1211,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
           return ooc_err_set(err, OOC_ENOMEM, "out of memory");
         st->prev_ok = 1;
       }
-      evals++;
+      c->evals++;
       det_stale = 0;
       if (fatal)
         break;
@@ -1222,7 +1227,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
      * lower bound is already >= thr cannot be taken, nor beat the best:
      * it is pruned without a simulation (a per-decision bound: the plan
      * differs from the current one by this move only). */
-    temp = temp0 * (1.0 - (double)evals / (double)(max_evals + 1));
+    temp = temp0 * (1.0 - (double)c->evals / (double)(max_evals + 1));
     thr = t_cur;
     if (temp > 0) {
       double u = rnd_unit(st), d = u > 0 ? -temp * log(u) : 1e18;
@@ -1230,11 +1235,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
                                             : INT64_MAX;
     }
     if (ooc_kit_plan_bound(ctx, &st->cand) >= thr) {
-      pruned++;
+      c->pruned++;
       continue;
     }
     x = eval(st, ctx, &st->cand, NULL, &fatal, err);
-    evals++;
+    c->evals++;
     if (fatal)
       break;
     if (st->prev_ok) {
@@ -1249,9 +1254,9 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       t_cur = x;
       det_stale = 1;
-      if (x < t_best) {
-        improved[m]++;
-        t_best = x;
+      if (x < c->t_best) {
+        c->improved[m]++;
+        c->t_best = x;
         if (ooc_plan_copy(&st->best, &st->cur) < 0)
           return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
@@ -1259,6 +1264,166 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   }
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
+  return OOC_OK;
+}
+
+static void *
+chain_main(void *arg)
+{
+  struct chain *c = arg;
+
+  c->rc = anneal(c);
+  return NULL;
+}
+
+static int
+search(struct jt_state *st, const ooc_planner_ctx *ctx,
+       const struct jt_opts *o, int64_t t_start, const char *from,
+       double t0, ooc_plan *pl, ooc_err *err)
+{
+  int64_t max_evals = o->max_evals, max_events = o->max_events;
+  int64_t algo_sweep_on = o->sweep, evals = 0;
+  int64_t pruned = 0, sweep_sims = 0;
+  int32_t sweep_changed = 0, place_changed = 0;
+  int64_t t_swept, t_placed, place_sims = 0, rc_sims = 0, sw_sims = 0;
+  int64_t rc_gain = 0;
+  int32_t rc_changed = 0, sw_changed = 0;
+  int64_t t_best;
+  int64_t improved[MV_COUNT] = { 0 };
+  int fatal = 0, m, rc, chain2 = 0;
+  char changes[160], swept[224];
+  size_t n;
+
+  st->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ull +
+            0x632BE59BD9B4E019ull;
+  if (st->rng == 0)
+    st->rng = 1;
+  st->prev_ok = 0;
+  st->skip_sum = 0;
+  st->skip_n = 0;
+  st->n_hot = 0;
+  st->events = 0;
+  st->max_events = (uint64_t)max_events;
+  if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
+      ooc_plan_copy(&st->best, &st->start) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  t_best = t_start;
+  if (t_start < INT64_MAX && algo_sweep_on) {
+    if ((rc = algo_sweep(st, ctx, max_evals, &t_best, &sweep_sims,
+                         &sweep_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  t_swept = t_best;
+  if (t_start < INT64_MAX && st->best.n_offloaded > 0) {
+    if ((rc = place_sweep(st, ctx, max_evals, &t_best, &place_sims,
+                          &place_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  t_placed = t_best;
+  if (t_start < INT64_MAX && algo_sweep_on) {
+    int64_t t0r = t_best;
+    if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, max_evals / 2, &t_best,
+                          &rc_sims, &rc_changed, &fatal, err)) < 0 ||
+        (rc = class_sweep(st, ctx, OOC_SWAP, max_evals / 4, &t_best,
+                          &sw_sims, &sw_changed, &fatal, err)) < 0)
+      return rc;
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    rc_gain = t0r - t_best;
+  }
+  {
+    /* Two annealing chains from the swept plan: this one with the seed's
+     * generator (the plan a single chain finds), the other with a
+     * generator of its own, on its own state and simulator; the faster
+     * result is taken (a tie: this chain's), so the plan is never slower
+     * than one chain's. With threads=2 the second runs in a second
+     * thread, else after the first: the same plan either way. */
+    struct chain ca, cb;
+    struct jt_state *s2 = NULL;
+    ooc_planner_ctx ctx2;
+    ooc_program scratch2;
+    ooc_sim *sim2 = NULL;
+    pthread_t th;
+    int two = 0, threaded = 0;
+
+    ca = (struct chain){ .st = st, .ctx = ctx, .o = o, .t_start = t_start,
+                         .t_best = t_best, .evals = sweep_sims + place_sims,
+                         .t0 = t0 };
+    ooc_err_clear(&ca.err);
+    ooc_program_init(&scratch2);
+    if (t_start < INT64_MAX && ca.evals < max_evals && ctx->sim != NULL) {
+      rc = OOC_ENOMEM;
+      s2 = calloc(1, sizeof *s2);
+      if (s2 == NULL ||
+          (rc = ooc_sim_clone(ctx->sim, &sim2, err)) < 0)
+        goto chains_done;
+      ctx2 = *ctx;
+      ctx2.sim = sim2;
+      ctx2.scratch = &scratch2;
+      if ((rc = jt_alloc(s2, &ctx2, err)) < 0)
+        goto chains_done;
+      if (ooc_plan_copy(&s2->cur, &st->best) < 0 ||
+          ooc_plan_copy(&s2->best, &st->best) < 0) {
+        rc = OOC_ENOMEM;
+        goto chains_done;
+      }
+      s2->rng = st->rng * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
+      if (s2->rng == 0)
+        s2->rng = 1;
+      s2->events = st->events;
+      s2->max_events = st->max_events;
+      cb = ca;
+      cb.st = s2;
+      cb.ctx = &ctx2;
+      ooc_err_clear(&cb.err);
+      two = 1;
+      threaded = o->threads == 2 &&
+                 pthread_create(&th, NULL, chain_main, &cb) == 0;
+    }
+    ooc_err_clear(err);
+    rc = anneal(&ca);
+    if (two) {
+      if (threaded)
+        pthread_join(th, NULL);
+      else if (rc == OOC_OK)
+        cb.rc = anneal(&cb);
+      ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim2));
+      if (rc == OOC_OK && cb.rc < 0) {
+        rc = cb.rc;
+        ca.err = cb.err;
+      }
+      if (rc == OOC_OK && cb.t_best < ca.t_best) {
+        if (ooc_plan_copy(&st->best, &s2->best) < 0)
+          rc = ooc_err_set(&ca.err, OOC_ENOMEM, "out of memory");
+        ca.t_best = cb.t_best;
+        ca.evals = cb.evals;
+        ca.pruned = cb.pruned;
+        memcpy(ca.improved, cb.improved, sizeof ca.improved);
+        chain2 = 1;
+      }
+    }
+    if (rc < 0)
+      *err = ca.err;
+chains_done:
+    if (s2 != NULL) {
+      jt_free(s2);
+      free(s2);
+    }
+    ooc_sim_free(sim2);
+    ooc_program_fini(&scratch2);
+    if (rc < 0)
+      return rc == OOC_ENOMEM && err->msg[0] == '\0'
+                 ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
+                 : rc;
+    t_best = ca.t_best;
+    evals = ca.evals;
+    pruned = ca.pruned;
+    memcpy(improved, ca.improved, sizeof improved);
+  }
 
   if (ooc_plan_copy(pl, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -1277,16 +1442,16 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
              100.0 * (double)(t_start - t_swept) / (double)t_start,
              (long long)sweep_sims, sweep_sims == 1 ? "" : "s");
   if (place_changed > 0) {
-    size_t o = strlen(swept);
-    snprintf(swept + o, sizeof swept - o, "; %d of its %d offloaded layers "
+    size_t at = strlen(swept);
+    snprintf(swept + at, sizeof swept - at, "; %d of its %d offloaded layers "
              "back on the device, %.2f%% faster (%lld plan%s)",
              (int)place_changed, (int)st->start.n_offloaded,
              100.0 * (double)(t_swept - t_placed) / (double)t_swept,
              (long long)place_sims, place_sims == 1 ? "" : "s");
   }
   if (rc_changed + sw_changed > 0) {
-    size_t o = strlen(swept);
-    snprintf(swept + o, sizeof swept - o, "; %d swaps to recompute, %d "
+    size_t at = strlen(swept);
+    snprintf(swept + at, sizeof swept - at, "; %d swaps to recompute, %d "
              "recomputes to swap, %.2f%% faster (%lld simulations)",
              (int)rc_changed, (int)sw_changed,
              100.0 * (double)rc_gain / (double)t_start,
@@ -1297,10 +1462,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
              "feasible plan to start from (the %s plan kept)", from);
   else if (snprintf(pl->note, sizeof pl->note, "joint: from the %s plan "
                     "(%.6f s)%s, %.2f%% faster after %lld simulations "
-                    "(%lld more pruned by their bound)%s%s%s", from,
+                    "(%lld more pruned by their bound%s)%s%s%s", from,
                     (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
                     (long long)(evals + rc_sims + sw_sims), (long long)pruned,
+                    chain2 ? "; the second chain's plan" : "",
                     n > 0 ? " (improving moves: " : "", changes,
                     n > 0 ? ")" : "") >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
@@ -1320,9 +1486,148 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   return OOC_OK;
 }
 
+/* The start's costliest planner, PoocH (its hundreds to thousands of
+ * simulations are most of joint's solve time), plans in a second thread
+ * on its own simulator (ooc_sim_clone) while this one runs the others
+ * and, from the best of theirs, the search. The start is then chosen as
+ * start_plans would have chosen it, the fastest feasible plan with ties
+ * to the registry's order: when that is PoocH's, the search runs again
+ * from it. Either way the plan is the one the sequential start gives,
+ * byte for byte; the wall time is the longer of the two threads (plus
+ * the second search when PoocH's plan is the start). *ran = 0 when no
+ * thread could be started (the caller plans sequentially). */
+struct peer_job {
+  const ooc_planner_type *t;
+  ooc_planner_ctx sub;
+  ooc_program scratch;
+  ooc_plan plan;
+  ooc_kv kv;
+  char events_s[24];
+  int rc;
+  ooc_err err;
+};
+
+static void *
+peer_main(void *arg)
+{
+  struct peer_job *j = arg;
+
+  ooc_err_clear(&j->err);
+  j->rc = ooc_planner_run(j->t, &j->sub, &j->plan, &j->scratch, &j->err);
+  return NULL;
+}
+
+static int
+start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
+               const struct jt_opts *o, int ip, double t0, ooc_plan *pl,
+               int *ran, ooc_err *err)
+{
+  struct peer_job j;
+  ooc_sim *sim = NULL;
+  pthread_t th;
+  const char *from = "none";
+  int64_t t_np, t_p = INT64_MAX;
+  int rc = OOC_OK, fatal = 0, idx = -1, pick;
+
+  *ran = 0;
+  memset(&j, 0, sizeof j);
+  ooc_program_init(&j.scratch);
+  if (ooc_plan_init(&j.plan, ctx->live, err) < 0)
+    return OOC_ENOMEM;
+  if ((rc = ooc_sim_clone(ctx->sim, &sim, err)) < 0)
+    goto done;
+  j.t = ctx->peers[ip];
+  j.sub = *ctx;
+  j.sub.sim = sim;
+  j.sub.scratch = &j.scratch;
+  j.sub.opts = NULL;
+  j.sub.n_opts = 0;
+  if (o->start_events > 0 && ooc_planner_accepts(j.t, "max_events")) {
+    snprintf(j.events_s, sizeof j.events_s, "%lld",
+             (long long)o->start_events);
+    j.kv = (ooc_kv){ .key = "max_events", .value = j.events_s };
+    j.sub.opts = &j.kv;
+    j.sub.n_opts = 1;
+  }
+  if (pthread_create(&th, NULL, peer_main, &j) != 0)
+    goto done;                  /* *ran = 0: plan sequentially */
+  *ran = 1;
+  t_np = start_plans(st, ctx, 0, o->start_events, j.t, &from, &idx, &fatal,
+                     err);
+  if (!fatal && t_np < INT64_MAX)
+    rc = search(st, ctx, o, t_np, from, t0, pl, err);    /* speculative */
+  pthread_join(th, NULL);
+  ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim));
+  if (fatal) {
+    rc = err->code < 0 ? err->code : OOC_ENOMEM;
+    goto done;
+  }
+  if (rc < 0)
+    goto done;
+  if (j.rc == OOC_ENOMEM) {
+    *err = j.err;
+    rc = OOC_ENOMEM;
+    goto done;
+  }
+  if (j.rc == OOC_OK) {
+    t_p = eval(st, ctx, &j.plan, NULL, &fatal, err);
+    if (fatal) {
+      rc = err->code < 0 ? err->code : OOC_ENOMEM;
+      goto done;
+    }
+  }
+  pick = j.rc == OOC_OK &&
+         (idx < 0 || t_p < t_np || (t_p == t_np && ip < idx));
+  if (pick) {
+    if (ooc_plan_copy(&st->start, &j.plan) < 0) {
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      goto done;
+    }
+    rc = search(st, ctx, o, t_p, j.t->name, t0, pl, err);
+  } else if (t_np == INT64_MAX) {
+    rc = search(st, ctx, o, t_np, from, t0, pl, err);   /* none feasible */
+  }
+done:
+  ooc_sim_free(sim);
+  ooc_program_fini(&j.scratch);
+  ooc_plan_fini(&j.plan);
+  return rc;
+}
+
+static int
+jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
+{
+  struct jt_state *st = state;
+  struct jt_opts o;
+  const char *from = "none";
+  double t0 = ooc_wall_s();
+  int64_t t_start;
+  int fatal = 0, rc, idx, i, ran = 0;
+
+  if ((rc = parse_opts(ctx, &o, err)) < 0)
+    return rc;
+  if (o.start_sims == 0 && o.threads == 2 && ctx->sim != NULL)
+    for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
+      if (strcmp(ctx->peers[i]->name, "pooch") == 0) {
+        rc = start_parallel(st, ctx, &o, i, t0, pl, &ran, err);
+        if (ran || rc < 0)
+          return rc;
+        break;
+      }
+  t_start = start_plans(st, ctx, o.start_sims, o.start_events, NULL, &from,
+                        &idx, &fatal, err);
+  if (t_start == INT64_MAX && o.start_sims > 0 && !fatal)
+    t_start = start_plans(st, ctx, 0, o.start_events, NULL, &from, &idx,
+                          &fatal, err);                       /* uncapped */
+  if (fatal)
+    return err->code < 0 ? err->code : OOC_ENOMEM;
+  return search(st, ctx, &o, t_start, from, t0, pl, err);
+}
+
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
                                           "start_sims", "start_events",
-                                          "sweep", "max_events", NULL };
+                                          "sweep", "max_events", "threads",
+                                          NULL };
 
 const ooc_planner_type ooc_planner_joint = {
   .name = "joint",

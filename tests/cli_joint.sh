@@ -13,6 +13,20 @@ S="-m resnet50 -b 384 --hw v100-pcie3"
 expect_ok "plan joint" "$OOCSIM" plan $S -p joint -o "$TMP/a.json"
 expect_ok "plan joint again" "$OOCSIM" plan $S -p joint -o "$TMP/b.json"
 cmp -s "$TMP/a.json" "$TMP/b.json" && ok "same plan, byte for byte" || not_ok "same plan, byte for byte"
+# PoocH plans in a second thread (threads=2, the default) while the other
+# planners and a search run in the first; the plan is the sequential
+# start's, byte for byte: here pooch's plan is the start (resnet50 b384),
+# and on gpt2 b18 v100-nvlink2 lms's is.
+expect_ok "plan joint threads=1" "$OOCSIM" plan $S -p joint --opt threads=1 -o "$TMP/c.json"
+# (the plan file records the options it was planned with: those aside)
+noopts() { sed 's/"opts":{[^}]*}//' "$1"; }
+noopts "$TMP/a.json" >"$TMP/a2.json"; noopts "$TMP/c.json" >"$TMP/c2.json"
+cmp -s "$TMP/a2.json" "$TMP/c2.json" && ok "threads=1: the same plan" || not_ok "threads=1: the same plan"
+D="-m gpt2 -b 18 --hw v100-nvlink2"
+expect_ok "plan joint gpt2" "$OOCSIM" plan $D -p joint -o "$TMP/d.json"
+expect_ok "plan joint gpt2 threads=1" "$OOCSIM" plan $D -p joint --opt threads=1 -o "$TMP/e.json"
+noopts "$TMP/d.json" >"$TMP/d2.json"; noopts "$TMP/e.json" >"$TMP/e2.json"
+cmp -s "$TMP/d2.json" "$TMP/e2.json" && ok "threads=1: the same plan (gpt2, from lms's)" || not_ok "threads=1: the same plan (gpt2, from lms's)"
 
 # Against every other planner, on two scenarios where several fit.
 for sc in "resnet50 384 v100-pcie3" "densenet121 1280 h100-pcie5"; do
@@ -36,6 +50,11 @@ for sc in "resnet50 384 v100-pcie3" "densenet121 1280 h100-pcie5"; do
   done
 done
 
+# Two annealing chains from the swept plan; on resnet50 b752 v100-pcie3
+# the second's plan is faster, and the note says it was taken.
+expect_ok "two chains" "$OOCSIM" simulate -m resnet50 -b 752 --hw v100-pcie3 -p joint
+grep -q "; the second chain's plan)" "$TMP/out" && ok "the second chain's plan taken" || not_ok "the second chain's plan taken ($(grep planner "$TMP/out"))"
+
 expect_fail "max_evals -1" "planner 'joint': option max_evals=-1: must be in [0, 10000000]" \
   "$OOCSIM" simulate $S -p joint --opt max_evals=-1
 expect_fail "budget_s -3" "planner 'joint': option budget_s=-3: must be >= 0 seconds (0: none)" \
@@ -49,6 +68,8 @@ expect_fail "sweep 2" "planner 'joint': option sweep=2: must be 0 or 1" \
   "$OOCSIM" simulate $S -p joint --opt sweep=2
 expect_fail "max_events -1" "planner 'joint': option max_events=-1: must be >= 0 (0: no cap)" \
   "$OOCSIM" simulate $S -p joint --opt max_events=-1
+expect_fail "threads 3" "planner 'joint': option threads=3: must be 1 or 2" \
+  "$OOCSIM" simulate $S -p joint --opt threads=3
 expect_fail "start_events -1" "planner 'joint': option start_events=-1: must be >= 0 (0: no cap)" \
   "$OOCSIM" simulate $S -p joint --opt start_events=-1
 # PoocH's event cap (joint's start_events passes it): spent, the search
