@@ -660,19 +660,25 @@ static int64_t r_fall(const struct dp_state *st, int32_t s, int32_t t,
   return f;
 }
 
-/* The Fck s' choice of cell (s, t), given fmax (the largest need of the
- * groups s .. s' - 1 forwarded without storing) and fs (their forward
- * time): the first column where it fits (QR + 1: it may not be taken)
- * and *dx, the checkpoint's columns; the cell's value at u >= that is
- * fc + rc(s', t)[u - dx] + rc(s, s' - 1)[u]. */
+/* The Fck s' choice of cell (s, t), for s' = s + 1, s + 2, ... in turn:
+ * group s' - 1 added to *fmax (the largest need of the groups s .. s' - 1
+ * forwarded without storing) and *fs (their forward time); returns the
+ * first column where the choice fits (QR + 1: it may not be taken) and
+ * *dx, the checkpoint's columns; the cell's value at u >= that is fc +
+ * rc(s', t)[u - dx] + rc(s, s' - 1)[u], fc = *fs but for the last pass. */
 static int32_t r_fck(const struct dp_state *st, int32_t s, int32_t t,
-                     int32_t sp, int64_t fmax, int32_t *dx)
+                     int32_t sp, int64_t *fmax, int64_t *fs, int32_t *dx)
 {
-  int32_t thr, lo_u;
+  int32_t thr, lo_u, k = sp - 1;
+  int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0);
 
+  if (need > *fmax)
+    *fmax = need;
+  *fs += st->g_f[k];
+  *dx = 0;
   if (!st->g_xok[sp] && t < st->n_grp - 1)
     return QR + 1;              /* a pass would free it after its step */
-  thr = r_thr(st, fmax + st->g_d[t]);
+  thr = r_thr(st, *fmax + st->g_d[t]);
   *dx = r_cols(st, st->g_x[sp]);
   if (*dx > thr)
     thr = *dx;
@@ -752,12 +758,9 @@ static int rotor_solve(struct dp_state *st, int64_t m)
        * times only. */
       for (sp = s + 1; sp <= t; sp++) {
         const int64_t *restrict ca, *restrict cb;
-        int32_t k = sp - 1, dx = 0;
-        int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), fc;
-        if (need > fmax)
-          fmax = need;
-        fs += st->g_f[k];
-        lo_u = r_fck(st, s, t, sp, fmax, &dx);
+        int32_t dx;
+        int64_t fc;
+        lo_u = r_fck(st, s, t, sp, &fmax, &fs, &dx);
         ca = st->rc + tri(sp, t) * (QR + 1);
         cb = st->rc + tri(s, sp - 1) * (QR + 1);
         fc = t < r - 1 ? fs : 0;
@@ -788,12 +791,9 @@ static int32_t rotor_choice(const struct dp_state *st, int32_t s, int32_t t,
     h = 0;
   }
   for (sp = s + 1; sp <= t; sp++) {
-    int32_t k = sp - 1, dx = 0;
-    int64_t need = st->g_mn[k] + (k > s ? st->g_x[k] : 0), v;
-    if (need > fmax)
-      fmax = need;
-    fs += st->g_f[k];
-    lo_u = r_fck(st, s, t, sp, fmax, &dx);
+    int32_t dx;
+    int64_t v;
+    lo_u = r_fck(st, s, t, sp, &fmax, &fs, &dx);
     if (u < lo_u)
       continue;
     v = (t < r - 1 ? fs : 0) + st->rc[tri(sp, t) * (QR + 1) + u - dx] +

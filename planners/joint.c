@@ -1312,16 +1312,12 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
     if ((rc = algo_sweep(st, ctx, max_evals, &t_best, &sweep_sims,
                          &sweep_changed, &fatal, err)) < 0)
       return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   }
   t_swept = t_best;
   if (t_start < INT64_MAX && st->best.n_offloaded > 0) {
     if ((rc = place_sweep(st, ctx, max_evals, &t_best, &place_sims,
                           &place_changed, &fatal, err)) < 0)
       return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   }
   t_placed = t_best;
   if (t_start < INT64_MAX && algo_sweep_on) {
@@ -1331,8 +1327,6 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
         (rc = class_sweep(st, ctx, OOC_SWAP, max_evals / 4, &t_best,
                           &sw_sims, &sw_changed, &fatal, err)) < 0)
       return rc;
-    if (ooc_plan_copy(&st->cur, &st->best) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     rc_gain = t0r - t_best;
   }
   {
@@ -1350,6 +1344,8 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
     pthread_t th;
     int two = 0, threaded = 0;
 
+    if (ooc_plan_copy(&st->cur, &st->best) < 0)       /* the swept plan */
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     ca = (struct chain){ .st = st, .ctx = ctx, .o = o, .t_start = t_start,
                          .t_best = t_best, .evals = sweep_sims + place_sims,
                          .t0 = t0 };

@@ -609,7 +609,8 @@ END_TEST
  *   7 FWD layer 2 reads b, waits 6  [302000, 502000)
  * iteration 502000; the compute stream waits 100000 .. 302000 on the H2D:
  * stall_ns[SWAPIN] = 202000. */
-START_TEST(test_chain)
+static void
+build_chain(void)
 {
   int32_t a, b, i2, i3, i4;
 
@@ -629,6 +630,11 @@ START_TEST(test_chain)
   compute(OOC_PH_FWD, 2);
   arg(b, 0);
   wait_on(i4);
+}
+
+START_TEST(test_chain)
+{
+  build_chain();
   make_sim(1ull << 30);
   run_ok();
   ck_assert_int_eq(res.iteration_ns, 502000);
@@ -644,26 +650,10 @@ END_TEST
  * its own until ooc_sim_add_runs hands them over. */
 START_TEST(test_clone)
 {
-  int32_t a, b, i2, i3, i4;
   ooc_sim *c = NULL;
   ooc_sim_result r2;
 
-  a = ooc_program_tensor(&prog, OOC_T_ACT, 1, 1000000);
-  b = ooc_program_tensor(&prog, OOC_T_ACT, 2, 1000000);
-  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 1, a);
-  emit(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE, 2, b);
-  host(a);
-  host(b);
-  prog.prologue_end = 4;
-  i2 = compute(OOC_PH_FWD, 1);
-  arg(a, 1);
-  i3 = emit(OOC_I_D2H, OOC_STREAM_D2H, OOC_PH_NONE, 1, a);
-  wait_on(i2);
-  i4 = emit(OOC_I_H2D, OOC_STREAM_H2D, OOC_PH_NONE, 2, b);
-  wait_on(i3);
-  compute(OOC_PH_FWD, 2);
-  arg(b, 0);
-  wait_on(i4);
+  build_chain();
   make_sim(1000000);
   ck_assert_int_eq(ooc_sim_clone(sim, &c, &err), OOC_OK);
   ck_assert_int_eq(ooc_sim_run(c, &prog, &r2, NULL, &err), OOC_OK);
