@@ -115,6 +115,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,19 @@ enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
 static const char *const mv_names[MV_COUNT] = {
   "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment",
   "swap-out point", "schedule budget"
+};
+
+/* The speculative search's stop (start_parallel): while PoocH plans in a
+ * second thread, the first searches from the best of the other plans;
+ * once PoocH's plan is ready and is the start after all, that search is
+ * of no use and stops (its result is dropped whenever PoocH's plan is the
+ * start, so stopping it changes no plan, only the wall time). */
+struct jt_stop {
+  atomic_int done;          /* PoocH's plan and its time are ready */
+  int rc;                   /* its planner's return */
+  int64_t t;                /* its time (INT64_MAX: infeasible) */
+  int64_t t_np;             /* the other plans' best: its time, */
+  int idx_np, ip;           /* its index and PoocH's in ctx->peers */
 };
 
 struct jt_state {
@@ -168,6 +182,7 @@ struct jt_state {
   uint64_t max_events;      /* ... and its cap (0: none) */
   int32_t *rin;             /* a recompute's inputs (scratch) */
   int32_t *swap_of;         /* per act: its swap record (scratch) */
+  struct jt_stop *stop;     /* the speculative search's (NULL: none) */
   int32_t cap_rin;
 };
 
@@ -285,6 +300,26 @@ static double
 rnd_unit(struct jt_state *st)
 {
   return (double)(rnd(st) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Is PoocH's plan the start (the fastest feasible plan, ties to the
+ * registry's order, as start_plans chooses)? */
+static int
+pooch_wins(const struct jt_stop *x)
+{
+  return x->rc == OOC_OK &&
+         (x->idx_np < 0 || x->t < x->t_np ||
+          (x->t == x->t_np && x->ip < x->idx_np));
+}
+
+/* Should the speculative search stop now? */
+static int
+stopped(const struct jt_state *st)
+{
+  const struct jt_stop *x = st->stop;
+
+  return x != NULL && atomic_load_explicit(&x->done, memory_order_acquire) &&
+         pooch_wins(x);
 }
 
 /* Remove act a's activation records (its gradient's swaps stay) and keep
@@ -770,7 +805,7 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
   int rc;
 
   if (lo >= hi || *sims >= cap ||
-      (st->max_events > 0 && st->events >= st->max_events))
+      (st->max_events > 0 && st->events >= st->max_events) || stopped(st))
     return OOC_OK;
   if (ooc_plan_copy(&st->cand, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -1060,7 +1095,7 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
     }
   }
   hi = n;
-  while (lo < hi && *sims < cap &&
+  while (lo < hi && *sims < cap && !stopped(st) &&
          (st->max_events == 0 || st->events < st->max_events)) {
     ooc_planner_ctx sub = *ctx;
     ooc_err e;
@@ -1193,7 +1228,7 @@ anneal(struct chain *c)
    * simulations; the cap on moves keeps a search whose every candidate is
    * pruned finite. */
   for (k = 0; t_start < INT64_MAX && c->evals < max_evals &&
-              k < 64 * (max_evals + 16) &&
+              k < 64 * (max_evals + 16) && !stopped(st) &&
               (st->max_events == 0 || st->events < st->max_events);
        k++) {
     int64_t x, thr;
@@ -1372,6 +1407,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
         s2->rng = 1;
       s2->events = st->events;
       s2->max_events = st->max_events;
+      s2->stop = st->stop;
       cb = ca;
       cb.st = s2;
       cb.ctx = &ctx2;
@@ -1488,10 +1524,12 @@ chains_done:
  * and, from the best of theirs, the search. The start is then chosen as
  * start_plans would have chosen it, the fastest feasible plan with ties
  * to the registry's order: when that is PoocH's, the search runs again
- * from it. Either way the plan is the one the sequential start gives,
- * byte for byte; the wall time is the longer of the two threads (plus
- * the second search when PoocH's plan is the start). *ran = 0 when no
- * thread could be started (the caller plans sequentially). */
+ * from it, and the first search stops as soon as PoocH's plan is ready
+ * and is the start (struct jt_stop). Either way the plan is the one the
+ * sequential start gives, byte for byte; the wall time is the longer of
+ * the two threads, or PoocH's plus one search when its plan is the
+ * start. *ran = 0 when no thread could be started (the caller plans
+ * sequentially). */
 struct peer_job {
   const ooc_planner_type *t;
   ooc_planner_ctx sub;
@@ -1499,17 +1537,36 @@ struct peer_job {
   ooc_plan plan;
   ooc_kv kv;
   char events_s[24];
-  int rc;
+  struct jt_stop *x;        /* its return and its plan's time */
   ooc_err err;
 };
 
+/* PoocH's plan and its simulated time (on the cloned simulator, which
+ * times it as the oracle does), published with x->done. */
 static void *
 peer_main(void *arg)
 {
   struct peer_job *j = arg;
+  ooc_sim_result r;
+  int rc;
 
   ooc_err_clear(&j->err);
-  j->rc = ooc_planner_run(j->t, &j->sub, &j->plan, &j->scratch, &j->err);
+  j->x->t = INT64_MAX;
+  rc = ooc_planner_run(j->t, &j->sub, &j->plan, &j->scratch, &j->err);
+  if (rc == OOC_OK) {
+    ooc_err e;
+    int re;
+    ooc_err_clear(&e);
+    re = ooc_planner_evaluate(&j->sub, &j->plan, &r, &e);
+    if (re == OOC_ENOMEM) {
+      rc = re;
+      j->err = e;
+    } else if (re == OOC_OK && r.feasible) {
+      j->x->t = r.iteration_ns;
+    }
+  }
+  j->x->rc = rc;
+  atomic_store_explicit(&j->x->done, 1, memory_order_release);
   return NULL;
 }
 
@@ -1519,14 +1576,23 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
                int *ran, ooc_err *err)
 {
   struct peer_job j;
+  struct jt_stop x;
   ooc_sim *sim = NULL;
   pthread_t th;
   const char *from = "none";
-  int64_t t_np, t_p = INT64_MAX;
-  int rc = OOC_OK, fatal = 0, idx = -1, pick;
+  int64_t t_np;
+  int rc = OOC_OK, fatal = 0, idx = -1;
 
   *ran = 0;
   memset(&j, 0, sizeof j);
+  memset(&x, 0, sizeof x);
+  atomic_init(&x.done, 0);
+  x.rc = OOC_EINVAL;
+  x.t = INT64_MAX;
+  x.ip = ip;
+  x.idx_np = -1;
+  x.t_np = INT64_MAX;
+  j.x = &x;
   ooc_program_init(&j.scratch);
   if (ooc_plan_init(&j.plan, ctx->live, err) < 0)
     return OOC_ENOMEM;
@@ -1550,8 +1616,13 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   *ran = 1;
   t_np = start_plans(st, ctx, 0, o->start_events, j.t, &from, &idx, &fatal,
                      err);
-  if (!fatal && t_np < INT64_MAX)
-    rc = search(st, ctx, o, t_np, from, t0, pl, err);    /* speculative */
+  x.t_np = t_np;
+  x.idx_np = idx;
+  if (!fatal && t_np < INT64_MAX) {
+    st->stop = &x;                                       /* speculative */
+    rc = search(st, ctx, o, t_np, from, t0, pl, err);
+    st->stop = NULL;
+  }
   pthread_join(th, NULL);
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim));
   if (fatal) {
@@ -1560,26 +1631,17 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   }
   if (rc < 0)
     goto done;
-  if (j.rc == OOC_ENOMEM) {
+  if (x.rc == OOC_ENOMEM) {
     *err = j.err;
     rc = OOC_ENOMEM;
     goto done;
   }
-  if (j.rc == OOC_OK) {
-    t_p = eval(st, ctx, &j.plan, NULL, &fatal, err);
-    if (fatal) {
-      rc = err->code < 0 ? err->code : OOC_ENOMEM;
-      goto done;
-    }
-  }
-  pick = j.rc == OOC_OK &&
-         (idx < 0 || t_p < t_np || (t_p == t_np && ip < idx));
-  if (pick) {
+  if (pooch_wins(&x)) {
     if (ooc_plan_copy(&st->start, &j.plan) < 0) {
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
       goto done;
     }
-    rc = search(st, ctx, o, t_p, j.t->name, t0, pl, err);
+    rc = search(st, ctx, o, x.t, j.t->name, t0, pl, err);
   } else if (t_np == INT64_MAX) {
     rc = search(st, ctx, o, t_np, from, t0, pl, err);   /* none feasible */
   }
