@@ -639,8 +639,10 @@ static int32_t r_cols(const struct dp_state *st, int64_t b)
   return u > QR + 1 ? QR + 1 : (int32_t)u;
 }
 
-/* The Fall choice of cell (s, t): its value at column u and the first
- * column where it fits (a finite table cell). */
+/* The Fall choice of cell (s, t): the first column where it fits
+ * (*lo_u), the columns group s's stored acts take (*da) and group s's
+ * recompute time f, returned (0 for the iteration's own forward); its
+ * value at u >= *lo_u is f, plus rc(s + 1, t)[u - *da] when s < t. */
 static int64_t r_fall(const struct dp_state *st, int32_t s, int32_t t,
                       int32_t *lo_u, int32_t *da)
 {

@@ -206,7 +206,8 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->cap_rin = ooc_plan_recompute_inputs_max(lv);
   st->rin = malloc(sizeof(int32_t) * ((size_t)st->cap_rin + 1));
   st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
-  if (st->rin == NULL || st->swap_of == NULL ||st->mark == NULL || st->acts == NULL || st->hot == NULL ||
+  if (st->rin == NULL || st->swap_of == NULL || st->mark == NULL ||
+      st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
       st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
       st->cut_act == NULL)
@@ -777,17 +778,13 @@ by_gain(const void *x, const void *y)
   return (i > j) - (i < j);
 }
 
-static int apply_algo(struct jt_state *st, const ooc_planner_ctx *ctx,
-                      ooc_plan *pl, int32_t s, ooc_err *err);
-static void fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx,
-                       ooc_plan *pl);
-static int retime(struct jt_state *st, const ooc_planner_ctx *ctx,
-                  ooc_plan *pl, uint64_t b);
-
-/* What a sweep applies to a copy of st->best for item i (of st->sw_s):
- * 0, or OOC_ENOMEM. */
+/* What a sweep applies to a copy of st->best for item i (of st->sw_s),
+ * and what it then does to the whole copy (NULL: nothing): 0, or
+ * OOC_ENOMEM. */
 typedef int (*sweep_fn)(struct jt_state *st, const ooc_planner_ctx *ctx,
                         ooc_plan *pl, int32_t i, ooc_err *err);
+typedef int (*sweep_fin)(struct jt_state *st, const ooc_planner_ctx *ctx,
+                         ooc_plan *pl, ooc_err *err);
 
 /* The items st->sw_s[lo, hi) applied on top of st->best: all at once,
  * taken when the simulated plan is faster; when it is not (a workspace
@@ -797,8 +794,8 @@ typedef int (*sweep_fn)(struct jt_state *st, const ooc_planner_ctx *ctx,
  * pay, at most 2n - 1. */
 static int
 sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
-      int32_t lo, int32_t hi, int64_t cap, int64_t *t_best, int64_t *sims,
-      int32_t *changed, int *fatal, ooc_err *err)
+      sweep_fin fin, int32_t lo, int32_t hi, int64_t cap, int64_t *t_best,
+      int64_t *sims, int32_t *changed, int *fatal, ooc_err *err)
 {
   int32_t i, mid;
   int64_t x;
@@ -812,16 +809,8 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
   for (i = lo; i < hi; i++)
     if ((rc = apply(st, ctx, &st->cand, st->sw_s[i], err)) < 0)
       return rc;
-  if (apply != apply_algo) {
-    /* Swap-ins re-timed as early as the plan's scheduling budget allows
-     * on its new memory timeline (a swap added comes back right after its
-     * swap-out otherwise, holding its memory all along). */
-    uint64_t b = st->cand.sched_budget ? st->cand.sched_budget : ctx->budget;
-    fix_inputs(st, ctx, &st->cand);
-    if (retime(st, ctx, &st->cand, b) == OOC_ENOMEM)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    fix_inputs(st, ctx, &st->cand);
-  }
+  if (fin != NULL && (rc = fin(st, ctx, &st->cand, err)) < 0)
+    return rc;
   x = eval(st, ctx, &st->cand, NULL, fatal, err);
   (*sims)++;
   if (*fatal)
@@ -836,11 +825,11 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
   if (hi - lo == 1)
     return OOC_OK;
   mid = lo + (hi - lo) / 2;
-  if ((rc = sweep(st, ctx, apply, lo, mid, cap, t_best, sims, changed, fatal,
-                  err)) < 0)
+  if ((rc = sweep(st, ctx, apply, fin, lo, mid, cap, t_best, sims, changed,
+                  fatal, err)) < 0)
     return rc;
-  return sweep(st, ctx, apply, mid, hi, cap, t_best, sims, changed, fatal,
-               err);
+  return sweep(st, ctx, apply, fin, mid, hi, cap, t_best, sims, changed,
+               fatal, err);
 }
 
 /* Step s at its fastest algorithm (st->sw_k). */
@@ -878,8 +867,8 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
   }
   sort_gain = st->sw_gain;
   qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
-  return sweep(st, ctx, apply_algo, 0, n, cap, t_best, sims, changed, fatal,
-               err);
+  return sweep(st, ctx, apply_algo, NULL, 0, n, cap, t_best, sims, changed,
+               fatal, err);
 }
 
 /* A recompute reads its inputs at its step: an input swapped out comes
@@ -931,6 +920,22 @@ fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
       }
     }
   }
+}
+
+/* After a class sweep's changes: the recomputes' inputs back in time,
+ * then every swap-in re-timed as early as the plan's scheduling budget
+ * allows on its new memory timeline (a swap added comes back right after
+ * its swap-out otherwise, holding its memory all along). Re-timing moves
+ * no swap-in past its step, so the inputs stay in time. */
+static int
+fin_classes(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+            ooc_err *err)
+{
+  fix_inputs(st, ctx, pl);
+  if (retime(st, ctx, pl, pl->sched_budget ? pl->sched_budget
+                                           : ctx->budget) == OOC_ENOMEM)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  return OOC_OK;
 }
 
 /* Activation a, swapped, recomputed instead: a one-step segment at its
@@ -1043,8 +1048,8 @@ class_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int to,
   }
   sort_gain = st->sw_gain;
   qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
-  return sweep(st, ctx, to == OOC_RECOMPUTE ? apply_recomp : apply_swap, 0,
-               n, cap, t_best, sims, changed, fatal, err);
+  return sweep(st, ctx, to == OOC_RECOMPUTE ? apply_recomp : apply_swap,
+               fin_classes, 0, n, cap, t_best, sims, changed, fatal, err);
 }
 
 /* The placement sweep: when st->best offloads parameters (it started
@@ -1192,11 +1197,7 @@ parse_opts(const ooc_planner_ctx *ctx, struct jt_opts *o, ooc_err *err)
   return OOC_OK;
 }
 
-/* Everything after the start: the sweeps and the annealing from
- * st->start (of time t_start, INT64_MAX when no planner found a feasible
- * plan; made by planner `from`), the result, its note and metrics into
- * pl. Deterministic: it seeds its generator and clears its state. */
-/* One annealing chain (steps 3 to 6 above) from st->cur, which is
+/* One annealing chain (step 3 above) from st->cur, which is
  * st->best, of time c->t_best, until c->evals reaches max_evals (or the
  * event or wall-time budget runs out): the best plan it finds into
  * st->best, its time into c->t_best, its counts into c. */
@@ -1311,6 +1312,10 @@ chain_main(void *arg)
   return NULL;
 }
 
+/* Everything after the start: the sweeps and the annealing from
+ * st->start (of time t_start, INT64_MAX when no planner found a feasible
+ * plan; made by planner `from`), the result, its note and metrics into
+ * pl. Deterministic: it seeds its generator and clears its state. */
 static int
 search(struct jt_state *st, const ooc_planner_ctx *ctx,
        const struct jt_opts *o, int64_t t_start, const char *from,
