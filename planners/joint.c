@@ -45,10 +45,14 @@
  *    decreasing recompute time less link time (checkpointing's plans
  *    leave the link idle). A changed plan's recomputes get their inputs
  *    back in time (a swap-in brought forward, an input's recompute run
- *    first) and its swap-ins are re-timed as early as its scheduling
- *    budget allows. Capped at max_evals / 2 and max_evals / 4
- *    simulations, on top of the search's; `sweep=0` skips these sweeps
- *    and the algorithm sweep.
+ *    first). Each sweep runs twice: first the swaps it adds are timed as
+ *    early as the scheduling budget allows on the timeline of the rest,
+ *    which keep their timing (a start's own, window's say, was tuned to
+ *    where its allocator fragments); then every swap-in is re-timed so
+ *    (what sometimes pays where the first pass's candidates did not).
+ *    Before them, one candidate re-times every swap-in alone. Each pass
+ *    capped at max_evals / 2 and max_evals / 4 simulations, on top of
+ *    the search's; `sweep=0` skips these sweeps and the algorithm sweep.
  * 3. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
  *    change one decision:
  *    - keep: a swapped or recomputed activation stays resident;
@@ -92,14 +96,16 @@
  *    stays proportionate there. `budget_s` (default 0: none) also stops
  *    it after that many seconds of wall time, which makes the plan depend
  *    on the machine's speed.
- * 5. Two chains: the annealing runs twice from the swept plan, the
- *    second chain with a generator of its own (derived from the first's)
- *    on its own state and simulator, each with the whole budget; the
- *    faster result is taken (a tie: the first chain's, which is the plan
- *    one chain finds, so two are never slower). With `threads=2` (the
- *    default) the second chain runs in a second thread, else after the
- *    first: the same plan either way. The note says when the second
- *    chain's plan was taken.
+ * 5. Two chains: the annealing runs twice, from the swept plan and, the
+ *    second chain, from the plan before the class sweeps when they
+ *    changed it (their greedy steps can lead the annealing into a worse
+ *    basin; else from the swept plan too), with a generator of its own
+ *    (derived from the first's) on its own state and simulator, each
+ *    with the whole budget; the faster result is taken (a tie: the first
+ *    chain's, which is the plan one chain finds, so two are never
+ *    slower). With `threads=2` (the default) the second chain runs in a
+ *    second thread, else after the first: the same plan either way. The
+ *    note says when the second chain's plan was taken, and from where.
  *
  * The note says which plan it started from, what the sweep gained (when
  * it moved any convolution), how much faster the result is, what it
@@ -149,6 +155,7 @@ struct jt_stop {
 
 struct jt_state {
   ooc_plan cur, best, cand, start;
+  ooc_plan placed;          /* the plan before the class sweeps */
   int inited;
   ooc_sim_detail det;
   /* The current plan's program, to measure how much of each candidate's
@@ -160,6 +167,7 @@ struct jt_state {
   int det_inited;
   uint64_t rng;
   uint8_t *mark;            /* per act, toolkit scratch (all 0) */
+  uint8_t *fresh;           /* per act, swapped by a class sweep (all 0) */
   int32_t *acts;            /* acts backward reads (candidates) */
   int32_t n_acts;
   int32_t *conv_steps;      /* steps whose kernel has a choice */
@@ -194,6 +202,7 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   int32_t a, s;
 
   st->mark = calloc((size_t)lv->n_acts + 1, 1);
+  st->fresh = calloc((size_t)lv->n_acts + 1, 1);
   st->acts = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->hot = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->hot_w = malloc(sizeof(int64_t) * ((size_t)lv->n_acts + 1));
@@ -207,6 +216,7 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->rin = malloc(sizeof(int32_t) * ((size_t)st->cap_rin + 1));
   st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   if (st->rin == NULL || st->swap_of == NULL || st->mark == NULL ||
+      st->fresh == NULL ||
       st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
       st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
@@ -230,7 +240,8 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   if (ooc_plan_init(&st->cur, lv, err) < 0 ||
       ooc_plan_init(&st->best, lv, err) < 0 ||
       ooc_plan_init(&st->cand, lv, err) < 0 ||
-      ooc_plan_init(&st->start, lv, err) < 0)
+      ooc_plan_init(&st->start, lv, err) < 0 ||
+      ooc_plan_init(&st->placed, lv, err) < 0)
     return OOC_ENOMEM;
   ooc_sim_detail_init(&st->det);
   st->det_inited = 1;
@@ -257,6 +268,7 @@ jt_free(void *state)
     ooc_plan_fini(&st->best);
     ooc_plan_fini(&st->cand);
     ooc_plan_fini(&st->start);
+    ooc_plan_fini(&st->placed);
   }
   if (st->det_inited)
     ooc_sim_detail_fini(&st->det);
@@ -268,6 +280,7 @@ jt_free(void *state)
   }
   free(st->order);
   free(st->mark);
+  free(st->fresh);
   free(st->acts);
   free(st->hot);
   free(st->hot_w);
@@ -446,12 +459,14 @@ by_need(const void *x, const void *y)
  * swap-out, recomputed ones outside their gaps, each at its allocator
  * footprint), the swap-ins in order of need each go after the last step
  * before their use at which their bytes would not fit under b (none: as
- * soon as the swap-out allows), as early as b lets them. Returns 0, -1
- * when pl swaps no activation, or OOC_ENOMEM. O(acts + swaps log steps
- * + swaps log swaps). */
+ * soon as the swap-out allows), as early as b lets them. With only
+ * (per act, NULL: all), just the swap-ins of the acts it marks are timed,
+ * on the timeline of the others at their own timing. Returns 0, -1 when
+ * there is none to time, or OOC_ENOMEM. O(acts + swaps log steps + swaps
+ * log swaps). */
 static int
 retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
-       uint64_t b)
+       uint64_t b, const uint8_t *only)
 {
   const ooc_liveness *lv = ctx->live;
   int32_t a, i, n = 0;
@@ -478,12 +493,18 @@ retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   }
   for (i = 0; i < pl->n_swaps; i++) {
     const ooc_swap *w = &pl->swaps[i];
+    int64_t f = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[w->act]);
     if (w->grad)
       continue;
-    ooc_timeline_add(&st->tl, ooc_kit_producer(lv, w->act), w->out_after,
-                     (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[w->act]));
-    if (w->in_before >= 0)
+    ooc_timeline_add(&st->tl, ooc_kit_producer(lv, w->act), w->out_after, f);
+    if (w->in_before < 0)
+      continue;
+    if (only == NULL || only[w->act])
       st->order[n++] = i;
+    else
+      ooc_timeline_add(&st->tl, (w->in_after >= 0 ? w->in_after
+                                                  : w->out_after) + 1,
+                       lv->act_last[w->act], f);
   }
   if (n == 0)
     return -1;
@@ -576,7 +597,7 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
       b = cur + d <= ctx->budget ? cur + d : ctx->budget;
     if (b == cur)
       return -1;
-    i = retime(st, ctx, pl, b);
+    i = retime(st, ctx, pl, b, NULL);
     if (i == OOC_ENOMEM)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory"), -1;
     return i < 0 ? -1 : m;
@@ -922,19 +943,75 @@ fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
   }
 }
 
-/* After a class sweep's changes: the recomputes' inputs back in time,
- * then every swap-in re-timed as early as the plan's scheduling budget
- * allows on its new memory timeline (a swap added comes back right after
- * its swap-out otherwise, holding its memory all along). Re-timing moves
- * no swap-in past its step, so the inputs stay in time. */
+/* After a class sweep's changes, the recomputes' inputs back in time
+ * (fin_recomp); and, after swaps added, their swap-ins timed as early as
+ * the plan's scheduling budget allows on the memory timeline of the rest
+ * (each comes back right after its swap-out otherwise, holding its memory
+ * all along). The plan's other swap-ins keep their timing: a start
+ * plan's, window's say, was tuned to where its allocator fragments, and
+ * re-timing them all by bytes alone undid that (resnet50 b1504 on
+ * v100-pcie3: every candidate 20% slower). Timing moves no swap-in past
+ * its step, so the inputs stay in time. */
+static int
+fin_recomp(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+           ooc_err *err)
+{
+  (void)err;
+  fix_inputs(st, ctx, pl);
+  return OOC_OK;
+}
+
+static int
+fin_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+         ooc_err *err)
+{
+  int32_t i;
+  int rc;
+
+  fix_inputs(st, ctx, pl);
+  rc = retime(st, ctx, pl, pl->sched_budget ? pl->sched_budget
+                                            : ctx->budget, st->fresh);
+  for (i = 0; i < pl->n_swaps; i++)
+    st->fresh[pl->swaps[i].act] = 0;
+  return rc == OOC_ENOMEM ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
+                          : OOC_OK;
+}
+
+/* Every swap-in re-timed as early as the plan's scheduling budget allows
+ * (fin_retime; with the inputs' fix first, fin_classes: the class sweeps'
+ * second pass). */
+static int
+fin_retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+           ooc_err *err)
+{
+  if (retime(st, ctx, pl, pl->sched_budget ? pl->sched_budget : ctx->budget,
+             NULL) == OOC_ENOMEM)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  return OOC_OK;
+}
+
 static int
 fin_classes(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
             ooc_err *err)
 {
+  int32_t i;
+
   fix_inputs(st, ctx, pl);
-  if (retime(st, ctx, pl, pl->sched_budget ? pl->sched_budget
-                                           : ctx->budget) == OOC_ENOMEM)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (i = 0; i < pl->n_swaps; i++)
+    st->fresh[pl->swaps[i].act] = 0;
+  return fin_retime(st, ctx, pl, err);
+}
+
+/* The re-timing candidate's item: nothing (its finish does it all). */
+static int
+apply_none(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+           int32_t a, ooc_err *err)
+{
+  (void)st;
+  (void)ctx;
+  (void)pl;
+  (void)a;
+  (void)err;
   return OOC_OK;
 }
 
@@ -974,10 +1051,10 @@ apply_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
     .in_after = -1, .in_before = lv->act_first_bwd[a], .grad = 0,
   };
 
-  (void)st;
   if (pl->action[a] != OOC_RECOMPUTE)
     return OOC_OK;
   drop_records(pl, a);
+  st->fresh[a] = 1;
   return ooc_plan_add_swap(pl, &w) < 0
              ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
              : OOC_OK;
@@ -1023,11 +1100,13 @@ act_link_ns(const ooc_planner_ctx *ctx, int32_t a)
  * difference (to = OOC_RECOMPUTE); what it recomputes, swapped instead,
  * by decreasing recompute time less link time, the costliest first (to =
  * OOC_SWAP): checkpointing's plans leave the link idle. One move at a
- * time the annealing finds few of these. */
+ * time the annealing finds few of these. full: every swap-in re-timed
+ * after the changes (fin_classes), else only the swaps added (fin_recomp,
+ * fin_swap). */
 static int
 class_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int to,
-            int64_t cap, int64_t *t_best, int64_t *sims, int32_t *changed,
-            int *fatal, ooc_err *err)
+            int full, int64_t cap, int64_t *t_best, int64_t *sims,
+            int32_t *changed, int *fatal, ooc_err *err)
 {
   const ooc_liveness *lv = ctx->live;
   int32_t a, n = 0;
@@ -1049,7 +1128,9 @@ class_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int to,
   sort_gain = st->sw_gain;
   qsort(st->sw_s, (size_t)n, sizeof *st->sw_s, by_gain);
   return sweep(st, ctx, to == OOC_RECOMPUTE ? apply_recomp : apply_swap,
-               fin_classes, 0, n, cap, t_best, sims, changed, fatal, err);
+               full ? fin_classes
+               : to == OOC_RECOMPUTE ? fin_recomp : fin_swap,
+               0, n, cap, t_best, sims, changed, fatal, err);
 }
 
 /* The placement sweep: when st->best offloads parameters (it started
@@ -1326,6 +1407,8 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   int64_t pruned = 0, sweep_sims = 0;
   int32_t sweep_changed = 0, place_changed = 0;
   int64_t t_swept, t_placed, place_sims = 0, rc_sims = 0, sw_sims = 0;
+  int64_t t_pre = 0;            /* before the class sweeps (0: not run) */
+  int64_t t_swept_cls = 0;      /* after them */
   int64_t rc_gain = 0;
   int32_t rc_changed = 0, sw_changed = 0;
   int64_t t_best;
@@ -1361,20 +1444,39 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   }
   t_placed = t_best;
   if (t_start < INT64_MAX && algo_sweep_on) {
+    /* The class sweeps: every swap-in re-timed at the plan's scheduling
+     * budget (one candidate); then each class sweep twice, the swaps it
+     * adds timed alone and then with every swap-in re-timed (which the
+     * start's own timing sometimes beats and sometimes not). */
     int64_t t0r = t_best;
-    if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, max_evals / 2, &t_best,
-                          &rc_sims, &rc_changed, &fatal, err)) < 0 ||
-        (rc = class_sweep(st, ctx, OOC_SWAP, max_evals / 4, &t_best,
-                          &sw_sims, &sw_changed, &fatal, err)) < 0)
+    int pass;
+    st->sw_s[0] = 0;
+    if ((rc = sweep(st, ctx, apply_none, fin_retime, 0, 1,
+                    max_evals / 2 > 0 ? 1 : 0, &t_best, &rc_sims,
+                    &rc_changed, &fatal, err)) < 0)
       return rc;
+    rc_changed = 0;
+    t_pre = t_best;
+    if (ooc_plan_copy(&st->placed, &st->best) < 0)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    for (pass = 0; pass < 2; pass++)
+      if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, pass,
+                            rc_sims + max_evals / 2, &t_best, &rc_sims,
+                            &rc_changed, &fatal, err)) < 0 ||
+          (rc = class_sweep(st, ctx, OOC_SWAP, pass,
+                            sw_sims + max_evals / 4, &t_best, &sw_sims,
+                            &sw_changed, &fatal, err)) < 0)
+        return rc;
     rc_gain = t0r - t_best;
+    t_swept_cls = t_best;
   }
   {
-    /* Two annealing chains from the swept plan: this one with the seed's
-     * generator (the plan a single chain finds), the other with a
-     * generator of its own, on its own state and simulator; the faster
-     * result is taken (a tie: this chain's), so the plan is never slower
-     * than one chain's. With threads=2 the second runs in a second
+    /* Two annealing chains: this one from the swept plan with the seed's
+     * generator (the plan a single chain finds), the other from the plan
+     * before the class sweeps when they changed it (else the swept plan),
+     * with a generator of its own, on its own state and simulator; the
+     * faster result is taken (a tie: this chain's), so the plan is never
+     * slower than one chain's. With threads=2 the second runs in a second
      * thread, else after the first: the same plan either way. */
     struct chain ca, cb;
     struct jt_state *s2 = NULL;
@@ -1402,8 +1504,12 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       ctx2.scratch = &scratch2;
       if ((rc = jt_alloc(s2, &ctx2, err)) < 0)
         goto chains_done;
-      if (ooc_plan_copy(&s2->cur, &st->best) < 0 ||
-          ooc_plan_copy(&s2->best, &st->best) < 0) {
+      /* The second chain from the plan before the class sweeps when they
+       * changed it: their greedy steps can lead the annealing into a
+       * worse basin than the one it finds without them. */
+      const ooc_plan *from2 = t_pre > t_best ? &st->placed : &st->best;
+      if (ooc_plan_copy(&s2->cur, from2) < 0 ||
+          ooc_plan_copy(&s2->best, from2) < 0) {
         rc = OOC_ENOMEM;
         goto chains_done;
       }
@@ -1414,6 +1520,8 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       s2->max_events = st->max_events;
       s2->stop = st->stop;
       cb = ca;
+      if (t_pre > t_best)
+        cb.t_best = t_pre;
       cb.st = s2;
       cb.ctx = &ctx2;
       ooc_err_clear(&cb.err);
@@ -1503,7 +1611,10 @@ chains_done:
                     (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
                     (long long)(evals + rc_sims + sw_sims), (long long)pruned,
-                    chain2 ? "; the second chain's plan" : "",
+                    !chain2 ? ""
+                    : t_pre > t_swept_cls ? "; the second chain's plan, "
+                                            "from before the class sweeps"
+                                          : "; the second chain's plan",
                     n > 0 ? " (improving moves: " : "", changes,
                     n > 0 ? ")" : "") >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
