@@ -189,7 +189,11 @@ struct jt_state {
   uint64_t events;          /* simulated events of the search so far */
   uint64_t max_events;      /* ... and its cap (0: none) */
   int32_t *rin;             /* a recompute's inputs (scratch) */
-  int32_t *swap_of;         /* per act: its swap record (scratch) */
+  int32_t *swap_of;         /* per act: its first swap record, */
+  int32_t *swap_nx;         /* per record: the act's next (scratch) */
+  int32_t cap_nx;
+  int32_t *rc_of, *rc_nx;   /* the same for recompute records */
+  int32_t cap_rnx;
   struct jt_stop *stop;     /* the speculative search's (NULL: none) */
   int32_t cap_rin;
 };
@@ -215,8 +219,9 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->cap_rin = ooc_plan_recompute_inputs_max(lv);
   st->rin = malloc(sizeof(int32_t) * ((size_t)st->cap_rin + 1));
   st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
+  st->rc_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   if (st->rin == NULL || st->swap_of == NULL || st->mark == NULL ||
-      st->fresh == NULL ||
+      st->fresh == NULL || st->rc_of == NULL ||
       st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
       st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
@@ -281,6 +286,9 @@ jt_free(void *state)
   free(st->order);
   free(st->mark);
   free(st->fresh);
+  free(st->swap_nx);
+  free(st->rc_of);
+  free(st->rc_nx);
   free(st->acts);
   free(st->hot);
   free(st->hot_w);
@@ -894,24 +902,47 @@ algo_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
 
 /* A recompute reads its inputs at its step: an input swapped out comes
  * back by then (its swap-in as far ahead of that step as it was of its
- * own), one recomputed is rebuilt by then too (its record comes first,
+ * own; not when its swap-out comes later), one recomputed is rebuilt by
+ * then too (its record moved before the reader's when it came after:
  * the lowering runs a step's recomputes in record order), and so on down
  * the chain. Run over every record of pl once a sweep has changed it.
  * O(records x their inputs + acts + swaps) per pass. */
-static void
+static int
 fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
 {
   const ooc_liveness *lv = ctx->live;
   int32_t i, j, k, n, a;
-  int changed = 1;
+  int changed = 1, reorder = 0;
 
+  if (pl->n_swaps > st->cap_nx) {
+    int32_t *x = realloc(st->swap_nx, (size_t)pl->n_swaps * sizeof *x);
+    if (x == NULL)
+      return OOC_ENOMEM;
+    st->swap_nx = x;
+    st->cap_nx = pl->n_swaps;
+  }
   for (a = 0; a < lv->n_acts; a++)
     st->swap_of[a] = -1;
-  for (k = 0; k < pl->n_swaps; k++)
-    if (!pl->swaps[k].grad)
+  for (k = pl->n_swaps - 1; k >= 0; k--)      /* per act, its records */
+    if (!pl->swaps[k].grad) {
+      st->swap_nx[k] = st->swap_of[pl->swaps[k].act];
       st->swap_of[pl->swaps[k].act] = k;
+    }
+  if (pl->n_recomps > st->cap_rnx) {
+    int32_t *x = realloc(st->rc_nx, (size_t)pl->n_recomps * sizeof *x);
+    if (x == NULL)
+      return OOC_ENOMEM;
+    st->rc_nx = x;
+    st->cap_rnx = pl->n_recomps;
+  }
   while (changed) {
     changed = 0;
+    for (a = 0; a < lv->n_acts; a++)
+      st->rc_of[a] = -1;
+    for (k = pl->n_recomps - 1; k >= 0; k--) {  /* per act, its records */
+      st->rc_nx[k] = st->rc_of[pl->recomps[k].act];
+      st->rc_of[pl->recomps[k].act] = k;
+    }
     for (i = 0; i < pl->n_recomps; i++) {
       const ooc_recompute *r = &pl->recomps[i];
       n = ooc_plan_recompute_inputs(lv, r->act, r->free_after, st->rin,
@@ -919,28 +950,52 @@ fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
       for (j = 0; j < n && j < st->cap_rin; j++) {
         a = st->rin[j];
         if (pl->action[a] == OOC_SWAP && st->swap_of[a] >= 0) {
-          ooc_swap *w = &pl->swaps[st->swap_of[a]];
-          int32_t d;
-          if (w->in_before < 0 || w->in_before <= r->before)
-            continue;
-          d = w->in_before - r->before;
-          w->in_before = r->before;
-          if (w->in_after >= 0)
-            w->in_after = w->in_after - d > w->out_after ? w->in_after - d
-                                                         : -1;
+          /* The record (an act may have several) it is out by then. */
+          for (k = st->swap_of[a]; k >= 0; k = st->swap_nx[k]) {
+            ooc_swap *w = &pl->swaps[k];
+            int32_t d;
+            if (w->in_before < 0 || w->in_before <= r->before ||
+                r->before <= w->out_after)
+              continue;
+            d = w->in_before - r->before;
+            w->in_before = r->before;
+            if (w->in_after >= 0)
+              w->in_after = w->in_after - d > w->out_after ? w->in_after - d
+                                                           : -1;
+          }
         } else if (pl->action[a] == OOC_RECOMPUTE) {
-          for (k = 0; k < i; k++) {
+          for (k = st->rc_of[a]; k >= 0; k = st->rc_nx[k]) {
             ooc_recompute *q = &pl->recomps[k];
-            if (q->act == a && q->before > r->before &&
+            if (k != i && q->before > r->before &&
                 q->free_after < r->before) {
               q->before = r->before;
               changed = 1;
+              reorder |= k > i;
             }
           }
         }
       }
     }
+    if (reorder) {
+      /* A record moved to an earlier step than a later one's: by step,
+       * then in forward order (an input's producer comes first), stably
+       * (insertion; records of one act keep their order). */
+      for (i = 1; i < pl->n_recomps; i++) {
+        ooc_recompute x = pl->recomps[i];
+        int32_t px = ooc_kit_producer(lv, x.act);
+        for (k = i - 1; k >= 0; k--) {
+          const ooc_recompute *q = &pl->recomps[k];
+          if (q->before < x.before ||
+              (q->before == x.before && ooc_kit_producer(lv, q->act) <= px))
+            break;
+          pl->recomps[k + 1] = *q;
+        }
+        pl->recomps[k + 1] = x;
+      }
+      reorder = 0;
+    }
   }
+  return OOC_OK;
 }
 
 /* After a class sweep's changes, the recomputes' inputs back in time
@@ -956,9 +1011,9 @@ static int
 fin_recomp(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
            ooc_err *err)
 {
-  (void)err;
-  fix_inputs(st, ctx, pl);
-  return OOC_OK;
+  return fix_inputs(st, ctx, pl) < 0
+             ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
+             : OOC_OK;
 }
 
 static int
@@ -968,7 +1023,8 @@ fin_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   int32_t i;
   int rc;
 
-  fix_inputs(st, ctx, pl);
+  if (fix_inputs(st, ctx, pl) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   rc = retime(st, ctx, pl, pl->sched_budget ? pl->sched_budget
                                             : ctx->budget, st->fresh);
   for (i = 0; i < pl->n_swaps; i++)
@@ -996,9 +1052,10 @@ fin_classes(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
 {
   int32_t i;
 
-  fix_inputs(st, ctx, pl);
   for (i = 0; i < pl->n_swaps; i++)
     st->fresh[pl->swaps[i].act] = 0;
+  if (fix_inputs(st, ctx, pl) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   return fin_retime(st, ctx, pl, err);
 }
 
