@@ -52,7 +52,10 @@
  *    (what sometimes pays where the first pass's candidates did not).
  *    Before them, one candidate re-times every swap-in alone. Each pass
  *    capped at max_evals / 2 and max_evals / 4 simulations, on top of
- *    the search's; `sweep=0` skips these sweeps and the algorithm sweep.
+ *    the search's. They run again on the annealing's plan (whose memory
+ *    leaves room for changes the swept plan did not); the note says what
+ *    that changed. `sweep=0` skips these sweeps and the algorithm
+ *    sweep.
  * 3. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
  *    change one decision:
  *    - keep: a swapped or recomputed activation stays resident;
@@ -1190,6 +1193,29 @@ class_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int to,
                0, n, cap, t_best, sims, changed, fatal, err);
 }
 
+/* Both class sweeps, twice: the swaps they add timed alone, then every
+ * swap-in re-timed (fin_classes), which the plan's own timing sometimes
+ * beats and sometimes not; each pass capped at max_evals / 2 and / 4
+ * simulations. Before the annealing and again after it (the annealed
+ * plan's memory leaves room for changes the swept one did not). */
+static int
+class_sweeps(struct jt_state *st, const ooc_planner_ctx *ctx,
+             int64_t max_evals, int64_t *t_best, int64_t *rc_sims,
+             int64_t *sw_sims, int32_t *rc_changed, int32_t *sw_changed,
+             int *fatal, ooc_err *err)
+{
+  int pass, rc;
+
+  for (pass = 0; pass < 2; pass++)
+    if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, pass,
+                          *rc_sims + max_evals / 2, t_best, rc_sims,
+                          rc_changed, fatal, err)) < 0 ||
+        (rc = class_sweep(st, ctx, OOC_SWAP, pass, *sw_sims + max_evals / 4,
+                          t_best, sw_sims, sw_changed, fatal, err)) < 0)
+      return rc;
+  return OOC_OK;
+}
+
 /* The placement sweep: when st->best offloads parameters (it started
  * from zero-offload's plan), keep the layers with the longest CPU steps
  * on the device instead, as many as still fit: the binary search for the
@@ -1466,12 +1492,14 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   int64_t t_swept, t_placed, place_sims = 0, rc_sims = 0, sw_sims = 0;
   int64_t t_pre = 0;            /* before the class sweeps (0: not run) */
   int64_t t_swept_cls = 0;      /* after them */
+  int64_t post_sims = 0, post_gain = 0;  /* the class sweeps after the */
+  int32_t post_changed = 0;              /* annealing */
   int64_t rc_gain = 0;
   int32_t rc_changed = 0, sw_changed = 0;
   int64_t t_best;
   int64_t improved[MV_COUNT] = { 0 };
   int fatal = 0, m, rc, chain2 = 0;
-  char changes[160], swept[224];
+  char changes[160], swept[224], post_txt[96];
   size_t n;
 
   st->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ull +
@@ -1502,11 +1530,8 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   t_placed = t_best;
   if (t_start < INT64_MAX && algo_sweep_on) {
     /* The class sweeps: every swap-in re-timed at the plan's scheduling
-     * budget (one candidate); then each class sweep twice, the swaps it
-     * adds timed alone and then with every swap-in re-timed (which the
-     * start's own timing sometimes beats and sometimes not). */
+     * budget (one candidate), then class_sweeps(). */
     int64_t t0r = t_best;
-    int pass;
     st->sw_s[0] = 0;
     if ((rc = sweep(st, ctx, apply_none, fin_retime, 0, 1,
                     max_evals / 2 > 0 ? 1 : 0, &t_best, &rc_sims,
@@ -1516,14 +1541,9 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
     t_pre = t_best;
     if (ooc_plan_copy(&st->placed, &st->best) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    for (pass = 0; pass < 2; pass++)
-      if ((rc = class_sweep(st, ctx, OOC_RECOMPUTE, pass,
-                            rc_sims + max_evals / 2, &t_best, &rc_sims,
-                            &rc_changed, &fatal, err)) < 0 ||
-          (rc = class_sweep(st, ctx, OOC_SWAP, pass,
-                            sw_sims + max_evals / 4, &t_best, &sw_sims,
-                            &sw_changed, &fatal, err)) < 0)
-        return rc;
+    if ((rc = class_sweeps(st, ctx, max_evals, &t_best, &rc_sims, &sw_sims,
+                           &rc_changed, &sw_changed, &fatal, err)) < 0)
+      return rc;
     rc_gain = t0r - t_best;
     t_swept_cls = t_best;
   }
@@ -1626,6 +1646,16 @@ chains_done:
     pruned = ca.pruned;
     memcpy(improved, ca.improved, sizeof improved);
   }
+  if (t_start < INT64_MAX && algo_sweep_on) {
+    int64_t t0p = t_best, ps_sw = 0;
+    int32_t pc_sw = 0;
+    if ((rc = class_sweeps(st, ctx, max_evals, &t_best, &post_sims, &ps_sw,
+                           &post_changed, &pc_sw, &fatal, err)) < 0)
+      return rc;
+    post_sims += ps_sw;
+    post_changed += pc_sw;
+    post_gain = t0p - t_best;
+  }
 
   if (ooc_plan_copy(pl, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -1659,23 +1689,31 @@ chains_done:
              100.0 * (double)rc_gain / (double)t_start,
              (long long)(rc_sims + sw_sims));
   }
+  post_txt[0] = '\0';
+  if (post_changed > 0)
+    snprintf(post_txt, sizeof post_txt, "; the class sweeps again after "
+             "it: %d changes, %.2f%% faster", (int)post_changed,
+             100.0 * (double)post_gain / (double)t_start);
   if (t_start == INT64_MAX)
     snprintf(pl->note, sizeof pl->note, "joint: no planner found a "
              "feasible plan to start from (the %s plan kept)", from);
   else if (snprintf(pl->note, sizeof pl->note, "joint: from the %s plan "
                     "(%.6f s)%s, %.2f%% faster after %lld simulations "
-                    "(%lld more pruned by their bound%s)%s%s%s", from,
+                    "(%lld more pruned by their bound%s%s)%s%s%s", from,
                     (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
-                    (long long)(evals + rc_sims + sw_sims), (long long)pruned,
+                    (long long)(evals + rc_sims + sw_sims + post_sims),
+                    (long long)pruned,
                     !chain2 ? ""
                     : t_pre > t_swept_cls ? "; the second chain's plan, "
                                             "from before the class sweeps"
                                           : "; the second chain's plan",
+                    post_txt,
                     n > 0 ? " (improving moves: " : "", changes,
                     n > 0 ? ")" : "") >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
-  ooc_plan_add_metric(pl, "simulations", (double)(evals + rc_sims + sw_sims));
+  ooc_plan_add_metric(pl, "simulations",
+                      (double)(evals + rc_sims + sw_sims + post_sims));
   ooc_plan_add_metric(pl, "sweep_simulations", (double)sweep_sims);
   ooc_plan_add_metric(pl, "pruned", (double)pruned);
   ooc_plan_add_metric(pl, "start_s",
@@ -1684,6 +1722,7 @@ chains_done:
    * timed program before its first change. */
   ooc_plan_add_metric(pl, "resim_shared_prefix",
                       st->skip_n > 0 ? st->skip_sum / (double)st->skip_n : 0);
+  ooc_plan_add_metric(pl, "post_sweep_simulations", (double)post_sims);
   ooc_plan_add_metric(pl, "improvement",
                       t_start < INT64_MAX
                           ? (double)(t_start - t_best) / (double)t_start
