@@ -462,6 +462,21 @@ by_need(const void *x, const void *y)
   return a->act < b->act ? -1 : a->act > b->act;
 }
 
+/* *p room for n int32s at least (*cap: its room): 0, or OOC_ENOMEM. */
+static int
+grow_i32(int32_t **p, int32_t *cap, int32_t n)
+{
+  int32_t *x;
+
+  if (n <= *cap)
+    return 0;
+  if ((x = realloc(*p, (size_t)n * sizeof *x)) == NULL)
+    return OOC_ENOMEM;
+  *p = x;
+  *cap = n;
+  return 0;
+}
+
 /* The schedule budget move: every activation swap-in of pl re-timed
  * against a scheduling budget of b bytes, the allocator-aware budget the
  * window planner tunes (schedule-window seed, §3 (d)). On the memory
@@ -482,13 +497,8 @@ retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   const ooc_liveness *lv = ctx->live;
   int32_t a, i, n = 0;
 
-  if (pl->n_swaps > st->cap_order) {
-    int32_t *o = realloc(st->order, (size_t)pl->n_swaps * sizeof *o);
-    if (o == NULL)
-      return OOC_ENOMEM;
-    st->order = o;
-    st->cap_order = pl->n_swaps;
-  }
+  if (grow_i32(&st->order, &st->cap_order, pl->n_swaps) < 0)
+    return OOC_ENOMEM;
   ooc_timeline_copy(&st->tl, &st->base);
   for (a = 1; a < lv->n_acts; a++) {
     int32_t p = ooc_kit_producer(lv, a);
@@ -917,13 +927,9 @@ fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
   int32_t i, j, k, n, a;
   int changed = 1, reorder = 0;
 
-  if (pl->n_swaps > st->cap_nx) {
-    int32_t *x = realloc(st->swap_nx, (size_t)pl->n_swaps * sizeof *x);
-    if (x == NULL)
-      return OOC_ENOMEM;
-    st->swap_nx = x;
-    st->cap_nx = pl->n_swaps;
-  }
+  if (grow_i32(&st->swap_nx, &st->cap_nx, pl->n_swaps) < 0 ||
+      grow_i32(&st->rc_nx, &st->cap_rnx, pl->n_recomps) < 0)
+    return OOC_ENOMEM;
   for (a = 0; a < lv->n_acts; a++)
     st->swap_of[a] = -1;
   for (k = pl->n_swaps - 1; k >= 0; k--)      /* per act, its records */
@@ -931,13 +937,6 @@ fix_inputs(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl)
       st->swap_nx[k] = st->swap_of[pl->swaps[k].act];
       st->swap_of[pl->swaps[k].act] = k;
     }
-  if (pl->n_recomps > st->cap_rnx) {
-    int32_t *x = realloc(st->rc_nx, (size_t)pl->n_recomps * sizeof *x);
-    if (x == NULL)
-      return OOC_ENOMEM;
-    st->rc_nx = x;
-    st->cap_rnx = pl->n_recomps;
-  }
   while (changed) {
     changed = 0;
     for (a = 0; a < lv->n_acts; a++)
