@@ -462,7 +462,7 @@ zoo_planners_suite(void)
   TCase *tc = tcase_create("beyond_incore");
 
   tcase_set_timeout(tc, 120);
-  if (ZOO_PART != 2) {                  /* about 38 s natively */
+  if (ZOO_PART != 2) {                  /* 28 s natively */
     tcase_add_test(tc, zoo_alexnet);
     tcase_add_test(tc, zoo_vgg16);
     tcase_add_test(tc, zoo_resnet50);
@@ -472,7 +472,7 @@ zoo_planners_suite(void)
     tcase_add_test(tc, zoo_gpt2);
     tcase_add_test(tc, resnet50_va_maxbatch);
   }
-  if (ZOO_PART != 1) {                  /* about 40 s */
+  if (ZOO_PART != 1) {                  /* 36 s */
     tcase_add_test(tc, zoo_alexnet_caffe);
     tcase_add_test(tc, zoo_resnet101);
     tcase_add_test(tc, zoo_densenet121);
