@@ -273,8 +273,17 @@ ooc_validate_run(const ooc_scenario_spec *spec,
     if ((rc = plan_and_measure(&sp, &c, m, &algos, err)) < 0) {
       ooc_measure_fini(m);
       free(m);
-      ooc_err_prefix(err, rc, "planner %s: ", ts[i]->name);
-      goto done;
+      if (rc == OOC_ENOMEM) {
+        ooc_err_prefix(err, rc, "planner %s: ", ts[i]->name);
+        goto done;
+      }
+      /* This planner's plan alone: report it and go on with the rest. */
+      r->refused = 1;
+      snprintf(r->integrity, sizeof r->integrity, "not run: %.170s",
+               err != NULL ? err->msg : ooc_strerror(rc));
+      ooc_err_clear(err);
+      rc = OOC_OK;
+      continue;
     }
     fill_row(r, m);
     if (algos != NULL && have_ref && r->feasible_measured) {
@@ -424,6 +433,7 @@ ooc_validate_json(const ooc_validate *v)
                          (double)r->measured_peak_allocated_bytes) &&
          add_num_or_null(e, "op_error_median", both, r->op_error_median) &&
          add_num_or_null(e, "op_error_p95", both, r->op_error_p95) &&
+         cJSON_AddBoolToObject(e, "refused", r->refused) != NULL &&
          cJSON_AddBoolToObject(e, "integrity_ok", r->integrity_ok) != NULL &&
          cJSON_AddStringToObject(e, "integrity", r->integrity) != NULL &&
          add_num(e, "swap", r->counts[1]) &&

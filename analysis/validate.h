@@ -40,6 +40,8 @@ typedef struct ooc_validate_row {
   uint64_t predicted_peak_reserved_bytes, measured_peak_reserved_bytes;
   uint64_t predicted_peak_allocated_bytes, measured_peak_allocated_bytes;
   double op_error_median, op_error_p95;
+  int refused;                  /* the planner or the backend refused this
+                                   plan: integrity holds the message */
   int integrity_ok;
   char integrity[192];          /* how it was checked, or what differed */
   int counts[3];                /* keep, swap, recompute */
@@ -74,7 +76,10 @@ void ooc_validate_fini(ooc_validate *v);
 /* Run the n planners ts on spec's scenario. Every row keeps its
  * ooc_measure (traces included) when keep_measures (for the report).
  * spec->budget 0: the profile's usable memory. OOC_OK, or the first
- * error that is not a result (bad input, a backend that cannot run). */
+ * error that is not a result (bad input, a backend that cannot run the
+ * in-core reference). A planner that fails, or whose plan the backend
+ * refuses (a kernel algorithm it lacks, say), gets a row with refused set
+ * and the message in integrity; the other planners still run. */
 int ooc_validate_run(const ooc_scenario_spec *spec,
                      const ooc_planner_type *const *ts, int n,
                      const ooc_measure_config *mc, int keep_measures,

@@ -21,7 +21,8 @@
 # quarter of resnet50's in-core peak at batch 256), SWAP
 # (vdnn,lms,capacity,window), RECOMP
 # (checkpoint,checkpoint-dp,superneurons,pooch,joint), ITERS
-# (timed iterations, 5).
+# (timed iterations, 5), JSON (1: JSON results only, no reports, as when
+# gnuplot is missing; for a lease whose files come back a few at a time).
 set -u
 OOCSIM=${OOCSIM:-./oocsim}
 OUT=${OUT:-bench/out/validate-gpu}
@@ -55,7 +56,7 @@ run() {   # run NAME PLANNERS BUDGET; a report needs gnuplot, else JSON
   echo "== validate $2 at $3"
   set -- "$1" "$2" "$3" validate --backend cuda -m "$MODEL" -b "$BATCH" \
     --hw "$OUT/gpu.json" -p "$2" --budget "$3" --iterations "$ITERS"
-  if command -v gnuplot >/dev/null 2>&1; then
+  if [ "${JSON:-0}" != 1 ] && command -v gnuplot >/dev/null 2>&1; then
     "$OOCSIM" "$@" -o "$OUT/$1-$3" || status=1
   else
     "$OOCSIM" "$@" --json >"$OUT/$1-$3.json" || status=1

@@ -258,7 +258,8 @@ static const ooc_cli_doc validate_doc = {
     "same rate. --json prints the results object (docs/validation.md);\n"
     "-o DIR writes a report with predicted and measured timelines\n"
     "overlaid, the iteration error per planner and a per-op error\n"
-    "histogram. Exit status 1 when an integrity check fails.\n",
+    "histogram. Exit status 1 when an integrity check fails or a\n"
+    "planner could not run (its row says why; the others still run).\n",
   .examples =
     "  oocsim validate -m resnet50 -b 8 --hw cpu.json -p vdnn,lms,window "
     "--budget 300M --link-GBps 2 -o val\n",
@@ -281,7 +282,7 @@ ooc_cmd_validate(int argc, char **argv)
   ooc_hw_override *hws = NULL;
   ooc_progress prog;
   char *text = NULL, gbps[32], b1[32], b2[32], e[16];
-  int n = 0, i, rc = 1, missing = 0, bad = 0;
+  int n = 0, i, rc = 1, missing = 0, bad = 0, refused = 0, first_refused = 0;
 
   ooc_validate_init(&v);
   if (ooc_cli_args_start(&a, argc, argv, &validate_doc, 0,
@@ -346,16 +347,17 @@ ooc_cmd_validate(int argc, char **argv)
       const ooc_validate_row *r = &v.rows[i];
       int both = r->feasible_predicted && r->feasible_measured;
       char ps[32], ms[32], p95[16];
-      snprintf(ps, sizeof ps, r->feasible_predicted ? "%.4f" : "OOM",
-               r->predicted_iteration_s);
+      snprintf(ps, sizeof ps, r->feasible_predicted ? "%.4f"
+               : r->refused ? "-" : "OOM", r->predicted_iteration_s);
       snprintf(ms, sizeof ms, r->feasible_measured ? "%.4f"
                : r->feasible_predicted ? "OOM" : "-",
                r->measured_iteration_s);
       snprintf(e, sizeof e, both ? "%+.1f%%" : "-", 100 * r->iteration_error);
       snprintf(p95, sizeof p95, both ? "%.1f%%" : "-", 100 * r->op_error_p95);
       printf("%-12s %12s %12s %8s %10s %10s %8s  %s\n", r->planner, ps, ms,
-             e, ooc_fmt_bytes(r->predicted_peak_reserved_bytes, b1,
-                              sizeof b1),
+             e, r->refused ? "-"
+                : ooc_fmt_bytes(r->predicted_peak_reserved_bytes, b1,
+                                sizeof b1),
              r->feasible_predicted
                  ? ooc_fmt_bytes(r->measured_peak_reserved_bytes, b2,
                                  sizeof b2)
@@ -375,11 +377,21 @@ ooc_cmd_validate(int argc, char **argv)
     if (a.output != NULL)
       printf("report: %s/report.html\n", a.output);
   }
-  for (i = 0; i < v.n_rows; i++)
+  for (i = 0; i < v.n_rows; i++) {
     bad += v.rows[i].feasible_measured && !v.rows[i].integrity_ok;
-  rc = bad > 0 ? ooc_cli_fail("validate: integrity failed for %d "
-                              "planner%s", bad, bad == 1 ? "" : "s")
-               : 0;
+    if (v.rows[i].refused && refused++ == 0)
+      first_refused = i;
+  }
+  if (bad > 0)
+    rc = ooc_cli_fail("validate: integrity failed for %d planner%s", bad,
+                      bad == 1 ? "" : "s");
+  else if (refused > 0)
+    rc = ooc_cli_fail("validate: planner %s %s%s",
+                      v.rows[first_refused].planner,
+                      v.rows[first_refused].integrity,
+                      refused > 1 ? " (and more: see the table)" : "");
+  else
+    rc = 0;
   goto done;
 nomem:
   ooc_err_set(&err, OOC_ENOMEM, "out of memory");

@@ -190,7 +190,7 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
     if (r->feasible_predicted)
       fprintf(f, "%.4f", r->predicted_iteration_s);
     else
-      fprintf(f, "OOM");
+      fprintf(f, r->refused ? "-" : "OOM");
     fprintf(f, html ? "</td><td>" : " | ");
     if (r->feasible_measured)
       fprintf(f, "%.4f", r->measured_iteration_s);

@@ -202,6 +202,21 @@ sw=$(awk '/"planner":[[:space:]]*"superneurons"/ { on = 1 }
 [ -n "$sw" ] && [ "$sw" -gt 0 ] &&
   ok "validate --opt stage=recompute reached superneurons ($sw swaps)" ||
   not_ok "validate --opt stage=recompute reached superneurons (swaps: $sw)"
+# A planner that cannot plan (or whose plan the backend refuses) gets a
+# row saying why; the other planners still run and are compared.
+expect_fail "validate a planner that refuses the profile" \
+  "validate: planner zero-offload not run: planner 'zero-offload': profile 'round-no-cpu-optimizer' gives no host.optimizer_GBps (the CPU optimizer's rate)" \
+  "$OOCSIM" validate -m "$M" -b 64 --hw "$top_srcdir/tests/data/hw/no_host_optimizer.json" \
+  -p window,zero-offload --iterations 1 --warmup 0
+grep -q "^window .* ok$" "$TMP/out" && ok "the refused planner's neighbour still ran" ||
+  not_ok "the refused planner's neighbour still ran: $(cat "$TMP/out")"
+grep -q "^zero-offload  *-  *-  *-  *-  *-  *-  not run: planner 'zero-offload'" "$TMP/out" &&
+  ok "the refused planner's row says why" || not_ok "the refused planner's row: $(cat "$TMP/out")"
+"$OOCSIM" validate -m "$M" -b 64 --hw "$top_srcdir/tests/data/hw/no_host_optimizer.json" \
+  -p window,zero-offload --iterations 1 --warmup 0 --json >"$TMP/refused.json" 2>/dev/null
+awk '/"planner":/ { p = $2 } /"refused":/ { print p, $2 }' "$TMP/refused.json" | tr -d '",' >"$TMP/refused.txt"
+[ "$(cat "$TMP/refused.txt")" = "$(printf 'window false\nzero-offload true')" ] &&
+  ok "--json marks the refused row" || not_ok "--json marks the refused row: $(cat "$TMP/refused.txt")"
 expect_fail "validate unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p nope
 expect_fail "validate budget below the working set" "below the working set" \
   "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p window --budget 1M
