@@ -152,6 +152,39 @@ ooc_exec_data_fill(const ooc_model *m, const ooc_program *p, int32_t t,
 #define BETA2 0.999f
 #define ADAM_EPS 1e-8f
 
+/* The weight step w - lr * d rounded once, as a fused multiply-add, which
+ * is what cuBLAS's SAXPY computes for the cuda backend's device update:
+ * a layer stepped on the host (docs/offload.md) then gets the same bits as
+ * one stepped on the GPU. x86-64 without -mfma has no FMA instruction in
+ * the baseline ISA, so the loop is compiled twice and the FMA version
+ * picked when the CPU has it; elsewhere fmaf (correctly rounded, same
+ * bits) is the fallback. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static void
+step_fma_hw(float *w, const float *d, float neg_lr, int64_t n)
+{
+  int64_t i;
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < n; i++)
+    w[i] = __builtin_fmaf(neg_lr, d[i], w[i]);
+}
+#endif
+
+static void
+step_fma(float *w, const float *d, float neg_lr, int64_t n)
+{
+  int64_t i;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("fma")) {
+    step_fma_hw(w, d, neg_lr, n);
+    return;
+  }
+#endif
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < n; i++)
+    w[i] = fmaf(neg_lr, d[i], w[i]);
+}
+
 void
 ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
                         float *o, int64_t n, int iteration)
@@ -162,9 +195,7 @@ ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
 
   switch (opt) {
   case OOC_OPT_SGD:
-#pragma omp parallel for schedule(static)
-    for (i = 0; i < n; i++)
-      w[i] -= LR_SGD * g[i];
+    step_fma(w, g, -LR_SGD, n);
     break;
   case OOC_OPT_ADAM:
 #pragma omp parallel for schedule(static)
@@ -175,11 +206,12 @@ ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
     }
     break;
   default:
+    /* cuBLAS: SSCAL (o * 0.9, rounded), SAXPY with 1 (+ g, rounded once),
+     * SAXPY with -lr (fused). */
 #pragma omp parallel for schedule(static)
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
       o[i] = MOMENTUM * o[i] + g[i];
-      w[i] -= LR_SGD * o[i];
-    }
+    step_fma(w, o, -LR_SGD, n);
     break;
   }
 }
