@@ -112,7 +112,8 @@ const ooc_cli_option ooc_cli_options[] = {
     "executor backend: cpu (oneDNN on this machine's CPUs,\n"
     "host memory as the device; default) or cuda (a GPU)" },
   { "threads", 0, OOC_OPT_THREADS, "T", MEASURES,
-    "compute threads of the kernels (default 1)" },
+    "threads of the kernels (cpu backend) and of the\n"
+    "host's optimizer steps (default 1)" },
   { "link-GBps", 0, OOC_OPT_LINK, "X", MEASURES,
     "cpu: pace copies to X GB/s to emulate a slower host\n"
     "link (validate also sets the profile's link to X;\n"
