@@ -575,9 +575,10 @@ ooc_cmd_calibrate(int argc, char **argv)
          (double)r.chunk_unmap_ns * 1e-3, (double)r.chunk_release_ns * 1e-3,
          (double)r.host_alloc_ns * 1e-3);
   printf("host        replay overhead %.1f us per iteration, thread wake-up "
-         "%.1f us, optimizer step (Adam on the CPU) %.2f GB/s + %.1f us "
+         "%.1f us, optimizer step (%s on the CPU) %.2f GB/s + %.1f us "
          "per step\n", (double)r.iter_overhead_ns * 1e-3,
-         (double)r.wake_ns * 1e-3, r.host_opt_Bps * 1e-9,
+         (double)r.wake_ns * 1e-3, ooc_optimizer_name(r.host_opt),
+         r.host_opt_Bps * 1e-9,
          (double)r.host_opt_call_ns * 1e-3);
   if (r.has_api)
     printf("device API  async copy issue %.1f us, event record + synchronise "

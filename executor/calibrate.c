@@ -533,15 +533,23 @@ measure_wake(ooc_calib_result *r, ooc_err *err)
   return OOC_OK;
 }
 
-/* The host's optimizer step, the HOST instruction's kernel (data.c): Adam
- * over N fp32 parameters, as a stream thread runs it, median of 7 after
- * one warm-up. It moves 2 x 4 (weights) + 4 (gradients) + 2 x 8 (two
- * moments) = 28 bytes per parameter, the bytes sim/cost.c charges. The
- * calling thread takes the host stream's thread settings first. */
+/* The host's optimizer step, the HOST instruction's kernel (data.c): the
+ * model's optimizer over N fp32 parameters, as a stream thread runs it,
+ * median of 7 after one warm-up. It moves 2 x 4 (weights) + 4 (gradients)
+ * + 2 x 4 per state value (none for SGD, one for momentum, two for Adam)
+ * = 12, 20 or 28 bytes per parameter, the bytes sim/cost.c charges. Each
+ * optimizer is timed on its own: on one thread Adam's square root and
+ * division make it compute-bound, several times slower per byte than
+ * momentum's step (an H100 host: 0.71 GB/s for Adam, 2026-11-27), so one
+ * rate cannot stand for both. The calling thread takes the host stream's
+ * thread settings first. */
 static int
-measure_host_optimizer(bstate *s, ooc_calib_result *r, ooc_err *err)
+measure_host_optimizer(const ooc_calib_config *cfg, bstate *s,
+                       ooc_calib_result *r, ooc_err *err)
 {
   enum { N = 4 << 20, REP = 7 };
+  ooc_optimizer opt = cfg->model->optimizer;
+  int state = opt == OOC_OPT_ADAM ? 2 : opt == OOC_OPT_SGD ? 0 : 1;
   float *w = malloc((size_t)N * 4 * sizeof *w);
   int64_t t[REP];
   int64_t i;
@@ -557,15 +565,16 @@ measure_host_optimizer(bstate *s, ooc_calib_result *r, ooc_err *err)
   }
   for (i = 0; i < (int64_t)N * 4; i++)
     w[i] = i < N ? 0.5f : i < 2 * (int64_t)N ? 1e-3f : 0.0f;
-  ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + N, w + 2 * (int64_t)N, N, 0);
+  ooc_exec_optimizer_step(opt, w, w + N, w + 2 * (int64_t)N, N, 0);
   for (k = 0; k < REP; k++) {
     int64_t t0 = ooc_mono_ns();
-    ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + N, w + 2 * (int64_t)N, N,
-                            k + 1);
+    ooc_exec_optimizer_step(opt, w, w + N, w + 2 * (int64_t)N, N, k + 1);
     t[k] = ooc_mono_ns() - t0;
   }
   i = ooc_median_i64(t, REP);
-  r->host_opt_Bps = i > 0 ? 28.0 * N / ((double)i * 1e-9) : 0;
+  r->host_opt = opt;
+  r->host_opt_Bps = i > 0 ? (12.0 + 8.0 * state) * N / ((double)i * 1e-9)
+                          : 0;
   {
     /* The fixed cost of one step: a small layer's (OpenMP's fork and
      * join, the call). */
@@ -573,8 +582,8 @@ measure_host_optimizer(bstate *s, ooc_calib_result *r, ooc_err *err)
     int64_t c[M];
     for (k = 0; k < M; k++) {
       int64_t t0 = ooc_mono_ns();
-      ooc_exec_optimizer_step(OOC_OPT_ADAM, w, w + SMALL, w + 2 * SMALL,
-                              SMALL, k + 1);
+      ooc_exec_optimizer_step(opt, w, w + SMALL, w + 2 * SMALL, SMALL,
+                              k + 1);
       c[k] = ooc_mono_ns() - t0;
     }
     r->host_opt_call_ns = ooc_median_i64(c, M);
@@ -953,7 +962,7 @@ ooc_calib_run(const ooc_calib_config *cfg, ooc_calib_result *r,
   step(cfg, done++, total, "driver actions");
   if ((rc = measure_driver(cfg, &s, r, err)) < 0 ||
       (rc = measure_wake(r, err)) < 0 ||
-      (rc = measure_host_optimizer(&s, r, err)) < 0)
+      (rc = measure_host_optimizer(cfg, &s, r, err)) < 0)
     goto done;
   if (s.b->host_api != NULL) {
     if ((rc = s.b->host_api(s.st, &r->api, err)) < 0)

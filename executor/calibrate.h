@@ -97,8 +97,10 @@ typedef struct ooc_calib_result {
   int64_t iter_overhead_ns;     /* per iteration, outside the first and
                                    last instruction (host.iteration_us) */
   int64_t wake_ns;              /* one stream thread waking another */
-  double host_opt_Bps;          /* the host's optimizer step (Adam, fp32)
-                                   over 4 Mi parameters: bytes moved per
+  ooc_optimizer host_opt;       /* the optimizer host_opt_Bps timed: the
+                                   model's */
+  double host_opt_Bps;          /* the host's optimizer step (fp32) over
+                                   4 Mi parameters: bytes moved per
                                    second, as host.optimizer_GBps counts
                                    them (docs/offload.md) */
   int64_t host_opt_call_ns;     /* one such step over 256 parameters
