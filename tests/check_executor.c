@@ -1620,6 +1620,47 @@ START_TEST(swiglu_reference)
 }
 END_TEST
 
+/* The optimizer step rounds as the cuda backend's device update does
+ * (cuBLAS: SSCAL o * 0.9, SAXPY + g, SAXPY w + (-lr) v fused), so that a
+ * layer stepped on the host (ZeRO-Offload) gets the bits it would get on
+ * the GPU: on an H100 an unfused host step left 51 million of 51 million
+ * ResNet-50 values different after six steps. The inputs make the fused
+ * and the unfused weight step differ, so this fails if the step is not
+ * fused. */
+START_TEST(optimizer_step_as_cublas)
+{
+  enum { N = 4096 };
+  static float w[N], g[N], o[N], w0[N], o0[N], want[N];
+  int opt, i, unfused_differs = 0;
+
+  for (opt = 0; opt < 2; opt++) {
+    ooc_optimizer kind = opt == 0 ? OOC_OPT_SGD : OOC_OPT_SGD_MOMENTUM;
+    for (i = 0; i < N; i++) {
+      w0[i] = w[i] = 0.5f + (float)i * 1.2345e-4f;
+      g[i] = sinf((float)i) * 0.37f;
+      o0[i] = o[i] = cosf((float)i * 0.7f) * 0.21f;
+    }
+    for (i = 0; i < N; i++) {
+      volatile float m = 0.9f * o0[i], d, lrd;
+      d = kind == OOC_OPT_SGD ? g[i] : m + g[i];
+      want[i] = fmaf(-0.01f, d, w0[i]);
+      lrd = 0.01f * d;
+      unfused_differs += w0[i] - lrd != want[i];
+      if (kind != OOC_OPT_SGD)
+        o0[i] = d;
+    }
+    ooc_exec_optimizer_step(kind, w, g, o, N, 0);
+    ck_assert_msg(memcmp(w, want, sizeof w) == 0,
+                  "%s: the weight step is not w + (-lr) d fused",
+                  ooc_optimizer_name(kind));
+    if (kind != OOC_OPT_SGD)
+      ck_assert_msg(memcmp(o, o0, sizeof o) == 0,
+                    "momentum: the state is not 0.9 o + g, two roundings");
+  }
+  ck_assert_int_gt(unfused_differs, 0);
+}
+END_TEST
+
 static Suite *
 executor_suite(void)
 {
@@ -1669,6 +1710,7 @@ executor_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("offload");
   tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, optimizer_step_as_cublas);
   tcase_add_test(tc, offload_as_incore);
   tcase_add_test(tc, offload_invalid_gradients);
   tcase_add_test(tc, offload_bad_host_args);
