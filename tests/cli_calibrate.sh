@@ -19,6 +19,10 @@ grep -q "^$TMP/cal.json: profile 'cal' calibrated on " "$TMP/out" && ok "says wh
 for w in kernels copies interference driver; do
   grep -q "^$w " "$TMP/out" && ok "prints $w" || not_ok "prints $w"
 done
+# The CPU optimizer step is timed for the model's optimizer (momentum by
+# default): one rate cannot price both a momentum and an Adam step.
+grep -q "^host .*, optimizer step (momentum on the CPU) [0-9.]* GB/s + [0-9.]* us per step$" "$TMP/out" &&
+  ok "times the model's optimizer on the CPU" || not_ok "times the model's optimizer on the CPU ($(grep '^host' "$TMP/out"))"
 [ "$(num name "$TMP/cal.json")" = '"cal"' ] && ok "named after -o" || not_ok "named after -o"
 grep -q '"calibration": "\[M\] oocsim calibrate --backend cpu on ' "$TMP/cal.json" && ok "_source says what was measured" || not_ok "_source says what was measured"
 n=$(grep -c '"sig":' "$TMP/cal.json")
@@ -31,7 +35,9 @@ expect_ok "simulate with the calibrated profile" \
 it=$(num iteration_s "$TMP/out")
 awk -v t="$it" 'BEGIN { exit !(t > 0 && t < 10) }' && ok "iteration $it s" || not_ok "iteration $it s"
 # Same structure for the same inputs (the values are measurements).
-expect_ok "calibrate again" "$OOCSIM" calibrate -m "$M" -b 64 --repeat 1 -o "$TMP/cal.json"
+expect_ok "calibrate again, for Adam" "$OOCSIM" calibrate -m "$M" -b 64 --repeat 1 --optimizer adam -o "$TMP/cal.json"
+grep -q "^host .*, optimizer step (adam on the CPU) " "$TMP/out" &&
+  ok "--optimizer adam: Adam's step timed" || not_ok "--optimizer adam: Adam's step timed ($(grep '^host' "$TMP/out"))"
 [ "$(grep -c '"sig":' "$TMP/cal.json")" = "$n" ] && ok "same signatures again" || not_ok "same signatures again"
 
 # Convolution algorithms: a base profile that offers the families makes
