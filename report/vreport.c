@@ -196,6 +196,13 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
       fprintf(f, "%.4f", r->measured_iteration_s);
     else
       fprintf(f, r->feasible_predicted ? "OOM" : "-");
+    if (r->refused) {           /* no plan or no run: nothing to show */
+      fprintf(f, html ? "</td><td>-</td><td>-</td><td>-</td><td>-</td>"
+                        "<td>-</td><td>FAILED: %s</td></tr>\n"
+                      : " | - | - | - | - | - | FAILED: %s |\n",
+              r->integrity);
+      continue;
+    }
     fprintf(f, html ? "</td><td>%s</td><td>%.4f / %.4f</td><td>%s / %s"
                       "</td><td>%s / %s</td><td>%d</td><td>%s %s</td></tr>\n"
                     : " | %s | %.4f / %.4f | %s / %s | %s / %s | %d | %s %s "

@@ -217,6 +217,11 @@ grep -q "^zero-offload  *-  *-  *-  *-  *-  *-  not run: planner 'zero-offload'"
 awk '/"planner":/ { p = $2 } /"refused":/ { print p, $2 }' "$TMP/refused.json" | tr -d '",' >"$TMP/refused.txt"
 [ "$(cat "$TMP/refused.txt")" = "$(printf 'window false\nzero-offload true')" ] &&
   ok "--json marks the refused row" || not_ok "--json marks the refused row: $(cat "$TMP/refused.txt")"
+"$OOCSIM" validate -m "$M" -b 64 --hw "$top_srcdir/tests/data/hw/no_host_optimizer.json" \
+  -p window,zero-offload --iterations 1 --warmup 0 -o "$TMP/refval" >/dev/null 2>&1
+grep -q "^| zero-offload | - | - | - | - | - | - | - | FAILED: not run: planner 'zero-offload': " "$TMP/refval/report.md" &&
+  ok "the report's row for the refused planner" ||
+  not_ok "the report's row for the refused planner: $(grep zero-offload "$TMP/refval/report.md")"
 expect_fail "validate unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW" -p nope
 expect_fail "validate budget below the working set" "below the working set" \
   "$OOCSIM" validate -m "$M" -b 2048 --hw "$HW" -p window --budget 1M
