@@ -30,9 +30,20 @@ ok "installed in p1"
 $MAKE -s install >>"$log" 2>&1 || die "make install (p2)"
 ok "installed in p2"
 
+# contrib/gpu-bundle: the build, its data and its libraries, to run on
+# another machine (docs/validation.md); checked once the tree is gone.
+sh "$TMP/src/contrib/gpu-bundle" "$TMP/bundle" >>"$log" 2>&1 || die "gpu-bundle"
+
 mv "$TMP/src" "$TMP/moved"
 rm -rf "$TMP/p1"
 cd / || exit 1
+
+expect_ok "the bundle runs, tree moved" "$TMP/bundle/run" oocsim list models
+grep -q '^resnet50 ' "$TMP/out" && ok "the bundle lists resnet50" ||
+  not_ok "the bundle lists resnet50: $(cat "$TMP/out")"
+expect_ok "the bundle's --version" "$TMP/bundle/run" oocsim --version
+grep -qF "data directory: $TMP/bundle (OOCSIM_DATADIR)" "$TMP/out" &&
+  ok "the bundle reads its own data" || not_ok "the bundle's data: $(cat "$TMP/out")"
 
 expect_ok "p2 list models, tree moved" "$TMP/p2/bin/oocsim" list models
 grep -q '^resnet50 ' "$TMP/out" && ok "p2 lists resnet50" ||
