@@ -152,37 +152,50 @@ ooc_exec_data_fill(const ooc_model *m, const ooc_program *p, int32_t t,
 #define BETA2 0.999f
 #define ADAM_EPS 1e-8f
 
-/* The weight step w - lr * d rounded once, as a fused multiply-add, which
- * is what cuBLAS's SAXPY computes for the cuda backend's device update:
- * a layer stepped on the host (docs/offload.md) then gets the same bits as
- * one stepped on the GPU. x86-64 without -mfma has no FMA instruction in
- * the baseline ISA, so the loop is compiled twice and the FMA version
- * picked when the CPU has it; elsewhere fmaf (correctly rounded, same
- * bits) is the fallback. */
+/* SGD's step (o NULL: d = g) and momentum's (o = 0.9 o + g, rounded
+ * after the product and after the sum, then d = o), in one pass: the
+ * weight step w - lr * d rounded once, as a fused multiply-add. That is
+ * what the cuda backend's device update computes (cuBLAS: SSCAL o * 0.9,
+ * SAXPY + g, SAXPY w + (-lr) o, fused), so a layer stepped on the host
+ * (docs/offload.md) gets the same bits as one stepped on the GPU. x86-64
+ * without -mfma has no FMA instruction in the baseline ISA, so the loop is
+ * compiled twice and the FMA version picked when the CPU has it; elsewhere
+ * fmaf (correctly rounded, the same bits). The executor is built with
+ * -ffp-contract=off, so 0.9 o + g stays two roundings. */
+#define SGD_STEP(FMA)                                                       \
+  do {                                                                      \
+    int64_t i_;                                                             \
+    if (o != NULL) {                                                        \
+      _Pragma("omp parallel for schedule(static)")                          \
+      for (i_ = 0; i_ < n; i_++) {                                          \
+        o[i_] = MOMENTUM * o[i_] + g[i_];                                   \
+        w[i_] = FMA(-LR_SGD, o[i_], w[i_]);                                 \
+      }                                                                     \
+    } else {                                                                \
+      _Pragma("omp parallel for schedule(static)")                          \
+      for (i_ = 0; i_ < n; i_++)                                            \
+        w[i_] = FMA(-LR_SGD, g[i_], w[i_]);                                 \
+    }                                                                       \
+  } while (0)
+
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("fma"))) static void
-step_fma_hw(float *w, const float *d, float neg_lr, int64_t n)
+sgd_step_hw(float *w, const float *g, float *o, int64_t n)
 {
-  int64_t i;
-#pragma omp parallel for schedule(static)
-  for (i = 0; i < n; i++)
-    w[i] = __builtin_fmaf(neg_lr, d[i], w[i]);
+  SGD_STEP(__builtin_fmaf);
 }
 #endif
 
 static void
-step_fma(float *w, const float *d, float neg_lr, int64_t n)
+sgd_step(float *w, const float *g, float *o, int64_t n)
 {
-  int64_t i;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (__builtin_cpu_supports("fma")) {
-    step_fma_hw(w, d, neg_lr, n);
+    sgd_step_hw(w, g, o, n);
     return;
   }
 #endif
-#pragma omp parallel for schedule(static)
-  for (i = 0; i < n; i++)
-    w[i] = fmaf(neg_lr, d[i], w[i]);
+  SGD_STEP(fmaf);
 }
 
 void
@@ -195,7 +208,7 @@ ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
 
   switch (opt) {
   case OOC_OPT_SGD:
-    step_fma(w, g, -LR_SGD, n);
+    sgd_step(w, g, NULL, n);
     break;
   case OOC_OPT_ADAM:
 #pragma omp parallel for schedule(static)
@@ -206,12 +219,7 @@ ooc_exec_optimizer_step(ooc_optimizer opt, float *w, const float *g,
     }
     break;
   default:
-    /* cuBLAS: SSCAL (o * 0.9, rounded), SAXPY with 1 (+ g, rounded once),
-     * SAXPY with -lr (fused). */
-#pragma omp parallel for schedule(static)
-    for (i = 0; i < n; i++)
-      o[i] = MOMENTUM * o[i] + g[i];
-    step_fma(w, o, -LR_SGD, n);
+    sgd_step(w, g, o, n);
     break;
   }
 }
