@@ -11,11 +11,13 @@
  * 1. Start. Every other registered planner (ctx->peers; none when it is
  *    NULL, and then there is no start) plans the scenario with its
  *    defaults (`start_sims` > 0 caps PoocH's simulations, for speed, at
- *    the price of the guarantee below; `start_events`, default 5 x 10^7,
- *    caps the events PoocH's simulations may process, which binds only on
- *    programs far beyond the zoo's, where it keeps the start's cost
- *    proportionate: the zoo's costliest PoocH run, gpt2_xl b24 on
- *    h100-pcie5, processes 3.2 x 10^7); each plan is simulated
+ *    the price of the guarantee below; `start_events`, default 3.5 x
+ *    10^7, caps the events PoocH's simulations may process, which binds
+ *    only on programs far beyond the zoo's, where it keeps the start's
+ *    cost proportionate: every benchmark scenario's PoocH plan is the
+ *    uncapped one at 3.5 x 10^7, and one of the zoo's costliest PoocH
+ *    runs, gpt2_xl b24 on h100-pcie5, processes 2.2 to 2.4 x 10^7, its
+ *    plan cut at 2.0 x 10^7); each plan is simulated
  *    and the fastest feasible one is the incumbent (ties: registry order).
  *    joint's plan is never slower than it: the search only replaces the
  *    incumbent with a faster feasible plan. (With `start_sims` set and no
@@ -93,10 +95,12 @@
  *    seeded with `seed` (default 1), and it stops after `max_evals`
  *    simulations of the algorithm sweep and the search together (default
  *    400; the class sweeps above have their own caps), or
- *    once they have simulated `max_events` events (default 2 x 10^7; 0:
- *    no cap), which only binds on programs of over 50,000 events (a
- *    10^4-layer resnet: about 160 simulations), so that the search's cost
- *    stays proportionate there. `budget_s` (default 0: none) also stops
+ *    once they have simulated `max_events` events (default 1.25 x 10^7;
+ *    0: no cap), which binds only on the largest programs, so that the
+ *    search's cost stays proportionate there: no benchmark scenario's
+ *    plan changes at 1.25 x 10^7 (at 10^7 gpt2_xl b24 on h100-pcie5,
+ *    about 10,000 events a simulation, would come out 0.2% slower), and
+ *    the 10^4-layer resnet (223,000) gets 56 simulations. `budget_s` (default 0: none) also stops
  *    it after that many seconds of wall time, which makes the plan depend
  *    on the machine's speed.
  * 5. Two chains: the annealing runs twice, from the swept plan and, the
@@ -1310,7 +1314,7 @@ parse_opts(const ooc_planner_ctx *ctx, struct jt_opts *o, ooc_err *err)
   int rc;
 
   *o = (struct jt_opts){ .max_evals = 400, .seed = 1, .start_sims = 0,
-                         .start_events = 50000000, .max_events = 20000000,
+                         .start_events = 35000000, .max_events = 12500000,
                          .sweep = 1, .threads = 2, .budget_s = 0 };
   if ((rc = ooc_planner_opt_int(ctx, "max_evals", &o->max_evals, err)) < 0 ||
       (rc = ooc_planner_opt_int(ctx, "seed", &o->seed, err)) < 0 ||
