@@ -384,13 +384,22 @@ static int win_schedule(struct win_state *w, const ooc_liveness *lv,
 
 /* Whether pl's records are those of the last simulated schedule: then it
  * lowers to the same program (the records alone set the actions, and the
- * simulation does not read sched_budget). O(records). */
+ * simulation does not read sched_budget). Field by field: a memcmp also
+ * compared the records' padding, which no initializer sets, and could
+ * count a schedule as new (one more simulation, a count that varied from
+ * run to run; valgrind saw it). O(records). */
 static int same_as_prev(const struct win_state *w, const ooc_plan *pl)
 {
-  return pl->n_swaps == w->n_prev &&
-         (pl->n_swaps == 0 ||
-          memcmp(pl->swaps, w->prev, (size_t)pl->n_swaps * sizeof *w->prev)
-              == 0);
+  if (pl->n_swaps != w->n_prev)
+    return 0;
+  for (int32_t i = 0; i < pl->n_swaps; i++) {
+    const ooc_swap *a = &pl->swaps[i], *b = &w->prev[i];
+    if (a->act != b->act || a->out_after != b->out_after ||
+        a->out_wait != b->out_wait || a->in_after != b->in_after ||
+        a->in_before != b->in_before || a->grad != b->grad)
+      return 0;
+  }
+  return 1;
 }
 
 /* Keep pl's records as the last simulated schedule's. */
