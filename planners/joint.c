@@ -82,7 +82,14 @@
  *    among the activations whose swap-in or swap-out the compute stream
  *    waited for, by the time it waited; an exposed swap-in is moved
  *    earlier or its activation kept or recomputed, an exposed swap-out
- *    kept or recomputed. A move is accepted when the simulated iteration
+ *    kept or recomputed. A steered keep is steered by the peak step too
+ *    (the detail's free memory per kernel): where the activation's bytes
+ *    do not fit at the step of its span with the least free memory, the
+ *    keep becomes an exchange, a neighbourhood move: the kept activation
+ *    resident across that step whose bytes cover the shortfall and whose
+ *    recompute is the cheapest, and cheaper than its bytes on the link, is
+ *    recomputed in the same move (none: a plain keep). A move is accepted
+ *    when the simulated iteration
  *    is faster, or slower by d with probability exp(-d / T), T falling
  *    linearly from 0.2% of the start's time to 0 over the evaluations.
  *    An infeasible plan (out of memory) or one the lowering or the
@@ -117,7 +124,8 @@
  * The note says which plan it started from, what the sweep gained (when
  * it moved any convolution), how much faster the result is, what it
  * changed and how many simulations it ran; the metrics carry them
- * (simulations, sweep_simulations, start_s, improvement).
+ * (simulations, sweep_simulations, pruned, start_s, improvement,
+ * post_sweep_simulations, exchanges, resim_shared_prefix).
  *
  * Cost: the start's planners, then per evaluation one lowering and one
  * simulation, O(steps + records + events); moves are O(records); the
@@ -141,10 +149,10 @@
 #include "sim/sim.h"
 
 enum { MV_KEEP, MV_SWAP, MV_RECOMP, MV_EARLIER, MV_LATER, MV_ALGO,
-       MV_SEGMENT, MV_OUTPOINT, MV_BUDGET, MV_COUNT };
+       MV_SEGMENT, MV_OUTPOINT, MV_BUDGET, MV_EXCHANGE, MV_COUNT };
 static const char *const mv_names[MV_COUNT] = {
   "keep", "swap", "recompute", "earlier", "later", "algorithm", "segment",
-  "swap-out point", "schedule budget"
+  "swap-out point", "schedule budget", "exchange"
 };
 
 /* The speculative search's stop (start_parallel): while PoocH plans in a
@@ -188,6 +196,10 @@ struct jt_state {
   int64_t *hot_w;           /* their cumulative weights */
   int32_t n_hot;
   int hot_in;               /* hot list from swap-ins (1) or outs (0) */
+  uint64_t *step_free;      /* per step: device bytes free as its kernel
+                               starts in the plan the hot list is of
+                               (UINT64_MAX: none ran) */
+  int free_ok;              /* step_free is of a plan */
   ooc_timeline base, tl;    /* schedule budget move: the persistent
                                state, workspaces and gradients; scratch */
   int tl_inited;
@@ -227,7 +239,8 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->rin = malloc(sizeof(int32_t) * ((size_t)st->cap_rin + 1));
   st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->rc_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
-  if (st->rin == NULL || st->swap_of == NULL || st->mark == NULL ||
+  st->step_free = malloc(sizeof(uint64_t) * ((size_t)lv->n_steps + 1));
+  if (st->rin == NULL || st->step_free == NULL || st->swap_of == NULL || st->mark == NULL ||
       st->fresh == NULL || st->rc_of == NULL ||
       st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
@@ -307,6 +320,7 @@ jt_free(void *state)
   free(st->cut_act);
   free(st->rin);
   free(st->swap_of);
+  free(st->step_free);
 }
 
 /* xorshift64* (Vigna 2016): deterministic, no global state. */
@@ -549,6 +563,12 @@ retime(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   return 0;
 }
 
+static int exchange(struct jt_state *st, const ooc_planner_ctx *ctx,
+                    ooc_plan *pl, int32_t a, ooc_err *err);
+static int64_t act_rc_ns(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                         int32_t a);
+static int64_t act_link_ns(const ooc_planner_ctx *ctx, int32_t a);
+
 /* Apply one random move to pl (a copy of the current plan). Returns the
  * move, or -1 when the drawn move does not apply (nothing changed). */
 static int
@@ -557,7 +577,7 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
 {
   const ooc_liveness *lv = ctx->live;
   int steer = st->n_hot > 0 && (rnd(st) & 1);
-  int m = (int)rnd_below(st, MV_COUNT);
+  int m = (int)rnd_below(st, MV_EXCHANGE);  /* an exchange is a steered keep */
   int32_t a, i, s;
 
   if (steer)   /* exposed transfers: bring in earlier, keep or recompute */
@@ -681,6 +701,13 @@ move(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if (m == MV_KEEP) {
     if (pl->action[a] == OOC_KEEP)
       return -1;
+    if (steer) {
+      int x = exchange(st, ctx, pl, a, err);
+      if (x < 0)
+        return -1;
+      if (x > 0)
+        return MV_EXCHANGE;
+    }
     drop_records(pl, a);
     return m;
   }
@@ -730,6 +757,35 @@ refresh_hot(struct jt_state *st, const ooc_planner_ctx *ctx)
     }
     st->hot_in = dir;
   }
+}
+
+/* step_free from the detail of the plan just simulated (its program in
+ * ctx->scratch): per step, the free device memory as its forward or
+ * backward kernel started. O(instructions + steps). */
+static void
+refresh_free(struct jt_state *st, const ooc_planner_ctx *ctx)
+{
+  const ooc_liveness *lv = ctx->live;
+  const ooc_program *p = ctx->scratch;
+  int32_t i, s;
+
+  for (s = 0; s < lv->n_steps; s++)
+    st->step_free[s] = UINT64_MAX;
+  for (i = p->prologue_end; i < p->n_instr && i < st->det.n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
+        in->layer >= lv->n_layers || st->det.start_ns[i] < 0)
+      continue;
+    if (in->phase == OOC_PH_FWD)
+      s = lv->fwd_step[in->layer];
+    else if (in->phase == OOC_PH_BWD)
+      s = lv->bwd_step[in->layer];
+    else
+      continue;
+    if (s >= 0 && st->det.free_bytes[i] < st->step_free[s])
+      st->step_free[s] = st->det.free_bytes[i];
+  }
+  st->free_ok = 1;
 }
 
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
@@ -1037,6 +1093,61 @@ fin_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
     st->fresh[pl->swaps[i].act] = 0;
   return rc == OOC_ENOMEM ? ooc_err_set(err, OOC_ENOMEM, "out of memory")
                           : OOC_OK;
+}
+
+/* The exchange, a keep steered by the oracle's peak step: the hot act a
+ * (its swap-in or swap-out exposed) is to stay resident from its last
+ * forward use to its first backward one, but at the step of that span
+ * with the least free memory in the current plan (step_free) its bytes do
+ * not fit by `need`: so one other activation resident across that step
+ * goes, one whose bytes cover `need` (drawn uniformly among them; else the
+ * largest), recomputed where its forward kernels take less time than its
+ * bytes on the link, else swapped with its swap-in timed as early as the
+ * plan's scheduling budget allows (fin_swap). A plain keep there would
+ * most likely not fit, and the annealing would have to find both halves
+ * one at a time through a slower or infeasible plan. Returns 1 (pl
+ * changed), 0 when a's keep fits at its peak step or nothing can make
+ * room (the caller keeps a plainly), or OOC_ENOMEM. O(acts + steps). */
+static int
+exchange(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
+         int32_t a, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  int32_t lo = lv->act_last_fwd[a] + 1, hi = lv->act_first_bwd[a] - 1;
+  int32_t s, p = -1, k, b = -1, ps, r;
+  int64_t best = 0;
+  uint64_t fa, need;
+
+  if (!st->free_ok || lv->act_last_fwd[a] < 0 || hi < lo)
+    return 0;
+  for (s = lo; s <= hi; s++)
+    if (st->step_free[s] != UINT64_MAX &&
+        (p < 0 || st->step_free[s] < st->step_free[p]))
+      p = s;
+  fa = ooc_kit_footprint(ctx, lv->act_bytes[a]);
+  if (p < 0 || fa <= st->step_free[p])
+    return 0;
+  need = fa - st->step_free[p];
+  for (k = 0; k < st->n_acts; k++) {
+    int32_t c = st->acts[k];
+    int64_t t;
+    if (c == a || pl->action[c] != OOC_KEEP || lv->act_forced[c] ||
+        lv->act_last_fwd[c] >= p || lv->act_first_bwd[c] <= p ||
+        ooc_kit_footprint(ctx, lv->act_bytes[c]) < need ||
+        ooc_kit_producer(lv, c) < 0)
+      continue;
+    t = act_rc_ns(ctx, pl, c);
+    if (t < act_link_ns(ctx, c) && (b < 0 || t < best)) {
+      best = t;
+      b = c;
+    }
+  }
+  if (b < 0)
+    return 0;
+  drop_records(pl, a);
+  ps = ooc_kit_producer(lv, b);
+  r = ooc_kit_recompute_segment(ctx, pl, ps, ps, -1, st->mark, err);
+  return r < 0 ? r : 1;
 }
 
 /* Every swap-in re-timed as early as the plan's scheduling budget allows
@@ -1405,10 +1516,13 @@ anneal(struct chain *c)
       break;
     if (det_stale && k % 16 == 0) {
       /* Steer by the current plan's exposed transfers (one simulation). */
-      if (eval(st, ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX)
+      if (eval(st, ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX) {
         refresh_hot(st, ctx);
-      else
+        refresh_free(st, ctx);
+      } else {
         st->n_hot = 0;
+        st->free_ok = 0;
+      }
       if (!st->prev_ok && !fatal) {
         if (prog_copy(&st->prev, ctx->scratch) < 0)
           return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -1513,6 +1627,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   st->skip_sum = 0;
   st->skip_n = 0;
   st->n_hot = 0;
+  st->free_ok = 0;
   st->events = 0;
   st->max_events = (uint64_t)max_events;
   if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
@@ -1726,6 +1841,9 @@ chains_done:
   ooc_plan_add_metric(pl, "resim_shared_prefix",
                       st->skip_n > 0 ? st->skip_sum / (double)st->skip_n : 0);
   ooc_plan_add_metric(pl, "post_sweep_simulations", (double)post_sims);
+  /* The annealing's improving exchanges (a steered keep that makes room
+   * at the peak step by a cheaper recompute, exchange()). */
+  ooc_plan_add_metric(pl, "exchanges", (double)improved[MV_EXCHANGE]);
   ooc_plan_add_metric(pl, "improvement",
                       t_start < INT64_MAX
                           ? (double)(t_start - t_best) / (double)t_start
