@@ -88,9 +88,9 @@
  *    keep becomes an exchange, a neighbourhood move: the kept activation
  *    resident across that step whose bytes cover the shortfall and whose
  *    recompute is the cheapest, and cheaper than its bytes on the link, is
- *    recomputed in the same move (none: a plain keep). A move is accepted
- *    when the simulated iteration
- *    is faster, or slower by d with probability exp(-d / T), T falling
+ *    recomputed in the same move (none: a plain keep). A move is
+ *    accepted when the simulated iteration is faster, or slower by d
+ *    with probability exp(-d / T), T falling
  *    linearly from 0.2% of the start's time to 0 over the evaluations.
  *    An infeasible plan (out of memory) or one the lowering or the
  *    simulator rejects is never accepted. The annealing's draw is made
@@ -107,9 +107,9 @@
  *    search's cost stays proportionate there: no benchmark scenario's
  *    plan changes at 1.25 x 10^7 (at 10^7 gpt2_xl b24 on h100-pcie5,
  *    about 10,000 events a simulation, would come out 0.2% slower), and
- *    the 10^4-layer resnet (223,000) gets 56 simulations. `budget_s` (default 0: none) also stops
- *    it after that many seconds of wall time, which makes the plan depend
- *    on the machine's speed.
+ *    the 10^4-layer resnet (223,000) gets 56 simulations. `budget_s`
+ *    (default 0: none) also stops it after that many seconds of wall
+ *    time, which makes the plan depend on the machine's speed.
  * 5. Two chains: the annealing runs twice, from the swept plan and, the
  *    second chain, from the plan before the class sweeps when they
  *    changed it (their greedy steps can lead the annealing into a worse
@@ -240,8 +240,8 @@ jt_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->swap_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->rc_of = malloc(sizeof(int32_t) * ((size_t)lv->n_acts + 1));
   st->step_free = malloc(sizeof(uint64_t) * ((size_t)lv->n_steps + 1));
-  if (st->rin == NULL || st->step_free == NULL || st->swap_of == NULL || st->mark == NULL ||
-      st->fresh == NULL || st->rc_of == NULL ||
+  if (st->rin == NULL || st->step_free == NULL || st->swap_of == NULL ||
+      st->mark == NULL || st->fresh == NULL || st->rc_of == NULL ||
       st->acts == NULL || st->hot == NULL ||
       st->hot_w == NULL || st->conv_steps == NULL || st->sw_s == NULL ||
       st->sw_k == NULL || st->sw_gain == NULL || st->cuts == NULL ||
@@ -1099,15 +1099,17 @@ fin_swap(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
  * (its swap-in or swap-out exposed) is to stay resident from its last
  * forward use to its first backward one, but at the step of that span
  * with the least free memory in the current plan (step_free) its bytes do
- * not fit by `need`: so one other activation resident across that step
- * goes, one whose bytes cover `need` (drawn uniformly among them; else the
- * largest), recomputed where its forward kernels take less time than its
- * bytes on the link, else swapped with its swap-in timed as early as the
- * plan's scheduling budget allows (fin_swap). A plain keep there would
- * most likely not fit, and the annealing would have to find both halves
- * one at a time through a slower or infeasible plan. Returns 1 (pl
- * changed), 0 when a's keep fits at its peak step or nothing can make
- * room (the caller keeps a plainly), or OOC_ENOMEM. O(acts + steps). */
+ * not fit by `need`: so, in the same move, the kept activation resident
+ * across that step whose bytes cover `need` and whose recompute takes
+ * least time, and less than its bytes on the link, is recomputed (the
+ * toolkit's one-step segment). A plain keep there would most likely not
+ * fit, and the annealing would have to find both halves one at a time
+ * through a slower or infeasible plan. (Swapping that activation instead
+ * made more plans slower than faster: where a transfer is exposed the
+ * link is busy.) Returns 1 (pl changed: a kept, the other recomputed), 0
+ * when a's keep fits at its peak step or no activation qualifies (pl
+ * unchanged or a kept alone: the caller makes it a plain keep), or
+ * OOC_ENOMEM. O(acts + steps + the candidates' layers). */
 static int
 exchange(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
          int32_t a, ooc_err *err)
@@ -1147,7 +1149,7 @@ exchange(struct jt_state *st, const ooc_planner_ctx *ctx, ooc_plan *pl,
   drop_records(pl, a);
   ps = ooc_kit_producer(lv, b);
   r = ooc_kit_recompute_segment(ctx, pl, ps, ps, -1, st->mark, err);
-  return r < 0 ? r : 1;
+  return r < 0 ? r : r > 0;
 }
 
 /* Every swap-in re-timed as early as the plan's scheduling budget allows
