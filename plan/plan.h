@@ -205,7 +205,7 @@ enum {
 
 /* A figure a planner reports beside its note (e.g. the peak of each of
  * its stages): the summary's planner_metrics object. */
-enum { OOC_PLAN_METRICS = 8 };
+enum { OOC_PLAN_METRICS = 12 };
 typedef struct ooc_metric {
   char name[32];
   double value;

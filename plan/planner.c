@@ -147,6 +147,22 @@ ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
 }
 
 int
+ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                            int64_t cutoff_ns, ooc_sim_result *r,
+                            ooc_err *err)
+{
+  int rc;
+
+  if (ctx->sim == NULL || ctx->scratch == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
+                       "the context");
+  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
+  if (rc != OOC_OK)
+    return rc;
+  return ooc_sim_run_cutoff(ctx->sim, ctx->scratch, cutoff_ns, r, err);
+}
+
+int
 ooc_planner_evaluate_profile(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                              ooc_sim_result *r, ooc_sim_detail *d,
                              ooc_err *err)

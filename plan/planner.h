@@ -103,6 +103,13 @@ int ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
 int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                          ooc_sim_result *r, ooc_err *err);
 
+/* ooc_planner_evaluate for a search that only asks whether pl beats
+ * cutoff_ns (ooc_sim_run_cutoff): a run certain to take longer stops
+ * early with r->cut set; 0 runs it whole. */
+int ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx,
+                                const ooc_plan *pl, int64_t cutoff_ns,
+                                ooc_sim_result *r, ooc_err *err);
+
 /* ooc_planner_evaluate with the simulator's detail recorder d (NULL:
  * none) (per kernel
  * and per tensor: stalls and exposed transfer times, sim/sim.h), for

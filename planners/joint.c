@@ -97,7 +97,10 @@
  *    before simulating, which makes acceptance a threshold on the time; a
  *    candidate whose bound (ooc_kit_plan_bound: its kernels back to back,
  *    or its swapped bytes at the link's rate) is at or above it is pruned
- *    unsimulated, and does not count as an evaluation.
+ *    unsimulated, and does not count as an evaluation; one that is
+ *    simulated stops as soon as its time is certain to reach it
+ *    (ooc_sim_run_cutoff; the sweeps and the start likewise against the
+ *    time to beat), which leaves every decision as it was.
  * 4. It is deterministic: the moves come from a xorshift64* generator
  *    seeded with `seed` (default 1), and it stops after `max_evals`
  *    simulations of the algorithm sweep and the search together (default
@@ -125,7 +128,8 @@
  * it moved any convolution), how much faster the result is, what it
  * changed and how many simulations it ran; the metrics carry them
  * (simulations, sweep_simulations, pruned, start_s, improvement,
- * post_sweep_simulations, exchanges, resim_shared_prefix).
+ * post_sweep_simulations, exchanges, cut_simulations,
+ * resim_shared_prefix).
  *
  * Cost: the start's planners, then per evaluation one lowering and one
  * simulation, O(steps + records + events); moves are O(records); the
@@ -206,6 +210,7 @@ struct jt_state {
   int32_t *order;           /* its swaps by first use (scratch) */
   int32_t cap_order;
   uint64_t events;          /* simulated events of the search so far */
+  uint64_t cut;             /* of its simulations, those a cutoff stopped */
   uint64_t max_events;      /* ... and its cap (0: none) */
   int32_t *rin;             /* a recompute's inputs (scratch) */
   int32_t *swap_of;         /* per act: its first swap record, */
@@ -789,10 +794,14 @@ refresh_free(struct jt_state *st, const ooc_planner_ctx *ctx)
 }
 
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
- * rejected (a bad record, a rule the simulator enforces). */
+ * rejected (a bad record, a rule the simulator enforces). A caller that
+ * only asks whether pl takes at most cutoff ns passes it (0: none; not
+ * with d): a run certain to take longer stops early (ooc_sim_run_cutoff)
+ * and its time is then a lower bound above cutoff, which the caller
+ * rejects as it would the whole run's. */
 static int64_t
 eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
-     ooc_sim_detail *d, int *fatal, ooc_err *err)
+     ooc_sim_detail *d, int64_t cutoff, int *fatal, ooc_err *err)
 {
   ooc_sim_result r;
   ooc_err e;
@@ -800,9 +809,11 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
 
   ooc_err_clear(&e);
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
-                 : ooc_planner_evaluate(ctx, pl, &r, &e);
-  if (rc == OOC_OK)
+                 : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
+  if (rc == OOC_OK) {
     st->events += r.events;
+    st->cut += r.cut;
+  }
   if (rc == OOC_ENOMEM) {
     *fatal = 1;
     if (err != NULL)
@@ -854,7 +865,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     }
     if (rc != OOC_OK)
       continue;               /* that planner has no plan here */
-    x = eval(st, ctx, &st->cand, NULL, fatal, err);
+    x = eval(st, ctx, &st->cand, NULL, have ? best - 1 : 0, fatal, err);
     if (!have || x < best) {
       if (ooc_plan_copy(&st->start, &st->cand) < 0) {
         *fatal = 1;
@@ -913,7 +924,7 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
       return rc;
   if (fin != NULL && (rc = fin(st, ctx, &st->cand, err)) < 0)
     return rc;
-  x = eval(st, ctx, &st->cand, NULL, fatal, err);
+  x = eval(st, ctx, &st->cand, NULL, *t_best - 1, fatal, err);
   (*sims)++;
   if (*fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
@@ -1396,7 +1407,7 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
       *err = e;
       return rc;
     }
-    x = rc == OOC_OK ? eval(st, ctx, &st->cand, NULL, fatal, err)
+    x = rc == OOC_OK ? eval(st, ctx, &st->cand, NULL, *t_best, fatal, err)
                      : INT64_MAX;
     (*sims)++;
     if (*fatal)
@@ -1518,7 +1529,7 @@ anneal(struct chain *c)
       break;
     if (det_stale && k % 16 == 0) {
       /* Steer by the current plan's exposed transfers (one simulation). */
-      if (eval(st, ctx, &st->cur, &st->det, &fatal, err) < INT64_MAX) {
+      if (eval(st, ctx, &st->cur, &st->det, 0, &fatal, err) < INT64_MAX) {
         refresh_hot(st, ctx);
         refresh_free(st, ctx);
       } else {
@@ -1557,7 +1568,7 @@ anneal(struct chain *c)
       c->pruned++;
       continue;
     }
-    x = eval(st, ctx, &st->cand, NULL, &fatal, err);
+    x = eval(st, ctx, &st->cand, NULL, thr - 1, &fatal, err);
     c->evals++;
     if (fatal)
       break;
@@ -1631,6 +1642,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   st->n_hot = 0;
   st->free_ok = 0;
   st->events = 0;
+  st->cut = 0;
   st->max_events = (uint64_t)max_events;
   if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
       ooc_plan_copy(&st->best, &st->start) < 0)
@@ -1752,6 +1764,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       *err = ca.err;
 chains_done:
     if (s2 != NULL) {
+      st->cut += s2->cut;
       jt_free(s2);
       free(s2);
     }
@@ -1843,6 +1856,9 @@ chains_done:
   ooc_plan_add_metric(pl, "resim_shared_prefix",
                       st->skip_n > 0 ? st->skip_sum / (double)st->skip_n : 0);
   ooc_plan_add_metric(pl, "post_sweep_simulations", (double)post_sims);
+  /* Of the search's simulations (the sweeps' and both chains'), those
+   * stopped early once certain to lose (eval's cutoff). */
+  ooc_plan_add_metric(pl, "cut_simulations", (double)st->cut);
   /* The annealing's improving exchanges (a steered keep that makes room
    * at the peak step by a cheaper recompute, exchange()). */
   ooc_plan_add_metric(pl, "exchanges", (double)improved[MV_EXCHANGE]);

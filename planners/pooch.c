@@ -72,6 +72,10 @@
  * inputs are not resident then is not a valid plan, which the oracle
  * reports and the search treats as not fitting.
  *
+ * Where a step only compares a simulation with the best so far (a leaf's
+ * time, the groups of §4.4.3 and of the refill, the final budget scan),
+ * the simulator stops once the answer is certain (ooc_sim_run_cutoff):
+ * the same plan, fewer events simulated.
  * Cost: O(maps) simulations for §4.4.2's scan per leaf times the leaves
  * (capped), O(|L|^2) for §4.4.3 (capped by the same budget); each build is
  * O(maps x steps) at worst. Ownership: scratch in the state (pooch_alloc /
@@ -395,9 +399,15 @@ static void set_cap(struct pooch_state *st, int64_t v)
 
 /* Build and simulate st->cls: *ns the iteration (INT64_MAX when it does
  * not fit or is not a valid plan: a recompute without its inputs). With
- * detail, the exposed times per act into st->exposed. */
+ * detail, the exposed times per act into st->exposed. A caller that only
+ * asks whether the classification takes at most cutoff ns passes it (0:
+ * none; not with detail): a run certain to take longer stops early
+ * (ooc_sim_run_cutoff) and *ns is then a lower bound above cutoff, which
+ * the caller rejects as it would the whole run's time: the search and its
+ * plan are the same, only cheaper. */
 static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
-                ooc_plan *pl, int detail, int64_t *ns, ooc_err *err)
+                ooc_plan *pl, int detail, int64_t cutoff, int64_t *ns,
+                ooc_err *err)
 {
   ooc_sim_result r;
   int rc;
@@ -406,11 +416,19 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return rc;
   st->n_sims++;
   st->host_ok = 0;
-  rc = st->host_relaxed
-           ? ooc_planner_evaluate_profile(ctx, pl, &r,
-                                          detail ? &st->det : NULL, err)
-       : detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
-                : ooc_planner_evaluate(ctx, pl, &r, err);
+  if (!detail && cutoff > 0) {
+    if (st->host_relaxed)
+      ooc_sim_set_host_unlimited(ctx->sim, 1);
+    rc = ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, err);
+    if (st->host_relaxed)
+      ooc_sim_set_host_unlimited(ctx->sim, 0);
+  } else {
+    rc = st->host_relaxed
+             ? ooc_planner_evaluate_profile(ctx, pl, &r,
+                                            detail ? &st->det : NULL, err)
+         : detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
+                  : ooc_planner_evaluate(ctx, pl, &r, err);
+  }
   if (rc == OOC_EINVAL) {
     ooc_err_clear(err);
     *ns = INT64_MAX;
@@ -474,12 +492,19 @@ static int leaf(struct pooch_state *st, const ooc_planner_ctx *ctx,
   for (k = st->n_lo - 1; k >= 0 && budget_left(st); k--) {
     int32_t a = st->lo[k];
     st->cls[a] = C_KEEP;
-    if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+    if ((rc = eval(st, ctx, pl, 0, 0, &t, err)) < 0)
       return rc;
     if (t == INT64_MAX)
       st->cls[a] = C_SWAP;
   }
-  if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+  /* Only remember() reads the leaf's time: no need to finish a run
+   * slower than both bests. */
+  if ((rc = eval(st, ctx, pl, 0,
+                 st->best_ns != INT64_MAX && st->rbest_ns != INT64_MAX
+                     ? (st->best_ns > st->rbest_ns ? st->best_ns
+                                                   : st->rbest_ns) - 1
+                     : 0,
+                 &t, err)) < 0)
     return rc;
   remember(st, lv, t);
   /* Back to swap for the next leaf. */
@@ -504,7 +529,7 @@ static int tree(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return OOC_OK;
   }
   st->cls[st->li[i]] = C_KEEP;
-  if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+  if ((rc = eval(st, ctx, pl, 0, 0, &t, err)) < 0)
     return rc;
   if (t != INT64_MAX && (rc = tree(st, ctx, pl, i + 1, err)) < 0)
     return rc;
@@ -663,7 +688,9 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
         was[i] = st->cls[list[k + i]];
         st->cls[list[k + i]] = (uint8_t)to;
       }
-      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 0,
+                     st->best_ns != INT64_MAX ? *cur - 1 : 0, &t,
+                     err)) < 0)
         return rc;
       if (t < *cur || (t != INT64_MAX && st->host_ok &&
                        st->best_ns == INT64_MAX)) {
@@ -707,7 +734,7 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
   for (;;) {
     int accepted = 0;
     n_l = n_c = 0;
-    if ((rc = eval(st, ctx, pl, 1, &t0, err)) < 0)
+    if ((rc = eval(st, ctx, pl, 1, 0, &t0, err)) < 0)
       return rc;
     if (t0 == INT64_MAX)
       break;
@@ -726,10 +753,10 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
         break;
       }
       st->cls[x] = C_KEEP;
-      if ((rc = eval(st, ctx, pl, 0, &tk, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 0, 0, &tk, err)) < 0)
         return rc;
       st->cls[x] = C_RECOMP;
-      if ((rc = eval(st, ctx, pl, 0, &tr, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 0, 0, &tr, err)) < 0)
         return rc;
       st->cls[x] = C_SWAP;
       st->n_meas++;
@@ -865,13 +892,13 @@ static int finish(struct pooch_state *st, const ooc_planner_ctx *ctx,
   uint32_t f;
   int rc;
 
-  if ((rc = eval(st, ctx, pl, 0, &best_t, err)) < 0)
+  if ((rc = eval(st, ctx, pl, 0, 0, &best_t, err)) < 0)
     return rc;
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && best_t != INT64_MAX)
     for (f = (uint32_t)(st->sched_budget / (ctx->budget / 64)) + 1; f <= 64;
          f++) {
       st->sched_budget = ctx->budget / 64 * f;
-      if ((rc = eval(st, ctx, pl, 0, &t, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 0, best_t - 1, &t, err)) < 0)
         return rc;
       if (t < best_t) {
         best_t = t;
@@ -985,7 +1012,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     uint32_t f, lo = 0, hi = 64;        /* in 64ths: lo fits, hi not */
     for (f = 64; st->n_fm > 0 && f >= 32; f -= 4) {
       st->sched_budget = ctx->budget / 64 * f;
-      if ((rc = eval(st, ctx, pl, 1, &t_all, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 1, 0, &t_all, err)) < 0)
         return rc;
       if (t_all != INT64_MAX) {
         lo = f;
@@ -996,7 +1023,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     for (f = lo + 1; lo > 0 && f < hi; f++) {
       int64_t t;
       st->sched_budget = ctx->budget / 64 * f;
-      if ((rc = eval(st, ctx, pl, 1, &t, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 1, 0, &t, err)) < 0)
         return rc;
       if (t == INT64_MAX)
         break;
@@ -1006,7 +1033,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     if (lo > 0 && st->sched_budget != ctx->budget / 64 * lo) {
       /* The last try did not fit: the profile of the last that did. */
       st->sched_budget = ctx->budget / 64 * lo;
-      if ((rc = eval(st, ctx, pl, 1, &t_all, err)) < 0)
+      if ((rc = eval(st, ctx, pl, 1, 0, &t_all, err)) < 0)
         return rc;
     }
     if (lo == 0)

@@ -165,6 +165,14 @@ struct ooc_sim {
   int64_t barrier_cost;
   int host_unlimited;           /* ooc_sim_set_host_unlimited (last: keeps
                                    the hot fields where they were) */
+  /* ooc_sim_run_cutoff: the last iteration stops once its time is certain
+   * to exceed cutoff (0: none): when the compute stream cannot end before
+   * max(now, comp_end) + rem_comp. */
+  int64_t cutoff;
+  int64_t rem_comp;             /* kernel time not started yet (last
+                                   iteration) */
+  int64_t comp_end;             /* the running kernel's end, at the
+                                   earliest */
 };
 
 /* The driver sink: add what each action of the policy costs. */
@@ -896,6 +904,10 @@ try_start(ooc_sim *s, int k)
       return rc;
     dur = ooc_sim_instr_ns(s, p, i);
     if (s->last_iter) {
+      if (s->cutoff > 0 && k == OOC_STREAM_COMPUTE) {
+        s->rem_comp -= dur;
+        s->comp_end = s->now + dur;
+      }
       s->r->compute_busy_ns += dur;
       if (in->phase == OOC_PH_RECOMP) {
         s->r->recompute_ns += dur;
@@ -1251,6 +1263,14 @@ run_iteration(ooc_sim *s)
     if (rc != OOC_OK)
       return rc;
     track_stall(s);
+    if (s->cutoff > 0 && s->last_iter) {
+      int64_t end = s->comp_end > s->now ? s->comp_end : s->now;
+      if (end - s->t0 > s->cutoff - s->rem_comp) {
+        s->r->cut = 1;
+        s->r->iteration_ns = end - s->t0 + s->rem_comp;
+        return OOC_OK;
+      }
+    }
   }
   if (s->oom)
     return OOC_OK;
@@ -1288,6 +1308,18 @@ ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
             ooc_trace *trace, ooc_err *err)
 {
   return ooc_sim_run_detail(s, p, r, trace, NULL, err);
+}
+
+int
+ooc_sim_run_cutoff(ooc_sim *s, const ooc_program *p, int64_t cutoff_ns,
+                   ooc_sim_result *r, ooc_err *err)
+{
+  int rc;
+
+  s->cutoff = cutoff_ns > 0 && cutoff_ns < TIME_MAX ? cutoff_ns : 0;
+  rc = ooc_sim_run_detail(s, p, r, NULL, NULL, err);
+  s->cutoff = 0;
+  return rc;
 }
 
 int
@@ -1409,6 +1441,14 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
     }
     if (detail != NULL && (rc = record_iteration(s)) != OOC_OK)
       return rc;
+    if (s->last_iter && s->cutoff > 0) {
+      const struct stream *cs = &s->st[OOC_STREAM_COMPUTE];
+      s->rem_comp = 0;
+      s->comp_end = 0;
+      for (i = cs->first; i < cs->first + cs->n; i++)
+        if (p->instr[s->order[i]].kind == OOC_I_COMPUTE)
+          s->rem_comp += ooc_sim_instr_ns(s, p, s->order[i]);
+    }
     rc = run_iteration(s);
     if (detail != NULL)
       detail->iter_first[detail->n_iter] = detail->n_mem_order;
@@ -1416,6 +1456,10 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       return rc;
     if (!r->feasible)
       goto out;
+    if (r->cut) {
+      r->iterations = it + 1;
+      goto out;
+    }
     r->iterations = it + 1;
     r->iteration_ns = s->now - s->t0;
   }

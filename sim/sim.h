@@ -90,6 +90,12 @@ typedef struct ooc_sim_result {
   int64_t host_busy_ns;        /* CPU optimizer steps (HOST), per
                                   iteration */
   int iterations;
+  int cut;                     /* ooc_sim_run_cutoff stopped the run: the
+                                  last iteration takes more than the
+                                  cutoff; iteration_ns is then a lower
+                                  bound above it (its kernels still to
+                                  run, back to back), feasible is 1 but
+                                  unknown, the other figures partial */
 } ooc_sim_result;
 
 /* Optional recorder of the last iteration's figures per kernel and per
@@ -167,6 +173,15 @@ void ooc_sim_add_runs(ooc_sim *s, uint64_t n);
 
 int ooc_sim_run(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                 ooc_trace *trace, ooc_err *err);
+/* ooc_sim_run without a trace, for a search that only asks whether a
+ * plan is faster than cutoff_ns (> 0; 0: run it whole): the last
+ * iteration stops as soon as the time it has taken, plus every kernel it
+ * has not started run back to back, exceeds cutoff_ns; r->cut is then 1.
+ * A run that is not cut is the run ooc_sim_run makes, figure for figure,
+ * and a cut run's time would have exceeded cutoff_ns (or it would have
+ * run out of memory). */
+int ooc_sim_run_cutoff(ooc_sim *s, const ooc_program *p, int64_t cutoff_ns,
+                       ooc_sim_result *r, ooc_err *err);
 /* on != 0: later runs do not limit pinned host memory (a profiling run that
  * measures times only; r->peak_host_pinned still says what it needed);
  * 0: back to hw->host_mem. O(1). */

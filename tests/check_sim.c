@@ -644,6 +644,44 @@ START_TEST(test_chain)
 }
 END_TEST
 
+/* A search's question "faster than X?" (ooc_sim_run_cutoff) on the chain:
+ * the last iteration's bound is the time so far plus the kernels not
+ * started, back to back: 300000 at 0 (FWD 1 running to 100000, FWD 2's
+ * 200000 to come), 401000 once the D2H ends at 201000 (the compute stream
+ * idle), 502000 once FWD 2 starts at 302000. A cutoff at or above the
+ * time is the whole run, figure for figure; below it, the run stops at
+ * the first bound above it, with fewer events. */
+START_TEST(test_cutoff)
+{
+  ooc_sim_result full, r2;
+
+  build_chain();
+  make_sim(1ull << 30);
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &full, NULL, &err), OOC_OK);
+  ck_assert_int_eq(full.iteration_ns, 502000);
+  ck_assert_int_eq(full.cut, 0);
+  ck_assert_int_eq(ooc_sim_run_cutoff(sim, &prog, 502000, &r2, &err), OOC_OK);
+  ck_assert_int_eq(r2.cut, 0);
+  ck_assert_mem_eq(&r2, &full, sizeof r2);
+  ck_assert_int_eq(ooc_sim_run_cutoff(sim, &prog, 0, &r2, &err), OOC_OK);
+  ck_assert_mem_eq(&r2, &full, sizeof r2);
+  ck_assert_int_eq(ooc_sim_run_cutoff(sim, &prog, 501999, &r2, &err), OOC_OK);
+  ck_assert_int_eq(r2.cut, 1);
+  ck_assert_int_eq(r2.feasible, 1);
+  ck_assert_int_eq(r2.iteration_ns, 502000);
+  ck_assert_int_eq(ooc_sim_run_cutoff(sim, &prog, 350000, &r2, &err), OOC_OK);
+  ck_assert_int_eq(r2.cut, 1);
+  ck_assert_int_eq(r2.iteration_ns, 401000);
+  ck_assert_uint_lt(r2.events, full.events);
+  ck_assert_int_eq(ooc_sim_run_cutoff(sim, &prog, 299999, &r2, &err), OOC_OK);
+  ck_assert_int_eq(r2.cut, 1);
+  ck_assert_int_eq(r2.iteration_ns, 300000);
+  /* The cutoff is for that run only. */
+  ck_assert_int_eq(ooc_sim_run(sim, &prog, &r2, NULL, &err), OOC_OK);
+  ck_assert_mem_eq(&r2, &full, sizeof r2);
+}
+END_TEST
+
 /* A clone (a planner's helper thread's oracle) is configured as its
  * original: the same budget (1 MB too few here: out of memory, as the
  * original), the same times on the chain program with room; its runs are
@@ -1035,6 +1073,7 @@ sim_suite(void)
   tcase_add_test(tc, test_sync_driver_call);
   tcase_add_test(tc, test_late_swapin);
   tcase_add_test(tc, test_chain);
+  tcase_add_test(tc, test_cutoff);
   tcase_add_test(tc, test_clone);
   suite_add_tcase(s, tc);
 
