@@ -316,6 +316,7 @@ ooc_measure_program(const ooc_scenario_spec *spec, const ooc_program *prog,
   if ((rc = ooc_exec_backend_probe(b, err)) < 0)
     goto done;
   sp.iterations = mc->warmup + mc->iterations;
+  sp.steady = 0;                /* exactly what the executor will run */
   out.model = &m->model;
   out.hw = &m->hw;
   out.trace = &m->predicted_trace;

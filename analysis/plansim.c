@@ -26,6 +26,7 @@ ooc_plansim_run(const ooc_plansim *job, ooc_program *prog,
     .model = job->model, .hw = job->hw, .costs = job->costs,
     .allocator = job->allocator, .allocator_options = job->allocator_options,
     .budget = job->budget, .chunk_bytes = 0, .iterations = job->iterations,
+    .max_iterations = job->max_iterations,
   };
   int plan_inited = 0, rc;
   double t0;

@@ -26,7 +26,8 @@
 #include "plan/planner.h"
 
 /* Timed iterations of a run when none is asked for: the last of two is
- * reported, so caching allocator state is steady. */
+ * reported, so caching allocator state is warm (and, where the second
+ * asks for no driver call, steady: sim/sim.h). */
 #define OOC_PLANSIM_ITERATIONS 2
 
 typedef struct ooc_plansim {
@@ -40,6 +41,7 @@ typedef struct ooc_plansim {
   uint64_t budget;            /* device bytes */
   const ooc_kv *opts; int n_opts;             /* planner options */
   int iterations;             /* timed iterations, >= 1 */
+  int max_iterations;         /* ooc_sim_config's: 0 exactly iterations */
   ooc_trace *trace;           /* NULL, or receives the last iteration */
   const uint8_t *layer_algo;  /* NULL, or ooc_planner_ctx's */
 } ooc_plansim;

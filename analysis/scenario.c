@@ -263,6 +263,7 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
     .opts = spec->opts, .n_opts = spec->n_opts,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
+    .max_iterations = spec->steady ? OOC_SIM_MAX_ITERATIONS : 0,
     .trace = out != NULL ? out->trace : NULL,
     .layer_algo = spec->layer_algo,
   };
@@ -411,6 +412,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     .allocator_options = aopts, .budget = budget, .chunk_bytes = 0,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
+    .max_iterations = spec->steady ? OOC_SIM_MAX_ITERATIONS : 0,
   };
   if ((rc = ooc_sim_alloc(&cfg, &sim, err)) < 0)
     goto done;

@@ -47,6 +47,10 @@ typedef struct ooc_scenario_spec {
                                  memory (searches past the device, such as
                                  minbudget's); 0: that is bad input */
   int iterations;             /* 0: default (2) */
+  int steady;                 /* 1 (--steady): then more, up to
+                                 OOC_SIM_MAX_ITERATIONS, until the allocator
+                                 is steady (sim/sim.h), for the planner's
+                                 oracle too */
   const uint8_t *layer_algo;  /* NULL, or 2 per layer: the kernel
                                  algorithms every step takes
                                  (ooc_planner_ctx.layer_algo) */

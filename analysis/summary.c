@@ -192,6 +192,8 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
   if (count_actions(m, src->program, sum->counts) < 0)
     goto nomem;
   sum->events = r->events;
+  sum->iterations = r->iterations;
+  sum->steady = r->steady;
   sum->sim_wall_s = src->sim_wall_s;
   sum->plan_wall_s = src->plan_wall_s;
   sum->plan_simulations = src->plan_simulations;

@@ -51,6 +51,9 @@ typedef struct ooc_summary {
   uint64_t offload_host_bytes;
   int counts[3];              /* keep, swap, recompute (activation tensors) */
   uint64_t events;
+  int iterations;             /* timed iterations simulated */
+  int steady;                 /* the last asked the allocator for no driver
+                                 call (sim/sim.h): every later repeats it */
   double sim_wall_s;
   double plan_wall_s;
   uint64_t plan_simulations;  /* simulations the planner ran */

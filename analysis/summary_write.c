@@ -104,6 +104,9 @@ ooc_summary_to_cjson(const ooc_summary *s)
   ok = add_num(c, "keep", s->counts[0]) && add_num(c, "swap", s->counts[1]) &&
        add_num(c, "recompute", s->counts[2]) &&
        add_num(o, "events", (double)s->events) &&
+       (s->measured ||
+        (add_num(o, "simulated_iterations", s->iterations) &&
+         cJSON_AddBoolToObject(o, "steady", s->steady != 0) != NULL)) &&
        add_num(o, "sim_wall_s", s->sim_wall_s) &&
        add_num(o, "compute_s", s->compute_s) &&
        add_num(o, "peak_host_pinned_bytes",
@@ -293,6 +296,9 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
   } else {
     fprintf(f, "result      INFEASIBLE: out of memory at %s (t = %.6f s)\n",
             s->oom_op, (double)s->oom.time_ns * 1e-9);
+    if (s->iterations > 2)
+      fprintf(f, "            in timed iteration %d: the earlier ones fit, "
+              "but the allocator had not settled\n", s->iterations);
     fprintf(f, "            requested %s, live %s, reserved %s",
             ooc_fmt_bytes(s->oom.requested_bytes, b1, sizeof b1),
             ooc_fmt_bytes(s->oom.live_bytes, b2, sizeof b2),
@@ -337,6 +343,10 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
           s->sim_wall_s * 1e3, s->plan_wall_s * 1e3,
           (unsigned long long)s->plan_simulations,
           s->plan_simulations == 1 ? "" : "s");
+  if (s->feasible && !s->steady && !s->measured)
+    fprintf(f, "warning     not steady: the allocator still took or gave "
+            "back device memory in the last of %d iterations; a longer run "
+            "may differ or run out of memory (--steady)\n", s->iterations);
 }
 /* "planner_metrics": {name: value, ...}, only when the planner gave any. */
 static int

@@ -104,6 +104,10 @@ const ooc_cli_option ooc_cli_options[] = {
     "planner option, given to the planners that accept K\n(repeatable)" },
   { "iterations", 0, OOC_OPT_ITERS, "N", ALLSCEN | OOC_CMD_SWEEP,
     "timed iterations simulated; the last one is reported\n(default 2)" },
+  { "steady", 0, OOC_OPT_STEADY, NULL, ALLSCEN,
+    "simulate (and plan) until the allocator is steady:\n"
+    "more iterations, up to 8, until one takes and\n"
+    "gives back no device memory" },
   { "iterations", 0, OOC_OPT_ITERS, "N", EXECS,
     "timed iterations executed; the median is reported\n(default 3)" },
   { "warmup", 0, OOC_OPT_WARMUP, "W", EXECS,
@@ -465,6 +469,9 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
                          "integer in [1, 1000]", arg);
     a->iterations = (int)n;
     return OOC_OK;
+  case OOC_OPT_STEADY:
+    a->steady = 1;
+    return OOC_OK;
   case OOC_OPT_JOBS:
     return ooc_cli_parse_jobs(arg, &a->jobs, err);
   case OOC_OPT_BACKEND:
@@ -747,5 +754,6 @@ ooc_cli_args_spec(const ooc_cli_args *a, ooc_scenario_spec *spec)
     .allocator = a->allocator,
     .budget = a->budget,
     .iterations = a->iterations,
+    .steady = a->steady,
   };
 }

@@ -60,7 +60,7 @@ enum {
   OOC_OPT_IN, OOC_OPT_TITLE, OOC_OPT_TIMELINE_CSV, OOC_OPT_HELP,
   OOC_OPT_BACKEND, OOC_OPT_WARMUP, OOC_OPT_THREADS, OOC_OPT_LINK,
   OOC_OPT_VERIFY, OOC_OPT_BASE, OOC_OPT_REPEAT, OOC_OPT_NOALGOS,
-  OOC_OPT_NAME, OOC_OPT_NOLOSS, OOC_OPT_PRECISION
+  OOC_OPT_NAME, OOC_OPT_NOLOSS, OOC_OPT_PRECISION, OOC_OPT_STEADY
 };
 
 /* One row of the option table (cli/args.c), from which both getopt_long's
@@ -143,6 +143,7 @@ typedef struct ooc_cli_args {
   const char *format;
   int no_timing;
   int iterations;             /* 0: not given */
+  int steady;                 /* --steady */
   int jobs;                   /* -j (0: not given) */
   const char *backend;        /* --backend (exec, validate; NULL: cpu) */
   int warmup;                 /* --warmup (-1: not given) */

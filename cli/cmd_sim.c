@@ -264,6 +264,7 @@ ooc_cmd_simulate(int argc, char **argv)
       .allocator = a.allocator != NULL ? a.allocator : pf.allocator,
       .budget = a.budget != 0 ? a.budget : pf.budget_bytes,
       .iterations = a.iterations,
+      .steady = a.steady,
     };
     if (ooc_scenario_run_program(&spec, &pf.program, pf.note, &sum, &out,
                                  &err) < 0) {

@@ -38,8 +38,11 @@
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times back to back, each starting when the
  * previous one has fully drained (a device synchronise), with allocator and
- * tensor state carried over. The last iteration's time, busy and stall
- * figures are reported; peaks cover the whole run. With a detail recorder
+ * tensor state carried over, and with max_iterations above that again, up
+ * to it, until an iteration sends the policy's sink no action that takes
+ * or gives back device memory (the steady state, sim.h; an .unpriced
+ * policy has no sink and no hidden state). The last iteration's time,
+ * busy and stall figures are reported; peaks cover the whole run. With a detail recorder
  * the last iteration's per-kernel and per-tensor figures are kept too.
  *
  * Ownership: ooc_sim owns its arrays, the heap and the allocator state; it
@@ -105,7 +108,7 @@ struct ooc_sim {
   const ooc_costs *costs;
   const ooc_allocator_type *at;
   uint64_t budget, chunk;
-  int iterations;
+  int iterations, max_iterations;
   int shared_engine;            /* one copy engine for both directions */
   double alone[2], duplex[2];
 
@@ -116,6 +119,9 @@ struct ooc_sim {
   ooc_drv_sink drv;             /* prices the policy's driver actions */
   const ooc_drv_sink *drv_use;  /* &drv, or NULL when .unpriced */
   int64_t drv_ns;               /* what the current request's actions cost */
+  int64_t iter_actions;         /* driver actions in this iteration that
+                                   take or give back device memory */
+  int final_iter;               /* no iteration can follow this one */
   int drv_sync;                 /* one of them synchronises the device */
 
   ooc_heap heap;
@@ -182,6 +188,11 @@ price_action(void *ctx, const ooc_drv_action *a)
   ooc_sim *s = ctx;
   int64_t t = ooc_cost_drv_ns(s->hw, a);
 
+  s->iter_actions += a->kind == OOC_DRV_SEG_MALLOC ||
+                     a->kind == OOC_DRV_SEG_FREE ||
+                     a->kind == OOC_DRV_CHUNK_CREATE ||
+                     a->kind == OOC_DRV_CHUNK_RELEASE;
+
   if ((a->kind == OOC_DRV_SEG_FREE && s->hw->free_syncs) ||
       (a->kind == OOC_DRV_CHUNK_UNMAP && s->hw->va_unmap_syncs))
     s->drv_sync = 1;
@@ -218,6 +229,10 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
                        "bandwidth", cfg->hw->name ? cfg->hw->name : "?");
   if (cfg->iterations < 0)
     return ooc_err_set(err, OOC_EINVAL, "simulator: iterations must be >= 1");
+  if (cfg->max_iterations < 0 ||
+      (cfg->max_iterations > 0 && cfg->max_iterations < cfg->iterations))
+    return ooc_err_set(err, OOC_EINVAL, "simulator: max_iterations must be "
+                       ">= iterations (0: the default)");
   s = calloc(1, sizeof *s);
   if (s == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "simulator: out of memory");
@@ -231,6 +246,8 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
   s->budget = cfg->budget ? cfg->budget : cfg->hw->mem_usable;
   s->chunk = cfg->chunk_bytes;
   s->iterations = cfg->iterations > 0 ? cfg->iterations : 2;
+  s->max_iterations = cfg->max_iterations > s->iterations
+                          ? cfg->max_iterations : s->iterations;
   s->shared_engine = cfg->hw->copy_engines < 2;
   s->alone[0] = cfg->hw->h2d_Bps;
   s->alone[1] = cfg->hw->d2h_Bps;
@@ -258,6 +275,7 @@ ooc_sim_clone(const ooc_sim *s, ooc_sim **out, ooc_err *err)
     .model = s->model, .hw = s->hw, .costs = s->costs, .allocator = s->at,
     .allocator_options = s->alloc_options, .budget = s->budget,
     .chunk_bytes = s->chunk, .iterations = s->iterations,
+    .max_iterations = s->max_iterations,
   };
 
   return ooc_sim_alloc(&cfg, out, err);
@@ -1263,7 +1281,9 @@ run_iteration(ooc_sim *s)
     if (rc != OOC_OK)
       return rc;
     track_stall(s);
-    if (s->cutoff > 0 && s->last_iter) {
+    /* Only in the iteration that is reported whatever happens: one that
+     * may be followed is not known to be the steady one until it ends. */
+    if (s->cutoff > 0 && s->final_iter) {
       int64_t end = s->comp_end > s->now ? s->comp_end : s->now;
       if (end - s->t0 > s->cutoff - s->rem_comp) {
         s->r->cut = 1;
@@ -1430,15 +1450,25 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
     goto out;
   if (rc != OOC_OK)
     return rc;
-  for (it = 0; it < s->iterations; it++) {
-    s->last_iter = it == s->iterations - 1;
+  for (it = 0; it < s->max_iterations; it++) {
+    /* From the iterations-th on, each may be the one reported: its
+     * figures replace the previous one's. */
+    s->last_iter = it >= s->iterations - 1;
+    s->final_iter = it == s->max_iterations - 1;
     if (s->last_iter) {
       r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
       r->alloc_ns = 0;
+      r->recompute_ns = 0;
+      r->recompute_flops = 0;
+      r->h2d_bytes = r->d2h_bytes = 0;
+      r->host_busy_ns = 0;
       memset(r->stall_ns, 0, sizeof r->stall_ns);
       if (detail != NULL)
         ooc_sim_detail_clear(detail);
+      if (trace != NULL)
+        trace->n_spans = trace->n_mem = 0;
     }
+    s->iter_actions = 0;
     if (detail != NULL && (rc = record_iteration(s)) != OOC_OK)
       return rc;
     if (s->last_iter && s->cutoff > 0) {
@@ -1454,14 +1484,19 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       detail->iter_first[detail->n_iter] = detail->n_mem_order;
     if (rc != OOC_OK)
       return rc;
-    if (!r->feasible)
+    if (!r->feasible) {
+      r->iterations = it + 1;   /* the one that ran out */
       goto out;
+    }
     if (r->cut) {
       r->iterations = it + 1;
       goto out;
     }
     r->iterations = it + 1;
     r->iteration_ns = s->now - s->t0;
+    r->steady = s->iter_actions == 0;
+    if (s->last_iter && r->steady)
+      break;
   }
 out:
   if (!r->feasible)

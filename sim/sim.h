@@ -31,7 +31,18 @@
  *
  * Iterations: the prologue runs once at t = 0 at no cost; then the timed
  * part runs `iterations` times, each starting when the previous one has
- * drained (a device synchronise), allocator and tensor state carried over.
+ * drained (a device synchronise), allocator and tensor state carried over;
+ * with `max_iterations` above that, then more, up to it, until one takes
+ * and gives back no device memory (no segment malloc or free, no physical
+ * chunk created or released; mapping cached chunks does not count): the
+ * steady state. A caching policy's first iteration fills its cache, and
+ * its second may still release and refill segments, so that a plan that
+ * fits twice can run out of memory the third time, as a real run would
+ * (window's plan of bert_large b18 on v100-pcie3 does). An iteration that
+ * keeps the policy's segments and chunks as they were and frees what it
+ * allocated leaves the policy in the state it started from (its free
+ * blocks are what the live ones leave of the segments, merged), so every
+ * later iteration repeats it; r->steady says whether the last one did.
  * Times, busy, stall, byte and flop figures are those of the last
  * iteration; peaks and `events` cover the whole run. Trace times are
  * relative to the start of the last iteration; spans are appended as
@@ -89,7 +100,11 @@ typedef struct ooc_sim_result {
   uint64_t events;             /* events processed, all iterations */
   int64_t host_busy_ns;        /* CPU optimizer steps (HOST), per
                                   iteration */
-  int iterations;
+  int iterations;              /* timed iterations run */
+  int steady;                  /* the last took and gave back no device
+                                  memory: every later one repeats it
+                                  (0: a longer run may differ, or run out
+                                  of memory; or the run stopped early) */
   int cut;                     /* ooc_sim_run_cutoff stopped the run: the
                                   last iteration takes more than the
                                   cutoff; iteration_ns is then a lower
@@ -148,8 +163,18 @@ typedef struct ooc_sim_config {
   uint64_t chunk_bytes;   /* va chunk (0: the profile's) */
   int iterations;         /* timed iterations, >= 1 (0 means the default,
                              2: the last is reported, so caching state is
-                             steady) */
+                             warm) */
+  int max_iterations;     /* 0 (or iterations): exactly `iterations`;
+                             more: then more until one is steady (above),
+                             up to this many in all (--steady:
+                             OOC_SIM_MAX_ITERATIONS) */
 } ooc_sim_config;
+
+/* The cap on timed iterations that --steady asks for: of the plans
+ * checked (the benchmark's on v100-pcie3 and h100-pcie5 for seven of its
+ * models), the allocator settles by the fifth when it settles at all
+ * (window's plan of densenet121 b252 on v100-pcie3). */
+#define OOC_SIM_MAX_ITERATIONS 8
 
 typedef struct ooc_sim ooc_sim;
 

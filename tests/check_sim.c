@@ -331,6 +331,36 @@ START_TEST(test_alloc_cost)
     ck_assert_int_eq(res.iteration_ns, it == 1 ? 107000 : 100000);
     ck_assert_int_eq(res.alloc_ns, it == 1 ? 7000 : 0);
     ck_assert_uint_eq(res.peak_reserved, 30ull << 20);
+    /* The first asked for a segment (a driver call): not steady; the
+     * second asked for none. */
+    ck_assert_int_eq(res.steady, it == 2);
+  }
+  /* Until steady (max_iterations 8): one iteration asked for, two run,
+   * the second reported; asking for two, two run. */
+  for (it = 1; it <= 2; it++) {
+    ooc_sim_config cfg = {
+      .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_caching,
+      .budget = 1ull << 30, .iterations = it, .max_iterations = 8,
+    };
+    ooc_sim_free(sim);
+    sim = NULL;
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
+    run_ok();
+    ck_assert_int_eq(res.iterations, 2);
+    ck_assert_int_eq(res.steady, 1);
+    ck_assert_int_eq(res.iteration_ns, 100000);
+    ck_assert_int_eq(res.alloc_ns, 0);
+  }
+  {
+    ooc_sim_config cfg = {
+      .hw = &hw, .costs = &costs, .allocator = &ooc_alloc_caching,
+      .budget = 1ull << 30, .iterations = 3, .max_iterations = 2,
+    };
+    ooc_sim_free(sim);
+    sim = NULL;
+    ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_EINVAL);
+    ck_assert_str_eq(err.msg, "simulator: max_iterations must be >= "
+                     "iterations (0: the default)");
   }
 }
 END_TEST

@@ -17,6 +17,9 @@
  *     plan's bound (ooc_kit_plan_bound, joint's pruning);
  *     an infeasible one carries a reason, the op and the bytes it asked for;
  *   - the same input gives the same program;
+ *   - run until steady (sim/sim.h: an iteration that takes and gives back
+ *     no device memory), two more iterations end the same: the rule that
+ *     stops the simulator there holds for every plan of every planner;
  *   - capacity issues no swap-in during forward (OOC-Paleo §3.5: "during
  *     forward propagation, only swap-out would happen");
  *   - a planner that searches (OOC_PLANNER_SEARCH: lms and window, whose
@@ -172,6 +175,36 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
       ck_assert_msg(r.oom.reason[0] != '\0' && r.oom.requested_bytes > 0 &&
                     r.oom.instr >= 0, "%s: %s (%s): infeasible without an "
                     "OOM report", what, t->name, a->name);
+    }
+    {
+      /* The steady state (sim/sim.h): run until an iteration takes and
+       * gives back no device memory; when one does, every later one
+       * repeats it: two more iterations, run exactly, end the same. */
+      ooc_sim_config c2 = cfg;
+      ooc_sim *s2 = NULL;
+      ooc_sim_result rs, rx;
+      c2.max_iterations = OOC_SIM_MAX_ITERATIONS;
+      ck_assert_int_eq(ooc_sim_alloc(&c2, &s2, &err), OOC_OK);
+      ck_assert_int_eq(ooc_sim_run(s2, &prog, &rs, NULL, &err), OOC_OK);
+      ooc_sim_free(s2);
+      if (rs.feasible && rs.steady) {
+        c2.iterations = c2.max_iterations = rs.iterations + 2;
+        ck_assert_int_eq(ooc_sim_alloc(&c2, &s2, &err), OOC_OK);
+        ck_assert_int_eq(ooc_sim_run(s2, &prog, &rx, NULL, &err), OOC_OK);
+        ooc_sim_free(s2);
+        ck_assert_msg(rx.feasible && rx.iteration_ns == rs.iteration_ns &&
+                      rx.peak_reserved == rs.peak_reserved,
+                      "%s: %s (%s): steady after %d iterations (%lld ns) "
+                      "but not after %d (%s, %lld ns)", what, t->name,
+                      a->name, rs.iterations, (long long)rs.iteration_ns,
+                      rx.iterations, rx.feasible ? "feasible" : "OOM",
+                      (long long)rx.iteration_ns);
+      }
+      /* A run steady at the default two is the default run. */
+      if (r.feasible && r.steady)
+        ck_assert_msg(rs.iterations == 2 && rs.iteration_ns == r.iteration_ns,
+                      "%s: %s (%s): steady at 2 iterations, yet --steady ran "
+                      "%d", what, t->name, a->name, rs.iterations);
     }
     if (below)
       ck_assert_msg(!r.feasible, "%s: %s: feasible below the working set "

@@ -309,4 +309,39 @@ expect_ok "simulate the amp plan" "$OOCSIM" simulate "$TMP/amp.json" --json --no
 le "$(num iteration_s "$TMP/tf32")" "$(num iteration_s "$TMP/fp32")" && [ "$(num iteration_s "$TMP/tf32")" != "$(num iteration_s "$TMP/fp32")" ] &&
   ok "tf32 faster than fp32 on a100" || not_ok "tf32 $(num iteration_s "$TMP/tf32") vs fp32 $(num iteration_s "$TMP/fp32")"
 
+# --- the steady state (sim/sim.h) ---------------------------------------------
+# window's plan of bert_large b18 on v100-pcie3 fits two iterations, but
+# its allocator is still releasing and refilling segments in the second:
+# the third runs out of memory, as a real run would.
+S="-m bert_large -b 18 --hw v100-pcie3 -p window"
+expect_ok "plan window bert_large b18" "$OOCSIM" plan $S -o "$TMP/bw.json"
+"$OOCSIM" simulate "$TMP/bw.json" >"$TMP/bw.txt" 2>&1
+grep -q "^warning     not steady: the allocator still took or gave back device memory in the last of 2 iterations; a longer run may differ or run out of memory (--steady)$" "$TMP/bw.txt" &&
+  ok "text warns: not steady" || not_ok "no steady warning: $(tail -2 "$TMP/bw.txt")"
+expect_ok "simulate --json" "$OOCSIM" simulate "$TMP/bw.json" --json --no-timing
+[ "$(num feasible "$TMP/out")" = true ] && [ "$(num steady "$TMP/out")" = false ] &&
+  [ "$(num simulated_iterations "$TMP/out")" = 2 ] &&
+  ok "json: feasible, steady false, 2 iterations" ||
+  not_ok "json: $(num feasible "$TMP/out") $(num steady "$TMP/out") $(num simulated_iterations "$TMP/out")"
+"$OOCSIM" simulate "$TMP/bw.json" --steady >"$TMP/bw3.txt" 2>&1
+grep -q "^result      INFEASIBLE: out of memory at fwd mlm_decoder" "$TMP/bw3.txt" &&
+  grep -q "^            in timed iteration 3: the earlier ones fit, but the allocator had not settled$" "$TMP/bw3.txt" &&
+  ok "--steady: out of memory in the third iteration" || not_ok "--steady: $(grep -A1 result "$TMP/bw3.txt")"
+# planned with --steady, the planner's simulations run to the steady state
+# too, and it finds a plan that stays
+expect_ok "simulate --steady one-shot" "$OOCSIM" simulate $S --steady --json --no-timing
+k=$(num simulated_iterations "$TMP/out")
+[ "$(num feasible "$TMP/out")" = true ] && [ "$(num steady "$TMP/out")" = true ] &&
+  ok "--steady plan: feasible and steady ($k iterations)" ||
+  not_ok "--steady plan: $(num feasible "$TMP/out") $(num steady "$TMP/out")"
+st_it=$(num iteration_s "$TMP/out")
+expect_ok "plan --steady" "$OOCSIM" plan $S --steady -o "$TMP/bws.json"
+expect_ok "its plan, 3 more iterations" "$OOCSIM" simulate "$TMP/bws.json" --iterations $((k + 3)) --json --no-timing
+[ "$(num iteration_s "$TMP/out")" = "$st_it" ] && ok "steady: later iterations repeat it" ||
+  not_ok "steady $st_it, after $((k + 3)) iterations $(num iteration_s "$TMP/out")"
+# va maps and unmaps its cached chunks every iteration: that takes and
+# gives back no device memory, so it is steady at two
+expect_ok "va resnet50 window" "$OOCSIM" simulate -m resnet50 -b 256 --hw v100-pcie3 -p window --allocator va --json --no-timing
+[ "$(num steady "$TMP/out")" = true ] && ok "va: steady at 2" || not_ok "va: steady $(num steady "$TMP/out")"
+
 finish
