@@ -42,8 +42,9 @@
  * to it, until an iteration sends the policy's sink no action that takes
  * or gives back device memory (the steady state, sim.h; an .unpriced
  * policy has no sink and no hidden state). The last iteration's time,
- * busy and stall figures are reported; peaks cover the whole run. With a detail recorder
- * the last iteration's per-kernel and per-tensor figures are kept too.
+ * busy and stall figures are reported; peaks cover the whole run. With a
+ * detail recorder the last iteration's per-kernel and per-tensor figures
+ * are kept too.
  *
  * Ownership: ooc_sim owns its arrays, the heap and the allocator state; it
  * borrows model, hw and costs. Cost: O((instructions + waits) log events)
