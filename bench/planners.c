@@ -9,7 +9,9 @@
  *
  * Then, per planner: the scenarios it wins or ties (within 0.5% of the
  * fastest feasible plan), where it is feasible, its geometric-mean x lower
- * bound over the scenarios where it is feasible and its worst; and joint's
+ * bound over the scenarios where it is feasible and its worst, and how
+ * many of its feasible plans are not steady (sim/sim.h: the second
+ * iteration still took or gave back device memory); and joint's
  * targets: feasible wherever any planner is, never more than 0.5% slower
  * than the best other planner, geometric mean x bound, solve time on
  * resnet152 and on a 10^4-layer resnet (depth 3002, 2x its in-core batch
@@ -19,7 +21,9 @@
  *
  * Output: bench/out/planners.json and bench/out/planners.md (or the
  * folder given as the first argument). BENCH_MODELS (space-separated)
- * restricts the models; BENCH_NO_DEEP=1 skips the 10^4-layer case.
+ * restricts the models; BENCH_NO_DEEP=1 skips the 10^4-layer case;
+ * BENCH_STEADY=1 plans and simulates every scenario as --steady does
+ * (until the allocator is steady, sim/sim.h).
  */
 #include "config.h"
 
@@ -43,13 +47,13 @@ static const char *const profiles[] = { "v100-pcie3", "v100-nvlink2",
 static const int mults[] = { 2, 4, 8 };
 
 typedef struct {
-  int feasible;
+  int feasible, steady;
   double it, xb, solve;
   double sims;
 } cell;
 
 typedef struct {
-  int wins, feasible;
+  int wins, feasible, unsteady;
   double log_xb, worst_xb;
   int n_xb;
 } agg;
@@ -65,13 +69,16 @@ run_one(const char *model, const char *hw, int64_t batch,
 {
   ooc_scenario_spec sp = { .model = model, .batch = batch, .hw = hw,
                            .planner = planner, .sets = sets,
-                           .n_sets = n_sets };
+                           .n_sets = n_sets,
+                           .steady = getenv("BENCH_STEADY") != NULL &&
+                                     strcmp(getenv("BENCH_STEADY"), "1") == 0 };
   ooc_summary s = { 0 };
   int rc = ooc_scenario_run(&sp, &s, NULL, err);
 
   if (rc < 0)
     return rc;
-  *c = (cell){ .feasible = s.feasible, .it = s.iteration_s,
+  *c = (cell){ .feasible = s.feasible, .steady = s.steady,
+               .it = s.iteration_s,
                .xb = s.feasible && s.lower_bound_s > 0
                          ? s.iteration_s / s.lower_bound_s : 0,
                .solve = s.plan_wall_s, .sims = (double)s.plan_simulations };
@@ -201,6 +208,7 @@ main(int argc, char **argv)
           if (c[p].feasible) {
             cJSON_AddNumberToObject(r, "iteration_s", c[p].it);
             cJSON_AddNumberToObject(r, "x_lower_bound", c[p].xb);
+            cJSON_AddBoolToObject(r, "steady", c[p].steady);
           } else {
             cJSON_AddNullToObject(r, "iteration_s");
             cJSON_AddNullToObject(r, "x_lower_bound");
@@ -217,6 +225,7 @@ main(int argc, char **argv)
                       (long long)B, profiles[h], c[p].xb);
             }
             ag[p].feasible++;
+            ag[p].unsteady += !c[p].steady;
             ag[p].wins += tie;
             ag[p].log_xb += log(c[p].xb);
             ag[p].n_xb++;
@@ -276,22 +285,26 @@ main(int argc, char **argv)
   printf("plans faster than the lower bound: %d\n", beats);
   sum = cJSON_AddObjectToObject(root, "summary");
   fprintf(md, "\nPlans faster than the lower bound: %d.\n", beats);
-  fprintf(md, "\n## Per planner (%d scenarios)\n\n| planner | wins or ties | "
-          "feasible | geomean x bound | worst x bound |\n|---|---:|---:|---:|"
-          "---:|\n", n_sc);
-  printf("\n%-14s %5s %8s %8s %8s   (%d scenarios)\n", "planner", "wins",
-         "feasible", "geomean", "worst", n_sc);
+  fprintf(md, "\n## Per planner (%d scenarios)\n\nNot steady: feasible "
+          "plans whose second iteration still took or gave back device "
+          "memory (a longer run may differ or run out of memory; "
+          "`--steady`).\n\n| planner | wins or ties | "
+          "feasible | not steady | geomean x bound | worst x bound |\n"
+          "|---|---:|---:|---:|---:|---:|\n", n_sc);
+  printf("\n%-14s %5s %8s %10s %8s %8s   (%d scenarios)\n", "planner",
+         "wins", "feasible", "not steady", "geomean", "worst", n_sc);
   for (p = 0; p < n_planners; p++) {
     cJSON *o = cJSON_AddObjectToObject(sum, planners[p]);
     double g = ag[p].n_xb > 0 ? exp(ag[p].log_xb / ag[p].n_xb) : 0;
     cJSON_AddNumberToObject(o, "wins_or_ties", ag[p].wins);
     cJSON_AddNumberToObject(o, "feasible", ag[p].feasible);
+    cJSON_AddNumberToObject(o, "not_steady", ag[p].unsteady);
     cJSON_AddNumberToObject(o, "geomean_x_lower_bound", g);
     cJSON_AddNumberToObject(o, "worst_x_lower_bound", ag[p].worst_xb);
-    fprintf(md, "| %s | %d | %d | %.3f | %.3f |\n", planners[p], ag[p].wins,
-            ag[p].feasible, g, ag[p].worst_xb);
-    printf("%-14s %5d %8d %8.3f %8.3f\n", planners[p], ag[p].wins,
-           ag[p].feasible, g, ag[p].worst_xb);
+    fprintf(md, "| %s | %d | %d | %d | %.3f | %.3f |\n", planners[p],
+            ag[p].wins, ag[p].feasible, ag[p].unsteady, g, ag[p].worst_xb);
+    printf("%-14s %5d %8d %10d %8.3f %8.3f\n", planners[p], ag[p].wins,
+           ag[p].feasible, ag[p].unsteady, g, ag[p].worst_xb);
   }
   if (ji >= 0) {
     cJSON *t = cJSON_AddObjectToObject(root, "joint_targets");

@@ -183,7 +183,7 @@ print_table(const struct row *rows, int n, int md)
   };
   int width[] = { 10, 9, 9, 9, 17, 9, 9, 9, 0 };
   char cell[8][32], st[400];
-  int i, c;
+  int i, c, unsteady = 0;
 
   /* The first column as wide as the longest planner name (checkpoint-dp,
    * zero-offload), so that the columns after it line up. */
@@ -219,17 +219,28 @@ print_table(const struct row *rows, int n, int md)
     snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
     snprintf(cell[7], sizeof cell[7], "%.4f", ooc_summary_stall_s(s));
     status(s, st, sizeof st);
+    if (s->feasible && !s->steady && !s->measured) {
+      snprintf(st, sizeof st, "ok (not steady)");
+      unsteady = 1;
+    } else if (s->feasible) {
+      snprintf(st, sizeof st, "ok");
+    }
     if (md) {
       for (c = 0; c < 8; c++)
         printf("| %s ", cell[c]);
-      printf("| %s |\n", s->feasible ? "ok" : st);
+      printf("| %s |\n", st);
     } else {
       printf("%-*s", width[0], cell[0]);
       for (c = 1; c < 8; c++)
         printf(" %*s", width[c], cell[c]);
-      printf("  %s\n", s->feasible ? "ok" : st);
+      printf("  %s\n", st);
     }
   }
+  if (unsteady)
+    printf("\nnot steady: the allocator still took or gave back device "
+           "memory in the last iteration simulated; a longer run may differ "
+           "or run out of memory (--steady plans and simulates until it "
+           "settles)\n");
 }
 
 static int
