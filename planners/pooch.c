@@ -416,7 +416,7 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return rc;
   st->n_sims++;
   st->host_ok = 0;
-  if (!detail && cutoff > 0) {
+  if (!detail && cutoff > 0 && ctx->sim != NULL) {
     if (st->host_relaxed)
       ooc_sim_set_host_unlimited(ctx->sim, 1);
     rc = ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, err);
