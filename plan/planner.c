@@ -146,6 +146,13 @@ ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return ooc_sim_run_detail(ctx->sim, ctx->scratch, r, NULL, d, err);
 }
 
+uint64_t
+ooc_planner_events(const ooc_sim_result *r)
+{
+  return r->iterations > 2 ? r->events * 2 / (uint64_t)r->iterations
+                           : r->events;
+}
+
 int
 ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                             int64_t cutoff_ns, ooc_sim_result *r,

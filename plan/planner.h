@@ -110,6 +110,12 @@ int ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx,
                                 const ooc_plan *pl, int64_t cutoff_ns,
                                 ooc_sim_result *r, ooc_err *err);
 
+/* The events of r counted as a run of two timed iterations (the default)
+ * would: r->events x 2 / r->iterations when more ran (--steady). The
+ * event caps of the search planners (max_events) count these, so that a
+ * cap bounds the same number of simulations whatever the iterations. */
+uint64_t ooc_planner_events(const ooc_sim_result *r);
+
 /* ooc_planner_evaluate with the simulator's detail recorder d (NULL:
  * none) (per kernel
  * and per tensor: stalls and exposed transfer times, sim/sim.h), for

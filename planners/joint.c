@@ -811,7 +811,7 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
                  : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
   if (rc == OOC_OK) {
-    st->events += r.events;
+    st->events += ooc_planner_events(&r);
     st->cut += r.cut;
   }
   if (rc == OOC_ENOMEM) {
@@ -1383,7 +1383,7 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
     ooc_err e;
     ooc_err_clear(&e);
     if (ooc_planner_evaluate(ctx, &st->best, &r, &e) == OOC_OK) {
-      st->events += r.events;
+      st->events += ooc_planner_events(&r);
       (*sims)++;
       if (r.feasible &&
           r.iteration_ns - r.compute_busy_ns <= r.iteration_ns / 1000)

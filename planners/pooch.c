@@ -437,7 +437,7 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (rc < 0)
     return rc;
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
-  st->events += r.events;
+  st->events += ooc_planner_events(&r);
   if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
       !st->spent) {
     st->spent = 1;

@@ -216,6 +216,20 @@ static void assert_swap(const ooc_plan *pl, int i, int act, int out_after,
 
 /* --- the model the hand computations rely on ------------------------------ */
 
+/* The search planners' event caps count a run as two timed iterations
+ * would (--steady runs more): 600 events over 6 iterations count 200. */
+START_TEST(events_per_two_iterations)
+{
+  ooc_sim_result r = { .events = 600, .iterations = 6 };
+
+  ck_assert_uint_eq(ooc_planner_events(&r), 200);
+  r.iterations = 2;
+  ck_assert_uint_eq(ooc_planner_events(&r), 600);
+  r.iterations = 1;
+  ck_assert_uint_eq(ooc_planner_events(&r), 600);
+}
+END_TEST
+
 START_TEST(chain6_figures)
 {
   fixture f;
@@ -1432,6 +1446,7 @@ static Suite *planners_suite(void)
 
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, chain6_figures);
+  tcase_add_test(tc, events_per_two_iterations);
   tcase_add_test(tc, checkpoint_sqrt_segments);
   tcase_add_test(tc, pooch_swapin_schedule);
   tcase_add_test(tc, checkpoint_dp_brute_force);
