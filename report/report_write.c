@@ -317,6 +317,21 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
 
 /* Where the winner's parameters are, when it offloads some: the CPU's
  * optimizer steps beside the GPU (docs/offload.md). */
+/* When the winner's allocator had not settled in the reported iteration
+ * (sim/sim.h, the steady state), say what that means and how to plan for
+ * it. */
+static void
+winner_steady(ooc_doc *d, const ooc_summary *s)
+{
+  if (!s->feasible || s->steady || s->measured)
+    return;
+  ooc_doc_p(d, "Its allocator had not settled: the last of the %d "
+            "iterations simulated still took or gave back device memory, "
+            "so a longer run may differ from this one or run out of memory "
+            "(docs/fidelity.md); `oocsim compare --steady` plans and "
+            "simulates until it settles.", s->iterations);
+}
+
 static void
 winner_offload(ooc_doc *d, const ooc_summary *s)
 {
@@ -400,6 +415,7 @@ section_winner(ooc_doc *d, const ooc_report_opts *o,
   winner_ties(d, o, thr, win);
   winner_how(d, thr, win);
   winner_offload(d, &rd->win_explain.sum);
+  winner_steady(d, &rd->win_explain.sum);
   winner_search(d, o, thr, win);
   winner_classes(d, &rd->win_explain);
 }
