@@ -104,7 +104,8 @@ const ooc_cli_option ooc_cli_options[] = {
     "planner option, given to the planners that accept K\n(repeatable)" },
   { "iterations", 0, OOC_OPT_ITERS, "N", ALLSCEN | OOC_CMD_SWEEP,
     "timed iterations simulated; the last one is reported\n(default 2)" },
-  { "steady", 0, OOC_OPT_STEADY, NULL, ALLSCEN,
+  { "steady", 0, OOC_OPT_STEADY, NULL,
+    ALLSCEN | OOC_CMD_SWEEP | OOC_CMD_REPORT,
     "simulate (and plan) until the allocator is steady:\n"
     "more iterations, up to 8, until one takes and\n"
     "gives back no device memory" },

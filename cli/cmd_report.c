@@ -75,6 +75,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_OPTIMIZER: o->optimizer = arg; break;
   case OOC_OPT_BATCHES: o->batches = arg; return OOC_OK;
   case OOC_OPT_NOMAXBATCH: o->maxbatch = 0; return OOC_OK;
+  case OOC_OPT_STEADY: o->steady = 1; return OOC_OK;
   case OOC_OPT_JOBS: return ooc_cli_parse_jobs(arg, &o->jobs, err);
   case OOC_OPT_OUTPUT: o->dir = arg; return OOC_OK;
   default: break;

@@ -93,6 +93,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   }
   case OOC_OPT_MERGE: c->merge = 1; return OOC_OK;
   case OOC_OPT_MAXBATCH: g->maxbatch = 1; return OOC_OK;
+  case OOC_OPT_STEADY: g->steady = 1; return OOC_OK;
   case OOC_OPT_ITERS:
     if ((rc = ooc_parse_int(arg, "--iterations", &v, err)))
       return rc;

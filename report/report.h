@@ -40,6 +40,8 @@ typedef struct ooc_report_opts {
   int n_hw_sets;
   const char *batches;        /* throughput batches (NULL: around batch) */
   int maxbatch;               /* 1: include the maxbatch search */
+  int steady;                 /* 1 (--steady): plan and simulate until the
+                                 allocator is steady (sim/sim.h) */
   int jobs;                   /* threads (>= 1) */
   const char *dir;            /* output directory */
   ooc_progress *progress;     /* points done, all sweeps; NULL: none */

@@ -76,6 +76,7 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
     .planner = ts(thr, d->win, "planner"),
     .allocator = o->allocator,
     .budget = (uint64_t)tv(thr, d->win, "budget_bytes"),
+    .steady = o->steady,
   };
   int rc;
 

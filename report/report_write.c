@@ -328,8 +328,10 @@ winner_steady(ooc_doc *d, const ooc_summary *s)
   ooc_doc_p(d, "Its allocator had not settled: the last of the %d "
             "iterations simulated still took or gave back device memory, "
             "so a longer run may differ from this one or run out of memory "
-            "(docs/fidelity.md); `oocsim compare --steady` plans and "
-            "simulates until it settles.", s->iterations);
+            "(docs/fidelity.md)%s", s->iterations,
+            s->iterations <= 2 ? "; `--steady` plans and simulates until "
+                                 "it settles."
+                               : ".");
 }
 
 static void

@@ -43,6 +43,8 @@ typedef struct ooc_sweep_grid {
   char *set_label;            /* "K=V;K=V" ("" when none) */
   int maxbatch;               /* 1: points search the largest batch */
   int iterations;             /* 0: the runner's default */
+  int steady;                 /* 1 (--steady): plan and simulate until the
+                                 allocator is steady (sim/sim.h) */
   int n_batches;
   int64_t *batches;
   int n_hw;

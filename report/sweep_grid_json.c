@@ -27,6 +27,8 @@ ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
   cJSON_AddStringToObject(o, "set", g->set_label ? g->set_label : "");
   cJSON_AddBoolToObject(o, "maxbatch", g->maxbatch);
   cJSON_AddNumberToObject(o, "iterations", g->iterations);
+  if (g->steady)        /* absent otherwise: older sweeps still resume */
+    cJSON_AddBoolToObject(o, "steady", 1);
   a = cJSON_AddArrayToObject(o, "hw");
   for (i = 0; i < g->n_hw; i++)
     cJSON_AddItemToArray(a, cJSON_CreateString(g->hw[i]));

@@ -107,6 +107,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     .allocator = g->allocators[p.alloc],
     .budget = g->budget_bytes[p.budget],
     .iterations = g->iterations,
+    .steady = g->steady,
   };
   if (g->maxbatch) {
     rc = ooc_maxbatch_find_limit(&spec, &best, &sum, &lim, err);
