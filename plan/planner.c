@@ -130,20 +130,27 @@ ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return ooc_planner_evaluate_detail(ctx, pl, r, NULL, err);
 }
 
+/* The oracle's first half: pl lowered into ctx->scratch. */
+static int
+lower_for_oracle(const ooc_planner_ctx *ctx, const ooc_plan *pl,
+                 ooc_err *err)
+{
+  if (ctx->sim == NULL || ctx->scratch == NULL)
+    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
+                       "the context");
+  return ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
+}
+
 int
 ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                             ooc_sim_result *r, ooc_sim_detail *d,
                             ooc_err *err)
 {
-  int rc;
+  int rc = lower_for_oracle(ctx, pl, err);
 
-  if (ctx->sim == NULL || ctx->scratch == NULL)
-    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
-                       "the context");
-  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
-  if (rc != OOC_OK)
-    return rc;
-  return ooc_sim_run_detail(ctx->sim, ctx->scratch, r, NULL, d, err);
+  return rc != OOC_OK ? rc
+                      : ooc_sim_run_detail(ctx->sim, ctx->scratch, r, NULL,
+                                           d, err);
 }
 
 uint64_t
@@ -158,15 +165,11 @@ ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                             int64_t cutoff_ns, ooc_sim_result *r,
                             ooc_err *err)
 {
-  int rc;
+  int rc = lower_for_oracle(ctx, pl, err);
 
-  if (ctx->sim == NULL || ctx->scratch == NULL)
-    return ooc_err_set(err, OOC_EINVAL, "planner: no simulator oracle in "
-                       "the context");
-  rc = ooc_plan_lower(pl, ctx->live, ctx->scratch, err);
-  if (rc != OOC_OK)
-    return rc;
-  return ooc_sim_run_cutoff(ctx->sim, ctx->scratch, cutoff_ns, r, err);
+  return rc != OOC_OK ? rc
+                      : ooc_sim_run_cutoff(ctx->sim, ctx->scratch, cutoff_ns,
+                                           r, err);
 }
 
 int
