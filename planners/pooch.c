@@ -39,7 +39,10 @@
  *        r < 1 become recompute in increasing r while the simulation says
  *        the iteration gets faster, in passes that re-measure r until one
  *        moves nothing (departure: r measured once per pass, not after
- *        each move, see passes()); a map a recompute reads is swapped
+ *        each move, see passes(); X kept is simulated only where r < 1
+ *        is possible, and a pass's measurements run in two threads,
+ *        `--opt threads=1|2`, default 2, the same plan either way, see
+ *        measure()); a map a recompute reads is swapped
  *        in for that recompute; where fragmentation stalls it, the
  *        step runs again at 2 and 4 64ths under the scheduling budget
  *        (departure, see recompute());
@@ -74,8 +77,9 @@
  *
  * Where a step only compares a simulation with the best so far (a leaf's
  * time, the groups of §4.4.3 and of the refill, the final budget scan),
- * the simulator stops once the answer is certain (ooc_sim_run_cutoff):
- * the same plan, fewer events simulated.
+ * a candidate whose bound (ooc_kit_plan_bound) is already above it is not
+ * simulated, and the simulator stops once the answer is certain
+ * (ooc_sim_run_cutoff): the same plan, fewer events simulated.
  * Cost: O(maps) simulations for §4.4.2's scan per leaf times the leaves
  * (capped), O(|L|^2) for §4.4.3 (capped by the same budget); each build is
  * O(maps x steps) at worst. Ownership: scratch in the state (pooch_alloc /
@@ -83,11 +87,14 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plan/planner.h"
 #include "plan/toolkit.h"
+#include "sim/sim.h"
 
 enum { C_KEEP = 0, C_SWAP = 1, C_RECOMP = 2 };
 enum { ST_NOSCHED = 0, ST_SWAPALL, ST_SWAPOPT, ST_FULL };
@@ -134,6 +141,14 @@ struct pooch_state {
   int64_t cap;              /* the simulations the current step may use */
   double *r;                /* per act: r(X) of §4.4.3 */
   int n_sims, cut, branched;
+  int n_real;               /* the simulations run: n_sims counts each
+                               r(X) measurement as two and a candidate
+                               its bound rules out as one (the caps) */
+  int threads;              /* r(X) measured in 1 or 2 threads */
+  int64_t *mtr, *mtk;       /* per measurement of a pass: X recomputed, */
+  uint64_t *mev;            /* X kept, the events of its runs */
+  struct pooch_worker *w;   /* the second thread's state (threads=2) */
+  ooc_sim *sim_owner;       /* the simulator its runs are counted in */
   int host_relaxed;         /* eval ignores the host memory limit */
   int host_ok;              /* the last eval's plan fits the host */
   int64_t best_ns, rbest_ns;
@@ -177,6 +192,9 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->tmp = calloc((size_t)n + 1, sizeof *st->tmp);
   st->exposed = calloc((size_t)n + 1, sizeof *st->exposed);
   st->r = calloc((size_t)n + 1, sizeof *st->r);
+  st->mtr = calloc((size_t)n + 1, sizeof *st->mtr);
+  st->mtk = calloc((size_t)n + 1, sizeof *st->mtk);
+  st->mev = calloc((size_t)n + 1, sizeof *st->mev);
   st->ovl_in = calloc((size_t)n + 1, sizeof *st->ovl_in);
   st->ovl_out = calloc((size_t)n + 1, sizeof *st->ovl_out);
   st->comp = calloc((size_t)lv->n_steps + 1, sizeof *st->comp);
@@ -195,6 +213,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->lo == NULL ||
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
       st->r == NULL || st->comp == NULL || st->algo == NULL ||
+      st->mtr == NULL || st->mtk == NULL || st->mev == NULL ||
       st->algo_save == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
   if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
@@ -219,10 +238,16 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   return OOC_OK;
 }
 
+static void worker_free(struct pooch_state *st);
+
 static void pooch_free(void *state)
 {
   struct pooch_state *st = state;
 
+  worker_free(st);
+  free(st->mtr);
+  free(st->mtk);
+  free(st->mev);
   free(st->fm);
   free(st->comp);
   free(st->algo);
@@ -401,10 +426,12 @@ static void set_cap(struct pooch_state *st, int64_t v)
  * not fit or is not a valid plan: a recompute without its inputs). With
  * detail, the exposed times per act into st->exposed. A caller that only
  * asks whether the classification takes at most cutoff ns passes it (0:
- * none; not with detail): a run certain to take longer stops early
- * (ooc_sim_run_cutoff) and *ns is then a lower bound above cutoff, which
+ * none; not with detail): a candidate whose bound is above it is not
+ * simulated, a run certain to take longer stops early
+ * (ooc_sim_run_cutoff), and *ns is then a lower bound above cutoff, which
  * the caller rejects as it would the whole run's time: the search and its
- * plan are the same, only cheaper. */
+ * plan are the same, only cheaper. Either way it counts in st->n_sims
+ * (the caps), only a run in st->n_real. */
 static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
                 ooc_plan *pl, int detail, int64_t cutoff, int64_t *ns,
                 ooc_err *err)
@@ -416,6 +443,16 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return rc;
   st->n_sims++;
   st->host_ok = 0;
+  if (!detail && cutoff > 0 && ctx->sim != NULL) {
+    /* Its kernels back to back (or its swapped bytes on the link) already
+     * take longer: no run can answer otherwise. */
+    int64_t b = ooc_kit_plan_bound(ctx, pl);
+    if (b > cutoff) {
+      *ns = b;
+      return OOC_OK;
+    }
+  }
+  st->n_real++;
   if (!detail && cutoff > 0 && ctx->sim != NULL) {
     if (st->host_relaxed)
       ooc_sim_set_host_unlimited(ctx->sim, 1);
@@ -712,6 +749,180 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
+/* The second thread of §4.4.3's measurements: a state of its own (the
+ * same feature maps and base timeline, pooch_alloc), simulator, scratch
+ * program and plan. Each measurement depends only on the classification
+ * and X, so which thread runs it changes no result. */
+struct pooch_worker {
+  struct pooch_state st;
+  ooc_planner_ctx ctx;
+  ooc_program scratch;
+  ooc_plan pl;
+  ooc_sim *sim;
+  int pl_inited;
+};
+
+static void worker_free(struct pooch_state *st)
+{
+  struct pooch_worker *w = st->w;
+
+  if (w == NULL)
+    return;
+  if (w->sim != NULL && st->sim_owner != NULL)
+    ooc_sim_add_runs(st->sim_owner, ooc_sim_runs(w->sim));
+  pooch_free(&w->st);
+  if (w->pl_inited)
+    ooc_plan_fini(&w->pl);
+  ooc_program_fini(&w->scratch);
+  ooc_sim_free(w->sim);
+  free(w);
+  st->w = NULL;
+}
+
+/* The worker, made on first use: 0, or OOC_ENOMEM and the like. */
+static int worker_get(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                      ooc_err *err)
+{
+  struct pooch_worker *w;
+  int rc;
+
+  if (st->w != NULL)
+    return OOC_OK;
+  if ((w = calloc(1, sizeof *w)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
+  st->w = w;
+  st->sim_owner = ctx->sim;
+  ooc_program_init(&w->scratch);
+  if ((rc = ooc_sim_clone(ctx->sim, &w->sim, err)) < 0)
+    return rc;
+  w->ctx = *ctx;
+  w->ctx.sim = w->sim;
+  w->ctx.scratch = &w->scratch;
+  if ((rc = ooc_plan_init(&w->pl, ctx->live, err)) < 0)
+    return rc;
+  w->pl_inited = 1;
+  return pooch_alloc(&w->st, &w->ctx, err);
+}
+
+/* r(X)'s runs for X: *tr with X recomputed; *tk with X kept, only when
+ * *tr < t0 (else INT64_MAX: not needed, see passes()); *ev their events. */
+static int measure_one(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                       ooc_plan *pl, int32_t x, int64_t t0, int64_t *tr,
+                       int64_t *tk, uint64_t *ev, ooc_err *err)
+{
+  uint64_t e0 = st->events;
+  int rc;
+
+  *tk = INT64_MAX;
+  st->cls[x] = C_RECOMP;
+  rc = eval(st, ctx, pl, 0, 0, tr, err);
+  if (rc == OOC_OK && *tr < t0) {
+    st->cls[x] = C_KEEP;
+    rc = eval(st, ctx, pl, 0, 0, tk, err);
+  }
+  st->cls[x] = C_SWAP;
+  *ev = st->events - e0;
+  return rc;
+}
+
+struct meas_job {
+  struct pooch_state *st;
+  const ooc_planner_ctx *ctx;
+  ooc_plan *pl;
+  struct pooch_state *out;  /* where the results go */
+  const int32_t *xs;
+  int32_t m;
+  int64_t t0;
+  atomic_int *next;
+  atomic_ullong *ev_sum;    /* the events of the measurements done, */
+  uint64_t ev_left;         /* and the cap on them (0: none) */
+  int rc;
+  ooc_err err;
+};
+
+static void *meas_main(void *arg)
+{
+  struct meas_job *j = arg;
+  int k;
+
+  /* Once the measurements done have spent the events cap, the ones
+   * taken so far (a prefix) hold every one the caller will take. */
+  while (j->rc == OOC_OK &&
+         (j->ev_left == 0 || atomic_load(j->ev_sum) < j->ev_left) &&
+         (k = atomic_fetch_add(j->next, 1)) < j->m) {
+    j->rc = measure_one(j->st, j->ctx, j->pl, j->xs[k], j->t0,
+                        &j->out->mtr[k], &j->out->mtk[k], &j->out->mev[k],
+                        &j->err);
+    if (j->rc != OOC_OK)
+      atomic_store(j->next, j->m);    /* the other thread stops too */
+    else
+      atomic_fetch_add(j->ev_sum, j->out->mev[k]);
+  }
+  return NULL;
+}
+
+/* r(X)'s runs for xs[0 .. m) into st->mtr, mtk, mev, in two threads when
+ * st->threads is 2: the same figures as one thread's. Where max_events
+ * binds, the runs stop once those done have spent it, which leaves every
+ * measurement one thread would have taken done. The counters and the cap
+ * are left to the caller (passes() replays them in order). */
+static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                   ooc_plan *pl, const int32_t *xs, int32_t m, int64_t t0,
+                   ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  atomic_int next = 0;
+  atomic_ullong ev_sum = 0;
+  struct meas_job a, b;
+  int64_t max_ev = st->max_events;
+  uint64_t ev = st->events;
+  int n_sims = st->n_sims, n_real = st->n_real, rc, threaded = 0;
+  pthread_t th;
+
+  st->max_events = 0;           /* replayed by the caller */
+  a = (struct meas_job){ .st = st, .ctx = ctx, .pl = pl, .out = st,
+                         .xs = xs, .m = m, .t0 = t0, .next = &next,
+                         .ev_sum = &ev_sum,
+                         .ev_left = max_ev > 0 && (uint64_t)max_ev > ev
+                                        ? (uint64_t)max_ev - ev
+                                        : 0 };
+  ooc_err_clear(&a.err);
+  b = a;
+  if (st->threads == 2 && m > 1 && ctx->sim != NULL) {
+    if ((rc = worker_get(st, ctx, err)) < 0) {
+      st->max_events = max_ev;
+      return rc;
+    }
+    struct pooch_state *ws = &st->w->st;
+    memcpy(ws->cls, st->cls, (size_t)lv->n_acts);
+    memcpy(ws->algo, st->algo, (size_t)lv->n_steps);
+    ws->sched = st->sched;
+    ws->sched_budget = st->sched_budget;
+    ws->host_relaxed = st->host_relaxed;
+    ws->max_events = 0;
+    b.st = ws;
+    b.ctx = &st->w->ctx;
+    b.pl = &st->w->pl;
+    threaded = pthread_create(&th, NULL, meas_main, &b) == 0;
+  }
+  meas_main(&a);
+  if (threaded)
+    pthread_join(th, NULL);
+  st->max_events = max_ev;
+  st->events = ev;
+  st->n_sims = n_sims;
+  st->n_real = n_real;
+  if (a.rc != OOC_OK) {
+    *err = a.err;
+    return a.rc;
+  }
+  if (threaded && b.rc != OOC_OK) {
+    *err = b.err;
+    return b.rc;
+  }
+  return OOC_OK;
+}
+
 /* §4.4.3 on the maps the classification in st->cls swaps: r(X) =
  * recompute overhead / swap overhead for every X in L, each measured by
  * simulation against the classification with X kept (when keeping X does
@@ -728,7 +939,7 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
 {
   const ooc_liveness *lv = ctx->live;
   int32_t n_l = 0, n_c = 0, k;
-  int64_t t0, tk, tr, cur;
+  int64_t t0, tk, tr, cur, m;
   int rc;
 
   for (;;) {
@@ -745,27 +956,43 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
     /* The costliest transfers first, in case the budget cuts the pass. */
     sort_exp = st->exposed;
     qsort(st->tmp, (size_t)n_l, sizeof *st->tmp, by_exposed);
+    /* Every measurement counts as two simulations, so the cap allows
+     * the first m; measure() runs them (in two threads), then they are
+     * taken in order, as one thread would, until max_events is spent. */
+    m = st->cap - st->n_sims >= 2 ? (st->cap - st->n_sims) / 2 : 0;
+    if (m > n_l)
+      m = n_l;
+    if ((rc = measure(st, ctx, pl, st->tmp, (int32_t)m, t0, err)) < 0)
+      return rc;
     for (k = 0; k < n_l; k++) {
       int32_t x = st->tmp[k];
       double sw, rcv;
-      if (st->n_sims + 2 > st->cap) {
+      if (k >= m || st->n_sims + 2 > st->cap) {
         st->cut = 1;
         break;
       }
-      st->cls[x] = C_KEEP;
-      if ((rc = eval(st, ctx, pl, 0, 0, &tk, err)) < 0)
-        return rc;
-      st->cls[x] = C_RECOMP;
-      if ((rc = eval(st, ctx, pl, 0, 0, &tr, err)) < 0)
-        return rc;
-      st->cls[x] = C_SWAP;
+      tr = st->mtr[k];
+      tk = st->mtk[k];
+      st->n_sims += 2;
+      st->n_real += tr < t0 ? 2 : 1;
+      st->events += st->mev[k];
+      if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
+          !st->spent) {
+        st->spent = 1;
+        st->cut = 1;
+        st->cap = st->n_sims;
+      }
       st->n_meas++;
       st->n_unfit += tr == INT64_MAX;
+      /* r(X) < 1 exactly when recomputing X beats t0 (below), so X
+       * kept was simulated only then (measure_one). */
       sw = tk != INT64_MAX ? (double)(t0 - tk) : (double)st->exposed[x];
       rcv = tr != INT64_MAX ? (double)tr - ((double)t0 - sw) : -1;
       /* Not valid or not fitting: swap. A recompute cheaper than even
        * keeping X: r = 0. No measurable swap overhead: recompute only if
-       * it makes the iteration faster. */
+       * it makes the iteration faster. With a swap overhead sw > 0,
+       * r = (tr - t0 + sw) / sw < 1 exactly when tr < t0; tk (and so sw)
+       * matters only for the order of those. */
       st->r[x] = tr == INT64_MAX ? 2.0
                  : sw > 0 ? (rcv > 0 ? rcv / sw : 0.0)
                  : tr < t0 ? 0.0 : 2.0;
@@ -854,6 +1081,7 @@ static int framework_algos(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return rc;
   rc = ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err);
   st->n_sims++;
+  st->n_real++;
   if (rc == OOC_EINVAL) {
     ooc_err_clear(err);
     return OOC_OK;
@@ -865,6 +1093,7 @@ static int framework_algos(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return OOC_OK;
   rc = ooc_planner_evaluate(ctx, pl, &r, err);
   st->n_sims++;
+  st->n_real++;
   if (rc == OOC_EINVAL)
     ooc_err_clear(err);
   else if (rc < 0)
@@ -980,6 +1209,15 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   else if (st->max_sims < 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option max_sims="
                        "%lld: must be >= 1", (long long)st->max_sims);
+  {
+    int64_t th = 2;
+    if ((rc = ooc_planner_opt_int(ctx, "threads", &th, err)) < 0)
+      return rc;
+    if (th != 1 && th != 2)
+      return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option "
+                         "threads=%lld: must be 1 or 2", (long long)th);
+    st->threads = (int)th;
+  }
   if ((rc = ooc_planner_opt_int(ctx, "max_events", &st->max_events,
                                 err)) < 0)
     return rc;
@@ -1062,6 +1300,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   if (st->stage == ST_FULL && t_fin != INT64_MAX &&
       (rc = refill(st, ctx, pl, t_fin, err)) < 0)
     return rc;
+  worker_free(st);               /* its runs counted in ctx->sim */
   for (s = 0, st->n_algo = 0; s < lv->n_steps; s++)
     st->n_algo += st->algo[s] != 0;
   for (k = 0; k < st->n_fm; k++)
@@ -1076,12 +1315,13 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
            : st->cut ? ", search cut by max_sims"
                      : "",
            (double)st->sched_budget / 1073741824.0, (int)st->n_algo,
-           st->n_sims);
+           st->n_real);
   return OOC_OK;
 }
 
 static const char *const pooch_options[] = { "stage", "max_sims",
-                                             "max_events", NULL };
+                                             "max_events", "threads",
+                                             NULL };
 
 const ooc_planner_type ooc_planner_pooch = {
   .name = "pooch",

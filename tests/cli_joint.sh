@@ -92,6 +92,21 @@ expect_ok "pooch uncapped" "$OOCSIM" simulate $S -p pooch --json
 s_all=$(num plan_simulations "$TMP/out")
 grep -q 'search cut by max_events' "$TMP/out" && not_ok "uncapped pooch cut by max_events" || ok "uncapped pooch not cut by max_events"
 [ "${s_cap:-0}" -gt 0 ] && [ "$s_cap" -lt "${s_all:-0}" ] && ok "max_events=1e5: $s_cap simulations < $s_all" || not_ok "max_events=1e5: '$s_cap' simulations, uncapped '$s_all'"
+# PoocH measures each pass's r(X) in two threads (threads=2, the
+# default), then takes them in order as one thread would, its event cap
+# too: the same plan as threads=1, capped (the cap spent inside the
+# recompute step's passes) or not.
+expect_ok "pooch threads=2" "$OOCSIM" plan $S -p pooch -o "$TMP/p2.json"
+expect_ok "pooch threads=1" "$OOCSIM" plan $S -p pooch --opt threads=1 -o "$TMP/p1.json"
+noopts "$TMP/p1.json" >"$TMP/p1b.json"; noopts "$TMP/p2.json" >"$TMP/p2b.json"
+cmp -s "$TMP/p1b.json" "$TMP/p2b.json" && ok "pooch threads=1: the same plan" || not_ok "pooch threads=1: the same plan"
+expect_ok "pooch capped threads=2" "$OOCSIM" plan $S -p pooch --opt max_events=1300000 -o "$TMP/p3.json"
+expect_ok "pooch capped threads=1" "$OOCSIM" plan $S -p pooch --opt max_events=1300000 --opt threads=1 -o "$TMP/p4.json"
+noopts "$TMP/p3.json" >"$TMP/p3b.json"; noopts "$TMP/p4.json" >"$TMP/p4b.json"
+cmp -s "$TMP/p3b.json" "$TMP/p4b.json" && ok "pooch capped threads=1: the same plan" || not_ok "pooch capped threads=1: the same plan"
+grep -q 'search cut by max_events' "$TMP/p3.json" && ok "pooch capped: cut by max_events" || not_ok "pooch capped: not cut ($(grep '"note"' "$TMP/p3.json"))"
+expect_fail "pooch threads 3" "planner 'pooch': option threads=3: must be 1 or 2" \
+  "$OOCSIM" simulate $S -p pooch --opt threads=3
 # The algorithm sweep: its one simulation moves all 106 convolution steps
 # of the start plan to their fastest algorithms; sweep=0 leaves it to the
 # annealing's moves. pooch's plan, the best start here, already runs the
