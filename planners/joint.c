@@ -27,7 +27,8 @@
  *    search from the best of theirs; when PoocH's plan is the incumbent
  *    after all, the search runs again from it. The plan is the one a
  *    sequential start gives, byte for byte (start_parallel; `threads=1`
- *    plans the start sequentially).
+ *    plans the start sequentially, and PoocH measures in one thread
+ *    too, its own `threads=1`).
  * 2. Algorithm sweep: every convolution step of the incumbent whose
  *    fastest offered algorithm (for a forward, one its recompute can run
  *    too) is faster than its current one, by decreasing saving, is moved
@@ -128,7 +129,7 @@
  * it moved any convolution), how much faster the result is, what it
  * changed and how many simulations it ran; the metrics carry them
  * (simulations, sweep_simulations, pruned, start_s, improvement,
- * post_sweep_simulations, exchanges, cut_simulations,
+ * post_sweep_simulations, exchanges, cut_simulations, bound_simulations,
  * resim_shared_prefix).
  *
  * Cost: the start's planners, then per evaluation one lowering and one
@@ -211,6 +212,7 @@ struct jt_state {
   int32_t cap_order;
   uint64_t events;          /* simulated events of the search so far */
   uint64_t cut;             /* of its simulations, those a cutoff stopped */
+  uint64_t bound_skips;     /* evaluations its bound answered, unsimulated */
   uint64_t max_events;      /* ... and its cap (0: none) */
   int32_t *rin;             /* a recompute's inputs (scratch) */
   int32_t *swap_of;         /* per act: its first swap record, */
@@ -796,9 +798,10 @@ refresh_free(struct jt_state *st, const ooc_planner_ctx *ctx)
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
  * rejected (a bad record, a rule the simulator enforces). A caller that
  * only asks whether pl takes at most cutoff ns passes it (0: none; not
- * with d): a run certain to take longer stops early (ooc_sim_run_cutoff)
- * and its time is then a lower bound above cutoff, which the caller
- * rejects as it would the whole run's. */
+ * with d): a plan whose bound is above it is not simulated, a run certain
+ * to take longer stops early (ooc_sim_run_cutoff), and its time is then a
+ * lower bound above cutoff, which the caller rejects as it would the
+ * whole run's. */
 static int64_t
 eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
      ooc_sim_detail *d, int64_t cutoff, int *fatal, ooc_err *err)
@@ -808,6 +811,15 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   int rc;
 
   ooc_err_clear(&e);
+  if (d == NULL && cutoff > 0) {
+    /* Its kernels back to back (or its swapped bytes on the link) already
+     * take longer: no run can answer otherwise. */
+    int64_t b = ooc_kit_plan_bound(ctx, pl);
+    if (b > cutoff) {
+      st->bound_skips++;
+      return b;
+    }
+  }
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
                  : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
   if (rc == OOC_OK) {
@@ -829,11 +841,11 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
  * no planner made one). */
 static int64_t
 start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
-            int64_t events, const ooc_planner_type *skip, const char **from,
-            int *idx, int *fatal, ooc_err *err)
+            int64_t events, int one_thread, const ooc_planner_type *skip,
+            const char **from, int *idx, int *fatal, ooc_err *err)
 {
   char sims_s[24], events_s[24];
-  ooc_kv kv[2];
+  ooc_kv kv[3];
   int64_t best = INT64_MAX;
   int i, have = 0;
 
@@ -855,6 +867,8 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
       kv[sub.n_opts++] = (ooc_kv){ .key = "max_sims", .value = sims_s };
     if (events > 0 && ooc_planner_accepts(t, "max_events"))
       kv[sub.n_opts++] = (ooc_kv){ .key = "max_events", .value = events_s };
+    if (one_thread && ooc_planner_accepts(t, "threads"))
+      kv[sub.n_opts++] = (ooc_kv){ .key = "threads", .value = "1" };
     sub.opts = sub.n_opts > 0 ? kv : NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
@@ -1643,6 +1657,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   st->free_ok = 0;
   st->events = 0;
   st->cut = 0;
+  st->bound_skips = 0;
   st->max_events = (uint64_t)max_events;
   if (ooc_plan_copy(&st->cur, &st->start) < 0 ||
       ooc_plan_copy(&st->best, &st->start) < 0)
@@ -1765,6 +1780,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
 chains_done:
     if (s2 != NULL) {
       st->cut += s2->cut;
+      st->bound_skips += s2->bound_skips;
       jt_free(s2);
       free(s2);
     }
@@ -1859,6 +1875,8 @@ chains_done:
   /* Of the search's simulations (the sweeps' and both chains'), those
    * stopped early once certain to lose (eval's cutoff). */
   ooc_plan_add_metric(pl, "cut_simulations", (double)st->cut);
+  /* ... and those its bound answered, not run (eval). */
+  ooc_plan_add_metric(pl, "bound_simulations", (double)st->bound_skips);
   /* The annealing's improving exchanges (a steered keep that makes room
    * at the peak step by a cheaper recompute, exchange()). */
   ooc_plan_add_metric(pl, "exchanges", (double)improved[MV_EXCHANGE]);
@@ -1965,8 +1983,8 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   if (pthread_create(&th, NULL, peer_main, &j) != 0)
     goto done;                  /* *ran = 0: plan sequentially */
   *ran = 1;
-  t_np = start_plans(st, ctx, 0, o->start_events, j.t, &from, &idx, &fatal,
-                     err);
+  t_np = start_plans(st, ctx, 0, o->start_events, 0, j.t, &from, &idx,
+                     &fatal, err);
   x.t_np = t_np;
   x.idx_np = idx;
   if (!fatal && t_np < INT64_MAX) {
@@ -2023,11 +2041,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
           return rc;
         break;
       }
-  t_start = start_plans(st, ctx, o.start_sims, o.start_events, NULL, &from,
-                        &idx, &fatal, err);
+  t_start = start_plans(st, ctx, o.start_sims, o.start_events,
+                        o.threads == 1, NULL, &from, &idx, &fatal, err);
   if (t_start == INT64_MAX && o.start_sims > 0 && !fatal)
-    t_start = start_plans(st, ctx, 0, o.start_events, NULL, &from, &idx,
-                          &fatal, err);                       /* uncapped */
+    t_start = start_plans(st, ctx, 0, o.start_events, o.threads == 1, NULL,
+                          &from, &idx, &fatal, err);          /* uncapped */
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
   return search(st, ctx, &o, t_start, from, t0, pl, err);
