@@ -715,10 +715,12 @@ static int32_t r_top(const struct dp_state *st, int64_t m)
  * are kept; rotor_choice finds a cell's choice again when the schedule
  * is read out, so the inner loop is a plain minimum, which on x86-64 is
  * also built for AVX2 (four 64-bit lanes; the same integers, so the same
- * table) and picked at load time where the CPU has it. Returns 0 when m
- * is at or below that least need. O(groups^3 x QR). */
+ * table) and picked at load time where the CPU has it (not under
+ * ThreadSanitizer, whose instrumented load-time resolver runs before its
+ * runtime does and crashes). Returns 0 when m is at or below that least
+ * need. O(groups^3 x QR). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    defined(__has_attribute)
+    defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
 #if __has_attribute(target_clones)
 __attribute__((target_clones("avx2", "default"),
                optimize("tree-vectorize")))
