@@ -21,6 +21,7 @@
 
 #include "ir/semantics.h"
 #include "plan/planner.h"
+#include "plan/toolkit.h"
 #include "base/util.h"
 
 /* Every --opt key must be one the planner accepts, and given once. */
@@ -165,8 +166,18 @@ ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                             int64_t cutoff_ns, ooc_sim_result *r,
                             ooc_err *err)
 {
-  int rc = lower_for_oracle(ctx, pl, err);
+  int rc;
 
+  if (cutoff_ns > 0 && ctx->sim != NULL && ctx->scratch != NULL) {
+    /* Its kernels back to back (or its swapped bytes on the link) already
+     * take longer: no run could answer otherwise. */
+    int64_t b = ooc_kit_plan_bound(ctx, pl);
+    if (b > cutoff_ns) {
+      *r = (ooc_sim_result){ .feasible = 1, .cut = 1, .iteration_ns = b };
+      return OOC_OK;
+    }
+  }
+  rc = lower_for_oracle(ctx, pl, err);
   return rc != OOC_OK ? rc
                       : ooc_sim_run_cutoff(ctx->sim, ctx->scratch, cutoff_ns,
                                            r, err);

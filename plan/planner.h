@@ -105,7 +105,10 @@ int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
 
 /* ooc_planner_evaluate for a search that only asks whether pl beats
  * cutoff_ns (ooc_sim_run_cutoff): a run certain to take longer stops
- * early with r->cut set; 0 runs it whole. */
+ * early with r->cut set; 0 runs it whole. A plan whose bound
+ * (ooc_kit_plan_bound) is already above cutoff_ns is not lowered nor
+ * simulated: r->cut is 1, r->iterations 0 and r->iteration_ns the bound
+ * (ctx->scratch keeps the program before). */
 int ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx,
                                 const ooc_plan *pl, int64_t cutoff_ns,
                                 ooc_sim_result *r, ooc_err *err);

@@ -213,6 +213,7 @@ struct jt_state {
   uint64_t events;          /* simulated events of the search so far */
   uint64_t cut;             /* of its simulations, those a cutoff stopped */
   uint64_t bound_skips;     /* evaluations its bound answered, unsimulated */
+  int last_bound;           /* eval's last answer was its bound */
   uint64_t max_events;      /* ... and its cap (0: none) */
   int32_t *rin;             /* a recompute's inputs (scratch) */
   int32_t *swap_of;         /* per act: its first swap record, */
@@ -798,10 +799,10 @@ refresh_free(struct jt_state *st, const ooc_planner_ctx *ctx)
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
  * rejected (a bad record, a rule the simulator enforces). A caller that
  * only asks whether pl takes at most cutoff ns passes it (0: none; not
- * with d): a plan whose bound is above it is not simulated, a run certain
- * to take longer stops early (ooc_sim_run_cutoff), and its time is then a
- * lower bound above cutoff, which the caller rejects as it would the
- * whole run's. */
+ * with d): a plan whose bound is above it is not simulated (st->last_bound
+ * says so), a run certain to take longer stops early
+ * (ooc_sim_run_cutoff), and its time is then a lower bound above cutoff,
+ * which the caller rejects as it would the whole run's. */
 static int64_t
 eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
      ooc_sim_detail *d, int64_t cutoff, int *fatal, ooc_err *err)
@@ -811,18 +812,13 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   int rc;
 
   ooc_err_clear(&e);
-  if (d == NULL && cutoff > 0) {
-    /* Its kernels back to back (or its swapped bytes on the link) already
-     * take longer: no run can answer otherwise. */
-    int64_t b = ooc_kit_plan_bound(ctx, pl);
-    if (b > cutoff) {
-      st->bound_skips++;
-      return b;
-    }
-  }
+  st->last_bound = 0;
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
                  : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
-  if (rc == OOC_OK) {
+  if (rc == OOC_OK && r.cut && r.iterations == 0) {
+    st->last_bound = 1;         /* answered by its bound, not run */
+    st->bound_skips++;
+  } else if (rc == OOC_OK) {
     st->events += ooc_planner_events(&r);
     st->cut += r.cut;
   }
@@ -1578,11 +1574,12 @@ anneal(struct chain *c)
       thr = d < (double)(INT64_MAX - t_cur) ? t_cur + (int64_t)d
                                             : INT64_MAX;
     }
-    if (ooc_kit_plan_bound(ctx, &st->cand) >= thr) {
-      c->pruned++;
+    x = eval(st, ctx, &st->cand, NULL, thr - 1, &fatal, err);
+    if (st->last_bound) {
+      c->pruned++;              /* its bound >= thr: not an evaluation */
+      st->bound_skips--;
       continue;
     }
-    x = eval(st, ctx, &st->cand, NULL, thr - 1, &fatal, err);
     c->evals++;
     if (fatal)
       break;

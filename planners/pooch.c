@@ -444,16 +444,6 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   st->n_sims++;
   st->host_ok = 0;
   if (!detail && cutoff > 0 && ctx->sim != NULL) {
-    /* Its kernels back to back (or its swapped bytes on the link) already
-     * take longer: no run can answer otherwise. */
-    int64_t b = ooc_kit_plan_bound(ctx, pl);
-    if (b > cutoff) {
-      *ns = b;
-      return OOC_OK;
-    }
-  }
-  st->n_real++;
-  if (!detail && cutoff > 0 && ctx->sim != NULL) {
     if (st->host_relaxed)
       ooc_sim_set_host_unlimited(ctx->sim, 1);
     rc = ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, err);
@@ -466,6 +456,8 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
          : detail ? ooc_planner_evaluate_detail(ctx, pl, &r, &st->det, err)
                   : ooc_planner_evaluate(ctx, pl, &r, err);
   }
+  /* Not a run: answered by the plan's bound (ooc_planner_evaluate_cutoff). */
+  st->n_real += rc != OOC_OK || !r.cut || r.iterations > 0;
   if (rc == OOC_EINVAL) {
     ooc_err_clear(err);
     *ns = INT64_MAX;
