@@ -183,6 +183,7 @@ print_table(const struct row *rows, int n, int md)
   };
   int width[] = { 10, 9, 9, 9, 17, 9, 9, 9, 0 };
   char cell[8][32], st[400];
+  const char *sv;
   int i, c, unsteady = 0;
 
   /* The first column as wide as the longest planner name (checkpoint-dp,
@@ -218,22 +219,21 @@ print_table(const struct row *rows, int n, int md)
     snprintf(cell[5], sizeof cell[5], "%.2f", gib(s->h2d_bytes));
     snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
     snprintf(cell[7], sizeof cell[7], "%.4f", ooc_summary_stall_s(s));
-    status(s, st, sizeof st);
     if (s->feasible && !s->steady && !s->measured) {
-      snprintf(st, sizeof st, "ok (not steady)");
+      sv = "ok (not steady)";
       unsteady = 1;
-    } else if (s->feasible) {
-      snprintf(st, sizeof st, "ok");
+    } else {
+      sv = status(s, st, sizeof st);
     }
     if (md) {
       for (c = 0; c < 8; c++)
         printf("| %s ", cell[c]);
-      printf("| %s |\n", st);
+      printf("| %s |\n", sv);
     } else {
       printf("%-*s", width[0], cell[0]);
       for (c = 1; c < 8; c++)
         printf(" %*s", width[c], cell[c]);
-      printf("  %s\n", st);
+      printf("  %s\n", sv);
     }
   }
   if (unsteady)

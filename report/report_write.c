@@ -315,8 +315,6 @@ winner_how(ooc_doc *d, const ooc_table *thr, int64_t win)
               100 * busy / it, ovs[0] ? "; the largest: " : "", ovs);
 }
 
-/* Where the winner's parameters are, when it offloads some: the CPU's
- * optimizer steps beside the GPU (docs/offload.md). */
 /* When the winner's allocator had not settled in the reported iteration
  * (sim/sim.h, the steady state), say what that means and how to plan for
  * it. */
@@ -334,6 +332,8 @@ winner_steady(ooc_doc *d, const ooc_summary *s)
                                : ".");
 }
 
+/* Where the winner's parameters are, when it offloads some: the CPU's
+ * optimizer steps beside the GPU (docs/offload.md). */
 static void
 winner_offload(ooc_doc *d, const ooc_summary *s)
 {

@@ -327,6 +327,14 @@ expect_ok "simulate --json" "$OOCSIM" simulate "$TMP/bw.json" --json --no-timing
 grep -q "^result      INFEASIBLE: out of memory at fwd mlm_decoder" "$TMP/bw3.txt" &&
   grep -q "^            in timed iteration 3: the earlier ones fit, but the allocator had not settled$" "$TMP/bw3.txt" &&
   ok "--steady: out of memory in the third iteration" || not_ok "--steady: $(grep -A1 result "$TMP/bw3.txt")"
+# compare marks it, and says what it means once under the table
+"$OOCSIM" compare $S >"$TMP/bwc.txt" 2>&1
+grep -q "^window .* ok (not steady)$" "$TMP/bwc.txt" &&
+  grep -q "^not steady: the allocator still took or gave back device memory in the last iteration simulated; a longer run may differ or run out of memory (--steady plans and simulates until it settles)$" "$TMP/bwc.txt" &&
+  ok "compare: ok (not steady), and the footnote" || not_ok "compare: $(tail -4 "$TMP/bwc.txt")"
+"$OOCSIM" compare $S --steady >"$TMP/bwc2.txt" 2>&1
+grep -q "^window .* ok$" "$TMP/bwc2.txt" && ! grep -q "not steady" "$TMP/bwc2.txt" &&
+  ok "compare --steady: ok, no footnote" || not_ok "compare --steady: $(tail -4 "$TMP/bwc2.txt")"
 # planned with --steady, the planner's simulations run to the steady state
 # too, and it finds a plan that stays
 expect_ok "simulate --steady one-shot" "$OOCSIM" simulate $S --steady --json --no-timing
