@@ -228,6 +228,20 @@ ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key, int64_t *v,
 }
 
 int
+ooc_planner_opt_double(const ooc_planner_ctx *ctx, const char *key,
+                       double *v, ooc_err *err)
+{
+  char what[96];
+  const char *s = opt_find(ctx, key, what, sizeof what);
+  int rc;
+
+  if (s == NULL)
+    return 0;
+  rc = ooc_parse_double(s, what, v, err);
+  return rc == OOC_OK ? 1 : rc;
+}
+
+int
 ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
                      uint64_t *v, ooc_err *err)
 {

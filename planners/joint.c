@@ -222,6 +222,9 @@ struct jt_state {
   int32_t *rc_of, *rc_nx;   /* the same for recompute records */
   int32_t cap_rnx;
   struct jt_stop *stop;     /* the speculative search's (NULL: none) */
+  double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
+  int timed_out;            /* stopped() found it passed */
+  int64_t t_result;         /* search(): its plan's time */
   int32_t cap_rin;
 };
 
@@ -363,12 +366,17 @@ pooch_wins(const struct jt_stop *x)
           (x->t == x->t_np && x->ip < x->idx_np));
 }
 
-/* Should the speculative search stop now? */
+/* Should the search stop now: budget_s has run out, or it is the
+ * speculative one and PoocH's plan is the start after all? */
 static int
-stopped(const struct jt_state *st)
+stopped(struct jt_state *st)
 {
   const struct jt_stop *x = st->stop;
 
+  if (st->deadline > 0 && ooc_wall_s() >= st->deadline) {
+    st->timed_out = 1;
+    return 1;
+  }
   return x != NULL && atomic_load_explicit(&x->done, memory_order_acquire) &&
          pooch_wins(x);
 }
@@ -830,18 +838,31 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   return rc == OOC_OK && r.feasible ? r.iteration_ns : INT64_MAX;
 }
 
+/* What is left of budget_s (at least a microsecond: 0 would be none), as
+ * a planner's budget_s option into buf. */
+static void
+budget_left(double dl, char *buf, size_t n)
+{
+  double left = dl - ooc_wall_s();
+
+  snprintf(buf, n, "%.6f", left > 1e-6 ? left : 1e-6);
+}
+
 /* Every other planner's plan (but skip's); the fastest feasible one
- * into st->start (ties: the registry's order). Returns its time
+ * into st->start (ties: the registry's order). With a deadline dl
+ * (ooc_wall_s(); 0: none) planners that take budget_s get what is left
+ * of it, and none starts after it once one plan fits. Returns its time
  * (INT64_MAX: none feasible; st->start then holds the first plan any
  * planner made), its planner's name and its index in ctx->peers (-1:
  * no planner made one). */
 static int64_t
 start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
-            int64_t events, int one_thread, const ooc_planner_type *skip,
-            const char **from, int *idx, int *fatal, ooc_err *err)
+            int64_t events, int one_thread, double dl,
+            const ooc_planner_type *skip, const char **from, int *idx,
+            int *fatal, ooc_err *err)
 {
-  char sims_s[24], events_s[24];
-  ooc_kv kv[3];
+  char sims_s[24], events_s[24], budget_s[32];
+  ooc_kv kv[4];
   int64_t best = INT64_MAX;
   int i, have = 0;
 
@@ -858,6 +879,11 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     int rc;
     if (strcmp(t->name, "joint") == 0 || t == skip)
       continue;
+    /* budget_s spent: no more planners once one plan fits. */
+    if (dl > 0 && have && best < INT64_MAX && ooc_wall_s() >= dl) {
+      st->timed_out = 1;
+      break;
+    }
     sub.n_opts = 0;
     if (sims > 0 && ooc_planner_accepts(t, "max_sims"))
       kv[sub.n_opts++] = (ooc_kv){ .key = "max_sims", .value = sims_s };
@@ -865,6 +891,10 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
       kv[sub.n_opts++] = (ooc_kv){ .key = "max_events", .value = events_s };
     if (one_thread && ooc_planner_accepts(t, "threads"))
       kv[sub.n_opts++] = (ooc_kv){ .key = "threads", .value = "1" };
+    if (dl > 0 && ooc_planner_accepts(t, "budget_s")) {
+      budget_left(dl, budget_s, sizeof budget_s);
+      kv[sub.n_opts++] = (ooc_kv){ .key = "budget_s", .value = budget_s };
+    }
     sub.opts = sub.n_opts > 0 ? kv : NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
@@ -1438,7 +1468,7 @@ place_sweep(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t cap,
 struct jt_opts {
   int64_t max_evals, seed, start_sims, start_events, max_events, sweep;
   int64_t threads;
-  uint64_t budget_s;
+  double budget_s;
 };
 
 /* joint's options into o (their defaults where absent). */
@@ -1477,16 +1507,17 @@ parse_opts(const ooc_planner_ctx *ctx, struct jt_opts *o, ooc_err *err)
   if (o->sweep != 0 && o->sweep != 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "sweep=%lld: must be 0 or 1", (long long)o->sweep);
-  {
-    int64_t b = 0;
-    if ((rc = ooc_planner_opt_int(ctx, "budget_s", &b, err)) < 0)
-      return rc;
-    if (b < 0)
-      return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
-                         "budget_s=%lld: must be >= 0 seconds (0: none)",
-                         (long long)b);
-    o->budget_s = (uint64_t)b;
-  }
+  if ((rc = ooc_planner_opt_double(ctx, "budget_s", &o->budget_s,
+                                   err)) < 0)
+    return rc;
+  if (o->budget_s < 0)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "budget_s=%g: must be >= 0 seconds (0: none)",
+                       o->budget_s);
+  if (o->budget_s > 1e9)
+    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
+                       "budget_s=%g: must be at most 1e9 seconds",
+                       o->budget_s);
   if (o->max_evals < 0 || o->max_evals > 10000000)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_evals=%lld: must be in [0, 10000000]",
@@ -1508,7 +1539,6 @@ struct chain {
   const struct jt_opts *o;
   int64_t t_start, t_best, evals, pruned;
   int64_t improved[MV_COUNT];
-  double t0;
   int rc;
   ooc_err err;
 };
@@ -1521,8 +1551,6 @@ anneal(struct chain *c)
   ooc_err *err = &c->err;
   int64_t max_evals = c->o->max_evals, t_start = c->t_start;
   int64_t t_cur = c->t_best, k;
-  uint64_t budget_s = c->o->budget_s;
-  double t0 = c->t0;
   double temp0 = t_start < INT64_MAX ? 0.002 * (double)t_start : 0;
   int fatal = 0, det_stale = 1, m;
 
@@ -1535,8 +1563,6 @@ anneal(struct chain *c)
        k++) {
     int64_t x, thr;
     double temp;
-    if (budget_s > 0 && ooc_wall_s() - t0 >= (double)budget_s)
-      break;
     if (det_stale && k % 16 == 0) {
       /* Steer by the current plan's exposed transfers (one simulation). */
       if (eval(st, ctx, &st->cur, &st->det, 0, &fatal, err) < INT64_MAX) {
@@ -1624,7 +1650,7 @@ chain_main(void *arg)
 static int
 search(struct jt_state *st, const ooc_planner_ctx *ctx,
        const struct jt_opts *o, int64_t t_start, const char *from,
-       double t0, ooc_plan *pl, ooc_err *err)
+       ooc_plan *pl, ooc_err *err)
 {
   int64_t max_evals = o->max_evals, max_events = o->max_events;
   int64_t algo_sweep_on = o->sweep, evals = 0;
@@ -1711,7 +1737,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     ca = (struct chain){ .st = st, .ctx = ctx, .o = o, .t_start = t_start,
                          .t_best = t_best, .evals = sweep_sims + place_sims,
-                         .t0 = t0 };
+                         };
     ooc_err_clear(&ca.err);
     ooc_program_init(&scratch2);
     if (t_start < INT64_MAX && ca.evals < max_evals && ctx->sim != NULL) {
@@ -1740,6 +1766,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       s2->events = st->events;
       s2->max_events = st->max_events;
       s2->stop = st->stop;
+      s2->deadline = st->deadline;
       cb = ca;
       if (t_pre > t_best)
         cb.t_best = t_pre;
@@ -1778,6 +1805,7 @@ chains_done:
     if (s2 != NULL) {
       st->cut += s2->cut;
       st->bound_skips += s2->bound_skips;
+      st->timed_out |= s2->timed_out;
       jt_free(s2);
       free(s2);
     }
@@ -1805,6 +1833,7 @@ chains_done:
 
   if (ooc_plan_copy(pl, &st->best) < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  st->t_result = t_best;
   pl->n_metrics = 0;
   changes[0] = '\0';
   n = 0;
@@ -1845,7 +1874,7 @@ chains_done:
              "feasible plan to start from (the %s plan kept)", from);
   else if (snprintf(pl->note, sizeof pl->note, "joint: from the %s plan "
                     "(%.6f s)%s, %.2f%% faster after %lld simulations "
-                    "(%lld more pruned by their bound%s%s)%s%s%s", from,
+                    "(%lld more pruned by their bound%s%s)%s%s%s%s", from,
                     (double)t_start * 1e-9, swept,
                     100.0 * (double)(t_start - t_best) / (double)t_start,
                     (long long)(evals + rc_sims + sw_sims + post_sims),
@@ -1856,7 +1885,9 @@ chains_done:
                                           : "; the second chain's plan",
                     post_txt,
                     n > 0 ? " (improving moves: " : "", changes,
-                    n > 0 ? ")" : "") >= (int)sizeof pl->note)
+                    n > 0 ? ")" : "",
+                    st->timed_out ? "; cut by budget_s" : "")
+           >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 5, "...)", 5);   /* cut: say so */
   ooc_plan_add_metric(pl, "simulations",
                       (double)(evals + rc_sims + sw_sims + post_sims));
@@ -1895,14 +1926,15 @@ chains_done:
  * sequential start gives, byte for byte; the wall time is the longer of
  * the two threads, or PoocH's plus one search when its plan is the
  * start. *ran = 0 when no thread could be started (the caller plans
- * sequentially). */
+ * sequentially), 2 when no plan fits within budget_s (the caller plans
+ * the start again without it). */
 struct peer_job {
   const ooc_planner_type *t;
   ooc_planner_ctx sub;
   ooc_program scratch;
   ooc_plan plan;
-  ooc_kv kv;
-  char events_s[24];
+  ooc_kv kv[2];
+  char events_s[24], budget_s[32];
   struct jt_stop *x;        /* its return and its plan's time */
   ooc_err err;
 };
@@ -1938,7 +1970,7 @@ peer_main(void *arg)
 
 static int
 start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
-               const struct jt_opts *o, int ip, double t0, ooc_plan *pl,
+               const struct jt_opts *o, int ip, ooc_plan *pl,
                int *ran, ooc_err *err)
 {
   struct peer_job j;
@@ -1973,20 +2005,28 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   if (o->start_events > 0 && ooc_planner_accepts(j.t, "max_events")) {
     snprintf(j.events_s, sizeof j.events_s, "%lld",
              (long long)o->start_events);
-    j.kv = (ooc_kv){ .key = "max_events", .value = j.events_s };
-    j.sub.opts = &j.kv;
-    j.sub.n_opts = 1;
+    j.kv[j.sub.n_opts++] = (ooc_kv){ .key = "max_events",
+                                     .value = j.events_s };
   }
+  if (st->deadline > 0 && ooc_planner_accepts(j.t, "budget_s")) {
+    budget_left(st->deadline, j.budget_s, sizeof j.budget_s);
+    j.kv[j.sub.n_opts++] = (ooc_kv){ .key = "budget_s",
+                                     .value = j.budget_s };
+  }
+  j.sub.opts = j.sub.n_opts > 0 ? j.kv : NULL;
   if (pthread_create(&th, NULL, peer_main, &j) != 0)
     goto done;                  /* *ran = 0: plan sequentially */
   *ran = 1;
-  t_np = start_plans(st, ctx, 0, o->start_events, 0, j.t, &from, &idx,
+  t_np = start_plans(st, ctx, 0, o->start_events, 0, st->deadline, j.t,
+                     &from, &idx,
                      &fatal, err);
   x.t_np = t_np;
   x.idx_np = idx;
   if (!fatal && t_np < INT64_MAX) {
-    st->stop = &x;                                       /* speculative */
-    rc = search(st, ctx, o, t_np, from, t0, pl, err);
+    /* Speculative; under budget_s it runs to the end of the budget,
+     * which PoocH's planning also takes (below). */
+    st->stop = st->deadline > 0 ? NULL : &x;
+    rc = search(st, ctx, o, t_np, from, pl, err);
     st->stop = NULL;
   }
   pthread_join(th, NULL);
@@ -2003,13 +2043,24 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     goto done;
   }
   if (pooch_wins(&x)) {
-    if (ooc_plan_copy(&st->start, &j.plan) < 0) {
+    int64_t t_spec = t_np < INT64_MAX ? st->t_result : INT64_MAX;
+    if (ooc_plan_copy(&st->start, &j.plan) < 0 ||
+        (st->deadline > 0 && t_spec < INT64_MAX &&
+         ooc_plan_copy(&j.plan, pl) < 0)) {          /* kept there */
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
       goto done;
     }
-    rc = search(st, ctx, o, x.t, j.t->name, t0, pl, err);
+    rc = search(st, ctx, o, x.t, j.t->name, pl, err);
+    /* Under budget_s, what is left after PoocH is little or nothing, and
+     * the speculative search's plan may be the faster one: the faster of
+     * the two (without a budget that search stopped early). */
+    if (rc == OOC_OK && st->deadline > 0 && t_spec < st->t_result &&
+        ooc_plan_copy(pl, &j.plan) < 0)
+      rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  } else if (t_np == INT64_MAX && st->deadline > 0) {
+    *ran = 2;                   /* the caller plans again, unbounded */
   } else if (t_np == INT64_MAX) {
-    rc = search(st, ctx, o, t_np, from, t0, pl, err);   /* none feasible */
+    rc = search(st, ctx, o, t_np, from, pl, err);   /* none feasible */
   }
 done:
   ooc_sim_free(sim);
@@ -2027,25 +2078,34 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   double t0 = ooc_wall_s();
   int64_t t_start;
   int fatal = 0, rc, idx, i, ran = 0;
+  double dl;
 
   if ((rc = parse_opts(ctx, &o, err)) < 0)
     return rc;
+  /* budget_s bounds the whole solve, the start included (start_plans),
+   * unless no plan fits within it: then the start runs again without it,
+   * as a capped one does, since a plan that fits comes first. */
+  st->deadline = dl = o.budget_s > 0 ? t0 + o.budget_s : 0;
+  st->timed_out = 0;
   if (o.start_sims == 0 && o.threads == 2 && ctx->sim != NULL)
     for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
       if (strcmp(ctx->peers[i]->name, "pooch") == 0) {
-        rc = start_parallel(st, ctx, &o, i, t0, pl, &ran, err);
-        if (ran || rc < 0)
+        rc = start_parallel(st, ctx, &o, i, pl, &ran, err);
+        if (rc < 0 || ran == 1)
           return rc;
+        if (ran == 2)
+          dl = 0;
         break;
       }
   t_start = start_plans(st, ctx, o.start_sims, o.start_events,
-                        o.threads == 1, NULL, &from, &idx, &fatal, err);
-  if (t_start == INT64_MAX && o.start_sims > 0 && !fatal)
-    t_start = start_plans(st, ctx, 0, o.start_events, o.threads == 1, NULL,
-                          &from, &idx, &fatal, err);          /* uncapped */
+                        o.threads == 1, dl, NULL, &from, &idx, &fatal, err);
+  if (t_start == INT64_MAX && (o.start_sims > 0 || dl > 0) && !fatal)
+    t_start = start_plans(st, ctx, 0, o.start_events, o.threads == 1, 0,
+                          NULL, &from, &idx, &fatal,
+                          err);               /* uncapped, unbounded */
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
-  return search(st, ctx, &o, t_start, from, t0, pl, err);
+  return search(st, ctx, &o, t_start, from, pl, err);
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",

@@ -26,10 +26,12 @@
  *        of L_O \ L_I are switched to keep one by one from the output side
  *        while the classification still fits (the greedy of Fig. 13), and
  *        the leaf is simulated. The fastest leaf is kept. The search is
- *        capped (`--opt max_sims=N`, default 2000, and `--opt
+ *        capped (`--opt max_sims=N`, default 2000; `--opt
  *        max_events=N`, the events all its simulations may process,
- *        default 0: no cap; either stops every later step's search, and
- *        the note says which): the tree branches on
+ *        default 0: no cap; and `--opt budget_s=T`, seconds of wall time,
+ *        default 0: none, which makes the plan depend on the machine's
+ *        speed; each stops every later step's search, and the note says
+ *        which): the tree branches on
  *        the elements of L_I with the largest exposed swap-in, as many as
  *        the cap allows, the others stay swap, and the note says so;
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
@@ -92,6 +94,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/util.h"
 #include "plan/planner.h"
 #include "plan/toolkit.h"
 #include "sim/sim.h"
@@ -137,7 +140,12 @@ struct pooch_state {
   int64_t max_sims;
   int64_t max_events;       /* cap on the events simulated (0: none) */
   uint64_t events;          /* events simulated so far */
-  int spent;                /* max_events reached: no more searching */
+  int spent;                /* max_events or budget_s reached: no more
+                               searching */
+  double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
+  int timed_out;            /* budget_s reached (spent says so too) */
+  int32_t m_done;           /* measure(): the measurements it took, a
+                               prefix of those asked for */
   int64_t cap;              /* the simulations the current step may use */
   double *r;                /* per act: r(X) of §4.4.3 */
   int n_sims, cut, branched;
@@ -415,8 +423,16 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
+/* budget_s has run out: no step searches any more (set_cap). */
+static void out_of_time(struct pooch_state *st)
+{
+  st->spent = st->timed_out = 1;
+  st->cut = 1;
+  st->cap = st->n_sims;
+}
+
 /* The simulations the current step may use: v, or none once max_events
- * is spent. */
+ * or budget_s is spent. */
 static void set_cap(struct pooch_state *st, int64_t v)
 {
   st->cap = st->spent ? st->n_sims : v;
@@ -473,6 +489,8 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
     st->cut = 1;
     st->cap = st->n_sims;
   }
+  if (st->deadline > 0 && !st->spent && ooc_wall_s() >= st->deadline)
+    out_of_time(st);
   st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
                                r.peak_host_pinned <= ctx->hw->host_mem);
   if (detail && r.feasible) {
@@ -828,6 +846,7 @@ struct meas_job {
   atomic_int *next;
   atomic_ullong *ev_sum;    /* the events of the measurements done, */
   uint64_t ev_left;         /* and the cap on them (0: none) */
+  double deadline;          /* no new one after it (0: none) */
   int rc;
   ooc_err err;
 };
@@ -841,6 +860,7 @@ static void *meas_main(void *arg)
    * taken so far (a prefix) hold every one the caller will take. */
   while (j->rc == OOC_OK &&
          (j->ev_left == 0 || atomic_load(j->ev_sum) < j->ev_left) &&
+         (j->deadline == 0 || ooc_wall_s() < j->deadline) &&
          (k = atomic_fetch_add(j->next, 1)) < j->m) {
     j->rc = measure_one(j->st, j->ctx, j->pl, j->xs[k], j->t0,
                         &j->out->mtr[k], &j->out->mtk[k], &j->out->mev[k],
@@ -856,7 +876,9 @@ static void *meas_main(void *arg)
 /* r(X)'s runs for xs[0 .. m) into st->mtr, mtk, mev, in two threads when
  * st->threads is 2: the same figures as one thread's. Where max_events
  * binds, the runs stop once those done have spent it, which leaves every
- * measurement one thread would have taken done. The counters and the cap
+ * measurement one thread would have taken done. Past budget_s's deadline
+ * no new one starts: st->m_done says how many were taken (every one
+ * taken is done, so they are the first m_done). The counters and the cap
  * are left to the caller (passes() replays them in order). */
 static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
                    ooc_plan *pl, const int32_t *xs, int32_t m, int64_t t0,
@@ -867,14 +889,16 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   atomic_ullong ev_sum = 0;
   struct meas_job a, b;
   int64_t max_ev = st->max_events;
+  double dl = st->deadline;
   uint64_t ev = st->events;
   int n_sims = st->n_sims, n_real = st->n_real, rc, threaded = 0;
   pthread_t th;
 
   st->max_events = 0;           /* replayed by the caller */
+  st->deadline = 0;
   a = (struct meas_job){ .st = st, .ctx = ctx, .pl = pl, .out = st,
                          .xs = xs, .m = m, .t0 = t0, .next = &next,
-                         .ev_sum = &ev_sum,
+                         .ev_sum = &ev_sum, .deadline = dl,
                          .ev_left = max_ev > 0 && (uint64_t)max_ev > ev
                                         ? (uint64_t)max_ev - ev
                                         : 0 };
@@ -883,6 +907,7 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (st->threads == 2 && m > 1 && ctx->sim != NULL) {
     if ((rc = worker_get(st, ctx, err)) < 0) {
       st->max_events = max_ev;
+      st->deadline = dl;
       return rc;
     }
     struct pooch_state *ws = &st->w->st;
@@ -892,6 +917,7 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
     ws->sched_budget = st->sched_budget;
     ws->host_relaxed = st->host_relaxed;
     ws->max_events = 0;
+    ws->deadline = 0;
     b.st = ws;
     b.ctx = &st->w->ctx;
     b.pl = &st->w->pl;
@@ -901,6 +927,8 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (threaded)
     pthread_join(th, NULL);
   st->max_events = max_ev;
+  st->deadline = dl;
+  st->m_done = atomic_load(&next) < m ? atomic_load(&next) : m;
   st->events = ev;
   st->n_sims = n_sims;
   st->n_real = n_real;
@@ -961,6 +989,10 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
       double sw, rcv;
       if (k >= m || st->n_sims + 2 > st->cap) {
         st->cut = 1;
+        break;
+      }
+      if (k >= st->m_done) {    /* budget_s ran out while measuring */
+        out_of_time(st);
         break;
       }
       tr = st->mtr[k];
@@ -1115,7 +1147,9 @@ static int finish(struct pooch_state *st, const ooc_planner_ctx *ctx,
 
   if ((rc = eval(st, ctx, pl, 0, 0, &best_t, err)) < 0)
     return rc;
-  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && best_t != INT64_MAX)
+  /* (Not once budget_s has run out: the scan is a search too.) */
+  if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && best_t != INT64_MAX &&
+      !st->timed_out)
     for (f = (uint32_t)(st->sched_budget / (ctx->budget / 64)) + 1; f <= 64;
          f++) {
       st->sched_budget = ctx->budget / 64 * f;
@@ -1219,8 +1253,18 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option "
                        "max_events=%lld: must be >= 0 (0: no cap)",
                        (long long)st->max_events);
+  {
+    double b = 0;
+    if ((rc = ooc_planner_opt_double(ctx, "budget_s", &b, err)) < 0)
+      return rc;
+    if (b < 0 || b > 1e9)
+      return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option "
+                         "budget_s=%g: must be in [0, 1e9] seconds (0: "
+                         "none)", b);
+    st->deadline = b > 0 ? ooc_wall_s() + b : 0;
+  }
   st->events = 0;
-  st->spent = 0;
+  st->spent = st->timed_out = 0;
   st->best_ns = st->rbest_ns = INT64_MAX;
   memset(st->algo, 0, (size_t)lv->n_steps);
   memset(st->cls, C_KEEP, (size_t)lv->n_acts);
@@ -1303,7 +1347,8 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
            "GiB; %d conv algorithms changed; %d simulations",
            stages[st->stage], (int)st->n_fm, c[C_KEEP], c[C_SWAP],
            c[C_RECOMP], (int)st->n_lo, (int)st->n_li, st->branched,
-           st->spent  ? ", search cut by max_events"
+           st->timed_out ? ", search cut by budget_s"
+           : st->spent ? ", search cut by max_events"
            : st->cut ? ", search cut by max_sims"
                      : "",
            (double)st->sched_budget / 1073741824.0, (int)st->n_algo,
@@ -1313,7 +1358,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
 
 static const char *const pooch_options[] = { "stage", "max_sims",
                                              "max_events", "threads",
-                                             NULL };
+                                             "budget_s", NULL };
 
 const ooc_planner_type ooc_planner_pooch = {
   .name = "pooch",

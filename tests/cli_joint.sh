@@ -69,6 +69,23 @@ expect_fail "max_evals -1" "planner 'joint': option max_evals=-1: must be in [0,
   "$OOCSIM" simulate $S -p joint --opt max_evals=-1
 expect_fail "budget_s -3" "planner 'joint': option budget_s=-3: must be >= 0 seconds (0: none)" \
   "$OOCSIM" simulate $S -p joint --opt budget_s=-3
+expect_fail "budget_s abc" "--opt budget_s: 'abc' is not a number" \
+  "$OOCSIM" simulate $S -p joint --opt budget_s=abc
+expect_fail "budget_s 1e10" "planner 'joint': option budget_s=1e+10: must be at most 1e9 seconds" \
+  "$OOCSIM" simulate $S -p joint --opt budget_s=1e10
+# budget_s bounds the whole solve, the start included: at a microsecond
+# the start has the first feasible plan of the registry's order and
+# PoocH's after its first simulation (the faster here), the search runs
+# none, and the note says the budget cut it. (What a budget of 1 s gives
+# is measured by make bench-planners.)
+expect_ok "budget_s 1e-6" "$OOCSIM" simulate $S -p joint --opt budget_s=0.000001 --json
+[ "$(num feasible "$TMP/out")" = true ] && ok "budget_s: feasible" || not_ok "budget_s: feasible"
+grep -q '"plan_note":[[:space:]]*"joint: from the [a-z-]* plan (.*; cut by budget_s"' "$TMP/out" &&
+  ok "budget_s: the note says it cut the search" || not_ok "budget_s: the note ($(grep '"plan_note"' "$TMP/out"))"
+expect_ok "pooch budget_s 1e-6" "$OOCSIM" simulate $S -p pooch --opt budget_s=0.000001 --json
+grep -q 'search cut by budget_s' "$TMP/out" && ok "pooch's note: cut by budget_s" || not_ok "pooch's note: $(grep '"plan_note"' "$TMP/out")"
+expect_fail "pooch budget_s -1" "planner 'pooch': option budget_s=-1: must be in [0, 1e9] seconds (0: none)" \
+  "$OOCSIM" simulate $S -p pooch --opt budget_s=-1
 expect_fail "start_sims -1" "planner 'joint': option start_sims=-1: must be in [0, 100000]" \
   "$OOCSIM" simulate $S -p joint --opt start_sims=-1
 # max_evals=0: the best start, unchanged.
