@@ -22,7 +22,8 @@
  * BENCH_NO_BUDGET=1 skips it): where it is infeasible while another
  * planner fits, how many scenarios it is more than 0.5% slower than the
  * best other planner and its worst, its geometric-mean x bound and its
- * longest solves. Measured figures, printed; nothing is enforced.
+ * longest solves (apart: where no planner fits, and a start the budget
+ * cut runs again without it). Measured figures, printed; nothing is enforced.
  *
  * Output: bench/out/planners.json and bench/out/planners.md (or the
  * folder given as the first argument). BENCH_MODELS (space-separated)
@@ -121,6 +122,7 @@ main(int argc, char **argv)
               strcmp(getenv("BENCH_NO_BUDGET"), "1") != 0;
   int jb_missing = 0, jb_over = 0, jb_scored = 0, jb_n = 0;
   double jb_worst_gap = -1, jb_log = 0, jb_max_solve = 0, jb_r152_solve = 0;
+  double jb_nofit_solve = 0;
   ooc_err err = { 0 };
   cJSON *root = cJSON_CreateObject(), *scs, *sum;
   FILE *md;
@@ -300,9 +302,14 @@ main(int argc, char **argv)
             if (gap > jb_worst_gap)
               jb_worst_gap = gap;
           }
-          if (cb.solve > jb_max_solve)
+          /* Where nothing fits, a start that budget_s cut runs again
+           * without it (planners/joint.c): counted apart. */
+          if (bo < 0 && cb.solve > jb_nofit_solve)
+            jb_nofit_solve = cb.solve;
+          if (bo >= 0 && cb.solve > jb_max_solve)
             jb_max_solve = cb.solve;
-          if (strcmp(models[m], "resnet152") == 0 && cb.solve > jb_r152_solve)
+          if (bo >= 0 && strcmp(models[m], "resnet152") == 0 &&
+              cb.solve > jb_r152_solve)
             jb_r152_solve = cb.solve;
         }
         printf("%-14s %-13s %2d %7lld  %-13s %7.3f  %13.3f  %13.3f\n",
@@ -400,6 +407,8 @@ main(int argc, char **argv)
     cJSON_AddNumberToObject(t, "geomean_x_lower_bound", g);
     cJSON_AddNumberToObject(t, "resnet152_max_solve_s", jb_r152_solve);
     cJSON_AddNumberToObject(t, "max_solve_s", jb_max_solve);
+    cJSON_AddNumberToObject(t, "max_solve_s_where_none_fits",
+                            jb_nofit_solve);
     fprintf(md, "\n## joint with `--opt budget_s=1`\n\nThe same "
             "scenarios, joint's whole solve bounded by 1 s of wall time "
             "(its plan then depends on the machine's speed).\n\n"
@@ -410,15 +419,17 @@ main(int argc, char **argv)
             "| worst vs the best other planner | %+.2f%% |\n"
             "| geomean x lower bound | %.3f |\n"
             "| solve on resnet152, at most | %.3f s |\n"
-            "| solve on any scenario, at most | %.3f s |\n",
+            "| solve on any scenario, at most | %.3f s |\n"
+            "| solve where no planner fits, at most (the start run again "
+            "without the budget) | %.3f s |\n",
             jb_missing, jb_over, jb_scored,
             jb_scored > 0 ? 100 * jb_worst_gap : 0.0, g, jb_r152_solve,
-            jb_max_solve);
+            jb_max_solve, jb_nofit_solve);
     printf("joint budget_s=1: missed %d, over 0.5%% slower on %d of %d "
            "(worst %+.2f%%), geomean x bound %.3f, resnet152 solve %.3f s, "
-           "any %.3f s\n", jb_missing, jb_over, jb_scored,
-           jb_scored > 0 ? 100 * jb_worst_gap : 0.0, g, jb_r152_solve,
-           jb_max_solve);
+           "any %.3f s (where none fits %.3f s)\n", jb_missing, jb_over,
+           jb_scored, jb_scored > 0 ? 100 * jb_worst_gap : 0.0, g,
+           jb_r152_solve, jb_max_solve, jb_nofit_solve);
   }
   fclose(md);
   snprintf(path, sizeof path, "%s/planners.json", dir);

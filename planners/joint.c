@@ -171,6 +171,7 @@ struct jt_stop {
   int64_t t;                /* its time (INT64_MAX: infeasible) */
   int64_t t_np;             /* the other plans' best: its time, */
   int idx_np, ip;           /* its index and PoocH's in ctx->peers */
+  double t_end;             /* when its planner returned (ooc_wall_s()) */
 };
 
 struct jt_state {
@@ -224,6 +225,7 @@ struct jt_state {
   struct jt_stop *stop;     /* the speculative search's (NULL: none) */
   double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
   int timed_out;            /* stopped() found it passed */
+  int start_cut;            /* start_plans: budget_s cut a planner */
   int64_t t_result;         /* search(): its plan's time */
   int32_t cap_rin;
 };
@@ -898,6 +900,8 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     sub.opts = sub.n_opts > 0 ? kv : NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
+    if (dl > 0 && ooc_planner_accepts(t, "budget_s") && ooc_wall_s() >= dl)
+      st->start_cut = 1;
     if (rc == OOC_ENOMEM) {
       *fatal = 1;
       *err = e;
@@ -1951,6 +1955,7 @@ peer_main(void *arg)
   ooc_err_clear(&j->err);
   j->x->t = INT64_MAX;
   rc = ooc_planner_run(j->t, &j->sub, &j->plan, &j->scratch, &j->err);
+  j->x->t_end = ooc_wall_s();
   if (rc == OOC_OK) {
     ooc_err e;
     int re;
@@ -2057,8 +2062,9 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     if (rc == OOC_OK && st->deadline > 0 && t_spec < st->t_result &&
         ooc_plan_copy(pl, &j.plan) < 0)
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  } else if (t_np == INT64_MAX && st->deadline > 0) {
-    *ran = 2;                   /* the caller plans again, unbounded */
+  } else if (t_np == INT64_MAX && st->deadline > 0 &&
+             x.t_end >= st->deadline) {
+    *ran = 2;                   /* PoocH was cut: the caller plans again */
   } else if (t_np == INT64_MAX) {
     rc = search(st, ctx, o, t_np, from, pl, err);   /* none feasible */
   }
@@ -2083,10 +2089,11 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   if ((rc = parse_opts(ctx, &o, err)) < 0)
     return rc;
   /* budget_s bounds the whole solve, the start included (start_plans),
-   * unless no plan fits within it: then the start runs again without it,
-   * as a capped one does, since a plan that fits comes first. */
+   * unless no plan fits within it and it cut PoocH: then the start runs
+   * again without it, as a capped one does, since a plan that fits comes
+   * first. */
   st->deadline = dl = o.budget_s > 0 ? t0 + o.budget_s : 0;
-  st->timed_out = 0;
+  st->timed_out = st->start_cut = 0;
   if (o.start_sims == 0 && o.threads == 2 && ctx->sim != NULL)
     for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
       if (strcmp(ctx->peers[i]->name, "pooch") == 0) {
@@ -2099,7 +2106,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
       }
   t_start = start_plans(st, ctx, o.start_sims, o.start_events,
                         o.threads == 1, dl, NULL, &from, &idx, &fatal, err);
-  if (t_start == INT64_MAX && (o.start_sims > 0 || dl > 0) && !fatal)
+  if (t_start == INT64_MAX && (o.start_sims > 0 || st->start_cut) &&
+      !fatal)
     t_start = start_plans(st, ctx, 0, o.start_events, o.threads == 1, 0,
                           NULL, &from, &idx, &fatal,
                           err);               /* uncapped, unbounded */
