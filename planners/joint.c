@@ -112,8 +112,14 @@
  *    plan changes at 1.25 x 10^7 (at 10^7 gpt2_xl b24 on h100-pcie5,
  *    about 10,000 events a simulation, would come out 0.2% slower), and
  *    the 10^4-layer resnet (223,000) gets 56 simulations. `budget_s`
- *    (default 0: none) also stops it after that many seconds of wall
- *    time, which makes the plan depend on the machine's speed.
+ *    (seconds, default 0: none) bounds the whole solve, which makes the
+ *    plan depend on the machine's speed: PoocH gets what is left of it
+ *    (its own budget_s), no other planner of the start begins after it
+ *    once one plan fits, the sweeps and the chains stop at it (stopped),
+ *    and the speculative search of the parallel start runs to it, the
+ *    faster of its plan and the search's from PoocH's being the result;
+ *    when nothing fits and the budget cut PoocH, the start runs again
+ *    without it. The note then ends "cut by budget_s".
  * 5. Two chains: the annealing runs twice, from the swept plan and, the
  *    second chain, from the plan before the class sweeps when they
  *    changed it (their greedy steps can lead the annealing into a worse
