@@ -1746,8 +1746,8 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
     if (ooc_plan_copy(&st->cur, &st->best) < 0)       /* the swept plan */
       return ooc_err_set(err, OOC_ENOMEM, "out of memory");
     ca = (struct chain){ .st = st, .ctx = ctx, .o = o, .t_start = t_start,
-                         .t_best = t_best, .evals = sweep_sims + place_sims,
-                         };
+                         .t_best = t_best,
+                         .evals = sweep_sims + place_sims };
     ooc_err_clear(&ca.err);
     ooc_program_init(&scratch2);
     if (t_start < INT64_MAX && ca.evals < max_evals && ctx->sim != NULL) {
@@ -1936,8 +1936,8 @@ chains_done:
  * sequential start gives, byte for byte; the wall time is the longer of
  * the two threads, or PoocH's plus one search when its plan is the
  * start. *ran = 0 when no thread could be started (the caller plans
- * sequentially), 2 when no plan fits within budget_s (the caller plans
- * the start again without it). */
+ * sequentially), 2 when no plan fits and budget_s cut PoocH (the caller
+ * plans the start again without it). */
 struct peer_job {
   const ooc_planner_type *t;
   ooc_planner_ctx sub;
@@ -2029,8 +2029,7 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     goto done;                  /* *ran = 0: plan sequentially */
   *ran = 1;
   t_np = start_plans(st, ctx, 0, o->start_events, 0, st->deadline, j.t,
-                     &from, &idx,
-                     &fatal, err);
+                     &from, &idx, &fatal, err);
   x.t_np = t_np;
   x.idx_np = idx;
   if (!fatal && t_np < INT64_MAX) {
