@@ -228,17 +228,23 @@ ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key, int64_t *v,
 }
 
 int
-ooc_planner_opt_double(const ooc_planner_ctx *ctx, const char *key,
-                       double *v, ooc_err *err)
+ooc_planner_opt_seconds(const ooc_planner_ctx *ctx, const char *planner,
+                        const char *key, double *v, ooc_err *err)
 {
   char what[96];
   const char *s = opt_find(ctx, key, what, sizeof what);
+  double x;
   int rc;
 
   if (s == NULL)
     return 0;
-  rc = ooc_parse_double(s, what, v, err);
-  return rc == OOC_OK ? 1 : rc;
+  if ((rc = ooc_parse_double(s, what, &x, err)) != OOC_OK)
+    return rc;
+  if (x < 0 || x > 1e9)
+    return ooc_err_set(err, OOC_EINVAL, "planner '%s': option %s=%g: must "
+                       "be in [0, 1e9] seconds (0: none)", planner, key, x);
+  *v = x;
+  return 1;
 }
 
 int

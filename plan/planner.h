@@ -149,8 +149,10 @@ int ooc_planner_opts_for(const ooc_planner_type *t, const ooc_kv *opts,
  * present (OOC_EINVAL via err on a malformed value), 0 when absent. */
 int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,
                         int64_t *v, ooc_err *err);
-int ooc_planner_opt_double(const ooc_planner_ctx *ctx, const char *key,
-                           double *v, ooc_err *err);
+/* A wall-time budget in seconds, in [0, 1e9] (fractions allowed; 0: none);
+ * out of range: OOC_EINVAL naming planner, key and value. */
+int ooc_planner_opt_seconds(const ooc_planner_ctx *ctx, const char *planner,
+                            const char *key, double *v, ooc_err *err);
 int ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
                          uint64_t *v, ooc_err *err);
 int ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,

@@ -884,7 +884,7 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     ooc_planner_ctx sub = *ctx;
     ooc_err e;
     int64_t x;
-    int rc;
+    int rc, timed;
     if (strcmp(t->name, "joint") == 0 || t == skip)
       continue;
     /* budget_s spent: no more planners once one plan fits. */
@@ -899,14 +899,15 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
       kv[sub.n_opts++] = (ooc_kv){ .key = "max_events", .value = events_s };
     if (one_thread && ooc_planner_accepts(t, "threads"))
       kv[sub.n_opts++] = (ooc_kv){ .key = "threads", .value = "1" };
-    if (dl > 0 && ooc_planner_accepts(t, "budget_s")) {
+    timed = dl > 0 && ooc_planner_accepts(t, "budget_s");
+    if (timed) {
       budget_left(dl, budget_s, sizeof budget_s);
       kv[sub.n_opts++] = (ooc_kv){ .key = "budget_s", .value = budget_s };
     }
     sub.opts = sub.n_opts > 0 ? kv : NULL;
     ooc_err_clear(&e);
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
-    if (dl > 0 && ooc_planner_accepts(t, "budget_s") && ooc_wall_s() >= dl)
+    if (timed && ooc_wall_s() >= dl)
       st->start_cut = 1;
     if (rc == OOC_ENOMEM) {
       *fatal = 1;
@@ -1517,17 +1518,9 @@ parse_opts(const ooc_planner_ctx *ctx, struct jt_opts *o, ooc_err *err)
   if (o->sweep != 0 && o->sweep != 1)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "sweep=%lld: must be 0 or 1", (long long)o->sweep);
-  if ((rc = ooc_planner_opt_double(ctx, "budget_s", &o->budget_s,
-                                   err)) < 0)
+  if ((rc = ooc_planner_opt_seconds(ctx, "joint", "budget_s",
+                                    &o->budget_s, err)) < 0)
     return rc;
-  if (o->budget_s < 0)
-    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
-                       "budget_s=%g: must be >= 0 seconds (0: none)",
-                       o->budget_s);
-  if (o->budget_s > 1e9)
-    return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
-                       "budget_s=%g: must be at most 1e9 seconds",
-                       o->budget_s);
   if (o->max_evals < 0 || o->max_evals > 10000000)
     return ooc_err_set(err, OOC_EINVAL, "planner 'joint': option "
                        "max_evals=%lld: must be in [0, 10000000]",

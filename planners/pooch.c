@@ -423,12 +423,27 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-/* budget_s has run out: no step searches any more (set_cap). */
-static void out_of_time(struct pooch_state *st)
+/* max_events or budget_s is spent: no step searches any more (set_cap). */
+static void spend(struct pooch_state *st)
 {
-  st->spent = st->timed_out = 1;
+  st->spent = 1;
   st->cut = 1;
   st->cap = st->n_sims;
+}
+
+/* ... the events cap, when the simulations so far have reached it. */
+static void spend_events(struct pooch_state *st)
+{
+  if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
+      !st->spent)
+    spend(st);
+}
+
+/* ... budget_s (the note says which). */
+static void out_of_time(struct pooch_state *st)
+{
+  st->timed_out = 1;
+  spend(st);
 }
 
 /* The simulations the current step may use: v, or none once max_events
@@ -483,12 +498,7 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return rc;
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
   st->events += ooc_planner_events(&r);
-  if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
-      !st->spent) {
-    st->spent = 1;
-    st->cut = 1;
-    st->cap = st->n_sims;
-  }
+  spend_events(st);
   if (st->deadline > 0 && !st->spent && ooc_wall_s() >= st->deadline)
     out_of_time(st);
   st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
@@ -1000,12 +1010,7 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
       st->n_sims += 2;
       st->n_real += tr < t0 ? 2 : 1;
       st->events += st->mev[k];
-      if (st->max_events > 0 && st->events >= (uint64_t)st->max_events &&
-          !st->spent) {
-        st->spent = 1;
-        st->cut = 1;
-        st->cap = st->n_sims;
-      }
+      spend_events(st);
       st->n_meas++;
       st->n_unfit += tr == INT64_MAX;
       /* r(X) < 1 exactly when recomputing X beats t0 (below), so X
@@ -1255,12 +1260,9 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                        (long long)st->max_events);
   {
     double b = 0;
-    if ((rc = ooc_planner_opt_double(ctx, "budget_s", &b, err)) < 0)
+    if ((rc = ooc_planner_opt_seconds(ctx, "pooch", "budget_s", &b,
+                                      err)) < 0)
       return rc;
-    if (b < 0 || b > 1e9)
-      return ooc_err_set(err, OOC_EINVAL, "planner 'pooch': option "
-                         "budget_s=%g: must be in [0, 1e9] seconds (0: "
-                         "none)", b);
     st->deadline = b > 0 ? ooc_wall_s() + b : 0;
   }
   st->events = 0;
