@@ -26,7 +26,7 @@
  *    on its own simulator while this one runs the other planners and the
  *    search from the best of theirs; when PoocH's plan is the incumbent
  *    after all, the search runs again from it. Without budget_s that
- *    first search runs at the lowest priority (search_low), so that
+ *    first search runs at a lower priority (search_low), so that
  *    PoocH takes the cores it can use and the search the rest. The plan
  *    is the one a sequential start gives, byte for byte (start_parallel;
  *    `threads=1` plans the start sequentially, and PoocH measures in one
@@ -1980,13 +1980,16 @@ peer_main(void *arg)
 }
 
 /* The speculative search of start_parallel runs in a thread of its own
- * at the lowest priority (nice 19; Linux's nice is per thread, and a
- * thread it starts, the second chain, inherits it): PoocH's threads,
- * whose plan usually decides the start, take the cores first, and the
- * speculative search takes what they leave (a core whenever PoocH runs
- * one thread, between its measuring passes), instead of halving PoocH's
- * share. Which thread runs it changes no result: the plan is the same,
- * byte for byte, only sooner. */
+ * at a lower priority, nice 5 (Linux's nice is per thread, and a thread
+ * it starts, the second chain, inherits it): PoocH's threads, whose plan
+ * usually decides the start, take the cores first, and the speculative
+ * search takes what they leave (a core whenever PoocH runs one thread,
+ * between its measuring passes), instead of halving PoocH's share. Nice
+ * 5 gave what 19 did (resnet152 b172 and b344 v100-pcie3: 2.2-2.4 and
+ * 3.0-3.2 s, 2.6 and 3.5-3.6 s at nice 0) while a thread of another
+ * program at nice 0 leaves it a quarter of its share rather than a
+ * seventieth. Which thread runs it changes no result: the plan is the
+ * same, byte for byte, only sooner. */
 struct spec_job {
   struct jt_state *st;
   const ooc_planner_ctx *ctx;
@@ -2004,14 +2007,14 @@ spec_main(void *arg)
   struct spec_job *j = arg;
 
 #if defined(__linux__)
-  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
 #endif
   ooc_err_clear(&j->err);
   j->rc = search(j->st, j->ctx, j->o, j->t_start, j->from, j->pl, &j->err);
   return NULL;
 }
 
-/* search() in a thread at the lowest priority (inline when none can be
+/* search() in a thread at nice 5 (inline when none can be
  * started). */
 static int
 search_low(struct jt_state *st, const ooc_planner_ctx *ctx,
@@ -2084,10 +2087,10 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   x.t_np = t_np;
   x.idx_np = idx;
   if (!fatal && t_np < INT64_MAX) {
-    /* Speculative, at the lowest priority (search_low). Under budget_s
+    /* Speculative, at a lower priority (search_low). Under budget_s
      * it runs to the end of the budget, which PoocH's planning also
      * takes (below), and its plan may be the result, so there the two
-     * share the cores evenly (at the lowest priority joint came out
+     * share the cores evenly (at the lower priority joint came out
      * more than 0.5% slower than the best other planner on 12 of the
      * benchmark's scenarios rather than 11, geometric mean 1.150 x
      * bound rather than 1.144-1.146). */
