@@ -1990,6 +1990,8 @@ peer_main(void *arg)
  * program at nice 0 leaves it a quarter of its share rather than a
  * seventieth. Which thread runs it changes no result: the plan is the
  * same, byte for byte, only sooner. */
+enum { SPEC_NICE = 5 };
+
 struct spec_job {
   struct jt_state *st;
   const ooc_planner_ctx *ctx;
@@ -2006,15 +2008,17 @@ spec_main(void *arg)
 {
   struct spec_job *j = arg;
 
+  /* Where it fails (or elsewhere than Linux) the search runs at the
+   * caller's priority: slower, the same plan. */
 #if defined(__linux__)
-  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SPEC_NICE);
 #endif
   ooc_err_clear(&j->err);
   j->rc = search(j->st, j->ctx, j->o, j->t_start, j->from, j->pl, &j->err);
   return NULL;
 }
 
-/* search() in a thread at nice 5 (inline when none can be
+/* search() in a thread at SPEC_NICE (inline when none can be
  * started). */
 static int
 search_low(struct jt_state *st, const ooc_planner_ctx *ctx,
