@@ -1168,7 +1168,10 @@ schedule(ooc_sim *s)
     host_advance(s);
   for (a = 0; a < OOC_NSTREAMS; a++) {
     const struct stream *st = &s->st[a];
-    if (st->state != ST_BUSY && st->pos < st->n) {
+    /* A head still stuck on the wait it stopped at would stop there
+     * again: try_start would change nothing, so it is not a candidate. */
+    if (st->state != ST_BUSY && st->pos < st->n &&
+        (st->wait_on < 0 || is_done(s, st->wait_on))) {
       head[n] = s->order[st->first + st->pos];
       cand[n++] = a;
     }
