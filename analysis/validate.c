@@ -225,7 +225,7 @@ ooc_validate_run(const ooc_scenario_spec *spec,
   c.want_traces = keep_measures;
   v->warmup = mc->warmup;
   v->iterations = mc->iterations;
-  v->threads = mc->threads;
+  v->threads = mc->threads > 0 ? mc->threads : 1;   /* 0: the default, 1 */
   v->link_GBps = mc->link_GBps;
   snprintf(v->backend, sizeof v->backend, "%s", mc->backend);
   snprintf(v->allocator, sizeof v->allocator, "%s",

@@ -80,9 +80,9 @@ const ooc_cli_option ooc_cli_options[] = {
   { "planner", 'p', OOC_OPT_PLANNER, "PLANNER", SCEN,
     "planner (oocsim list planners)" },
   { "planner", 'p', OOC_OPT_PLANNER, "LIST",
-    OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
+    OOC_CMD_COMPARE | OOC_CMD_MINBUDGET | OOC_CMD_REPORT,
     "comma-separated planners, or all (the default)" },
-  { "planner", 'p', OOC_OPT_PLANNER, "LIST", OOC_CMD_SWEEP,
+  { "planner", 'p', OOC_OPT_PLANNER, "LIST", OOC_CMD_SWEEP | OOC_CMD_VALIDATE,
     "comma-separated planners, or all" },
   { "budget", 0, OOC_OPT_BUDGET, "SIZE",
     SCEN | OOC_CMD_COMPARE | OOC_CMD_REPORT | OOC_CMD_VALIDATE,
@@ -257,6 +257,21 @@ ooc_cli_parse_optimizer(const char *s, ooc_optimizer *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL,
                        "--optimizer: unknown optimizer '%s' (sgd, momentum, "
                        "adam)", s);
+  return OOC_OK;
+}
+
+int
+ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts, int n,
+                   ooc_err *err)
+{
+  for (int j = 0; j < a->n_opts; j++) {
+    int i;
+    for (i = 0; i < n && !ooc_planner_accepts(ts[i], a->opts[j].key); i++)
+      ;
+    if (i == n)
+      return ooc_err_set(err, OOC_EINVAL, "--opt %s: no chosen planner "
+                         "accepts this option", a->opts[j].key);
+  }
   return OOC_OK;
 }
 

@@ -205,6 +205,13 @@ int ooc_cli_split_kv(char *s, const char *opt, const char **key,
 int ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out,
                            int *n, ooc_err *err);
 
+/* Every --opt key of a must be one at least one of ts[0 .. n) accepts:
+ * else "--opt K: no chosen planner accepts this option". (A planner
+ * refuses the keys it does not take when it runs; a command that runs
+ * several checks here first, so that a key none takes is an error.) */
+int ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts,
+                       int n, ooc_err *err);
+
 /* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
 int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);
 

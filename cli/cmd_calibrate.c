@@ -52,8 +52,8 @@ static const ooc_cli_doc calibrate_doc = {
     "GSL), and the allocator's driver actions. Fields it does not\n"
     "measure are the base profile's. docs/calibration.md.\n",
   .examples =
-    "  oocsim calibrate --backend cpu -m resnet50 -b 32 --set width=16 "
-    "--set image=64 -o cpu.json\n",
+    "  oocsim calibrate --backend cpu -m resnet50 -b 16 --set image=64 "
+    "--link-GBps 2 -o cpu.json\n",
 };
 
 /* Host memory from /proc/meminfo (kB lines), 0 when unknown. */

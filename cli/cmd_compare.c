@@ -333,15 +333,8 @@ ooc_cmd_compare(int argc, char **argv)
     ooc_err_prefix(&err, err.code, "--allocator: ");
     goto fail;
   }
-  for (j = 0; j < a.n_opts; j++) {
-    for (i = 0; i < n && !ooc_planner_accepts(ts[i], a.opts[j].key); i++)
-      ;
-    if (i == n) {
-      ooc_err_set(&err, OOC_EINVAL, "--opt %s: no chosen planner accepts "
-                  "this option", a.opts[j].key);
-      goto fail;
-    }
-  }
+  if (ooc_cli_check_opts(&a, ts, n, &err) < 0)
+    goto fail;
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_open(&spec, &sc, &err) < 0)
     goto fail;

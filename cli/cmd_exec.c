@@ -72,8 +72,10 @@ static const ooc_cli_doc exec_doc = {
     "high-water marks. The in-core time, compute time and lower bound are\n"
     "the profile's. docs/executor.md.\n",
   .examples =
-    "  oocsim plan -m resnet50 -b 8 --set image=64 --hw cpu.json -p window "
-    "--budget 200M -o plan.json\n"
+    "  oocsim calibrate --backend cpu -m resnet50 -b 16 --set image=64 "
+    "--link-GBps 2 -o cpu.json\n"
+    "  oocsim plan -m resnet50 -b 16 --set image=64 --hw cpu.json -p window "
+    "--budget 400M -o plan.json\n"
     "  oocsim exec plan.json --link-GBps 2 --json\n",
 };
 
@@ -91,7 +93,9 @@ exec_object(const ooc_measure *m, const ooc_measure_config *mc)
        cJSON_AddStringToObject(o, "note", r->note) != NULL &&
        cJSON_AddNumberToObject(o, "warmup", r->warmup) != NULL &&
        cJSON_AddNumberToObject(o, "iterations", r->iterations) != NULL &&
-       cJSON_AddNumberToObject(o, "threads", mc->threads) != NULL &&
+       /* 0 asks for the backends' default, one kernel thread. */
+       cJSON_AddNumberToObject(o, "threads",
+                               mc->threads > 0 ? mc->threads : 1) != NULL &&
        (r->link_GBps > 0
             ? cJSON_AddNumberToObject(o, "link_GBps", r->link_GBps) != NULL
             : cJSON_AddNullToObject(o, "link_GBps") != NULL) &&
@@ -261,8 +265,10 @@ static const ooc_cli_doc validate_doc = {
     "histogram. Exit status 1 when an integrity check fails or a\n"
     "planner could not run (its row says why; the others still run).\n",
   .examples =
-    "  oocsim validate -m resnet50 -b 8 --hw cpu.json -p vdnn,lms,window "
-    "--budget 300M --link-GBps 2 -o val\n",
+    "  oocsim calibrate --backend cpu -m resnet50 -b 16 --set image=64 "
+    "--link-GBps 2 -o cpu.json\n"
+    "  oocsim validate -m resnet50 -b 16 --set image=64 --hw cpu.json "
+    "-p vdnn,lms,window --budget 400M --link-GBps 2 -o val\n",
 };
 
 int
@@ -291,15 +297,8 @@ ooc_cmd_validate(int argc, char **argv)
     goto done;
   if (ooc_cli_parse_planners(a.planner, &ts, &n, &err) < 0)
     goto fail;
-  for (int j = 0; j < a.n_opts; j++) {
-    for (i = 0; i < n && !ooc_planner_accepts(ts[i], a.opts[j].key); i++)
-      ;
-    if (i == n) {
-      ooc_err_set(&err, OOC_EINVAL, "--opt %s: no chosen planner accepts "
-                  "this option", a.opts[j].key);
-      goto fail;
-    }
-  }
+  if (ooc_cli_check_opts(&a, ts, n, &err) < 0)
+    goto fail;
   mc = measure_config(&a);
   if (check_backend(&mc, &err) < 0)
     goto fail;

@@ -143,7 +143,8 @@ ooc_cmd_minbudget(int argc, char **argv)
                          OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW, &rc))
     goto done;
   if (ooc_cli_parse_planners(a.planner != NULL ? a.planner : "all", &ts, &n,
-                             &err) < 0)
+                             &err) < 0 ||
+      ooc_cli_check_opts(&a, ts, n, &err) < 0)
     goto fail;
   ooc_cli_args_spec(&a, &spec);
   /* The names as the summary gives them, and clear errors up front. */

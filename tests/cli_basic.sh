@@ -105,6 +105,7 @@ expect_fail "unknown profile" "nosuchgpu" "$OOCSIM" simulate -m "$MLP" -b 4 --hw
 expect_fail "unknown planner option" "frob" "$OOCSIM" simulate $S --opt frob=1
 expect_fail "compare option nobody takes" "--opt frob" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --opt frob=1
 expect_fail "compare bad option value" "window: 'abc' is not a size" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --opt window=abc
+expect_fail "minbudget option nobody takes" "oocsim: --opt frob: no chosen planner accepts this option" "$OOCSIM" minbudget -m "$MLP" -b 4 --hw v100-pcie3 -p window --opt frob=1
 expect_fail "budget below working set" "budget" "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p incore --budget 1MiB
 expect_fail "stray argument" "unexpected argument 'extra'" "$OOCSIM" info -m "$MLP" extra
 

@@ -35,6 +35,7 @@ cp "$TMP/out" "$TMP/exec.json"
 [ "$(num feasible "$TMP/exec.json")" = true ] && ok "exec feasible" || not_ok "exec feasible"
 [ "$(num backend "$TMP/exec.json")" = '"cpu"' ] && ok "exec.backend cpu" || not_ok "exec.backend cpu"
 [ "$(num iterations "$TMP/exec.json")" = 2 ] && ok "2 timed iterations" || not_ok "2 timed iterations"
+[ "$(num threads "$TMP/exec.json")" = 1 ] && ok "threads: the default, 1, not 0" || not_ok "threads: $(num threads "$TMP/exec.json")"
 [ "$(num link_GBps "$TMP/exec.json")" = null ] && ok "no pacing: link_GBps null" || not_ok "no pacing: link_GBps null"
 [ "$(num verify_mismatches "$TMP/exec.json")" = 0 ] && ok "no verify mismatch" || not_ok "no verify mismatch"
 vc=$(num verify_checked "$TMP/exec.json")
