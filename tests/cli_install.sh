@@ -52,8 +52,11 @@ expect_ok "p2 --version" "$TMP/p2/bin/oocsim" --version
 grep -qF "data directory: $TMP/p2/share/oocsim (installed)" "$TMP/out" &&
   ok "--version names p2's data" || not_ok "--version: $(cat "$TMP/out")"
 
-for d in hardware.md architecture.md; do
+for d in hardware.md architecture.md executor.md validation.md; do
   [ -f "$TMP/p2/share/doc/oocsim/$d" ] && ok "$d installed" || not_ok "$d installed"
+done
+for d in models/README.md hwprofiles/README.md; do
+  [ -f "$TMP/p2/share/oocsim/$d" ] && ok "$d installed" || not_ok "$d installed"
 done
 
 # Overrides: a copy of the data elsewhere, by environment and by option.
