@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 
 #include "base/util.h"
 
@@ -180,11 +181,45 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
                        ooc_fmt_bytes(max_bytes, b2, sizeof b2), kind);
   for (i = 0; i < len; i++) {
     char ch = text[i];
+    unsigned char u = (unsigned char)ch;
+    if (u >= 0x80) {
+      /* UTF-8 (RFC 3629): a lead byte and its continuation bytes, no
+       * overlong form, no surrogate, nothing above U+10FFFF. */
+      size_t k, need = u >= 0xc2 && u <= 0xdf ? 1
+                       : u >= 0xe0 && u <= 0xef ? 2
+                       : u >= 0xf0 && u <= 0xf4 ? 3 : 0;
+      int ok = need > 0;
+      for (k = 1; ok && k <= need; k++)
+        ok = i + k < len && ((unsigned char)text[i + k] & 0xc0) == 0x80;
+      if (ok && need >= 2) {
+        unsigned char c1 = (unsigned char)text[i + 1];
+        ok = !(u == 0xe0 && c1 < 0xa0) && !(u == 0xed && c1 > 0x9f) &&
+             !(u == 0xf0 && c1 < 0x90) && !(u == 0xf4 && c1 > 0x8f);
+      }
+      if (!ok) {
+        ooc_text_pos(text, text + i, &line, &col);
+        return ooc_err_set(err, OOC_EPARSE, "%s: not UTF-8 text: byte 0x%02x "
+                           "at line %d, column %d (%s)", origin, u, line,
+                           col, kind);
+      }
+      i += need;
+      continue;
+    }
     if (in_str) {
-      if (ch == '\\')
+      if (ch == '\\') {
+        /* A NUL written as an escape would cut the string short where
+         * the parser hands it on: refuse it, as a NUL byte is. */
+        if (i + 5 < len && text[i + 1] == 'u' && text[i + 2] == '0' &&
+            text[i + 3] == '0' && text[i + 4] == '0' && text[i + 5] == '0') {
+          ooc_text_pos(text, text + i, &line, &col);
+          return ooc_err_set(err, OOC_EPARSE, "%s: a string holds \\u0000 "
+                             "(a NUL character) at line %d, column %d (%s)",
+                             origin, line, col, kind);
+        }
         i++;
-      else if (ch == '"')
+      } else if (ch == '"') {
         in_str = 0;
+      }
       continue;
     }
     if (ch == '"') {
@@ -202,6 +237,37 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
     }
   }
   return OOC_OK;
+}
+
+/* ooc_json_check_dups's walk; where names the enclosing object's key. */
+static int
+dups(const cJSON *node, const char *where, const char *origin, ooc_err *err)
+{
+  const cJSON *it, *prev;
+  int rc;
+
+  for (it = node != NULL ? node->child : NULL; it != NULL; it = it->next) {
+    if (cJSON_IsObject(node) && it->string != NULL)
+      for (prev = node->child; prev != it; prev = prev->next)
+        if (prev->string != NULL && strcmp(prev->string, it->string) == 0)
+          return ooc_err_set(err, OOC_EINVAL, "%s: key '%s' given twice%s%s"
+                             "%s", origin, it->string,
+                             where != NULL ? " (in '" : "",
+                             where != NULL ? where : "",
+                             where != NULL ? "')" : "");
+    if ((cJSON_IsObject(it) || cJSON_IsArray(it)) &&
+        (rc = dups(it, cJSON_IsObject(node) ? it->string : where, origin,
+                   err)) != OOC_OK)
+      return rc;
+  }
+  return OOC_OK;
+}
+
+int
+ooc_json_check_dups(const struct cJSON *node, const char *origin,
+                    ooc_err *err)
+{
+  return dups(node, NULL, origin, err);
 }
 
 int
@@ -251,7 +317,7 @@ ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err)
   if (memchr(buf, '\0', n) != NULL) {
     free(buf);
     return ooc_err_set(err, OOC_EPARSE,
-                       "%s: binary data (NUL byte), not a JSON text", path);
+                       "%s: binary data (NUL byte), not text", path);
   }
   *out = buf;
   if (len)

@@ -55,10 +55,21 @@ int ooc_read_file(const char *path, char **out, size_t *len, ooc_err *err);
  * than max_depth arrays and objects ("nested too deep at line 3, column
  * 65: more than 64 levels"), naming origin and the kind of file. The
  * parser's memory grows with both (tens of bytes per input byte), and its
- * own depth limit would only say "malformed". O(len), no allocation. */
+ * own depth limit would only say "malformed". Also refuse text that is not
+ * UTF-8 ("not UTF-8 text: byte 0xff at line 2, column 12") and a string
+ * holding \u0000, which the parser would cut short there. O(len), no
+ * allocation. */
 int ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
                       int max_depth, const char *origin, const char *kind,
                       ooc_err *err);
+
+/* The first key given twice in one object of the JSON tree at node, as
+ * "origin: key 'k' given twice (in <where>)"; OOC_OK when none. The
+ * parser keeps both and lookups see the first, so a repeated key would
+ * silently lose a value. O(sum of squares of the objects' sizes). */
+struct cJSON;
+int ooc_json_check_dups(const struct cJSON *node, const char *origin,
+                        ooc_err *err);
 
 /* Resolve a model/profile name: if it contains '/' or ends in ".json" it is
  * a path; otherwise "<datadir>/<subdir>/<name>.json". The result is a heap

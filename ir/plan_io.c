@@ -569,6 +569,23 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
     }
     goto fail;
   }
+  {
+    /* Nothing but white space may follow the JSON text. */
+    size_t off = end != NULL && end >= text ? (size_t)(end - text) : len;
+    while (off < len && (text[off] == ' ' || text[off] == '\n' ||
+                         text[off] == '\r' || text[off] == '\t'))
+      off++;
+    if (off < len) {
+      int line, col;
+      ooc_text_pos(text, text + off, &line, &col);
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: more text after the JSON "
+                       "object, at line %d, column %d (corrupt file?)",
+                       origin, line, col);
+      goto fail;
+    }
+  }
+  if ((rc = ooc_json_check_dups(root, origin, err)) < 0)
+    goto fail;
   if (!cJSON_IsObject(root)) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: not a plan file (the top level "
                      "must be an object)", origin);

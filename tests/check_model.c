@@ -845,7 +845,7 @@ START_TEST(test_bad_files)
            DATA "bad_truncated.json: malformed JSON near line 5, column 45 "
                 "(unexpected end: truncated?)", 1);
   bad_file(DATA "bad_binary.json", 2, OOC_EPARSE,
-           DATA "bad_binary.json: binary data (NUL byte), not a JSON text", 1);
+           DATA "bad_binary.json: binary data (NUL byte), not text", 1);
   bad_file(DATA "bad_op.json", 2, OOC_EINVAL,
            DATA "bad_op.json: layer 'c1': op: unknown op 'conv' (known: "
                 "conv2d, ", 0);
@@ -1255,6 +1255,8 @@ END_TEST
 START_TEST(test_bad_strings)
 {
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
+          "t.json: not UTF-8 text: byte 0x89 at line 1, column 1 (a model)");
+  bad_str("PNG\r\n\x1a\n garbage", OOC_EPARSE,
           "t.json: malformed JSON near line 1, column 1");
   bad_str("", OOC_EPARSE, "malformed JSON near line 1, column 1 (unexpected "
                           "end: truncated?)");
@@ -1394,7 +1396,7 @@ START_TEST(test_bad_strings)
           "{\"name\":\"c\",\"out\":3}]}",
           OOC_EINVAL, "t.json: layer 'c': op: missing");
   bad_str("{\"name\":\"x\",\"params\":{\"a\":1,\"a\":2},\"input\":[3],"
-          "\"layers\":[]}", OOC_EINVAL, "t.json: params: a: defined twice");
+          "\"layers\":[]}", OOC_EINVAL, "t.json: key 'a' given twice (in 'params')");
   bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":[\"relu\"]}",
           OOC_EINVAL, "t.json: layer #1: expected an object");
   /* An in-place relu on c, which c2 (a conv, needs its input) also reads:

@@ -27,10 +27,19 @@ info_fail "truncated JSON" \
   "malformed JSON near line 5, column 45 (unexpected end: truncated?)" \
   "$D/bad_truncated.json"
 info_fail "binary garbage with a NUL byte" \
-  "binary data (NUL byte), not a JSON text" "$D/bad_binary.json"
+  "binary data (NUL byte), not text" "$D/bad_binary.json"
 printf '\211PNG\r\n\032\n\377\376garbage' >"$TMP/garbage.json"
-info_fail "binary garbage" "malformed JSON near line 1, column 1" \
+info_fail "binary garbage" "not UTF-8 text: byte 0x89 at line 1, column 1 (a model)" \
   "$TMP/garbage.json"
+printf '{"name": "t\377x"}' >"$TMP/latin1.json"
+info_fail "not UTF-8" "not UTF-8 text: byte 0xff at line 1, column 12 (a model)" \
+  "$TMP/latin1.json"
+printf '{"name": "ti\\u0000ny"}' >"$TMP/nul.json"
+info_fail "an escaped NUL" \
+  "a string holds \\u0000 (a NUL character) at line 1, column 13 (a model)" \
+  "$TMP/nul.json"
+printf '{"name": "a", "layers": [{"name": "x", "name": "y"}]}' >"$TMP/dup.json"
+info_fail "a key twice" "key 'name' given twice (in 'layers')" "$TMP/dup.json"
 : >"$TMP/empty.json"
 info_fail "empty file" \
   "malformed JSON near line 1, column 1 (unexpected end: truncated?)" \

@@ -87,6 +87,11 @@ expect_fail "missing plan.json" "nosuch.json" "$OOCSIM" simulate "$TMP/nosuch.js
 sed 's/"batch":[[:space:]]*4/"batch": 5/' "$TMP/mlp.json" >"$TMP/other.json"
 expect_fail "plan for a different model" "different model" "$OOCSIM" simulate "$TMP/other.json"
 expect_fail "plan file and -m" "either PLAN.json or" "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
+{ cat "$TMP/mlp.json"; echo xyz; } >"$TMP/tail.json"
+expect_fail "text after the plan's object" "tail.json: more text after the JSON object, at line" \
+  "$OOCSIM" simulate "$TMP/tail.json"
+sed 's/"version":[[:space:]]*2,/"version": 2, "version": 3,/' "$TMP/mlp.json" >"$TMP/dupv.json"
+expect_fail "a plan key twice" "dupv.json: key 'version' given twice" "$OOCSIM" simulate "$TMP/dupv.json"
 
 # trace and memory CSV
 expect_ok "simulate --trace --mem-csv" "$OOCSIM" simulate -m resnet50 -b 256 \
