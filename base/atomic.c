@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
@@ -30,16 +32,51 @@ release(ooc_atomic_file *af)
 int
 ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
 {
-  size_t n = strlen(path) + 48;
+  size_t n;
   int fd = -1, k;
+  struct stat st;
+  char *real = NULL;
 
   *af = (ooc_atomic_file){ .f = NULL };
-  af->path = strdup(path);
+  if (path[0] == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "empty output name");
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    /* Replace the file the link names, and keep the link. */
+    if ((real = realpath(path, NULL)) == NULL)
+      return ooc_err_set(err, OOC_EIO, "cannot write '%s': a symbolic "
+                         "link to %s", path, errno == ENOENT
+                             ? "a missing file" : strerror(errno));
+  }
+  if (stat(real != NULL ? real : path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      free(real);
+      return ooc_err_set(err, OOC_EIO, "cannot write '%s': is a directory",
+                         path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      /* A FIFO, a device: write into it; a rename would replace it. */
+      FILE *f = fopen(real != NULL ? real : path, "w");
+      int e = errno;
+      free(real);
+      if (f == NULL)
+        return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path,
+                           strerror(e));
+      if ((af->path = strdup(path)) == NULL) {
+        fclose(f);
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      }
+      af->f = f;
+      return OOC_OK;
+    }
+  }
+  af->path = real != NULL ? real : strdup(path);
+  n = strlen(path) + (real != NULL ? strlen(real) : 0) + 48;
   af->tmp = malloc(n);
   if (af->path == NULL || af->tmp == NULL) {
     release(af);
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   }
+  path = af->path;
   for (k = 0; k < ATTEMPTS && fd < 0; k++) {
     snprintf(af->tmp, n, "%s.tmp.%ld.%d", path, (long)getpid(), k);
     fd = open(af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -52,9 +89,9 @@ ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
       close(fd);
       unlink(af->tmp);
     }
+    ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path, strerror(e));
     release(af);
-    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path,
-                       strerror(e));
+    return OOC_EIO;
   }
   return OOC_OK;
 }
@@ -68,9 +105,23 @@ ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err)
   errno = 0;
   if (fflush(af->f) != 0 || ferror(af->f))
     e = errno != 0 ? errno : EIO;
-  else if (fsync(fileno(af->f)) != 0) {
+  else if (af->tmp != NULL && fsync(fileno(af->f)) != 0) {
     e = errno;
     what = "sync";
+  }
+  if (af->tmp == NULL) {
+    /* Written in place: a device or FIFO may not sync. */
+    if (fclose(af->f) != 0 && e == 0)
+      e = errno;
+    af->f = NULL;
+    if (e != 0) {
+      ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", af->path,
+                  strerror(e));
+      release(af);
+      return OOC_EIO;
+    }
+    release(af);
+    return OOC_OK;
   }
   if (fclose(af->f) != 0 && e == 0)
     e = errno;

@@ -14,6 +14,12 @@
  * name is "<target>.tmp.<pid>.<n>", created with O_EXCL, so several
  * threads or processes writing the same target never share one; its mode
  * is that of fopen(path, "w") (0666 less the umask).
+ *
+ * The target is what a path names, not the name itself: a symbolic link
+ * is followed (its file is replaced, the link kept), and a target that is
+ * not a regular file (a FIFO, /dev/null, a terminal) is written in place,
+ * since renaming over it would replace the node; a folder is refused up
+ * front.
  */
 #ifndef OOC_ATOMIC_H
 #define OOC_ATOMIC_H
@@ -24,7 +30,8 @@
 typedef struct ooc_atomic_file {
   FILE *f;                    /* write here between open and commit */
   char *path;                 /* the target (a copy) */
-  char *tmp;                  /* the temporary file beside it */
+  char *tmp;                  /* the temporary file beside it (NULL when
+                                 written in place) */
 } ooc_atomic_file;
 
 /* Create the temporary file for path. OOC_EIO names path and the system's

@@ -99,23 +99,36 @@ START_TEST(errors_name_the_path)
 }
 END_TEST
 
-/* The target is a directory: the temporary file is written, the rename
- * fails, and it is removed again. */
+/* The target is a directory: refused before anything is written. */
 START_TEST(rename_failure_cleans_up)
 {
-  char *dir = scratch_dir(), path[256];
+  char *dir = scratch_dir(), path[256], link[300], buf[8] = { 0 };
   ooc_atomic_file af;
   ooc_err err = { 0 };
+  FILE *f;
 
   snprintf(path, sizeof path, "%s/target", dir);
   ck_assert_int_eq(mkdir(path, 0777), 0);
-  ck_assert_int_eq(ooc_atomic_open(&af, path, &err), OOC_OK);
-  fputs("x", af.f);
-  ck_assert_int_eq(ooc_atomic_commit(&af, &err), OOC_EIO);
-  ck_assert_msg(strncmp(err.msg, "cannot rename into '", 20) == 0 &&
-                strstr(err.msg, "/target': ") != NULL, "%s", err.msg);
+  ck_assert_int_eq(ooc_atomic_open(&af, path, &err), OOC_EIO);
+  ck_assert_msg(strstr(err.msg, "/target': is a directory") != NULL, "%s",
+                err.msg);
   ck_assert_int_eq(entries(dir), 1);         /* only the directory */
   rmdir(path);
+  /* A symbolic link: the file it names is replaced, the link kept. */
+  snprintf(link, sizeof link, "%s/link", dir);
+  ck_assert_int_eq(symlink("target", link), 0);
+  ck_assert_int_eq(ooc_atomic_write(link, "x", &err), OOC_EIO);
+  ck_assert_msg(strstr(err.msg, "/link': a symbolic link to a missing "
+                       "file") != NULL, "%s", err.msg);
+  ck_assert_int_eq(ooc_atomic_write(path, "old", &err), OOC_OK);
+  ck_assert_int_eq(ooc_atomic_write(link, "new", &err), OOC_OK);
+  ck_assert_ptr_nonnull(f = fopen(path, "r"));
+  ck_assert_int_eq(fread(buf, 1, sizeof buf - 1, f), 3);
+  fclose(f);
+  ck_assert_str_eq(buf, "new");
+  ck_assert_int_eq(readlink(link, buf, sizeof buf - 1), 6);
+  unlink(link);
+  unlink(path);
   rmdir(dir);
   free(dir);
 }
