@@ -388,6 +388,8 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
                      (unsigned long long)sc->model->fingerprint);
     goto done;
   }
+  if ((rc = ooc_plan_check_tensors(prog, sc->lv, err)) < 0)
+    goto done;
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
   if (!spec->budget_any &&
       (rc = ooc_scenario_check_budget_size(sc, budget, err)) < 0) {

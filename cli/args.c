@@ -512,9 +512,12 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     double x;
     errno = 0;
     x = strtod(arg, &end);
-    if (end == arg || *end != '\0' || errno != 0 || !(x > 0) || x > 1e6)
+    /* From 10 MB/s: slower would leave a replay running for hours, and a
+     * rate near 0 makes the pacing's deadlines overflow. */
+    if (end == arg || *end != '\0' || errno != 0 || !(x >= 0.01) ||
+        x > 1e6)
       return ooc_err_set(err, OOC_EINVAL, "--link-GBps: '%s' must be a "
-                         "number of GB/s in (0, 1e6]", arg);
+                         "number of GB/s in [0.01, 1e6]", arg);
     a->link_GBps = x;
     return OOC_OK;
   }

@@ -1791,3 +1791,111 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
 
   return lower_steps(&L);
 }
+
+/* "tensor 108 (act, layer 1): ..." */
+static int
+tensor_err(ooc_err *err, const ooc_program *p, int32_t t, const char *fmt,
+           uint64_t got, uint64_t want)
+{
+  char what[160];
+
+  snprintf(what, sizeof what, fmt, (unsigned long long)got,
+           (unsigned long long)want);
+  return ooc_err_set(err, OOC_EINVAL, "tensor %d (%s, layer %d): %s", t,
+                     ooc_tensor_kind_name((ooc_tensor_kind)p->tensors[t].kind),
+                     p->tensors[t].layer, what);
+}
+
+int
+ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
+                       ooc_err *err)
+{
+  /* What lowering puts at each id of the table (plan.h's order). */
+  struct role { uint64_t want, alt; int32_t layer; uint8_t kind; } *r;
+  const ooc_model *m = lv->model;
+  int32_t t, i, a, k;
+  int rc = OOC_OK;
+
+  if (p->n_tensors < lv->n_tensors)
+    return ooc_err_set(err, OOC_EINVAL, "the tensor table has %d tensors, "
+                       "the model's plans %d", p->n_tensors, lv->n_tensors);
+  if ((r = calloc((size_t)lv->n_tensors + 1, sizeof *r)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (t = 0; t < lv->n_tensors; t++)
+    r[t].kind = OOC_T_COUNT;
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    if ((t = lv->layer_param_tensor[i]) >= 0)
+      r[t] = (struct role){ .kind = OOC_T_PARAM, .layer = i,
+                            .want = l->param_bytes + l->grad_bytes +
+                                    l->opt_bytes,
+                            .alt = l->param_bytes };
+    if ((t = lv->layer_ws_tensor[i]) >= 0)
+      r[t] = (struct role){ .kind = OOC_T_WORKSPACE, .layer = i };
+    if ((t = lv->layer_bws_tensor[i]) >= 0)
+      r[t] = (struct role){ .kind = OOC_T_WORKSPACE, .layer = i };
+  }
+  for (a = 0; a < lv->n_acts; a++) {
+    if ((t = lv->act_tensor[a]) >= 0)
+      r[t] = (struct role){ .kind = a == 0 ? OOC_T_INPUT : OOC_T_ACT,
+                            .layer = a == 0 ? 0 : lv->act_layer[a],
+                            .want = lv->act_bytes[a] };
+    if ((t = lv->grad_tensor[a]) >= 0)
+      r[t] = (struct role){ .kind = OOC_T_GRAD, .layer = lv->act_layer[a],
+                            .want = lv->grad_bytes[a] };
+  }
+  for (t = 0; t < p->n_tensors && rc == OOC_OK; t++) {
+    const ooc_ptensor *x = &p->tensors[t];
+    struct role w = t < lv->n_tensors ? r[t] : (struct role){ 0 };
+    if (t >= lv->n_tensors) {
+      /* A CPU-run layer's gradient and state, after the table. */
+      w.kind = x->kind == OOC_T_WGRAD ? OOC_T_WGRAD : OOC_T_OPTSTATE;
+      w.layer = x->layer;
+      if (x->layer < 0 || x->layer >= m->n_layers) {
+        rc = ooc_err_set(err, OOC_EINVAL, "tensor %d (%s): layer %d out of "
+                         "range", t,
+                         ooc_tensor_kind_name((ooc_tensor_kind)x->kind),
+                         x->layer);
+        break;
+      }
+      w.want = w.kind == OOC_T_WGRAD ? m->layers[x->layer].grad_bytes
+                                     : m->layers[x->layer].opt_bytes;
+    }
+    if (x->kind != w.kind || x->layer != w.layer)
+      rc = ooc_err_set(err, OOC_EINVAL, "tensor %d: %s of layer %d, where "
+                       "the model's plans have %s of layer %d", t,
+                       ooc_tensor_kind_name((ooc_tensor_kind)x->kind),
+                       x->layer,
+                       ooc_tensor_kind_name(w.kind == OOC_T_COUNT
+                                                ? OOC_T_ACT
+                                                : (ooc_tensor_kind)w.kind),
+                       w.layer);
+    else if (w.kind != OOC_T_WORKSPACE && x->bytes != w.want &&
+             !(w.alt != 0 && x->bytes == w.alt))
+      rc = tensor_err(err, p, t, "%llu bytes, the model needs %llu",
+                      x->bytes, w.want);
+  }
+  free(r);
+  if (rc != OOC_OK)
+    return rc;
+  /* Each workspace holds what the kernels that use it need. */
+  for (i = 0; i < p->n_instr; i++) {
+    const ooc_instr *in = &p->instr[i];
+    if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
+        in->layer >= m->n_layers)
+      continue;
+    for (k = 0; k < in->n_args; k++) {
+      uint64_t need;
+      t = OOC_ARG_TENSOR(p->args[in->arg_first + k]);
+      if (t < 0 || t >= p->n_tensors ||
+          p->tensors[t].kind != OOC_T_WORKSPACE)
+        continue;
+      if (ooc_algo_workspace(m, in->layer, (ooc_algo)in->algo, &need) ==
+              OOC_OK &&
+          p->tensors[t].bytes < need)
+        return tensor_err(err, p, t, "%llu bytes, its kernel needs %llu",
+                          p->tensors[t].bytes, need);
+    }
+  }
+  return OOC_OK;
+}

@@ -305,6 +305,17 @@ int ooc_plan_grad_swaps(const ooc_plan *pl);
  * layer that takes a as input writes or accumulates it.) */
 int ooc_liveness_step_uses_grad(const ooc_liveness *lv, int32_t s, int32_t a);
 
+/* Does program p's tensor table hold what lowering gives lv's model: the
+ * same kinds, layers and bytes (a parameter tensor's bytes with or
+ * without its gradients and state; a workspace at least what each kernel
+ * that uses it needs for its algorithm; a CPU-run layer's gradient and
+ * state tensors after the table)? A plan file edited by hand could
+ * otherwise make a real replay write past a tensor. OOC_EINVAL names the
+ * first tensor that differs ("tensor 108 (act, layer 1): 1 bytes, the
+ * model needs 16384"). O(tensors + instructions + arguments). */
+int ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
+                           ooc_err *err);
+
 /* Lower a plan into p (reset first). Checks the records against the
  * schedule (OOC_EINVAL naming the record). O(steps + records + uses). */
 int ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,

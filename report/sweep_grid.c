@@ -139,8 +139,9 @@ ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err)
     if ((b - a) / step >= 100000)
       return ooc_err_set(err, OOC_EINVAL,
                          "-b '%s': more than 100000 batch sizes", spec);
-    for (int64_t x = a; x <= b; x += step)
-      if ((rc = push_batch(g, x, &cap, err)))
+    /* Count the sizes rather than step past b: a + step may overflow. */
+    for (int64_t k = 0; k <= (b - a) / step; k++)
+      if ((rc = push_batch(g, a + k * step, &cap, err)))
         return rc;
     return OOC_OK;
   }

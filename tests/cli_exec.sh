@@ -185,7 +185,8 @@ expect_fail "empty backend" "--backend: empty backend name" "$OOCSIM" exec "$TMP
 expect_fail "iterations 0" "--iterations: '0' must be an integer in [1, 1000]" "$OOCSIM" exec "$TMP/plan.json" --iterations 0
 expect_fail "warmup -1" "--warmup: '-1' must be an integer in [0, 1000]" "$OOCSIM" exec "$TMP/plan.json" --warmup -1
 expect_fail "threads 0" "--threads: '0' must be an integer in [1, 1024]" "$OOCSIM" exec "$TMP/plan.json" --threads 0
-expect_fail "link 0" "--link-GBps: '0' must be a number of GB/s in (0, 1e6]" "$OOCSIM" exec "$TMP/plan.json" --link-GBps 0
+expect_fail "link 0" "--link-GBps: '0' must be a number of GB/s in [0.01, 1e6]" "$OOCSIM" exec "$TMP/plan.json" --link-GBps 0
+expect_fail "link 1e-300" "--link-GBps: '1e-300' must be a number of GB/s in [0.01, 1e6]" "$OOCSIM" exec "$TMP/plan.json" --link-GBps 1e-300
 expect_fail "link word" "--link-GBps: 'fast' must be a number" "$OOCSIM" exec "$TMP/plan.json" --link-GBps fast
 expect_fail "exec --trace to a missing folder" "--trace: " "$OOCSIM" exec "$TMP/plan.json" --iterations 1 --trace "$TMP/no/such/dir/t.json"
 expect_fail "validate without -p" "missing -p" "$OOCSIM" validate -m "$M" -b 8 --hw "$HW"

@@ -91,6 +91,11 @@ expect_fail "plan file and -m" "either PLAN.json or" "$OOCSIM" simulate "$TMP/ml
 expect_fail "text after the plan's object" "tail.json: more text after the JSON object, at line" \
   "$OOCSIM" simulate "$TMP/tail.json"
 sed 's/"version":[[:space:]]*2,/"version": 2, "version": 3,/' "$TMP/mlp.json" >"$TMP/dupv.json"
+# A tensor's bytes edited: a replay would write past it.
+sed '0,/\["act",\([0-9-]*\),[0-9]*\]/s//["act",\1,1]/' "$TMP/mlp.json" >"$TMP/small.json"
+expect_fail "a tensor smaller than the model's" "small.json: tensor " "$OOCSIM" simulate "$TMP/small.json"
+grep -q ": 1 bytes, the model needs " "$TMP/err" && ok "the message names the bytes" ||
+  not_ok "the message names the bytes: $(cat "$TMP/err")"
 expect_fail "a plan key twice" "dupv.json: key 'version' given twice" "$OOCSIM" simulate "$TMP/dupv.json"
 
 # trace and memory CSV
