@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "ir/plan_io.h"
 #include "cli/commands.h"
 #include "base/util.h"
 #include "planners/registry.h"
@@ -271,6 +272,22 @@ ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts, int n,
     if (i == n)
       return ooc_err_set(err, OOC_EINVAL, "--opt %s: no chosen planner "
                          "accepts this option", a->opts[j].key);
+  }
+  return OOC_OK;
+}
+
+int
+ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
+                       ooc_err *err)
+{
+  int rc = ooc_plan_file_read(path, pf, err);
+
+  if (rc < 0)
+    return rc;
+  if (ooc_planner_find(pf->planner, err) == NULL) {
+    ooc_err_prefix(err, OOC_EINVAL, "%s: scenario.planner: ", path);
+    ooc_plan_file_fini(pf);
+    return OOC_EINVAL;
   }
   return OOC_OK;
 }

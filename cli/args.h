@@ -212,6 +212,13 @@ int ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out,
 int ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts,
                        int n, ooc_err *err);
 
+/* Read a plan file for simulate and exec (ir/plan_io.h), and check what
+ * the reader cannot: its planner is one this oocsim has
+ * ("p.json: scenario.planner: unknown planner 'x' (valid: ...)"). */
+struct ooc_plan_file;
+int ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
+                           ooc_err *err);
+
 /* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
 int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);
 

@@ -162,7 +162,7 @@ ooc_cmd_exec(int argc, char **argv)
   mc.want_traces = a.trace != NULL;
   if (check_backend(&mc, &err) < 0)
     goto fail;
-  if (ooc_plan_file_read(a.pos[0], &pf, &err) < 0)
+  if (ooc_cli_plan_file_read(a.pos[0], &pf, &err) < 0)
     goto fail;
   pf_loaded = 1;
   spec = (ooc_scenario_spec){

@@ -249,7 +249,7 @@ ooc_cmd_simulate(int argc, char **argv)
                   "-m/-b/--hw/-p, not both");
       goto fail;
     }
-    if (ooc_plan_file_read(a.pos[0], &pf, &err) < 0)
+    if (ooc_cli_plan_file_read(a.pos[0], &pf, &err) < 0)
       goto fail;
     pf_loaded = 1;
     spec = (ooc_scenario_spec){

@@ -385,7 +385,7 @@ read_scenario(reader *R, const cJSON *s)
   if (rc != OOC_OK)
     return rc;
   TRY(get_str(R, s, "allocator", "scenario.allocator", &pf->allocator));
-  TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(s, "budget_bytes"), 0,
+  TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(s, "budget_bytes"), 1,
              MAX_EXACT, "scenario.budget_bytes", &v));
   pf->budget_bytes = (uint64_t)v;
   TRY(get_str(R, s, "note", "scenario.note", &str));

@@ -1878,6 +1878,45 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
   free(r);
   if (rc != OOC_OK)
     return rc;
+  /* The timed program runs every forward and backward step once, and the
+   * optimizer update once (a program cut short would time less work). */
+  {
+    int32_t *nf = calloc((size_t)m->n_layers * 2 + 1, sizeof *nf);
+    int n_upd = 0, n_host = 0;
+    if (nf == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    for (i = p->prologue_end; i < p->n_instr; i++) {
+      const ooc_instr *in = &p->instr[i];
+      if (in->kind == OOC_I_HOST)
+        n_host++;
+      if (in->kind != OOC_I_COMPUTE)
+        continue;
+      if (in->phase == OOC_PH_UPDATE)
+        n_upd++;
+      else if (in->layer >= 0 && in->layer < m->n_layers &&
+               (in->phase == OOC_PH_FWD || in->phase == OOC_PH_BWD))
+        nf[2 * in->layer + (in->phase == OOC_PH_BWD)]++;
+    }
+    for (i = 0; i < m->n_layers && rc == OOC_OK; i++)
+      for (k = 0; k < 2 && rc == OOC_OK; k++) {
+        int want = (k ? lv->bwd_step[i] : lv->fwd_step[i]) >= 0;
+        if (nf[2 * i + k] != want)
+          rc = ooc_err_set(err, OOC_EINVAL, "the timed program runs the "
+                           "%s of layer %d ('%s') %d times, not %d",
+                           k ? "backward" : "forward", (int)i,
+                           m->layers[i].name ? m->layers[i].name : "?",
+                           nf[2 * i + k], want);
+      }
+    free(nf);
+    if (rc == OOC_OK && n_upd > 1)
+      rc = ooc_err_set(err, OOC_EINVAL, "the timed program runs the "
+                       "optimizer update %d times, not once", n_upd);
+    if (rc == OOC_OK && n_upd == 0 && n_host == 0 && m->total_params > 0)
+      rc = ooc_err_set(err, OOC_EINVAL, "the timed program has no "
+                       "optimizer update");
+    if (rc != OOC_OK)
+      return rc;
+  }
   /* Each workspace holds what the kernels that use it need. */
   for (i = 0; i < p->n_instr; i++) {
     const ooc_instr *in = &p->instr[i];

@@ -91,6 +91,15 @@ expect_fail "plan file and -m" "either PLAN.json or" "$OOCSIM" simulate "$TMP/ml
 expect_fail "text after the plan's object" "tail.json: more text after the JSON object, at line" \
   "$OOCSIM" simulate "$TMP/tail.json"
 sed 's/"version":[[:space:]]*2,/"version": 2, "version": 3,/' "$TMP/mlp.json" >"$TMP/dupv.json"
+sed 's/"planner":"incore"/"planner":"nosuch"/' "$TMP/mlp.json" >"$TMP/nop.json"
+expect_fail "a plan by an unknown planner" "nop.json: scenario.planner: unknown planner 'nosuch'" \
+  "$OOCSIM" simulate "$TMP/nop.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":0/' "$TMP/mlp.json" >"$TMP/b0.json"
+expect_fail "a plan for budget 0" "b0.json: scenario.budget_bytes: 0 is out of range" \
+  "$OOCSIM" simulate "$TMP/b0.json"
+sed '/"update"/d' "$TMP/mlp.json" | sed ':a;N;$!ba;s/,\n\]/\n]/' >"$TMP/noupd.json"
+expect_fail "a plan without its update" "noupd.json: the timed program has no optimizer update" \
+  "$OOCSIM" simulate "$TMP/noupd.json"
 # A tensor's bytes edited: a replay would write past it.
 sed '0,/\["act",\([0-9-]*\),[0-9]*\]/s//["act",\1,1]/' "$TMP/mlp.json" >"$TMP/small.json"
 expect_fail "a tensor smaller than the model's" "small.json: tensor " "$OOCSIM" simulate "$TMP/small.json"
