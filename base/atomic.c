@@ -141,6 +141,41 @@ ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err)
   return OOC_OK;
 }
 
+int
+ooc_atomic_check(const char *path, ooc_err *err)
+{
+  const char *slash = strrchr(path, '/');
+  char *dir;
+  struct stat st;
+  int ok;
+
+  if (path[0] == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "empty output name");
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': is a directory",
+                       path);
+  if (slash == NULL)
+    dir = strdup(".");
+  else if (slash == path)
+    dir = strdup("/");
+  else
+    dir = strndup(path, (size_t)(slash - path));
+  if (dir == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+       access(dir, W_OK | X_OK) == 0;
+  if (!ok) {
+    int e = errno != 0 ? errno : ENOTDIR;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+      e = ENOTDIR;
+    free(dir);
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path,
+                       strerror(e));
+  }
+  free(dir);
+  return OOC_OK;
+}
+
 void
 ooc_atomic_abort(ooc_atomic_file *af)
 {

@@ -48,6 +48,12 @@ int ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err);
 /* The whole of text as the new content of path: open, fputs, commit. */
 int ooc_atomic_write(const char *path, const char *text, ooc_err *err);
 
+/* Could ooc_atomic_open write path? Its folder exists and takes files,
+ * and path is no folder: checked before a command does its work, so
+ * that an output it cannot write fails it before an earlier output is
+ * written. The messages are ooc_atomic_open's. */
+int ooc_atomic_check(const char *path, ooc_err *err);
+
 /* Give up: close and unlink the temporary file; the target is untouched.
  * Keeps errno, so a caller can still report why it gave up. */
 void ooc_atomic_abort(ooc_atomic_file *af);

@@ -236,6 +236,26 @@ ooc_cmd_simulate(int argc, char **argv)
     goto done;
   if (a.trace != NULL || a.mem_csv != NULL || a.timeline_csv != NULL)
     out.trace = &tr;
+  {
+    /* Every output writable and each its own file before any is written:
+     * a failure must not leave the first ones behind. */
+    const char *opt[3] = { "--timeline-csv", "--trace", "--mem-csv" };
+    const char *path[3] = { a.timeline_csv, a.trace, a.mem_csv };
+    for (int i = 0; i < 3; i++) {
+      if (path[i] == NULL)
+        continue;
+      if (ooc_atomic_check(path[i], &err) < 0) {
+        ooc_err_prefix(&err, err.code, "%s: ", opt[i]);
+        goto fail;
+      }
+      for (int j = 0; j < i; j++)
+        if (path[j] != NULL && strcmp(path[i], path[j]) == 0) {
+          ooc_err_set(&err, OOC_EINVAL, "%s and %s name the same file '%s'",
+                      opt[j], opt[i], path[i]);
+          goto fail;
+        }
+    }
+  }
   if (a.n_pos > 1) {
     ooc_err_set(&err, OOC_EINVAL, "simulate: one plan file at most (got "
                 "'%s' and '%s')", a.pos[0], a.pos[1]);

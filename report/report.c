@@ -53,16 +53,25 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   if (!o->model || !o->hw || o->batch < 1 || !o->dir)
     return ooc_err_set(err, OOC_EINVAL, "report needs -m MODEL, -b BATCH, "
                        "--hw HW and -o DIR");
+  /* Every option checked before the folder is made: bad input leaves
+   * nothing behind. */
+  ooc_report_data_init(&d);
+  if ((rc = ooc_report_load(o, &d, err))) {
+    ooc_report_data_fini(&d);
+    return rc;
+  }
   /* Two reports into one folder would mix their files: one at a time. */
   if ((rc = ooc_sweep_mkdir(o->dir, err)) ||
-      (rc = ooc_dir_lock(o->dir, &lock, err)))
+      (rc = ooc_dir_lock(o->dir, &lock, err))) {
+    ooc_report_data_fini(&d);
     return rc;
+  }
   snprintf(path, sizeof path, "%s/data", o->dir);
   if ((rc = ooc_sweep_mkdir(path, err))) {
+    ooc_report_data_fini(&d);
     ooc_dir_unlock(lock);
     return rc;
   }
-  ooc_report_data_init(&d);
   if (!(rc = ooc_report_collect(o, &d, err)) &&
       !(rc = ooc_report_draw(o, &d, err)))
     rc = ooc_report_write(o, &d, info, err);

@@ -308,11 +308,11 @@ estimate_points(const ooc_report_opts *o)
 }
 
 int
-ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
-                   ooc_err *err)
+ooc_report_load(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
 {
   ooc_model_opts mo = { .batch = o->batch, .sets = o->sets,
                         .n_sets = o->n_sets };
+  ooc_sweep_grid g;
   int rc;
 
   if (o->dtype) {
@@ -332,6 +332,47 @@ ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
   if ((rc = ooc_model_load(o->model, &mo, &d->model, err)) ||
       (rc = ooc_hw_load(o->hw, o->hw_sets, o->n_hw_sets, &d->hw, err)))
     return rc;
+  /* The sweeps' options, parsed as they will be. */
+  if (o->batches)
+    snprintf(d->batches, sizeof d->batches, "%s", o->batches);
+  else
+    default_batches(o->batch, d->batches, sizeof d->batches);
+  rc = base_grid(o, &g, err);
+  if (!rc)
+    rc = ooc_sweep_parse_batches(&g, d->batches, err);
+  for (int i = 0; !rc && i < g.n_planners; i++)
+    if (ooc_planner_find(g.planners[i], err) == NULL)
+      rc = ooc_err_prefix(err, OOC_EINVAL, "-p: ");
+  if (!rc && g.budget_bytes[0] != 0) {
+    /* A budget the user gave that no plan can fit is bad input. */
+    ooc_scenario_spec sp = {
+      .model = o->model, .batch = o->batch, .dtype_set = mo.dtype_set,
+      .dtype = mo.dtype, .precision = mo.precision,
+      .optimizer = mo.optimizer, .sets = o->sets, .n_sets = o->n_sets,
+      .hw = o->hw, .hw_sets = o->hw_sets, .n_hw_sets = o->n_hw_sets,
+    };
+    ooc_scenario *sc = NULL;
+    int off = 0;
+    for (int i = 0; i < g.n_planners; i++) {
+      const ooc_planner_type *t = ooc_planner_find(g.planners[i], NULL);
+      off |= t != NULL && (t->flags & OOC_PLANNER_OFFLOAD) != 0;
+    }
+    if (!(rc = ooc_scenario_open(&sp, &sc, err)) &&
+        (rc = ooc_scenario_check_budget_for(sc, g.budget_bytes[0], off,
+                                            err)) < 0)
+      ooc_err_prefix(err, rc, "--budget: ");
+    ooc_scenario_close(sc);
+  }
+  ooc_sweep_grid_fini(&g);
+  return rc;
+}
+
+int
+ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
+                   ooc_err *err)
+{
+  int rc;
+
   d->points_total = estimate_points(o);
   if ((rc = sweep_throughput(o, d, err)))
     return rc;

@@ -60,7 +60,14 @@ typedef struct ooc_report_data {
 void ooc_report_data_init(ooc_report_data *d);
 void ooc_report_data_fini(ooc_report_data *d);
 
-/* Load o's model and profile, run the throughput, bandwidth, maxbatch
+/* Load o's model and profile into d and check every option before
+ * anything is written: the planners, batches and allocator the sweeps
+ * will take, and a --budget against the working set at o->batch (below
+ * it is bad input, as for simulate and compare). */
+int ooc_report_load(const ooc_report_opts *o, ooc_report_data *d,
+                    ooc_err *err);
+
+/* After ooc_report_load: run the throughput, bandwidth, maxbatch
  * (o->maxbatch) and what-if sweeps into DIR/data/, and set d->win. */
 int ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
                        ooc_err *err);

@@ -239,6 +239,10 @@ grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report
 head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
 expect_fail "report --precision with --dtype" "give --precision or --dtype, not both" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --dtype fp16 --precision amp-fp16 -o "$TMP/r3"
 expect_fail "report unknown precision" "--precision: unknown precision 'fp4'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --precision fp4 -o "$TMP/r3"
+expect_fail "report unknown planner" "-p: unknown planner 'bogus'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p bogus -o "$TMP/r4"
+[ ! -e "$TMP/r4" ] && ok "bad input leaves no report folder" || not_ok "bad input left $TMP/r4"
+expect_fail "report budget below the working set" "--budget: budget 1 B is below the working set" \
+  $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p vdnn --budget 1B -o "$TMP/r5"
 expect_fail "report missing -b" "missing -b" $OOCSIM report -m alexnet --hw v100-pcie3 -o "$TMP/r3"
 expect_fail "report --set without =" "oocsim: --set 'depth': expected KEY=VALUE" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --set depth -o "$TMP/r3"
 expect_fail "report unknown planner" "nosuch" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p nosuch -o "$TMP/r3"

@@ -108,6 +108,12 @@ grep -q ": 1 bytes, the model needs " "$TMP/err" && ok "the message names the by
 expect_fail "a plan key twice" "dupv.json: key 'version' given twice" "$OOCSIM" simulate "$TMP/dupv.json"
 
 # trace and memory CSV
+expect_fail "an output that cannot be written leaves none" \
+  "--mem-csv: cannot write '$TMP/no/m.csv': No such file or directory" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --trace "$TMP/first.json" --mem-csv "$TMP/no/m.csv"
+[ ! -e "$TMP/first.json" ] && ok "no trace left behind" || not_ok "a trace was left behind"
+expect_fail "two outputs, one file" "--trace and --mem-csv name the same file" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --trace "$TMP/same" --mem-csv "$TMP/same"
 expect_ok "simulate --trace --mem-csv" "$OOCSIM" simulate -m resnet50 -b 256 \
   --hw v100-pcie3 -p vdnn --trace "$TMP/trace.json" --mem-csv "$TMP/mem.csv"
 grep -q '"traceEvents"' "$TMP/trace.json" && ok "trace has traceEvents" || not_ok "trace has traceEvents"
