@@ -1395,7 +1395,15 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
     return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
                        "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
                        "wrote %s but not %s", gp, dat, out);
-  return run_gnuplot(gp, &v, script, out, err);
+  if ((rc = run_gnuplot(gp, &v, script, out, err)) != OOC_OK) {
+    /* Whatever gnuplot left of OUT is not a plot; the data is whole and
+     * stays, as when gnuplot is missing, and the message says so. */
+    char msg[sizeof err->msg];
+    unlink(out);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
+  }
+  return OOC_OK;
 }
 
 int
@@ -1406,7 +1414,7 @@ ooc_plot_script(const char *name, const char *dat, const char *out,
   const char *ext = strrchr(out, '.'), *gp;
   char script[4096], plotdir[4096];
   gpvars v = { .len = 0 };
-  int i, found = 0;
+  int i, found = 0, rc;
 
   if (ext == NULL || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
     return ooc_err_set(err, OOC_EINVAL, "%s: the output must end in .png "
@@ -1434,5 +1442,13 @@ ooc_plot_script(const char *name, const char *dat, const char *out,
     return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
                        "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
                        "wrote %s but not %s", gp, dat, out);
-  return run_gnuplot(gp, &v, script, out, err);
+  if ((rc = run_gnuplot(gp, &v, script, out, err)) != OOC_OK) {
+    /* Whatever gnuplot left of OUT is not a plot; the data is whole and
+     * stays, as when gnuplot is missing, and the message says so. */
+    char msg[sizeof err->msg];
+    unlink(out);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
+  }
+  return OOC_OK;
 }
