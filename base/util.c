@@ -18,6 +18,18 @@
 
 #define MAX_FILE_BYTES (256u << 20)
 
+/* Does s start as a number the parsers take: no leading white space
+ * (strtod and strtoll would skip it) and no hexadecimal "0x" (strtod
+ * reads hexadecimal floats)? */
+static int
+plain_number(const char *s)
+{
+  if (*s == '+' || *s == '-')
+    s++;
+  return !isspace((unsigned char)*s) && *s != '\0' &&
+         !(s[0] == '0' && (s[1] == 'x' || s[1] == 'X'));
+}
+
 int
 ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err)
 {
@@ -26,6 +38,8 @@ ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err)
 
   if (s == NULL || *s == '\0')
     return ooc_err_set(err, OOC_EINVAL, "%s: empty value", what);
+  if (!plain_number(s) || isspace((unsigned char)s[0]))
+    return ooc_err_set(err, OOC_EINVAL, "%s: '%s' is not an integer", what, s);
   errno = 0;
   v = strtoll(s, &end, 10);
   if (errno == ERANGE)
@@ -46,7 +60,8 @@ ooc_parse_double(const char *s, const char *what, double *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL, "%s: empty value", what);
   errno = 0;
   v = strtod(s, &end);
-  if (*end != '\0' || end == s)
+  if (*end != '\0' || end == s || !plain_number(s) ||
+      isspace((unsigned char)s[0]))
     return ooc_err_set(err, OOC_EINVAL, "%s: '%s' is not a number", what, s);
   if (errno == ERANGE || !isfinite(v))
     return ooc_err_set(err, OOC_ERANGE, "%s: '%s' is out of range", what, s);
@@ -74,7 +89,8 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL, "%s: size '%s' is negative", what, s);
   errno = 0;
   v = strtod(s, &end);
-  if (end == s || !isfinite(v) || errno == ERANGE)
+  if (end == s || !isfinite(v) || errno == ERANGE ||
+      isspace((unsigned char)*s) || *s == '+')
     return ooc_err_set(err, OOC_EINVAL,
                        "%s: '%s' is not a size (e.g. 16GiB, 8GB, 512MiB)",
                        what, s);
@@ -85,8 +101,8 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
       break;
   if (i == sizeof units / sizeof units[0])
     return ooc_err_set(err, OOC_EINVAL,
-                       "%s: unknown unit in '%s' (use B, KB, KiB, MB, MiB, "
-                       "GB, GiB, TB or TiB)", what, s);
+                       "%s: unknown unit in '%s' (use B, K or KB, KiB, M or "
+                       "MB, MiB, G or GB, GiB, T or TB, TiB)", what, s);
   v *= units[i].mul;
   if (v < 0 || v >= 18446744073709551615.0)
     return ooc_err_set(err, OOC_ERANGE, "%s: size '%s' overflows", what, s);

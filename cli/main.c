@@ -126,15 +126,23 @@ run(int argc, char **argv)
     return 1;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-      strcmp(argv[1], "help") == 0) {
+      strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--version") == 0 ||
+      strcmp(argv[1], "-V") == 0) {
+    if (argc > 2)
+      return ooc_cli_fail("%s takes nothing after it (got '%s')", argv[1],
+                          argv[2]);
+    if (argv[1][1] == 'V' || strcmp(argv[1], "--version") == 0)
+      return version();
     usage(stdout);
     return 0;
   }
-  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
-    return version();
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
+  if (argv[1][0] == '-')
+    return ooc_cli_fail("unknown option '%s' (before the command: "
+                        "--datadir DIR, -V, -h; run 'oocsim --help')",
+                        argv[1]);
   return ooc_cli_fail("unknown command '%s' (run 'oocsim --help')", argv[1]);
 }
 

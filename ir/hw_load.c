@@ -705,8 +705,9 @@ calib_time(const cJSON *ent, const char *key, int i, int64_t *out,
   }
   if (!(it->valuedouble >= 0) || it->valuedouble > 4.6e15)
     return ooc_err_set(err, OOC_ERANGE,
-                       "%s: calibration.layers[%d].%s: must be >= 0 (got %g)",
-                       origin, i, key, it->valuedouble);
+                       "%s: calibration.layers[%d].%s: must be in [0, "
+                       "4.6e15] microseconds (got %g)", origin, i, key,
+                       it->valuedouble);
   *out = (int64_t)llround(it->valuedouble * 1e3);
   return OOC_OK;
 }

@@ -234,8 +234,8 @@ static int get_opt(const ooc_planner_ctx *ctx, const char *key, int64_t def,
     *v = def;
   if (*v < lo)
     return ooc_err_set(err, OOC_EINVAL,
-                       "planner 'lms': option %s=%lld: must be >= %lld or -1 "
-                       "(auto)", key, (long long)*v, (long long)lo);
+                       "planner 'lms': option %s=%lld: must be >= %lld, or "
+                       "-1 (auto)", key, (long long)*v, (long long)lo + 1);
   return OOC_OK;
 }
 

@@ -55,6 +55,10 @@ grep -q 'parameters *25557032$' "$TMP/out" && ok "resnet50 text params" || not_o
 S="-m $MLP -b 4 --hw v100-pcie3 -p incore"
 expect_fail "unknown option" "unknown option '--frobnicate'" "$OOCSIM" simulate $S --frobnicate
 expect_fail "unknown short option" "unknown option '-z'" "$OOCSIM" info -m "$MLP" -z
+expect_fail "size with a leading space" "--budget: ' 4GiB' is not a size" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 -p incore --budget " 4GiB"
+expect_fail "batch with a leading space" "-b: ' 2' is not a batch size" "$OOCSIM" info -m "$MLP" -b " 2"
+expect_fail "-V with more after it" "oocsim: -V takes nothing after it (got 'extra')" "$OOCSIM" -V extra
+expect_fail "unknown global option" "oocsim: unknown option '--bogus' (before the command" "$OOCSIM" --bogus
 expect_fail "option without value" "needs a value" "$OOCSIM" info -m
 expect_fail "unknown command" "unknown command 'frob'" "$OOCSIM" frob
 expect_fail "info without -m" "missing -m MODEL or --hw HW" "$OOCSIM" info
