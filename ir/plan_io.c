@@ -113,7 +113,8 @@ ooc_plan_file_write(FILE *f, const ooc_plan_file *pf, ooc_err *err)
   char *txt;
   int32_t i, k;
 
-  if (pf->budget_bytes > (uint64_t)MAX_EXACT || pf->batch < 0)
+  if (pf->budget_bytes == 0 || pf->budget_bytes > (uint64_t)MAX_EXACT ||
+      pf->batch < 0)
     return ooc_err_set(err, OOC_ERANGE, "budget or batch out of range");
   for (i = 0; i < p->n_tensors; i++)
     if (p->tensors[i].bytes > (uint64_t)MAX_EXACT)

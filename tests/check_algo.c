@@ -369,7 +369,8 @@ END_TEST
 START_TEST(test_plan_file)
 {
   ooc_plan_file pf = { .model = "algos", .batch = 2, .hw = "round",
-                       .planner = "incore", .allocator = "ideal" }, rd;
+                       .planner = "incore", .allocator = "ideal",
+                       .budget_bytes = 1u << 30 }, rd;
   char *text = NULL;
   size_t len = 0;
   FILE *f;
