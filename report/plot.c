@@ -220,6 +220,32 @@ cell_d(const char *s)
   return *e ? NAN : v;
 }
 
+/* The cells of the columns cols[0 .. n) (-1: absent, skipped) are
+ * empty or finite numbers >= 0 (times, rates, batches and bytes all are):
+ * else an error naming the file, row and column, since a cell that is no
+ * number would otherwise reach gnuplot's data as "nan" or as it is. */
+static int
+check_numbers(const ooc_table *t, const char *in, const int *cols, int n,
+              ooc_err *err)
+{
+  for (int64_t r = 0; r < t->nrows; r++)
+    for (int k = 0; k < n; k++) {
+      const char *cell;
+      double x;
+      if (cols[k] < 0)
+        continue;
+      cell = t->rows[r][cols[k]];
+      if (!*cell)
+        continue;
+      x = cell_d(cell);
+      if (!isfinite(x) || x < 0)
+        return ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column "
+                           "'%s': '%s' is not a number >= 0", in, r + 2,
+                           t->cols[cols[k]], cell);
+    }
+  return OOC_OK;
+}
+
 /* Column index or an error naming the file. */
 static int
 need_col(const ooc_table *t, const char *name, const char *in, int *c,
@@ -405,6 +431,9 @@ data_throughput(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
       (rc = need_col(&t, "planner", in, &pc, err)) ||
       (rc = need_col(&t, "allocator", in, &ac, err)) ||
       (rc = need_col(&t, "budget", in, &uc, err)))
+    goto out;
+  if ((rc = check_numbers(&t, in, (const int[]){ bc, sc, ic_col }, 3,
+                          err)))
     goto out;
   if (t.nrows == 0) {
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no rows to plot", in);
@@ -656,6 +685,8 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   if ((rc = need_col(&t, "slowdown", in, &yc, err)) ||
       (rc = need_col(&t, "feasible", in, &fc, err)))
     goto out;
+  if ((rc = check_numbers(&t, in, (const int[]){ xc, yc }, 2, err)))
+    goto out;
   {
     int skip[1] = { xc };
     idx = malloc((size_t)(t.nrows + 1) * sizeof *idx);
@@ -786,6 +817,8 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   fbc = ooc_table_col(&t, "fail_batch");
   flc = ooc_table_col(&t, "fail_limit");
   foc = ooc_table_col(&t, "fail_op");
+  if ((rc = check_numbers(&t, in, (const int[]){ mc, fbc }, 2, err)))
+    goto out;
   hws = calloc((size_t)t.nrows + 1, sizeof *hws);
   pls = calloc((size_t)t.nrows + 1, sizeof *pls);
   if (!hws || !pls) {
@@ -985,6 +1018,15 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no samples to plot", in);
     goto out;
   }
+  if ((rc = check_numbers(&t, in, (const int[]){ tc, ac, rc_ }, 3, err)))
+    goto out;
+  for (int64_t r = 1; r < t.nrows; r++)
+    if (cell_d(t.rows[r][tc]) < cell_d(t.rows[r - 1][tc])) {
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": time_s goes "
+                       "back (%s after %s)", in, r + 2, t.rows[r][tc],
+                       t.rows[r - 1][tc]);
+      goto out;
+    }
   fprintf(f, "# time_ms allocated_GiB reserved_GiB\n");
   for (int64_t r = 0; r < t.nrows; r++) {
     double res = cell_d(t.rows[r][rc_]);
@@ -1192,6 +1234,8 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no spans to plot", in);
     goto out;
   }
+  if ((rc = check_numbers(&t, in, (const int[]){ sc, ec }, 2, err)))
+    goto out;
   it = malloc((size_t)t.nrows * sizeof *it);
   if (!it) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");

@@ -239,6 +239,10 @@ grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report
 head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
 expect_fail "report --precision with --dtype" "give --precision or --dtype, not both" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --dtype fp16 --precision amp-fp16 -o "$TMP/r3"
 expect_fail "report unknown precision" "--precision: unknown precision 'fp4'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --precision fp4 -o "$TMP/r3"
+printf 'time_s,allocated_bytes,reserved_bytes\n0,1,2\n0.5,abc,2\n' >"$TMP/mbad.csv"
+expect_fail "plot a cell that is no number" "mbad.csv: row 3, column 'allocated_bytes': 'abc' is not a number >= 0" \
+  $OOCSIM plot memory --in "$TMP/mbad.csv" -o "$TMP/mbad.png"
+[ ! -e "$TMP/mbad.dat" ] && ok "no data file for a bad input" || not_ok "mbad.dat left behind"
 expect_fail "report unknown planner" "-p: unknown planner 'bogus'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p bogus -o "$TMP/r4"
 [ ! -e "$TMP/r4" ] && ok "bad input leaves no report folder" || not_ok "bad input left $TMP/r4"
 expect_fail "report budget below the working set" "--budget: budget 1 B is below the working set" \
