@@ -1389,13 +1389,41 @@ out:
 
 /* ---- draw -------------------------------------------------------------------- */
 
+/* Run script on the data file dat into out (format fmt) with the
+ * variables in v: OOC_EUNSUP when gnuplot is missing; when it fails,
+ * whatever it left of out is removed (it is not a plot) while the data,
+ * whole, stays, and either message says so. */
+static int
+draw(gpvars *v, const char *script, const char *plotdir, const char *dat,
+     const char *out, const char *fmt, ooc_err *err)
+{
+  const char *gp;
+  int rc;
+
+  var_s(v, "datafile", dat);
+  var_s(v, "outfile", out);
+  var_s(v, "fmt", fmt);
+  var_s(v, "plotdir", plotdir);
+  if (!ooc_plot_gnuplot(&gp))
+    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
+                       "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
+                       "wrote %s but not %s", gp, dat, out);
+  if ((rc = run_gnuplot(gp, v, script, out, err)) != OOC_OK) {
+    char msg[sizeof err->msg];
+    unlink(out);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
+  }
+  return OOC_OK;
+}
+
 int
 ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
               const ooc_plot_opts *o, ooc_err *err)
 {
   static const ooc_plot_opts none = { .title = NULL };
   char dat[4096], script[4096], plotdir[4096];
-  const char *ext = strrchr(out, '.'), *gp;
+  const char *ext = strrchr(out, '.');
   const char *slash = strrchr(out, '/');
   gpvars v = { .len = 0 };
   ooc_atomic_file af;
@@ -1431,23 +1459,7 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
     return rc;
   snprintf(plotdir, sizeof plotdir, "%.*s", (int)(strrchr(script, '/') -
                                                    script), script);
-  var_s(&v, "datafile", dat);
-  var_s(&v, "outfile", out);
-  var_s(&v, "fmt", ext + 1);
-  var_s(&v, "plotdir", plotdir);
-  if (!ooc_plot_gnuplot(&gp))
-    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
-                       "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
-                       "wrote %s but not %s", gp, dat, out);
-  if ((rc = run_gnuplot(gp, &v, script, out, err)) != OOC_OK) {
-    /* Whatever gnuplot left of OUT is not a plot; the data is whole and
-     * stays, as when gnuplot is missing, and the message says so. */
-    char msg[sizeof err->msg];
-    unlink(out);
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
-  }
-  return OOC_OK;
+  return draw(&v, script, plotdir, dat, out, ext + 1, err);
 }
 
 int
@@ -1455,10 +1467,10 @@ ooc_plot_script(const char *name, const char *dat, const char *out,
                 const char *vars, ooc_err *err)
 {
   const char *dirs[2] = { ooc_data_dir(), OOC_SRCDIR };
-  const char *ext = strrchr(out, '.'), *gp;
+  const char *ext = strrchr(out, '.');
   char script[4096], plotdir[4096];
   gpvars v = { .len = 0 };
-  int i, found = 0, rc;
+  int i, found = 0;
 
   if (ext == NULL || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
     return ooc_err_set(err, OOC_EINVAL, "%s: the output must end in .png "
@@ -1478,21 +1490,5 @@ ooc_plot_script(const char *name, const char *dat, const char *out,
     if (v.len >= sizeof v.buf)
       v.len = sizeof v.buf - 1;
   }
-  var_s(&v, "datafile", dat);
-  var_s(&v, "outfile", out);
-  var_s(&v, "fmt", ext + 1);
-  var_s(&v, "plotdir", plotdir);
-  if (!ooc_plot_gnuplot(&gp))
-    return ooc_err_set(err, OOC_EUNSUP, "gnuplot is missing ('%s' is not "
-                       "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
-                       "wrote %s but not %s", gp, dat, out);
-  if ((rc = run_gnuplot(gp, &v, script, out, err)) != OOC_OK) {
-    /* Whatever gnuplot left of OUT is not a plot; the data is whole and
-     * stays, as when gnuplot is missing, and the message says so. */
-    char msg[sizeof err->msg];
-    unlink(out);
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
-  }
-  return OOC_OK;
+  return draw(&v, script, plotdir, dat, out, ext + 1, err);
 }
