@@ -11,6 +11,8 @@
  * virtual range; cuMemCreate / cuMemRelease for a chunk, cuMemMap +
  * cuMemSetAccess / cuMemUnmap to map it into its range (driver entry points
  * come from cudaGetDriverEntryPointByVersion, so nothing links libcuda).
+ * The runtime, cuDNN and cuBLAS are loaded when the backend is first
+ * probed (executor/cuda_api.h), so that no other command pays for them.
  * Pinned host buffers are cudaHostAlloc (pageable malloc when refused).
  *
  * Kernels, for what cuDNN's legacy API and cuBLAS cover (everything else is
@@ -75,6 +77,7 @@
 #include <cublas_v2.h>
 
 #include "base/util.h"
+#include "executor/cuda_api.h"
 #include "ir/algo.h"
 #include "executor/backend.h"
 
@@ -207,9 +210,12 @@ dnn_fail(const cu_state *s, const ooc_exec_kernel *k, cudnnStatus_t e,
 static int
 cu_probe(ooc_err *err)
 {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
+  int n = 0, rc;
+  cudaError_t e;
 
+  if ((rc = ooc_cuda_api_load(err)) != OOC_OK)
+    return rc;
+  e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0)
     return ooc_err_set(err, OOC_EUNSUP, "cuda: no CUDA device "
                        "(cudaGetDeviceCount: %s)",
@@ -280,6 +286,8 @@ cu_create(void *state, const ooc_exec_env *env, ooc_err *err)
                               CUmemAllocationGranularity_flags);
   fn_gran gran;
 
+  if ((rc = ooc_cuda_api_load(err)) != OOC_OK)   /* probe loaded it */
+    return rc;
   if (env->link_GBps > 0)
     return ooc_err_set(err, OOC_EINVAL, "cuda: copy pacing is a "
                        "cpu-backend option (copies run at the link's "
