@@ -115,6 +115,7 @@ ooc_cmd_sweep(int argc, char **argv)
   ooc_sweep_grid g;
   ooc_sweep_opts o = { .jobs = 1, .resume = 1 };
   ooc_sweep_stats st;
+  ooc_sweep_merged ms;
   ooc_progress prog;
   ooc_err err = { 0 };
   struct sweep_ctx ctx = { .g = &g, .o = &o };
@@ -142,11 +143,25 @@ ooc_cmd_sweep(int argc, char **argv)
       ooc_cli_fail("sweep --merge: name the shard directories");
       goto out;
     }
-    if (ooc_sweep_merge(pos, n_pos, o.dir, &err)) {
+    if (ooc_sweep_merge(pos, n_pos, o.dir, &ms, &err)) {
       ooc_cli_fail("%s", err.msg);
       goto out;
     }
-    printf("merged %d directories into %s/results.csv\n", n_pos, o.dir);
+    printf("merged %d director%s into %s/results.csv: %lld of %lld grid "
+           "points", n_pos, n_pos == 1 ? "y" : "ies", o.dir,
+           (long long)ms.present,
+           (long long)ms.points);
+    if (ms.dups > 0)
+      printf(" (%lld held twice: the first directory's rows kept)",
+             (long long)ms.dups);
+    printf("\n");
+    if (ms.present < ms.points)
+      fprintf(stderr, "oocsim: warning: %lld grid point%s in no shard "
+              "(first: %s): a shard did not finish or a point failed; the "
+              "same sweep with -o %s runs just those\n",
+              (long long)(ms.points - ms.present),
+              ms.points - ms.present == 1 ? " is" : "s are",
+              ms.first_missing, o.dir);
     rc = 0;
     goto out;
   }

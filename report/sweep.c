@@ -131,6 +131,69 @@ read_old(const ooc_sweep_opts *o, const ooc_table *hdr, ooc_table *old,
   return OOC_OK;
 }
 
+/* Which rows of t are points of g, and which points t holds: rows
+ * outside the grid (not a duplicate of a row of it) are counted in
+ * *outside, the first in *first_out; the points t does not hold in
+ * *missing, the first in *first_miss (-1: none). O(points + rows);
+ * OOC_ENOMEM. */
+static int
+grid_cover(const ooc_sweep_grid *g, const ooc_table *t,
+           const ooc_sweep_resume *km, int64_t *outside, int64_t *first_out,
+           int64_t *missing, int64_t *first_miss)
+{
+  int nc = ooc_sweep_ncoords(g);
+  int64_t np = ooc_sweep_npoints(g);
+  char *mark = NULL;
+
+  *outside = *missing = 0;
+  *first_out = *first_miss = -1;
+  if (t->nrows > 0 && !(mark = calloc((size_t)t->nrows, 1)))
+    return OOC_ENOMEM;
+  for (int64_t i = 0; i < np; i++) {
+    char *coords[64] = { 0 };
+    int64_t r = -1;
+    if (ooc_sweep_point_coords(g, i, coords)) {
+      for (int j = 0; j < nc; j++)
+        free(coords[j]);
+      free(mark);
+      return OOC_ENOMEM;
+    }
+    if (t->nrows > 0)
+      r = ooc_sweep_resume_find(km, t, coords, nc);
+    for (int j = 0; j < nc; j++)
+      free(coords[j]);
+    if (r >= 0) {
+      mark[r] = 1;
+    } else if ((*missing)++ == 0) {
+      *first_miss = i;
+    }
+  }
+  for (int64_t r = 0; r < t->nrows; r++) {
+    int64_t f;
+    if (mark[r])
+      continue;
+    f = ooc_sweep_resume_find(km, t, t->rows[r], nc);
+    if (f >= 0 && mark[f])
+      continue;               /* a duplicate of a point of the grid */
+    if ((*outside)++ == 0)
+      *first_out = r;
+  }
+  free(mark);
+  return OOC_OK;
+}
+
+/* "planner, hw, batch N" of row r of t, for messages. */
+static const char *
+row_name(const ooc_table *t, int64_t r, char *buf, size_t cap)
+{
+  int b = ooc_table_col(t, "batch");
+
+  snprintf(buf, cap, "%s, %s, batch %s",
+           t->rows[r][ooc_table_col(t, "planner")],
+           t->rows[r][ooc_table_col(t, "hw")], b >= 0 ? t->rows[r][b] : "-");
+  return buf;
+}
+
 /* Refuse old rows that are not points of g (another sweep wrote them):
  * mixing them in would leave results.csv holding rows grid.json does not
  * describe. A duplicate of a row of the grid is not counted (the final
@@ -140,53 +203,21 @@ check_old_in_grid(const ooc_sweep_grid *g, const char *dir,
                   const ooc_table *old, const ooc_sweep_resume *km,
                   ooc_err *err)
 {
-  int nc = ooc_sweep_ncoords(g);
-  int64_t np = ooc_sweep_npoints(g), outside = 0, first = -1;
-  char *mark;
+  int64_t outside, first, missing, first_miss;
+  char name[256];
 
   if (old->nrows == 0)
     return OOC_OK;
-  if (!(mark = calloc((size_t)old->nrows, 1)))
+  if (grid_cover(g, old, km, &outside, &first, &missing, &first_miss))
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  for (int64_t i = 0; i < np; i++) {
-    char *coords[64] = { 0 };
-    int64_t r;
-    if (ooc_sweep_point_coords(g, i, coords)) {
-      for (int j = 0; j < nc; j++)
-        free(coords[j]);
-      free(mark);
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    }
-    r = ooc_sweep_resume_find(km, old, coords, nc);
-    for (int j = 0; j < nc; j++)
-      free(coords[j]);
-    if (r >= 0)
-      mark[r] = 1;
-  }
-  for (int64_t r = 0; r < old->nrows; r++) {
-    int64_t f;
-    if (mark[r])
-      continue;
-    f = ooc_sweep_resume_find(km, old, old->rows[r], nc);
-    if (f >= 0 && mark[f])
-      continue;               /* a duplicate of a point of the grid */
-    if (first < 0)
-      first = r;
-    outside++;
-  }
-  free(mark);
   if (outside == 0)
     return OOC_OK;
   return ooc_err_set(err, OOC_EINVAL, "%s/results.csv holds %" PRId64
                      " row%s outside this sweep's grid (line %" PRId64 ": "
-                     "%s, %s, batch %s; another sweep wrote them): use "
+                     "%s; another sweep wrote them): use "
                      "another -o directory, or --fresh to replace them",
                      dir, outside, outside == 1 ? "" : "s", first + 2,
-                     old->rows[first][ooc_table_col(old, "planner")],
-                     old->rows[first][ooc_table_col(old, "hw")],
-                     ooc_table_col(old, "batch") >= 0
-                         ? old->rows[first][ooc_table_col(old, "batch")]
-                         : "-");
+                     row_name(old, first, name, sizeof name));
 }
 
 /* Queue the points of this shard that old does not hold yet, in the
@@ -313,8 +344,32 @@ out:
   return rc;
 }
 
+/* "col=value, ..." of grid point i's coordinates (t's first nc columns),
+ * into buf. */
+static void
+point_name(const ooc_sweep_grid *g, const ooc_table *t, int64_t i, char *buf,
+           size_t cap)
+{
+  int nc = ooc_sweep_ncoords(g);
+  char *coords[64] = { 0 };
+  size_t at = 0;
+
+  buf[0] = '\0';
+  if (ooc_sweep_point_coords(g, i, coords) == OOC_OK)
+    for (int j = 0; j < nc && at < cap; j++) {
+      int w = snprintf(buf + at, cap - at, "%s%s=%s", j ? ", " : "",
+                       t->cols[j], coords[j]);
+      if (w < 0)
+        break;
+      at += (size_t)w;
+    }
+  for (int j = 0; j < nc; j++)
+    free(coords[j]);
+}
+
 int
-ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
+ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
+                ooc_sweep_merged *ms, ooc_err *err)
 {
   char path[4096], *grid_text = NULL, *other = NULL;
   size_t len;
@@ -322,12 +377,16 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
   ooc_table all, part, out;
   ooc_sweep_resume km = { 0 };
   int rc, nc, lock = -1;
+  int64_t *ends = NULL, outside, first_out, missing, first_miss;
 
+  memset(ms, 0, sizeof *ms);
   ooc_sweep_grid_init(&g);
   ooc_table_init(&all);
   ooc_table_init(&out);
   if (n < 1)
     return ooc_err_set(err, OOC_EINVAL, "--merge needs at least one directory");
+  if (!(ends = calloc((size_t)n, sizeof *ends)))
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   snprintf(path, sizeof path, "%s/grid.json", dirs[0]);
   if ((rc = ooc_read_file(path, &grid_text, &len, err)))
     return rc;
@@ -374,22 +433,51 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir, ooc_err *err)
     }
     part.nrows = 0;
     ooc_table_fini(&part);
+    ends[d] = all.nrows;
   }
   if (nc > all.ncols) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s/results.csv: too few columns",
                      dirs[0]);
     goto out;
   }
+  /* Every row must be a point of the grid (a results.csv edited, or
+   * copied from another sweep beside this grid.json); the points no shard
+   * holds are counted for the caller (a shard unfinished, a point that
+   * failed), as are rows two shards both hold (the first one's is kept). */
+  if (ooc_sweep_resume_build(&km, &all, nc) ||
+      grid_cover(&g, &all, &km, &outside, &first_out, &missing,
+                 &first_miss)) {
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (outside > 0) {
+    char name[256];
+    int d = 0;
+    while (ends[d] <= first_out)
+      d++;
+    rc = ooc_err_set(err, OOC_EINVAL, "%s/results.csv: line %" PRId64
+                     " (%s) is not a point of its grid.json; shards to "
+                     "merge must come from the same sweep", dirs[d],
+                     first_out - (d > 0 ? ends[d - 1] : 0) + 2,
+                     row_name(&all, first_out, name, sizeof name));
+    goto out;
+  }
+  ms->points = ooc_sweep_npoints(&g);
+  ms->present = ms->points - missing;
+  ms->dups = all.nrows - ms->present;
+  if (missing > 0)
+    point_name(&g, &all, first_miss, ms->first_missing,
+               sizeof ms->first_missing);
   if ((rc = ooc_sweep_mkdir(dir, err)) ||
       (rc = ooc_dir_lock(dir, &lock, err)))
     goto out;
-  if (ooc_sweep_resume_build(&km, &all, nc) ||
-      ooc_sweep_resume_compose(&g, &all, &all, &km, NULL, &out)) {
+  if (ooc_sweep_resume_compose(&g, &all, &all, &km, NULL, &out)) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
   rc = write_results(dir, &out, grid_text, err);
 out:
+  free(ends);
   ooc_dir_unlock(lock);
   ooc_sweep_resume_free(&km);
   ooc_table_fini(&out);

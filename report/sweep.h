@@ -60,10 +60,23 @@ typedef struct ooc_sweep_stats {
 int ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
                   ooc_sweep_stats *st, ooc_table *table, ooc_err *err);
 
+/* What a merge found (ooc_sweep_merge). */
+typedef struct ooc_sweep_merged {
+  int64_t points;             /* grid points */
+  int64_t present;            /* of them, those some shard holds */
+  int64_t dups;               /* rows a later shard held again (dropped) */
+  char first_missing[512];    /* the first point none holds, "col=value, ..." */
+} ooc_sweep_merged;
+
 /* Join the results of shard directories into dir: all must come from the
- * same grid (grid.json) and header; rows are put back in grid order. */
+ * same grid (grid.json) and header, and every row must be a point of it
+ * (OOC_EINVAL naming the shard and line); rows are put back in grid
+ * order, a point two shards hold once (the first directory's). *ms says
+ * how many points the merge holds: fewer than the grid's when a shard was
+ * not finished or a point failed (a sweep of the same grid into dir runs
+ * just those). */
 int ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
-                    ooc_err *err);
+                    ooc_sweep_merged *ms, ooc_err *err);
 
 /* Create dir if missing and check that a file can be written in it. */
 int ooc_sweep_mkdir(const char *dir, ooc_err *err);

@@ -95,6 +95,24 @@ expect_ok "shard 2/2" $OOCSIM sweep $G --shard 2/2 -o "$TMP/sh2"
 n1=$(($(wc -l <"$TMP/sh1/results.csv") - 1)); n2=$(($(wc -l <"$TMP/sh2/results.csv") - 1))
 [ "$n1" -eq 12 ] && [ "$n2" -eq 12 ] && ok "each shard has half the points" || not_ok "shards: $n1 + $n2"
 expect_ok "merge" $OOCSIM sweep --merge "$TMP/sh2" "$TMP/sh1" -o "$TMP/merged"
+grep -q "^merged 2 directories into $TMP/merged/results.csv: 24 of 24 grid points\$" "$TMP/out" &&
+  [ ! -s "$TMP/err" ] && ok "merge counts the points" || not_ok "merge: $(cat "$TMP/out" "$TMP/err")"
+# One shard alone: half the points, a warning naming the first missing
+# one; the same sweep into the merged folder runs just those.
+expect_ok "merge of one shard" $OOCSIM sweep --merge "$TMP/sh1" -o "$TMP/half"
+grep -q "^merged 1 directory into $TMP/half/results.csv: 12 of 24 grid points\$" "$TMP/out" &&
+  grep -q "^oocsim: warning: 12 grid points are in no shard (first: model=alexnet, set=, hw=v100-pcie3, hw_set:link.h2d_GBps=8, allocator=caching, budget=default, planner=vdnn, batch=64," "$TMP/err" &&
+  ok "merge warns of missing points" || not_ok "merge of one shard: $(cat "$TMP/out" "$TMP/err")"
+expect_ok "sweep fills the merge" $OOCSIM sweep $G -o "$TMP/half"
+grep -q "24 points (12 already done, 12 run)" "$TMP/out" && ok "the sweep runs just the missing points" || not_ok "fill: $(cat "$TMP/out")"
+expect_ok "merge of a shard twice" $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2" "$TMP/sh1" -o "$TMP/twice"
+grep -q ": 24 of 24 grid points (12 held twice: the first directory's rows kept)\$" "$TMP/out" &&
+  ok "merge counts rows held twice" || not_ok "merge twice: $(cat "$TMP/out")"
+nowall "$TMP/full/results.csv" >"$TMP/a"; nowall "$TMP/twice/results.csv" >"$TMP/b"
+cmp -s "$TMP/a" "$TMP/b" && ok "a shard twice merges to the unsharded rows" || not_ok "merge twice differs: $(diff "$TMP/a" "$TMP/b" | head -3)"
+mkdir -p "$TMP/odd" && cp "$TMP/sh2/grid.json" "$TMP/odd/" &&
+  sed '3s/,window,/,lms,/' "$TMP/sh2/results.csv" >"$TMP/odd/results.csv"
+expect_fail "merge of a row outside the grid" "$TMP/odd/results.csv: line 3 (lms, " $OOCSIM sweep --merge "$TMP/sh1" "$TMP/odd" -o "$TMP/e4"
 nowall "$TMP/full/results.csv" >"$TMP/a"; nowall "$TMP/merged/results.csv" >"$TMP/b"
 cmp -s "$TMP/a" "$TMP/b" && ok "merged rows equal the unsharded run" || not_ok "merge differs: $(diff "$TMP/a" "$TMP/b" | head -3)"
 head -n 1 "$TMP/full/results.csv" | grep -q ',hw,hw_set:link.h2d_GBps,allocator,' \
