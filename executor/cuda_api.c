@@ -3,10 +3,11 @@
  *
  * The libraries are the major versions the backend was compiled against
  * (libcudart.so.<CUDART_VERSION / 1000>, libcudnn.so.<CUDNN_MAJOR>,
- * libcublas.so.<CUBLAS_VER_MAJOR>): first in the CUDA library folder
- * configure found (OOC_CUDA_LIBDIR), then wherever the dynamic linker
- * looks (LD_LIBRARY_PATH, the ld.so cache), as linking them did. They stay
- * loaded until the process ends.
+ * libcublas.so.<CUBLAS_VER_MAJOR>), found where linking found them:
+ * LD_LIBRARY_PATH, then the CUDA library folder configure found (the
+ * programs' run path), then the ld.so cache; and, should the run path be
+ * gone (a copied binary), that folder by name (OOC_CUDA_LIBDIR). They
+ * stay loaded until the process ends.
  *
  * Cost: once per process, the libraries' own start-up (what every process
  * paid before, linked); nothing afterwards but an indirect call.
@@ -39,21 +40,22 @@ static void *
 open_lib(const char *stem, int major)
 {
   char name[64], path[4096];
-  void *h = NULL;
+  const char *why;
+  void *h;
 
   snprintf(name, sizeof name, "lib%s.so.%d", stem, major);
+  if ((h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != NULL)
+    return h;
+  /* Its reason, not the fallback's. */
+  why = dlerror();
+  snprintf(load_msg, sizeof load_msg, "cuda: cannot load %s (%s)", name,
+           why != NULL ? why : "not found");
+  load_rc = OOC_EUNSUP;
   if (OOC_CUDA_LIBDIR[0] != '\0' &&
       (size_t)snprintf(path, sizeof path, "%s/%s", OOC_CUDA_LIBDIR, name)
-          < sizeof path)
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (h == NULL)
-    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (h == NULL) {
-    const char *why = dlerror();
-    load_rc = OOC_EUNSUP;
-    snprintf(load_msg, sizeof load_msg, "cuda: cannot load %s (%s)", name,
-             why != NULL ? why : "not found");
-  }
+          < sizeof path &&
+      (h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL)
+    load_rc = OOC_OK;
   return h;
 }
 
