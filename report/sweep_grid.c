@@ -424,6 +424,10 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "--hw-set: at most 32 axes and 64 "
                          "keys in all");
   }
+  if (ooc_sweep_too_big(g))
+    return ooc_err_set(err, OOC_EINVAL, "sweep: the grid has more than %lld "
+                       "points (the product of its axes); split it into "
+                       "several sweeps", (long long)OOC_SWEEP_MAX_POINTS);
   if (!g->set_label && !(g->set_label = strdup("")))
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   if (g->n_allocators == 0 &&
@@ -471,6 +475,31 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
     }
   }
   return OOC_OK;
+}
+
+int
+ooc_sweep_too_big(const ooc_sweep_grid *g)
+{
+  int64_t f[7 + OOC_SWEEP_MAX_HWSETS], n = 1;
+  int k = 0;
+
+  f[k++] = g->n_hw;
+  f[k++] = g->n_dtypes;
+  f[k++] = g->n_optimizers;
+  f[k++] = g->n_allocators;
+  f[k++] = g->n_budgets;
+  f[k++] = g->n_planners;
+  f[k++] = g->maxbatch ? 1 : g->n_batches;
+  for (int i = 0; i < g->n_hwsets && i < OOC_SWEEP_MAX_HWSETS; i++)
+    f[k++] = g->hwsets[i].n_values;
+  for (int i = 0; i < k; i++) {
+    if (f[i] <= 1)
+      continue;                 /* an axis not filled in yet counts as 1 */
+    if (n > OOC_SWEEP_MAX_POINTS / f[i])
+      return 1;
+    n *= f[i];
+  }
+  return n > OOC_SWEEP_MAX_POINTS;
 }
 
 int64_t

@@ -114,6 +114,14 @@ int ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err);
 /* Number of points (product of the axis lengths). */
 int64_t ooc_sweep_npoints(const ooc_sweep_grid *g);
 
+/* The most points a grid may have: a sweep of more would not finish, and
+ * the product of its axes could overflow. */
+#define OOC_SWEEP_MAX_POINTS 1000000000LL
+
+/* 1 when the product of g's axis lengths is above OOC_SWEEP_MAX_POINTS
+ * (computed without overflow), else 0. */
+int ooc_sweep_too_big(const ooc_sweep_grid *g);
+
 /* The coordinates of a point: an index into each axis. */
 typedef struct ooc_sweep_point {
   int hw, dtype, optimizer, alloc, budget, planner, batch;

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,7 @@ ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
   return NULL;
 }
 
+/* Array key of strings into *v, *n (owned by the grid once set). */
 static int
 json_strv(const cJSON *o, const char *key, char ***v, int *n)
 {
@@ -97,67 +99,113 @@ int
 ooc_sweep_grid_from_json(const char *text, const char *path,
                          ooc_sweep_grid *g, ooc_err *err)
 {
+  static const char *const lists[] = { "hw", "optimizer", "allocator",
+                                       "budget", "planner" };
   cJSON *o = cJSON_Parse(text), *it;
   const cJSON *m, *s, *mb, *b, *hs;
-  int rc = OOC_EPARSE;
+  const char *bad = NULL;       /* the field that is wrong */
+  char why[96] = "";
+  int i, rc = OOC_OK;
 
   ooc_sweep_grid_init(g);
-  if (!o)
-    return ooc_err_set(err, OOC_EPARSE, "%s: not valid JSON", path);
+  if (!o || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return ooc_err_set(err, OOC_EPARSE, "%s: not a sweep grid file (not a "
+                       "JSON object)", path);
+  }
   m = cJSON_GetObjectItemCaseSensitive(o, "model");
   s = cJSON_GetObjectItemCaseSensitive(o, "set");
   mb = cJSON_GetObjectItemCaseSensitive(o, "maxbatch");
   b = cJSON_GetObjectItemCaseSensitive(o, "batch");
   hs = cJSON_GetObjectItemCaseSensitive(o, "hw_set");
-  if (!cJSON_IsString(m) || !cJSON_IsString(s) || !cJSON_IsBool(mb) ||
-      !cJSON_IsArray(b) || !cJSON_IsArray(hs))
+  if (!cJSON_IsString(m) || m->valuestring[0] == '\0')
+    bad = "model";
+  else if (!cJSON_IsString(s))
+    bad = "set";
+  else if (!cJSON_IsBool(mb))
+    bad = "maxbatch";
+  else if (!cJSON_IsArray(b))
+    bad = "batch";
+  else if (!cJSON_IsArray(hs))
+    bad = "hw_set";
+  if (bad)
     goto fail;
-  g->model = strdup(m->valuestring);
-  g->set_label = strdup(s->valuestring);
+  if (!(g->model = strdup(m->valuestring)) ||
+      !(g->set_label = strdup(s->valuestring)))
+    goto oom;
   g->maxbatch = cJSON_IsTrue(mb);
-  if (json_strv(o, "hw", &g->hw, &g->n_hw) ||
-      ((g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") !=
-                       NULL)
-           ? json_strv(o, "precision", &g->dtypes, &g->n_dtypes)
-           : json_strv(o, "dtype", &g->dtypes, &g->n_dtypes)) ||
-      json_strv(o, "optimizer", &g->optimizers, &g->n_optimizers) ||
-      json_strv(o, "allocator", &g->allocators, &g->n_allocators) ||
-      json_strv(o, "budget", &g->budgets, &g->n_budgets) ||
-      json_strv(o, "planner", &g->planners, &g->n_planners))
+  g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") != NULL;
+  bad = g->precision ? "precision" : "dtype";
+  if ((rc = json_strv(o, bad, &g->dtypes, &g->n_dtypes)) || g->n_dtypes == 0)
     goto fail;
-  g->n_batches = cJSON_GetArraySize(b);
-  g->batches = calloc((size_t)(g->n_batches + 1), sizeof *g->batches);
-  if (!g->batches)
-    goto fail;
-  g->n_batches = 0;
-  cJSON_ArrayForEach(it, b) {
-    if (!cJSON_IsNumber(it))
+  for (i = 0; i < (int)(sizeof lists / sizeof *lists); i++) {
+    char ***v = i == 0 ? &g->hw : i == 1 ? &g->optimizers
+              : i == 2 ? &g->allocators : i == 3 ? &g->budgets
+                                        : &g->planners;
+    int *n = i == 0 ? &g->n_hw : i == 1 ? &g->n_optimizers
+           : i == 2 ? &g->n_allocators : i == 3 ? &g->n_budgets
+                                       : &g->n_planners;
+    bad = lists[i];
+    if ((rc = json_strv(o, bad, v, n)) || *n == 0)
       goto fail;
-    g->batches[g->n_batches++] = (int64_t)it->valuedouble;
+  }
+  bad = "batch";
+  g->batches = calloc((size_t)cJSON_GetArraySize(b) + 1, sizeof *g->batches);
+  if (!g->batches)
+    goto oom;
+  cJSON_ArrayForEach(it, b) {
+    double v = cJSON_IsNumber(it) ? it->valuedouble : 0;
+    if (!(v >= 1 && v <= 1e12 && v == (double)(int64_t)v)) {
+      snprintf(why, sizeof why, ": item %d is not an integer batch size "
+               ">= 1", g->n_batches);
+      goto fail;
+    }
+    g->batches[g->n_batches++] = (int64_t)v;
+  }
+  if (!g->maxbatch && g->n_batches == 0)
+    goto fail;
+  bad = "hw_set";
+  if (cJSON_GetArraySize(hs) > OOC_SWEEP_MAX_HWSETS) {
+    snprintf(why, sizeof why, ": more than %d axes", OOC_SWEEP_MAX_HWSETS);
+    goto fail;
   }
   g->hwsets = calloc((size_t)(cJSON_GetArraySize(hs) + 1), sizeof *g->hwsets);
   if (!g->hwsets)
-    goto fail;
+    goto oom;
   cJSON_ArrayForEach(it, hs) {
     ooc_sweep_hwset *h = &g->hwsets[g->n_hwsets];
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "key");
     if (!cJSON_IsString(k))
       goto fail;
     g->n_hwsets++;
-    h->name = strdup(k->valuestring);
-    if (json_strv(it, "values", &h->values, &h->n_values) || !h->name)
+    if (!(h->name = strdup(k->valuestring)))
+      goto oom;
+    if ((rc = json_strv(it, "values", &h->values, &h->n_values)) ||
+        h->n_values == 0)
       goto fail;
   }
-  if (!g->model || !g->set_label || g->n_hw == 0 || g->n_planners == 0 ||
-      g->n_dtypes == 0 || g->n_optimizers == 0 ||
-      g->n_allocators == 0 || g->n_budgets == 0 ||
-      (!g->maxbatch && g->n_batches == 0) ||
-      g->n_hwsets > OOC_SWEEP_MAX_HWSETS)
+  bad = NULL;
+  if (ooc_sweep_too_big(g)) {
+    snprintf(why, sizeof why, " (more than %lld points)",
+             (long long)OOC_SWEEP_MAX_POINTS);
     goto fail;
+  }
   cJSON_Delete(o);
   return OOC_OK;
+oom:
+  cJSON_Delete(o);
+  ooc_sweep_grid_fini(g);
+  return ooc_err_set(err, OOC_ENOMEM, "out of memory");
 fail:
   cJSON_Delete(o);
   ooc_sweep_grid_fini(g);
-  return ooc_err_set(err, rc, "%s: not a sweep grid file", path);
+  if (rc == OOC_ENOMEM)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  if (bad)
+    return ooc_err_set(err, OOC_EPARSE, "%s: not a sweep grid file (field "
+                       "'%s'%s)", path, bad,
+                       why[0] ? why : ": missing, of the wrong type or "
+                                      "empty");
+  return ooc_err_set(err, OOC_EPARSE, "%s: not a sweep grid file%s", path,
+                     why);
 }

@@ -195,6 +195,16 @@ expect_fail "unwritable output directory" "afile/out" $OOCSIM sweep -m alexnet -
 expect_fail "bad shard" "--shard '3/2'" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --shard 3/2 -o "$TMP/e"
 expect_fail "merge without -o" "sweep --merge: missing -o DIR" $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2"
 expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $OOCSIM sweep --merge "$TMP/nosuchdir" -o "$TMP/e3"
+# A grid.json edited by hand: the field is named.
+mkdir -p "$TMP/badg" && cp "$TMP/sh1/results.csv" "$TMP/badg/" &&
+  sed 's/"batch":.*/"batch": [32, 1.5]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with a fractional batch" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': item 1 is not an integer batch size >= 1)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+sed 's/"planner":.*/"planner": [],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json without planners" "(field 'planner': missing, of the wrong type or empty)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+# More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
+# rates) is refused before anything runs; the product cannot overflow.
+V=$(seq -s, 1 100)
+expect_fail "a grid of more than 10^9 points" "sweep: the grid has more than 1000000000 points" $OOCSIM sweep -m alexnet -b 1:99999 --hw v100-pcie3 -p vdnn,window --hw-set link.h2d_GBps=$V --hw-set link.d2h_GBps=$V -o "$TMP/e6"
 expect_fail "zero budget" "--budget '0': must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 0 -o "$TMP/e"
 expect_fail "bad budget" "--budget" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 12XB -o "$TMP/e"
 # Allocator specs with options are an axis like names, kept as given.
