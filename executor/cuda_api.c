@@ -24,7 +24,13 @@
 #include <cudnn.h>
 #include <cublas_v2.h>
 
+/* The table without the call macros: a name here is the header's own, so
+ * a name a header maps to another symbol is looked up as that one. */
+#define OOC_CUDA_API_LOADER
 #include "executor/cuda_api.h"
+
+#define STR(x) #x
+#define SYMBOL(f) STR(f)        /* f macro-expanded first */
 
 #ifndef OOC_CUDA_LIBDIR
 #define OOC_CUDA_LIBDIR ""
@@ -69,13 +75,14 @@ load(void)
       (lib[OOC_CU_DNN] = open_lib("cudnn", CUDNN_MAJOR)) == NULL ||
       (lib[OOC_CU_BLAS] = open_lib("cublas", CUBLAS_VER_MAJOR)) == NULL)
     return;
-#define LOAD(l, f, sym)                                                      \
-  if ((fn = dlsym(lib[l], sym)) == NULL) {                                   \
+#define LOAD(l, f)                                                           \
+  if ((fn = dlsym(lib[l], SYMBOL(f))) == NULL) {                             \
+    const char *why = dlerror();                                             \
     load_rc = OOC_EUNSUP;                                                    \
-    snprintf(load_msg, sizeof load_msg, "cuda: the %s library has no %s",   \
-             l == OOC_CU_RT ? "CUDA runtime" : l == OOC_CU_DNN ? "cuDNN"    \
-                                                               : "cuBLAS",  \
-             sym);                                                           \
+    snprintf(load_msg, sizeof load_msg, "cuda: the %s library has no %s "   \
+             "(%s)", l == OOC_CU_RT ? "CUDA runtime"                         \
+                     : l == OOC_CU_DNN ? "cuDNN" : "cuBLAS",                 \
+             SYMBOL(f), why != NULL ? why : "not found");                    \
     return;                                                                  \
   }                                                                          \
   memcpy(&ooc_cuda_api.p_##f, &fn, sizeof fn);

@@ -13,9 +13,12 @@
  * then a macro that calls through the table, so the backend's code reads
  * as plain CUDA. A name missing from the table is a link error (nothing
  * links the libraries), a name the table has but the code does not call
- * costs one dlsym. Names are the ones the code spells: cuBLAS's v2 API
- * maps cublasCreate to cublasCreate_v2 in its header: the table's type
- * follows that expansion and its symbol names it.
+ * costs one dlsym. Names are the ones the code spells; where a header
+ * maps one to another symbol (cuBLAS's v2 API: cublasCreate is
+ * cublasCreate_v2; CUDA 12's cudaGetDeviceProperties is
+ * cudaGetDeviceProperties_v2), the table's type and the symbol looked up
+ * both follow that expansion (executor/cuda_api.c, which includes this
+ * header with OOC_CUDA_API_LOADER defined, so without the macros below).
  */
 #ifndef OOC_EXECUTOR_CUDA_API_H
 #define OOC_EXECUTOR_CUDA_API_H
@@ -24,85 +27,85 @@
 
 enum { OOC_CU_RT, OOC_CU_DNN, OOC_CU_BLAS, OOC_CU_NLIBS };
 
-/* X(library, name, symbol) for each entry point. */
+/* X(library, name) for each entry point. */
 #define OOC_CUDA_API(X) \
-  X(OOC_CU_RT, cudaDeviceSynchronize, "cudaDeviceSynchronize") \
-  X(OOC_CU_RT, cudaEventCreate, "cudaEventCreate") \
-  X(OOC_CU_RT, cudaEventDestroy, "cudaEventDestroy") \
-  X(OOC_CU_RT, cudaEventRecord, "cudaEventRecord") \
-  X(OOC_CU_RT, cudaEventSynchronize, "cudaEventSynchronize") \
-  X(OOC_CU_RT, cudaFree, "cudaFree") \
-  X(OOC_CU_RT, cudaFreeHost, "cudaFreeHost") \
-  X(OOC_CU_RT, cudaGetDeviceCount, "cudaGetDeviceCount") \
-  X(OOC_CU_RT, cudaGetDeviceProperties, "cudaGetDeviceProperties") \
-  X(OOC_CU_RT, cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPointByVersion") \
-  X(OOC_CU_RT, cudaGetErrorString, "cudaGetErrorString") \
-  X(OOC_CU_RT, cudaHostAlloc, "cudaHostAlloc") \
-  X(OOC_CU_RT, cudaMalloc, "cudaMalloc") \
-  X(OOC_CU_RT, cudaMemcpy, "cudaMemcpy") \
-  X(OOC_CU_RT, cudaMemcpyAsync, "cudaMemcpyAsync") \
-  X(OOC_CU_RT, cudaMemsetAsync, "cudaMemsetAsync") \
-  X(OOC_CU_RT, cudaRuntimeGetVersion, "cudaRuntimeGetVersion") \
-  X(OOC_CU_RT, cudaSetDevice, "cudaSetDevice") \
-  X(OOC_CU_RT, cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags") \
-  X(OOC_CU_RT, cudaStreamDestroy, "cudaStreamDestroy") \
-  X(OOC_CU_RT, cudaStreamSynchronize, "cudaStreamSynchronize") \
-  X(OOC_CU_DNN, cudnnActivationBackward, "cudnnActivationBackward") \
-  X(OOC_CU_DNN, cudnnActivationForward, "cudnnActivationForward") \
-  X(OOC_CU_DNN, cudnnAddTensor, "cudnnAddTensor") \
-  X(OOC_CU_DNN, cudnnBatchNormalizationBackward, "cudnnBatchNormalizationBackward") \
-  X(OOC_CU_DNN, cudnnBatchNormalizationForwardTraining, "cudnnBatchNormalizationForwardTraining") \
-  X(OOC_CU_DNN, cudnnConvolutionBackwardBias, "cudnnConvolutionBackwardBias") \
-  X(OOC_CU_DNN, cudnnConvolutionBackwardData, "cudnnConvolutionBackwardData") \
-  X(OOC_CU_DNN, cudnnConvolutionBackwardFilter, "cudnnConvolutionBackwardFilter") \
-  X(OOC_CU_DNN, cudnnConvolutionForward, "cudnnConvolutionForward") \
-  X(OOC_CU_DNN, cudnnCreate, "cudnnCreate") \
-  X(OOC_CU_DNN, cudnnCreateActivationDescriptor, "cudnnCreateActivationDescriptor") \
-  X(OOC_CU_DNN, cudnnCreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor") \
-  X(OOC_CU_DNN, cudnnCreateFilterDescriptor, "cudnnCreateFilterDescriptor") \
-  X(OOC_CU_DNN, cudnnCreateLRNDescriptor, "cudnnCreateLRNDescriptor") \
-  X(OOC_CU_DNN, cudnnCreatePoolingDescriptor, "cudnnCreatePoolingDescriptor") \
-  X(OOC_CU_DNN, cudnnCreateTensorDescriptor, "cudnnCreateTensorDescriptor") \
-  X(OOC_CU_DNN, cudnnDeriveBNTensorDescriptor, "cudnnDeriveBNTensorDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroy, "cudnnDestroy") \
-  X(OOC_CU_DNN, cudnnDestroyActivationDescriptor, "cudnnDestroyActivationDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroyFilterDescriptor, "cudnnDestroyFilterDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroyLRNDescriptor, "cudnnDestroyLRNDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroyPoolingDescriptor, "cudnnDestroyPoolingDescriptor") \
-  X(OOC_CU_DNN, cudnnDestroyTensorDescriptor, "cudnnDestroyTensorDescriptor") \
-  X(OOC_CU_DNN, cudnnGetConvolutionBackwardDataWorkspaceSize, "cudnnGetConvolutionBackwardDataWorkspaceSize") \
-  X(OOC_CU_DNN, cudnnGetConvolutionBackwardFilterWorkspaceSize, "cudnnGetConvolutionBackwardFilterWorkspaceSize") \
-  X(OOC_CU_DNN, cudnnGetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize") \
-  X(OOC_CU_DNN, cudnnGetErrorString, "cudnnGetErrorString") \
-  X(OOC_CU_DNN, cudnnGetPoolingNdForwardOutputDim, "cudnnGetPoolingNdForwardOutputDim") \
-  X(OOC_CU_DNN, cudnnGetVersion, "cudnnGetVersion") \
-  X(OOC_CU_DNN, cudnnLRNCrossChannelBackward, "cudnnLRNCrossChannelBackward") \
-  X(OOC_CU_DNN, cudnnLRNCrossChannelForward, "cudnnLRNCrossChannelForward") \
-  X(OOC_CU_DNN, cudnnPoolingBackward, "cudnnPoolingBackward") \
-  X(OOC_CU_DNN, cudnnPoolingForward, "cudnnPoolingForward") \
-  X(OOC_CU_DNN, cudnnSetActivationDescriptor, "cudnnSetActivationDescriptor") \
-  X(OOC_CU_DNN, cudnnSetConvolutionGroupCount, "cudnnSetConvolutionGroupCount") \
-  X(OOC_CU_DNN, cudnnSetConvolutionMathType, "cudnnSetConvolutionMathType") \
-  X(OOC_CU_DNN, cudnnSetConvolutionNdDescriptor, "cudnnSetConvolutionNdDescriptor") \
-  X(OOC_CU_DNN, cudnnSetFilterNdDescriptor, "cudnnSetFilterNdDescriptor") \
-  X(OOC_CU_DNN, cudnnSetLRNDescriptor, "cudnnSetLRNDescriptor") \
-  X(OOC_CU_DNN, cudnnSetPoolingNdDescriptor, "cudnnSetPoolingNdDescriptor") \
-  X(OOC_CU_DNN, cudnnSetStream, "cudnnSetStream") \
-  X(OOC_CU_DNN, cudnnSetTensorNdDescriptor, "cudnnSetTensorNdDescriptor") \
-  X(OOC_CU_DNN, cudnnSoftmaxForward, "cudnnSoftmaxForward") \
-  X(OOC_CU_BLAS, cublasCreate, "cublasCreate_v2") \
-  X(OOC_CU_BLAS, cublasDestroy, "cublasDestroy_v2") \
-  X(OOC_CU_BLAS, cublasSaxpy, "cublasSaxpy_v2") \
-  X(OOC_CU_BLAS, cublasSdot, "cublasSdot_v2") \
-  X(OOC_CU_BLAS, cublasSetMathMode, "cublasSetMathMode") \
-  X(OOC_CU_BLAS, cublasSetStream, "cublasSetStream_v2") \
-  X(OOC_CU_BLAS, cublasSgemmStridedBatched, "cublasSgemmStridedBatched") \
-  X(OOC_CU_BLAS, cublasSgemv, "cublasSgemv_v2") \
-  X(OOC_CU_BLAS, cublasSscal, "cublasSscal_v2")
+  X(OOC_CU_RT, cudaDeviceSynchronize) \
+  X(OOC_CU_RT, cudaEventCreate) \
+  X(OOC_CU_RT, cudaEventDestroy) \
+  X(OOC_CU_RT, cudaEventRecord) \
+  X(OOC_CU_RT, cudaEventSynchronize) \
+  X(OOC_CU_RT, cudaFree) \
+  X(OOC_CU_RT, cudaFreeHost) \
+  X(OOC_CU_RT, cudaGetDeviceCount) \
+  X(OOC_CU_RT, cudaGetDeviceProperties) \
+  X(OOC_CU_RT, cudaGetDriverEntryPointByVersion) \
+  X(OOC_CU_RT, cudaGetErrorString) \
+  X(OOC_CU_RT, cudaHostAlloc) \
+  X(OOC_CU_RT, cudaMalloc) \
+  X(OOC_CU_RT, cudaMemcpy) \
+  X(OOC_CU_RT, cudaMemcpyAsync) \
+  X(OOC_CU_RT, cudaMemsetAsync) \
+  X(OOC_CU_RT, cudaRuntimeGetVersion) \
+  X(OOC_CU_RT, cudaSetDevice) \
+  X(OOC_CU_RT, cudaStreamCreateWithFlags) \
+  X(OOC_CU_RT, cudaStreamDestroy) \
+  X(OOC_CU_RT, cudaStreamSynchronize) \
+  X(OOC_CU_DNN, cudnnActivationBackward) \
+  X(OOC_CU_DNN, cudnnActivationForward) \
+  X(OOC_CU_DNN, cudnnAddTensor) \
+  X(OOC_CU_DNN, cudnnBatchNormalizationBackward) \
+  X(OOC_CU_DNN, cudnnBatchNormalizationForwardTraining) \
+  X(OOC_CU_DNN, cudnnConvolutionBackwardBias) \
+  X(OOC_CU_DNN, cudnnConvolutionBackwardData) \
+  X(OOC_CU_DNN, cudnnConvolutionBackwardFilter) \
+  X(OOC_CU_DNN, cudnnConvolutionForward) \
+  X(OOC_CU_DNN, cudnnCreate) \
+  X(OOC_CU_DNN, cudnnCreateActivationDescriptor) \
+  X(OOC_CU_DNN, cudnnCreateConvolutionDescriptor) \
+  X(OOC_CU_DNN, cudnnCreateFilterDescriptor) \
+  X(OOC_CU_DNN, cudnnCreateLRNDescriptor) \
+  X(OOC_CU_DNN, cudnnCreatePoolingDescriptor) \
+  X(OOC_CU_DNN, cudnnCreateTensorDescriptor) \
+  X(OOC_CU_DNN, cudnnDeriveBNTensorDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroy) \
+  X(OOC_CU_DNN, cudnnDestroyActivationDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroyConvolutionDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroyFilterDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroyLRNDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroyPoolingDescriptor) \
+  X(OOC_CU_DNN, cudnnDestroyTensorDescriptor) \
+  X(OOC_CU_DNN, cudnnGetConvolutionBackwardDataWorkspaceSize) \
+  X(OOC_CU_DNN, cudnnGetConvolutionBackwardFilterWorkspaceSize) \
+  X(OOC_CU_DNN, cudnnGetConvolutionForwardWorkspaceSize) \
+  X(OOC_CU_DNN, cudnnGetErrorString) \
+  X(OOC_CU_DNN, cudnnGetPoolingNdForwardOutputDim) \
+  X(OOC_CU_DNN, cudnnGetVersion) \
+  X(OOC_CU_DNN, cudnnLRNCrossChannelBackward) \
+  X(OOC_CU_DNN, cudnnLRNCrossChannelForward) \
+  X(OOC_CU_DNN, cudnnPoolingBackward) \
+  X(OOC_CU_DNN, cudnnPoolingForward) \
+  X(OOC_CU_DNN, cudnnSetActivationDescriptor) \
+  X(OOC_CU_DNN, cudnnSetConvolutionGroupCount) \
+  X(OOC_CU_DNN, cudnnSetConvolutionMathType) \
+  X(OOC_CU_DNN, cudnnSetConvolutionNdDescriptor) \
+  X(OOC_CU_DNN, cudnnSetFilterNdDescriptor) \
+  X(OOC_CU_DNN, cudnnSetLRNDescriptor) \
+  X(OOC_CU_DNN, cudnnSetPoolingNdDescriptor) \
+  X(OOC_CU_DNN, cudnnSetStream) \
+  X(OOC_CU_DNN, cudnnSetTensorNdDescriptor) \
+  X(OOC_CU_DNN, cudnnSoftmaxForward) \
+  X(OOC_CU_BLAS, cublasCreate) \
+  X(OOC_CU_BLAS, cublasDestroy) \
+  X(OOC_CU_BLAS, cublasSaxpy) \
+  X(OOC_CU_BLAS, cublasSdot) \
+  X(OOC_CU_BLAS, cublasSetMathMode) \
+  X(OOC_CU_BLAS, cublasSetStream) \
+  X(OOC_CU_BLAS, cublasSgemmStridedBatched) \
+  X(OOC_CU_BLAS, cublasSgemv) \
+  X(OOC_CU_BLAS, cublasSscal)
 
 struct ooc_cuda_api {
-#define OOC_CUDA_API_MEMBER(lib, f, sym) __typeof__(&f) p_##f;
+#define OOC_CUDA_API_MEMBER(lib, f) __typeof__(&f) p_##f;
   OOC_CUDA_API(OOC_CUDA_API_MEMBER)
 #undef OOC_CUDA_API_MEMBER
 };
@@ -115,6 +118,7 @@ extern struct ooc_cuda_api ooc_cuda_api;
  * unusable, as without a GPU. Thread-safe. */
 int ooc_cuda_api_load(ooc_err *err);
 
+#ifndef OOC_CUDA_API_LOADER
 /* Calls through the table. */
 #undef cudaDeviceSynchronize
 #define cudaDeviceSynchronize (ooc_cuda_api.p_cudaDeviceSynchronize)
@@ -264,5 +268,7 @@ int ooc_cuda_api_load(ooc_err *err);
 #define cublasSgemv (ooc_cuda_api.p_cublasSgemv)
 #undef cublasSscal
 #define cublasSscal (ooc_cuda_api.p_cublasSscal)
+
+#endif /* OOC_CUDA_API_LOADER */
 
 #endif

@@ -186,11 +186,11 @@ grid_cover(const ooc_sweep_grid *g, const ooc_table *t,
 static const char *
 row_name(const ooc_table *t, int64_t r, char *buf, size_t cap)
 {
-  int b = ooc_table_col(t, "batch");
+  int p = ooc_table_col(t, "planner"), h = ooc_table_col(t, "hw"),
+      b = ooc_table_col(t, "batch");
 
-  snprintf(buf, cap, "%s, %s, batch %s",
-           t->rows[r][ooc_table_col(t, "planner")],
-           t->rows[r][ooc_table_col(t, "hw")], b >= 0 ? t->rows[r][b] : "-");
+  snprintf(buf, cap, "%s, %s, batch %s", p >= 0 ? t->rows[r][p] : "-",
+           h >= 0 ? t->rows[r][h] : "-", b >= 0 ? t->rows[r][b] : "-");
   return buf;
 }
 
@@ -389,7 +389,7 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   snprintf(path, sizeof path, "%s/grid.json", dirs[0]);
   if ((rc = ooc_read_file(path, &grid_text, &len, err)))
-    return rc;
+    goto out;
   if ((rc = ooc_sweep_grid_from_json(grid_text, path, &g, err)))
     goto out;
   nc = ooc_sweep_ncoords(&g);
