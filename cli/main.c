@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "base/util.h"
+#include "executor/executor.h"
 
 struct command {
   const char *name;
@@ -52,7 +53,8 @@ usage(FILE *f)
              "DIR\n"
              "                      (default: $OOCSIM_DATADIR, else the "
              "installed data)\n"
-             "  -V, --version       print the version and the data directory\n"
+             "  -V, --version       print the version, the data directory and the\n"
+             "                      executor backends built\n"
              "  -h, --help          show this help\n"
              "\nRun 'oocsim COMMAND --help' for a command's options; "
              "see also oocsim(1).\n"
@@ -65,9 +67,14 @@ static int
 version(void)
 {
   char where[4200];
+  int i;
 
-  printf("oocsim %s\ndata directory: %s\n", PACKAGE_VERSION,
+  printf("oocsim %s\ndata directory: %s\nexecutor backends:", PACKAGE_VERSION,
          ooc_data_dir_describe(where, sizeof where));
+  for (i = 0; ooc_exec_backends[i] != NULL; i++)
+    printf("%s %s", i ? "," : "", ooc_exec_backend_name(ooc_exec_backends[i]));
+  printf("%s\n", i == 0 ? " none (configure found neither oneDNN nor CUDA)"
+                         : "");
   return 0;
 }
 
