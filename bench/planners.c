@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/benchset.h"
 #include "analysis/maxbatch.h"
 #include "analysis/scenario.h"
 #include "analysis/summary.h"
@@ -48,9 +49,9 @@
 
 #define MAXP 32
 
-static const char *const profiles[] = { "v100-pcie3", "v100-nvlink2",
-                                        "h100-pcie5", "gh200-c2c", NULL };
-static const int mults[] = { 2, 4, 8 };
+/* The scenario set, shared with tests/check_bench_bound.c. */
+static const char *const *const profiles = ooc_benchset_profiles;
+static const int *const mults = ooc_benchset_mults;
 
 typedef struct {
   int feasible, steady;
@@ -92,19 +93,6 @@ run_one(const char *model, const char *hw, int64_t batch,
   *no_fit = !s.feasible && strstr(s.oom.reason, "no plan can fit") != NULL;
   ooc_summary_fini(&s);
   return OOC_OK;
-}
-
-static int
-incore_max(const char *model, const char *hw, const ooc_kv *sets, int n_sets,
-           int64_t *b, ooc_err *err)
-{
-  ooc_scenario_spec sp = { .model = model, .hw = hw, .planner = "incore",
-                           .sets = sets, .n_sets = n_sets };
-  ooc_summary s = { 0 };
-  int rc = ooc_maxbatch_find(&sp, b, &s, err);
-
-  ooc_summary_fini(&s);
-  return rc;
 }
 
 int
@@ -170,12 +158,13 @@ main(int argc, char **argv)
     }
     for (h = 0; profiles[h] != NULL; h++) {
       int64_t b0 = 0;
-      if ((rc = incore_max(models[m], profiles[h], NULL, 0, &b0, &err)) < 0) {
+      if ((rc = ooc_benchset_incore_max(models[m], profiles[h], NULL, 0,
+                                        &b0, &err)) < 0) {
         fprintf(stderr, "bench-planners: %s on %s: %s\n", models[m],
                 profiles[h], err.msg);
         continue;
       }
-      for (k = 0; k < 3 && b0 > 0; k++) {
+      for (k = 0; k < OOC_BENCHSET_NMULTS && b0 > 0; k++) {
         int64_t B = b0 * mults[k];
         cell c[MAXP];
         int no_fit = 0, any = 0, best = -1, bo = -1;
@@ -330,7 +319,8 @@ main(int argc, char **argv)
     int64_t b0 = 0;
     cell c;
     int nf = 0;
-    if (incore_max("resnet", "h100-pcie5", &set, 1, &b0, &err) == OOC_OK &&
+    if (ooc_benchset_incore_max("resnet", "h100-pcie5", &set, 1, &b0,
+                                &err) == OOC_OK &&
         b0 > 0 &&
         run_one("resnet", "h100-pcie5", 2 * b0, &set, 1, "joint", NULL, &c,
                 &nf, &err) == OOC_OK) {
