@@ -5,8 +5,8 @@
  * Why: linking them made every oocsim process, and every test, map
  * libcublasLt and the rest at start-up whether or not it ran on a GPU:
  * 0.07 to 0.25 s and 224 MB resident before main() on the 2-core build
- * machine, against 2 ms and 7 MB without them. Now only `--backend cuda`
- * pays.
+ * machine, against about 5 ms (`oocsim --version`, the whole process) and
+ * 7 MB without them. Now only `--backend cuda` pays.
  *
  * Include after <cuda_runtime_api.h>, <cudnn.h> and <cublas_v2.h>, in
  * executor/cuda.c and executor/cuda_api.c only: each entry point below is
