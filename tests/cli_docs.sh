@@ -26,6 +26,18 @@ for f in "$top_srcdir/docs/oocsim.1" "$top_srcdir/README.md" \
     if [ -f "$top_srcdir/$d" ]; then ok "$name: $d ships"; else not_ok "$name cites $d, not shipped"; fi
   done
 done
+# The man page: every line that starts with a control character is a
+# request or macro it means (a sentence that starts with "..." was taken
+# for the undefined macro '..' and its line dropped from the page), and
+# groff, where installed, renders it without a warning.
+man="$top_srcdir/docs/oocsim.1"
+bad=$(grep -nE "^[.']" "$man" | grep -vE '^[0-9]+:\.(TH|SH|SS|TP|PP|IP|B|I|BI|BR|IB|IR|RB|RI|br|nf|fi|RS|RE|\\")( |$)' | head -1)
+[ -z "$bad" ] && ok "oocsim.1: every control line is a macro" || not_ok "oocsim.1: line taken for a macro: $bad"
+if command -v groff >/dev/null 2>&1; then
+  groff -man -ww -z "$man" >"$TMP/groff" 2>&1
+  [ ! -s "$TMP/groff" ] && ok "oocsim.1: groff renders it without a warning" ||
+    not_ok "oocsim.1: groff: $(head -3 "$TMP/groff")"
+fi
 # Every model and profile of the source tree is installed and shipped:
 # listed in Makefile.am's dist_models_DATA / dist_hwprofiles_DATA (a file
 # left out is missing from the tarball and from `make install`).
