@@ -89,8 +89,10 @@ json_strv(const cJSON *o, const char *key, char ***v, int *n)
   if (!*v)
     return OOC_ENOMEM;
   cJSON_ArrayForEach(it, a) {
-    if (!cJSON_IsString(it) || !((*v)[k++] = strdup(it->valuestring)))
+    if (!cJSON_IsString(it))
       return OOC_EPARSE;
+    if (!((*v)[k++] = strdup(it->valuestring)))
+      return OOC_ENOMEM;
   }
   return OOC_OK;
 }
@@ -156,8 +158,10 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   cJSON_ArrayForEach(it, b) {
     double v = cJSON_IsNumber(it) ? it->valuedouble : 0;
     if (!(v >= 1 && v <= 1e12 && v == (double)(int64_t)v)) {
-      snprintf(why, sizeof why, ": item %d is not an integer batch size "
-               ">= 1", g->n_batches);
+      char *t = cJSON_PrintUnformatted(it);
+      snprintf(why, sizeof why, ": %.40s (item %d, from 0) is not an "
+               "integer batch size >= 1", t != NULL ? t : "?", g->n_batches);
+      cJSON_free(t);
       goto fail;
     }
     g->batches[g->n_batches++] = (int64_t)v;

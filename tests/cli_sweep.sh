@@ -198,7 +198,7 @@ expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $O
 # A grid.json edited by hand: the field is named.
 mkdir -p "$TMP/badg" && cp "$TMP/sh1/results.csv" "$TMP/badg/" &&
   sed 's/"batch":.*/"batch": [32, 1.5]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with a fractional batch" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': item 1 is not an integer batch size >= 1)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+expect_fail "merge of a grid.json with a fractional batch" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': 1.5 (item 1, from 0) is not an integer batch size >= 1)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
 sed 's/"planner":.*/"planner": [],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
 expect_fail "merge of a grid.json without planners" "(field 'planner': missing, of the wrong type or empty)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
 # More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
