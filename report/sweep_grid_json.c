@@ -101,8 +101,6 @@ int
 ooc_sweep_grid_from_json(const char *text, const char *path,
                          ooc_sweep_grid *g, ooc_err *err)
 {
-  static const char *const lists[] = { "hw", "optimizer", "allocator",
-                                       "budget", "planner" };
   cJSON *o = cJSON_Parse(text), *it;
   const cJSON *m, *s, *mb, *b, *hs;
   const char *bad = NULL;       /* the field that is wrong */
@@ -140,16 +138,20 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   bad = g->precision ? "precision" : "dtype";
   if ((rc = json_strv(o, bad, &g->dtypes, &g->n_dtypes)) || g->n_dtypes == 0)
     goto fail;
-  for (i = 0; i < (int)(sizeof lists / sizeof *lists); i++) {
-    char ***v = i == 0 ? &g->hw : i == 1 ? &g->optimizers
-              : i == 2 ? &g->allocators : i == 3 ? &g->budgets
-                                        : &g->planners;
-    int *n = i == 0 ? &g->n_hw : i == 1 ? &g->n_optimizers
-           : i == 2 ? &g->n_allocators : i == 3 ? &g->n_budgets
-                                       : &g->n_planners;
-    bad = lists[i];
-    if ((rc = json_strv(o, bad, v, n)) || *n == 0)
-      goto fail;
+  {
+    /* The string axes: each a non-empty array of strings. */
+    const struct { const char *key; char ***v; int *n; } axes[] = {
+      { "hw", &g->hw, &g->n_hw },
+      { "optimizer", &g->optimizers, &g->n_optimizers },
+      { "allocator", &g->allocators, &g->n_allocators },
+      { "budget", &g->budgets, &g->n_budgets },
+      { "planner", &g->planners, &g->n_planners },
+    };
+    for (i = 0; i < (int)(sizeof axes / sizeof *axes); i++) {
+      bad = axes[i].key;
+      if ((rc = json_strv(o, bad, axes[i].v, axes[i].n)) || *axes[i].n == 0)
+        goto fail;
+    }
   }
   bad = "batch";
   g->batches = calloc((size_t)cJSON_GetArraySize(b) + 1, sizeof *g->batches);
