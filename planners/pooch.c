@@ -30,10 +30,12 @@
  *        max_events=N`, the events all its simulations may process,
  *        default 0: no cap; and `--opt budget_s=T`, seconds of wall time,
  *        default 0: none, which makes the plan depend on the machine's
- *        speed; each stops every later step's search, and the note says
- *        which): the tree branches on
- *        the elements of L_I with the largest exposed swap-in, as many as
- *        the cap allows, the others stay swap, and the note says so;
+ *        speed, and which keeps back the final steps' time, four of the
+ *        longest simulations so far and 1% of it, so that the solve ends
+ *        within it; each stops every later step's search, and the
+ *        note says which): the tree branches on the elements of L_I
+ *        with the largest exposed swap-in, as many as the cap allows,
+ *        the others stay swap, and the note says so;
  *   §4.4.3 recompute: with L the maps left swap, r(X) = recompute
  *        overhead / swap overhead, each measured by simulation against X
  *        kept (when keeping X does not fit, its swap overhead is its
@@ -143,6 +145,8 @@ struct pooch_state {
   int spent;                /* max_events or budget_s reached: no more
                                searching */
   double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
+  double eval_s;            /* the longest simulation so far, seconds */
+  double slack;             /* 1% of budget_s, for the OS's scheduling */
   int timed_out;            /* budget_s reached (spent says so too) */
   int32_t m_done;           /* measure(): the measurements it took, a
                                prefix of those asked for */
@@ -446,6 +450,18 @@ static void out_of_time(struct pooch_state *st)
   spend(st);
 }
 
+/* Is budget_s spent? The steps after the search (finish(): the plan at
+ * its budget and with the framework's kernels) take up to three
+ * simulations, and a caller that times the plan (joint) one more, so the
+ * search stops when four of the longest so far, and 1% of the budget
+ * (threads that share the cores may be descheduled for milliseconds),
+ * would no longer fit before the deadline: the solve ends within
+ * budget_s rather than after it. */
+static int past_deadline(const struct pooch_state *st)
+{
+  return ooc_wall_s() + 4 * st->eval_s + st->slack >= st->deadline;
+}
+
 /* The simulations the current step may use: v, or none once max_events
  * or budget_s is spent. */
 static void set_cap(struct pooch_state *st, int64_t v)
@@ -468,12 +484,14 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
                 ooc_err *err)
 {
   ooc_sim_result r;
+  double t0;
   int rc;
 
   if ((rc = build(st, ctx, pl, err)) < 0)
     return rc;
   st->n_sims++;
   st->host_ok = 0;
+  t0 = st->deadline > 0 ? ooc_wall_s() : 0;
   if (!detail && cutoff > 0 && ctx->sim != NULL) {
     if (st->host_relaxed)
       ooc_sim_set_host_unlimited(ctx->sim, 1);
@@ -499,7 +517,9 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
   st->events += ooc_planner_events(&r);
   spend_events(st);
-  if (st->deadline > 0 && !st->spent && ooc_wall_s() >= st->deadline)
+  if (st->deadline > 0 && ooc_wall_s() - t0 > st->eval_s)
+    st->eval_s = ooc_wall_s() - t0;
+  if (st->deadline > 0 && !st->spent && past_deadline(st))
     out_of_time(st);
   st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
                                r.peak_host_pinned <= ctx->hw->host_mem);
@@ -856,7 +876,8 @@ struct meas_job {
   atomic_int *next;
   atomic_ullong *ev_sum;    /* the events of the measurements done, */
   uint64_t ev_left;         /* and the cap on them (0: none) */
-  double deadline;          /* no new one after it (0: none) */
+  double deadline;          /* no new one after it (0: none), */
+  double reserve;           /* less this (past_deadline) */
   int rc;
   ooc_err err;
 };
@@ -870,7 +891,7 @@ static void *meas_main(void *arg)
    * taken so far (a prefix) hold every one the caller will take. */
   while (j->rc == OOC_OK &&
          (j->ev_left == 0 || atomic_load(j->ev_sum) < j->ev_left) &&
-         (j->deadline == 0 || ooc_wall_s() < j->deadline) &&
+         (j->deadline == 0 || ooc_wall_s() + j->reserve < j->deadline) &&
          (k = atomic_fetch_add(j->next, 1)) < j->m) {
     j->rc = measure_one(j->st, j->ctx, j->pl, j->xs[k], j->t0,
                         &j->out->mtr[k], &j->out->mtk[k], &j->out->mev[k],
@@ -909,6 +930,7 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   a = (struct meas_job){ .st = st, .ctx = ctx, .pl = pl, .out = st,
                          .xs = xs, .m = m, .t0 = t0, .next = &next,
                          .ev_sum = &ev_sum, .deadline = dl,
+                         .reserve = 4 * st->eval_s + st->slack,
                          .ev_left = max_ev > 0 && (uint64_t)max_ev > ev
                                         ? (uint64_t)max_ev - ev
                                         : 0 };
@@ -1264,6 +1286,8 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                                       err)) < 0)
       return rc;
     st->deadline = b > 0 ? ooc_wall_s() + b : 0;
+    st->eval_s = 0;
+    st->slack = 0.01 * b;
   }
   st->events = 0;
   st->spent = st->timed_out = 0;
