@@ -1,6 +1,6 @@
-/* analysis/minbudget.c — the search of minbudget.h: grow an upper budget
- * until a planner fits, then bisect each planner below the best so far,
- * in MiB, on one opened scenario.
+/* analysis/minbudget.c — the search of minbudget.h: try each planner at
+ * the floor, else grow an upper budget until a planner fits, then bisect
+ * each planner below the best so far, in MiB, on one opened scenario.
  *
  * Ownership: the scenario is opened and closed here; the summary at the
  * result goes to the caller. Cost: see minbudget.h.
@@ -109,9 +109,21 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
   cap_mib = 64 * ((int64_t)(big / MIB) > start_mib ? (int64_t)(big / MIB)
                                                    : start_mib);
 
+  /* No plan fits below the floor: the first planner that fits at it is
+   * the answer the bisections below would find (the first to reach the
+   * least budget), at one probe a planner rather than a bisection. */
   for (i = 0; i < n; i++) {
+    if ((rc = fits(&S, ts[i], floor_mib, err)) < 0)
+      goto done;
+    if (rc) {
+      best = floor_mib;
+      best_t = ts[i];
+      break;
+    }
+  }
+  for (i = best_t != NULL ? n : 0; i < n; i++) {
     const ooc_planner_type *t = ts[i];
-    int64_t lo = floor_mib - 1, hi;   /* lo never fits, hi fits */
+    int64_t lo = floor_mib, hi;       /* lo never fits, hi fits */
 
     if (best > 0) {
       /* Only a planner that fits just below the best can improve on it. */

@@ -7,7 +7,8 @@
  * step, the check of ooc_plan_check_budget), so that is the floor. The
  * upper end is the profile's usable memory, doubled until some planner
  * fits (at most 64 times the larger of it and the naive in-core peak).
- * Each planner is then bisected between the floor and the best budget
+ * First each planner is tried at the floor, in order: the first that
+ * fits there is the answer. Else each planner is bisected between the floor and the best budget
  * found so far: a planner that does not fit just below that best is
  * skipped without a bisection. Each probe is one scenario run
  * (ooc_scenario_probe: plan + simulate, no baseline); a planner that
@@ -19,7 +20,8 @@
  *
  * Ownership: spec and planners are borrowed; the result's summary is the
  * caller's (ooc_minbudget_result_fini). Cost: O(planners x log2(range in
- * MiB)) scenario runs at worst, far fewer with the pruning; the model,
+ * MiB)) scenario runs at worst, far fewer with the pruning (one a
+ * planner, up to the first, when one fits at the floor); the model,
  * profile, costs and liveness are loaded once.
  */
 #ifndef OOC_MINBUDGET_H

@@ -19,6 +19,7 @@
 #include "cli/args.h"
 #include "analysis/minbudget.h"
 #include "base/progress.h"
+#include "planners/registry.h"
 #include "base/util.h"
 
 static const ooc_cli_doc doc = {
@@ -30,10 +31,11 @@ static const ooc_cli_doc doc = {
     "Find the smallest device budget (to 1 MiB) at which one of the planners\n"
     "fits the scenario, and which planner that is. No plan fits below the\n"
     "largest working set of one step (persistent state plus the step's\n"
-    "tensors), so the search starts there; the upper end is the profile's\n"
-    "usable memory, doubled until a planner fits. Each planner is bisected\n"
-    "below the best budget found so far; each probe is one plan and\n"
-    "simulation. Prints the budget, the planner, the working set, the\n"
+    "tensors), so the search starts there: each planner is tried at it, in\n"
+    "order, and the first that fits is the answer. Else the upper end is\n"
+    "the profile's usable memory, doubled until a planner fits, and each\n"
+    "planner is bisected below the best budget found so far. Each probe is\n"
+    "one plan and simulation. Prints the budget, the planner, the working set, the\n"
     "number of simulations and the summary at that budget; --json prints\n"
     "{\"model\", \"hw\", \"batch\", \"allocator\", \"planners\", "
     "\"working_set_bytes\",\n"
@@ -46,17 +48,47 @@ static const ooc_cli_doc doc = {
     "--json\n",
 };
 
+/* The registered planners that are not OOC_PLANNER_COSTLY into quick (at
+ * most 64); *left_out counts the others. Returns how many. */
+static int
+quick_planners(const ooc_planner_type *const *ts,
+               const ooc_planner_type **quick, int *left_out)
+{
+  int k, nq = 0;
+
+  *left_out = 0;
+  for (k = 0; ts[k] != NULL && nq < 64; k++) {
+    if (ts[k]->flags & OOC_PLANNER_COSTLY)
+      (*left_out)++;
+    else
+      quick[nq++] = ts[k];
+  }
+  return nq;
+}
+
+/* The hint under an infeasible simulate or compare: the smallest budget
+ * at which one of ts[0 .. n) fits, the planners compare ran; for
+ * simulate (ts NULL), every registered planner that is not
+ * OOC_PLANNER_COSTLY, so that the hint costs about what the command did
+ * (a pooch or joint search per probe made a simulate of gpt2 at 4,000
+ * layers run for more than 5 minutes, 20 s now). The line says when
+ * planners were left out. */
 int
 ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
                        const ooc_planner_type *const *ts, int n)
 {
+  const ooc_planner_type *quick[64];
   ooc_minbudget_result res;
   ooc_progress prog;
   ooc_scenario_spec s = *spec;
   ooc_err err = { 0 };
   char b[32];
-  int rc;
+  int rc, left_out = 0;
 
+  if (ts == NULL) {
+    n = quick_planners(ooc_planner_types, quick, &left_out);
+    ts = quick;
+  }
   s.budget = 0;
   /* The user's --opt were for the planner that ran (pooch's and
    * superneurons' stage values differ): the others at their defaults. */
@@ -67,11 +99,15 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
   if (rc < 0)
     return ooc_cli_fail("smallest budget: %s", err.msg);
   if (res.budget > 0)
-    fprintf(f, "smallest budget that fits: %s with planner %s\n",
-            ooc_fmt_bytes(res.budget, b, sizeof b), res.planner);
+    fprintf(f, "smallest budget that fits: %s with planner %s%s\n",
+            ooc_fmt_bytes(res.budget, b, sizeof b), res.planner,
+            left_out > 0 ? " (of the quick planners; oocsim minbudget "
+                           "tries every one)" : "");
   else
-    fprintf(f, "smallest budget that fits: none up to %s\n",
-            ooc_fmt_bytes(res.ceiling, b, sizeof b));
+    fprintf(f, "smallest budget that fits: none up to %s%s\n",
+            ooc_fmt_bytes(res.ceiling, b, sizeof b),
+            left_out > 0 ? " (of the quick planners; oocsim minbudget "
+                           "tries every one)" : "");
   ooc_minbudget_result_fini(&res);
   return 0;
 }

@@ -184,7 +184,9 @@ static const ooc_cli_doc simulate_doc = {
     "the result equals the one-shot form's. --allocator and --budget may\n"
     "override the plan's for a what-if. When the one-shot form is\n"
     "infeasible and no --budget was given, the text output adds the\n"
-    "smallest budget at which one of the planners fits (oocsim minbudget).\n",
+    "smallest budget at which one of the planners quick to plan fits\n"
+    "(oocsim minbudget, without lms, window, pooch, superneurons and\n"
+    "joint).\n",
   .examples =
     "  oocsim simulate -m resnet50 -b 64 --hw h100-pcie5 -p incore --json\n"
     "  oocsim simulate plan.json --trace trace.json --mem-csv mem.csv\n",

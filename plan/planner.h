@@ -62,7 +62,13 @@ enum {
   /* It may move parameters' gradients and optimizer state to the host
    * (OOC_PARAM_OFFLOAD): the front end checks the budget against the
    * persistent state that leaves (ooc_plan_check_budget_offload). */
-  OOC_PLANNER_OFFLOAD = 1u << 1
+  OOC_PLANNER_OFFLOAD = 1u << 1,
+  /* Planning it costs far more than simulating its plan (it searches
+   * with the simulator in the loop, or does per-layer work to match):
+   * the hint an infeasible simulate or compare prints leaves it out, so
+   * that the hint costs about what the command did (cli/cmd_minbudget.c);
+   * `oocsim minbudget` tries it. */
+  OOC_PLANNER_COSTLY = 1u << 2
 };
 
 typedef struct ooc_planner_type {

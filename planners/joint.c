@@ -2217,7 +2217,8 @@ const ooc_planner_type ooc_planner_joint = {
           "Gelatt and Vecchi 1983)",
   .state_size = sizeof(struct jt_state),
   .options = jt_options,
-  .flags = OOC_PLANNER_OFFLOAD,  /* it may start from zero-offload's plan */
+  /* It may start from zero-offload's plan. */
+  .flags = OOC_PLANNER_OFFLOAD | OOC_PLANNER_COSTLY,
   .alloc = jt_alloc,
   .free = jt_free,
   .plan = jt_plan,

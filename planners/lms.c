@@ -368,7 +368,7 @@ const ooc_planner_type ooc_planner_lms = {
           "(LMS, Le et al. 2019; TFLMS v2 options)",
   .state_size = sizeof(struct lms_state),
   .options = lms_options,
-  .flags = OOC_PLANNER_SEARCH,
+  .flags = OOC_PLANNER_SEARCH | OOC_PLANNER_COSTLY,
   .alloc = lms_alloc,
   .free = lms_free,
   .plan = lms_plan,

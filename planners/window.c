@@ -522,7 +522,7 @@ const ooc_planner_type ooc_planner_window = {
           "(a)-(d), Fig. 2",
   .state_size = sizeof(struct win_state),
   .options = win_options,
-  .flags = OOC_PLANNER_SEARCH,
+  .flags = OOC_PLANNER_SEARCH | OOC_PLANNER_COSTLY,
   .alloc = win_alloc,
   .free = win_free,
   .plan = win_plan,
