@@ -148,11 +148,14 @@ ooc_cmd_plan(int argc, char **argv)
     ooc_summary_clear_timing(&sum);
   if (a.json)
     ooc_summary_write_json(stdout, &sum, 1);
-  else
-    printf("%s: %s on %s, batch %lld, %s allocator: %s (%.6f s per "
+  else if (sum.feasible)
+    printf("%s: %s on %s, batch %lld, %s allocator: feasible (%.6f s per "
            "iteration)\n", a.output, sum.planner, sum.hw,
-           (long long)sum.batch, sum.allocator,
-           sum.feasible ? "feasible" : "INFEASIBLE", sum.iteration_s);
+           (long long)sum.batch, sum.allocator, sum.iteration_s);
+  else      /* no time: an infeasible run has none (null in JSON) */
+    printf("%s: %s on %s, batch %lld, %s allocator: INFEASIBLE\n",
+           a.output, sum.planner, sum.hw, (long long)sum.batch,
+           sum.allocator);
   rc = 0;
   goto done;
 fail:
@@ -449,7 +452,7 @@ ooc_cmd_maxbatch(int argc, char **argv)
     if (lim.batch > 0) {
       if (lim.kind == OOC_LIMIT_WORKING_SET)
         printf("batch %lld does not fit: the working set of %s exceeds "
-               "the budget, so no plan can\n", (long long)lim.batch, lim.op);
+               "the budget, so no plan can fit it\n", (long long)lim.batch, lim.op);
       else
         printf("batch %lld does not fit: out of memory at %s%s\n",
                (long long)lim.batch, lim.op,

@@ -377,4 +377,10 @@ expect_ok "its plan, 3 more iterations" "$OOCSIM" simulate "$TMP/bws.json" --ite
 expect_ok "va resnet50 window" "$OOCSIM" simulate -m resnet50 -b 256 --hw v100-pcie3 -p window --allocator va --json --no-timing
 [ "$(num steady "$TMP/out")" = true ] && ok "va: steady at 2" || not_ok "va: steady $(num steady "$TMP/out")"
 
+# plan's line for an infeasible plan gives no time: it has none (null in
+# JSON), and 0.000000 s read as a time.
+expect_ok "plan infeasible" "$OOCSIM" plan -m resnet50 -b 512 --hw v100-nvlink2 -p incore -o "$TMP/inf.json"
+[ "$(cat "$TMP/out")" = "$TMP/inf.json: incore on v100-nvlink2, batch 512, caching allocator: INFEASIBLE" ] &&
+  ok "plan: INFEASIBLE, no time" || not_ok "plan infeasible: $(cat "$TMP/out")"
+
 finish
