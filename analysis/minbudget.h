@@ -8,12 +8,12 @@
  * upper end is the profile's usable memory, doubled until some planner
  * fits (at most 64 times the larger of it and the naive in-core peak).
  * First each planner is tried at the floor, in order: the first that
- * fits there is the answer. Else each planner is bisected between the floor and the best budget
- * found so far: a planner that does not fit just below that best is
- * skipped without a bisection. Each probe is one scenario run
- * (ooc_scenario_probe: plan + simulate, no baseline); a planner that
- * reports that it cannot fit counts as not fitting. Each planner gets the
- * --opt values whose keys it accepts (as in compare).
+ * fits there is the answer. Else each planner is bisected between the
+ * floor and the best budget found so far: a planner that does not fit
+ * just below that best is skipped without a bisection. Each probe is one
+ * scenario run (ooc_scenario_probe: plan + simulate, no baseline); a
+ * planner that reports that it cannot fit counts as not fitting. Each
+ * planner gets the --opt values whose keys it accepts (as in compare).
  *
  * Feasibility is taken to be monotone in the budget for each planner; the
  * result is checked once more, with the baseline and bound, at the end.

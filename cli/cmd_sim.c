@@ -452,7 +452,8 @@ ooc_cmd_maxbatch(int argc, char **argv)
     if (lim.batch > 0) {
       if (lim.kind == OOC_LIMIT_WORKING_SET)
         printf("batch %lld does not fit: the working set of %s exceeds "
-               "the budget, so no plan can fit it\n", (long long)lim.batch, lim.op);
+               "the budget, so no plan can fit it\n", (long long)lim.batch,
+               lim.op);
       else
         printf("batch %lld does not fit: out of memory at %s%s\n",
                (long long)lim.batch, lim.op,

@@ -119,11 +119,11 @@
  *    (its own budget_s), no other planner of the start begins after it
  *    once one plan fits, the sweeps and the chains stop at it (stopped:
  *    two of the longest evaluations and 1% of it before it, so that the
- *    solve ends within it, not an evaluation after), and the speculative search of
- *    the parallel start runs to it, the faster of its plan and the
- *    search's from PoocH's being the result;
- *    when nothing fits and the budget cut PoocH, the start runs again
- *    without it. The note then ends "cut by budget_s".
+ *    solve ends within it, not an evaluation after), and the speculative
+ *    search of the parallel start runs to it, the faster of its plan and
+ *    the search's from PoocH's being the result; when nothing fits and
+ *    the budget cut PoocH, the start runs again without it. The note
+ *    then ends "cut by budget_s".
  * 5. Two chains: the annealing runs twice, from the swept plan and, the
  *    second chain, from the plan before the class sweeps when they
  *    changed it (their greedy steps can lead the annealing into a worse
