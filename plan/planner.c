@@ -227,6 +227,28 @@ ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key, int64_t *v,
   return rc == OOC_OK ? 1 : rc;
 }
 
+void
+ooc_reserve_init(ooc_reserve *r, double budget_s)
+{
+  r->eval_s = 0;
+  r->slack = 0.01 * budget_s;
+}
+
+void
+ooc_reserve_timed(ooc_reserve *r, double t0)
+{
+  double d = ooc_wall_s() - t0;
+
+  if (d > r->eval_s)
+    r->eval_s = d;
+}
+
+double
+ooc_reserve_s(const ooc_reserve *r, int k)
+{
+  return k * r->eval_s + r->slack;
+}
+
 int
 ooc_planner_opt_seconds(const ooc_planner_ctx *ctx, const char *planner,
                         const char *key, double *v, ooc_err *err)

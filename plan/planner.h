@@ -65,9 +65,9 @@ enum {
   OOC_PLANNER_OFFLOAD = 1u << 1,
   /* Planning it costs far more than simulating its plan (it searches
    * with the simulator in the loop, or does per-layer work to match):
-   * the hint an infeasible simulate or compare prints leaves it out, so
-   * that the hint costs about what the command did (cli/cmd_minbudget.c);
-   * `oocsim minbudget` tries it. */
+   * the hint an infeasible simulate prints leaves it out, so that the
+   * hint costs about what the command did (cli/cmd_minbudget.c);
+   * compare's hint and `oocsim minbudget` try it. */
   OOC_PLANNER_COSTLY = 1u << 2
 };
 
@@ -159,6 +159,22 @@ int ooc_planner_opt_int(const ooc_planner_ctx *ctx, const char *key,
  * out of range: OOC_EINVAL naming planner, key and value. */
 int ooc_planner_opt_seconds(const ooc_planner_ctx *ctx, const char *planner,
                             const char *key, double *v, ooc_err *err);
+
+/* What a search under budget_s keeps back before its deadline, so that
+ * the solve ends within the budget rather than the steps after the
+ * search past it: k of its longest evaluations so far (the ones that
+ * follow the stop) and 1% of the budget (threads that share the cores
+ * may be descheduled for milliseconds). ooc_reserve_timed records an
+ * evaluation begun at t0 (ooc_wall_s()). */
+typedef struct ooc_reserve {
+  double eval_s;        /* the longest evaluation so far, seconds */
+  double slack;         /* 1% of the budget */
+} ooc_reserve;
+
+void ooc_reserve_init(ooc_reserve *r, double budget_s);
+void ooc_reserve_timed(ooc_reserve *r, double t0);
+double ooc_reserve_s(const ooc_reserve *r, int k);
+
 int ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
                          uint64_t *v, ooc_err *err);
 int ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,

@@ -118,8 +118,8 @@
  *    plan depend on the machine's speed: PoocH gets what is left of it
  *    (its own budget_s), no other planner of the start begins after it
  *    once one plan fits, the sweeps and the chains stop at it (stopped:
- *    two of the longest evaluations and 1% of it before it, so that the
- *    solve ends within it, not an evaluation after), and the speculative
+ *    two evaluations before it, ooc_reserve, so that the solve ends
+ *    within it, not an evaluation after), and the speculative
  *    search of the parallel start runs to it, the faster of its plan and
  *    the search's from PoocH's being the result; when nothing fits and
  *    the budget cut PoocH, the start runs again without it. The note
@@ -239,8 +239,7 @@ struct jt_state {
   int32_t cap_rnx;
   struct jt_stop *stop;     /* the speculative search's (NULL: none) */
   double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
-  double eval_s;            /* the longest evaluation so far, seconds */
-  double slack;             /* 1% of budget_s, for the OS's scheduling */
+  ooc_reserve rsv;          /* what stopped() keeps back of it */
   int timed_out;            /* stopped() found it passed */
   int start_cut;            /* start_plans: budget_s cut a planner */
   int64_t t_result;         /* search(): its plan's time */
@@ -392,13 +391,10 @@ stopped(struct jt_state *st)
 {
   const struct jt_stop *x = st->stop;
 
-  /* Two of the longest evaluations are kept back, the one that would
-   * start now and the result's, and 1% of the budget, since threads
-   * that share the cores may be descheduled for milliseconds: so that
-   * the solve ends within budget_s, not an evaluation or more after
-   * it. */
+  /* Two evaluations are kept back (ooc_reserve): the one that would
+   * start now and the result's. */
   if (st->deadline > 0 &&
-      ooc_wall_s() + 2 * st->eval_s + st->slack >= st->deadline) {
+      ooc_wall_s() + ooc_reserve_s(&st->rsv, 2) >= st->deadline) {
     st->timed_out = 1;
     return 1;
   }
@@ -850,8 +846,8 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
   t0 = st->deadline > 0 ? ooc_wall_s() : 0;
   rc = d != NULL ? ooc_planner_evaluate_detail(ctx, pl, &r, d, &e)
                  : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
-  if (st->deadline > 0 && ooc_wall_s() - t0 > st->eval_s)
-    st->eval_s = ooc_wall_s() - t0;
+  if (st->deadline > 0)
+    ooc_reserve_timed(&st->rsv, t0);
   if (rc == OOC_OK && r.cut && r.iterations == 0) {
     st->last_bound = 1;         /* answered by its bound, not run */
     st->bound_skips++;
@@ -1791,8 +1787,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
       s2->max_events = st->max_events;
       s2->stop = st->stop;
       s2->deadline = st->deadline;
-      s2->eval_s = st->eval_s;
-      s2->slack = st->slack;
+      s2->rsv = st->rsv;
       cb = ca;
       if (t_pre > t_best)
         cb.t_best = t_pre;
@@ -2179,8 +2174,7 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
    * first. */
   st->deadline = dl = o.budget_s > 0 ? t0 + o.budget_s : 0;
   st->timed_out = st->start_cut = 0;
-  st->eval_s = 0;
-  st->slack = 0.01 * o.budget_s;
+  ooc_reserve_init(&st->rsv, o.budget_s);
   if (o.start_sims == 0 && o.threads == 2 && ctx->sim != NULL)
     for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
       if (strcmp(ctx->peers[i]->name, "pooch") == 0) {

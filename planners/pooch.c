@@ -145,8 +145,7 @@ struct pooch_state {
   int spent;                /* max_events or budget_s reached: no more
                                searching */
   double deadline;          /* budget_s's end in ooc_wall_s() (0: none) */
-  double eval_s;            /* the longest simulation so far, seconds */
-  double slack;             /* 1% of budget_s, for the OS's scheduling */
+  ooc_reserve rsv;          /* what past_deadline keeps back of it */
   int timed_out;            /* budget_s reached (spent says so too) */
   int32_t m_done;           /* measure(): the measurements it took, a
                                prefix of those asked for */
@@ -452,14 +451,14 @@ static void out_of_time(struct pooch_state *st)
 
 /* Is budget_s spent? The steps after the search (finish(): the plan at
  * its budget and with the framework's kernels) take up to three
- * simulations, and a caller that times the plan (joint) one more, so the
- * search stops when four of the longest so far, and 1% of the budget
- * (threads that share the cores may be descheduled for milliseconds),
- * would no longer fit before the deadline: the solve ends within
- * budget_s rather than after it. */
+ * simulations, and a caller that times the plan (joint) one more: four
+ * are kept back (ooc_reserve). */
+enum { KEEP_BACK = 4 };
+
 static int past_deadline(const struct pooch_state *st)
 {
-  return ooc_wall_s() + 4 * st->eval_s + st->slack >= st->deadline;
+  return ooc_wall_s() + ooc_reserve_s(&st->rsv, KEEP_BACK) >=
+         st->deadline;
 }
 
 /* The simulations the current step may use: v, or none once max_events
@@ -517,8 +516,8 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   *ns = r.feasible ? r.iteration_ns : INT64_MAX;
   st->events += ooc_planner_events(&r);
   spend_events(st);
-  if (st->deadline > 0 && ooc_wall_s() - t0 > st->eval_s)
-    st->eval_s = ooc_wall_s() - t0;
+  if (st->deadline > 0)
+    ooc_reserve_timed(&st->rsv, t0);
   if (st->deadline > 0 && !st->spent && past_deadline(st))
     out_of_time(st);
   st->host_ok = r.feasible && (ctx->hw->host_mem == 0 ||
@@ -930,7 +929,7 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   a = (struct meas_job){ .st = st, .ctx = ctx, .pl = pl, .out = st,
                          .xs = xs, .m = m, .t0 = t0, .next = &next,
                          .ev_sum = &ev_sum, .deadline = dl,
-                         .reserve = 4 * st->eval_s + st->slack,
+                         .reserve = ooc_reserve_s(&st->rsv, KEEP_BACK),
                          .ev_left = max_ev > 0 && (uint64_t)max_ev > ev
                                         ? (uint64_t)max_ev - ev
                                         : 0 };
@@ -1286,8 +1285,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                                       err)) < 0)
       return rc;
     st->deadline = b > 0 ? ooc_wall_s() + b : 0;
-    st->eval_s = 0;
-    st->slack = 0.01 * b;
+    ooc_reserve_init(&st->rsv, b);
   }
   st->events = 0;
   st->spent = st->timed_out = 0;

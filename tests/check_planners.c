@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "plan/planner.h"
 #include "planners/registry.h"
 #include "plan/toolkit.h"
@@ -227,6 +228,25 @@ START_TEST(events_per_two_iterations)
   ck_assert_uint_eq(ooc_planner_events(&r), 600);
   r.iterations = 1;
   ck_assert_uint_eq(ooc_planner_events(&r), 600);
+}
+END_TEST
+
+/* budget_s's reserve: k of the longest evaluations recorded, plus 1% of
+ * the budget. An evaluation recorded as begun 0.5 s ago counts at least
+ * 0.5 s, and a shorter one after it does not lower the longest. */
+START_TEST(reserve_keeps_back_longest_and_one_percent)
+{
+  ooc_reserve r;
+
+  ooc_reserve_init(&r, 2.0);
+  ck_assert_double_eq_tol(ooc_reserve_s(&r, 4), 0.02, 1e-12);
+  ooc_reserve_timed(&r, ooc_wall_s() - 0.5);
+  ooc_reserve_timed(&r, ooc_wall_s());
+  ck_assert(r.eval_s >= 0.5);
+  ck_assert_double_eq_tol(ooc_reserve_s(&r, 2), 2 * r.eval_s + 0.02,
+                          1e-12);
+  ooc_reserve_init(&r, 0);
+  ck_assert_double_eq_tol(ooc_reserve_s(&r, 3), 0.0, 1e-12);
 }
 END_TEST
 
@@ -1472,6 +1492,7 @@ static Suite *planners_suite(void)
   tcase_add_test(tc, va_chunk_of_the_simulator);
   tcase_add_test(tc, all_planners_properties);
   tcase_add_test(tc, options_checked);
+  tcase_add_test(tc, reserve_keeps_back_longest_and_one_percent);
   suite_add_tcase(s, tc);
   return s;
 }
