@@ -2,9 +2,11 @@
  * scenario runs, one opened scenario per batch tried.
  *
  * Ownership: each tried scenario is opened and closed here; only the
- * summary at the best batch, and what stopped the next, leave. Cost: about 2 log2(best) + 1 runs (the
- * doubling, the bisection, the final run with the baseline); every run
- * before the last skips the in-core baseline (ooc_scenario_probe).
+ * summary at the best batch, and what stopped the next, leave. Cost: about
+ * 2 log2(best) + 1 runs (the doubling, the bisection, the final run with
+ * the baseline), plus up to log2(best / 8) + 1 for each look-ahead
+ * (maxbatch.h); every run before the last skips the in-core baseline
+ * (ooc_scenario_probe).
  */
 #include "config.h"
 
@@ -130,16 +132,69 @@ show(ooc_progress *prog, int64_t done, int64_t total, int64_t b)
   ooc_progress_show(prog, done, total, "simulations", note);
 }
 
+/* Bisect (*lo, *hi), lo fitting and hi not, down to hi = lo + 1. lim
+ * describes hi on return (try_batch writes it only for a batch that does
+ * not fit, and hi moves only to such a batch). */
+static int
+bisect(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
+       int64_t *lo, int64_t *hi, ooc_maxbatch_limit *lim, ooc_err *err)
+{
+  int rc;
+
+  while (*hi - *lo > 1) {
+    int64_t mid = *lo + (*hi - *lo) / 2;
+    show(prog, *probes, *probes + probes_left(*lo, *hi), mid);
+    (*probes)++;
+    if ((rc = try_batch(spec, mid, 0, NULL, lim, err)) < 0)
+      return rc;
+    if (rc)
+      *lo = mid;
+    else
+      *hi = mid;
+  }
+  return OOC_OK;
+}
+
+/* Look ahead of hi, the first batch found not to fit: hi + 1, hi + 2,
+ * hi + 4, ... up to hi + hi / 8 (at least hi + 1). Stops at the first
+ * that fits (*found), or at one whose working set exceeds the budget
+ * (no larger batch fits either). 1 when one fits, 0 when none, < 0 an
+ * error. */
+static int
+look_ahead(const ooc_scenario_spec *spec, ooc_progress *prog,
+           int64_t *probes, int64_t hi, int64_t *found, int64_t *step,
+           ooc_err *err)
+{
+  const int64_t reach = hi / 8 > 1 ? hi / 8 : 1;
+  ooc_maxbatch_limit l;
+  int rc;
+
+  for (int64_t d = 1; d <= reach && hi + d <= OOC_MAXBATCH_CAP; d *= 2) {
+    show(prog, (*probes)++, 0, hi + d);
+    l = (ooc_maxbatch_limit){ .batch = 0 };
+    if ((rc = try_batch(spec, hi + d, 0, NULL, &l, err)) < 0)
+      return rc;
+    if (rc) {
+      *found = hi + d;
+      *step = d;
+      return 1;
+    }
+    if (l.kind == OOC_LIMIT_WORKING_SET || l.kind == OOC_LIMIT_NONE)
+      return 0;
+  }
+  return 0;
+}
+
 int
 ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
                     int64_t *best, ooc_summary *at_max,
                     ooc_maxbatch_limit *limit, ooc_err *err)
 {
   ooc_maxbatch_limit lim = { .batch = 0 };
-  int64_t probes = 0;
+  int64_t probes = 0, hole = 0;
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
-  int64_t lo = 0, hi = 0, b = 1, mid;
+  int64_t lo = 0, hi = 0, b = 1, step;
   const int64_t cap = OOC_MAXBATCH_CAP;
   int rc;
 
@@ -162,21 +217,49 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
   }
   if (hi == 0)
     hi = cap + 1;
-  while (hi - lo > 1) {
-    mid = lo + (hi - lo) / 2;
-    show(prog, probes, probes + probes_left(lo, hi), mid);
-    probes++;
-    if ((rc = try_batch(spec, mid, 0, NULL, &lim, err)) < 0)
+  for (;;) {
+    if ((rc = bisect(spec, prog, &probes, &lo, &hi, &lim, err)) < 0)
       return rc;
-    if (rc)
-      lo = mid;
-    else
-      hi = mid;
+    /* hi = lo + 1 does not fit. A planner's feasibility need not be
+     * monotone in the batch (its heuristics change with it), so look
+     * ahead before taking hi as the limit, unless its working set
+     * already exceeds the budget (or its bytes overflow): then no larger
+     * batch fits either. */
+    if (hi > cap || lo == 0 || lim.kind == OOC_LIMIT_WORKING_SET ||
+        lim.kind == OOC_LIMIT_NONE)
+      break;
+    if ((rc = look_ahead(spec, prog, &probes, hi, &b, &step, err)) < 0)
+      return rc;
+    if (rc == 0)
+      break;
+    if (hole == 0)
+      hole = hi;
+    /* b fits: gallop up from it, the step doubling, to one that does not
+     * (its lim then describes the new hi), and bisect again. */
+    lo = b;
+    for (;;) {
+      b = lo + step <= cap ? lo + step : cap + 1;
+      if (b > cap) {
+        hi = b;
+        break;
+      }
+      show(prog, probes++, 0, b);
+      if ((rc = try_batch(spec, b, 0, NULL, &lim, err)) < 0)
+        return rc;
+      if (rc == 0) {
+        hi = b;
+        break;
+      }
+      lo = b;
+      step *= 2;
+    }
   }
-  /* The last batch that failed is hi, the first that does not fit. */
+  /* hi is the first batch above lo found not to fit: lo + 1. */
   *best = lo;
-  if (limit != NULL)
+  if (limit != NULL) {
     *limit = hi <= cap ? lim : (ooc_maxbatch_limit){ .batch = 0 };
+    limit->hole = hole;
+  }
   if (lo == 0)
     return OOC_OK;
   show(prog, probes, probes + 1, lo);

@@ -2,9 +2,17 @@
  * profile: doubling from batch 1 until a batch does not fit, then
  * bisection between the last that fitted and the first that did not.
  *
- * Feasibility is taken to be monotone in the batch (a plan for batch b
- * fits b - 1 too); the search does not check it. A batch whose working
- * set exceeds the budget, or whose bytes overflow, counts as not fitting.
+ * A planner's feasibility need not be monotone in the batch: its
+ * heuristics change with the batch, and a plan for b may run out of
+ * memory where b + 4's fits (checkpoint-dp's on resnet50 on v100-nvlink2
+ * fails at 640 and fits at 700). So once the bisection has found a batch
+ * hi that does not fit, the search looks ahead at hi + 1, hi + 2, hi + 4,
+ * ... up to hi + hi / 8; when one fits, it gallops up from there (the step
+ * doubling) to one that does not, bisects again and looks ahead again.
+ * The answer is the largest batch found that fits with the next one not
+ * fitting; a larger one may still fit beyond the look-ahead's reach. A
+ * batch whose working set exceeds the budget, or whose bytes overflow,
+ * counts as not fitting and ends the search: no larger batch fits then.
  *
  * Ownership: the spec is borrowed; at_max is caller-embedded
  * (ooc_summary_fini). Cost: O(log max) scenario opens and runs, each a
@@ -47,6 +55,9 @@ typedef struct ooc_maxbatch_limit {
   int64_t batch;          /* best + 1; 0 when the search reached the cap */
   ooc_limit_kind kind;
   char op[160];           /* the step the OOM names: "fwd res3_3_add" */
+  int64_t hole;           /* a batch below the best that does not fit (the
+                             first the bisection found), 0 when the search
+                             found none: feasibility is not monotone */
 } ooc_maxbatch_limit;
 
 /* "working_set", "largest_step", "oom", "" (none). */

@@ -355,6 +355,10 @@ static const ooc_cli_doc maxbatch_doc = {
     "step's working set exceeds the budget, so no plan fits it),\n"
     "\"largest_step\" (the plan ran out of memory at the step with the\n"
     "largest working set) or \"oom\" (at another step); op names the step.\n"
+    "A planner's feasibility need not be monotone in the batch, so past\n"
+    "the first batch that does not fit the search looks ahead (up to an\n"
+    "eighth above it) and goes on from any that fits; \"fails_below\" is\n"
+    "then the batch below max_batch found not to fit (else null).\n"
     "A progress line with ETA is drawn on stderr when it is a terminal.\n",
   .examples =
     "  oocsim maxbatch -m resnet50 --hw v100-nvlink2 -p window "
@@ -440,6 +444,10 @@ ooc_cmd_maxbatch(int argc, char **argv)
     } else if (!cJSON_AddNullToObject(o, "fails_at")) {
       goto nomem;
     }
+    if (!(lim.hole > 0
+              ? cJSON_AddNumberToObject(o, "fails_below", (double)lim.hole)
+              : cJSON_AddNullToObject(o, "fails_below")))
+      goto nomem;
     if ((text = cJSON_Print(o)) == NULL)
       goto nomem;
     puts(text);
@@ -460,6 +468,10 @@ ooc_cmd_maxbatch(int argc, char **argv)
                lim.kind == OOC_LIMIT_LARGEST_STEP
                    ? ", the step with the largest working set" : "");
     }
+    if (lim.hole > 0)
+      printf("batch %lld does not fit either, though %lld does: this "
+             "planner's feasibility\nis not monotone in the batch\n",
+             (long long)lim.hole, (long long)best);
     if (best > 0) {
       printf("\nat batch %lld:\n", (long long)best);
       ooc_summary_write_text(stdout, &at);

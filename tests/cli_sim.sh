@@ -211,6 +211,22 @@ b1=$(mb=$mb; echo $((mb + 1)))
 "$OOCSIM" simulate -m resnet50 -b "$b1" --hw v100-pcie3 -p incore --json >"$TMP/above" 2>&1
 [ "$(num feasible "$TMP/at")" = true ] && ! grep -q '"feasible":	true' "$TMP/above" &&
   ok "maxbatch is the edge ($mb fits, $b1 does not)" || not_ok "maxbatch is the edge ($mb fits, $b1 does not)"
+grep -q '^	"fails_below":	null' "$TMP/out" && ok "maxbatch incore: monotone" || not_ok "maxbatch incore: monotone"
+# checkpoint-dp's feasibility on resnet50 on v100-nvlink2 is not monotone
+# in the batch: 640 runs out of memory, 700 fits. The look-ahead past 640
+# finds 644 and goes on; the answer fits, the next batch does not, and the
+# hole below is reported.
+expect_ok "maxbatch: not monotone" "$OOCSIM" maxbatch -m resnet50 --hw v100-nvlink2 -p checkpoint-dp --json
+mb=$(num max_batch "$TMP/out"); b1=$((mb + 1))
+[ "$(num fails_below "$TMP/out")" = 640 ] && le 700 "$mb" &&
+  ok "maxbatch past the hole at 640 ($mb)" || not_ok "maxbatch past the hole at 640 ($mb)"
+"$OOCSIM" simulate -m resnet50 -b 640 --hw v100-nvlink2 -p checkpoint-dp --json >"$TMP/hole" 2>&1
+"$OOCSIM" simulate -m resnet50 -b "$b1" --hw v100-nvlink2 -p checkpoint-dp --json >"$TMP/above" 2>&1
+[ "$(num feasible "$TMP/hole")" = false ] && [ "$(num feasible "$TMP/above")" = false ] &&
+  ok "maxbatch: 640 and $b1 do not fit" || not_ok "maxbatch: 640 and $b1 do not fit"
+expect_ok "maxbatch: not monotone, text" "$OOCSIM" maxbatch -m resnet50 --hw v100-nvlink2 -p checkpoint-dp
+grep -q "^batch 640 does not fit either, though $mb does: this planner's feasibility$" "$TMP/out" &&
+  ok "maxbatch text names the hole" || not_ok "maxbatch text names the hole"
 
 # budget semantics (docs/lower-bound.md, "Budget"): the profile's own memory
 # below the largest working set is an INFEASIBLE result naming the step and
