@@ -1159,6 +1159,10 @@ schedule(ooc_sim *s)
   if (s->barrier >= 0) {
     if (s->barrier_pending && others_idle(s, s->barrier_stream)) {
       s->barrier_pending = 0;
+      /* The call waited for the device to drain: time in it, as the
+       * executor measures a synchronising cudaFree's span. */
+      if (s->last_iter)
+        s->r->alloc_ns += s->now - s->st[s->barrier_stream].start;
       return push(s, s->barrier, s->barrier_cost, EV_DONE, s->barrier_stream,
                   0);
     }

@@ -96,7 +96,9 @@ typedef struct ooc_sim_result {
                                              kernels, per iteration */
   int64_t compute_busy_ns, h2d_busy_ns, d2h_busy_ns;
   int64_t stall_ns[OOC_STALL_COUNT];
-  int64_t alloc_ns;            /* time streams spent in allocator calls */
+  int64_t alloc_ns;            /* time streams spent in allocator calls,
+                                  a synchronising one's wait for the
+                                  device to drain included */
   uint64_t events;             /* events processed, all iterations */
   int64_t host_busy_ns;        /* CPU optimizer steps (HOST), per
                                   iteration */

@@ -549,7 +549,9 @@ START_TEST(test_sync_driver_call)
     ck_assert_int_eq(ooc_sim_alloc(&cfg, &sim, &err), OOC_OK);
     run_ok();
     ck_assert_int_eq(res.iteration_ns, sync ? 415608 : 415603);
-    ck_assert_int_eq(res.alloc_ns, 45);
+    /* 20 + 10 + 5 + 10 ns of driver actions; the synchronising FREE y
+     * also waits in the call for the D2H: 415593 - 300030 ns. */
+    ck_assert_int_eq(res.alloc_ns, sync ? 45 + 115563 : 45);
   }
 }
 END_TEST
