@@ -242,6 +242,8 @@ struct jt_state {
   ooc_reserve rsv;          /* what stopped() keeps back of it */
   int timed_out;            /* stopped() found it passed */
   int start_cut;            /* start_plans: budget_s cut a planner */
+  int events_cut;           /* start_plans: start_events cut a planner's
+                               search (its metric cut_by_max_events) */
   int64_t t_result;         /* search(): its plan's time */
   int32_t cap_rin;
 };
@@ -873,6 +875,17 @@ budget_left(double dl, char *buf, size_t n)
   snprintf(buf, n, "%.6f", left > 1e-6 ? left : 1e-6);
 }
 
+/* Did start_events cut the search of the planner that made p (PoocH's
+ * metric cut_by_max_events)? */
+static int
+events_cut(const ooc_plan *p)
+{
+  for (int m = 0; m < p->n_metrics; m++)
+    if (strcmp(p->metrics[m].name, "cut_by_max_events") == 0)
+      return p->metrics[m].value > 0;
+  return 0;
+}
+
 /* Every other planner's plan (but skip's); the fastest feasible one
  * into st->start (ties: the registry's order). With a deadline dl
  * (ooc_wall_s(); 0: none) planners that take budget_s get what is left
@@ -926,6 +939,8 @@ start_plans(struct jt_state *st, const ooc_planner_ctx *ctx, int64_t sims,
     rc = ooc_planner_run(t, &sub, &st->cand, ctx->scratch, &e);
     if (timed && ooc_wall_s() >= dl)
       st->start_cut = 1;
+    if (rc == OOC_OK && events > 0 && events_cut(&st->cand))
+      st->events_cut = 1;
     if (rc == OOC_ENOMEM) {
       *fatal = 1;
       *err = e;
@@ -2116,6 +2131,8 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   }
   pthread_join(th, NULL);
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim));
+  if (x.rc == OOC_OK && events_cut(&j.plan))
+    st->events_cut = 1;
   if (fatal) {
     rc = err->code < 0 ? err->code : OOC_ENOMEM;
     goto done;
@@ -2155,6 +2172,23 @@ done:
   return rc;
 }
 
+/* When start_events cut PoocH's search in the start, joint's plan is not
+ * sure to be as fast as PoocH's own, uncapped: the note says so. */
+static int
+note_events_cut(const struct jt_state *st, ooc_plan *pl)
+{
+  static const char why[] = "; start_events cut PoocH's search, so pooch "
+                            "alone may find a faster plan";
+  size_t n = strlen(pl->note);
+
+  if (!st->events_cut)
+    return OOC_OK;
+  if (n + sizeof why > sizeof pl->note)
+    n = sizeof pl->note - sizeof why;     /* the reason over the tail */
+  memcpy(pl->note + n, why, sizeof why);
+  return OOC_OK;
+}
+
 static int
 jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
 {
@@ -2173,14 +2207,14 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
    * again without it, as a capped one does, since a plan that fits comes
    * first. */
   st->deadline = dl = o.budget_s > 0 ? t0 + o.budget_s : 0;
-  st->timed_out = st->start_cut = 0;
+  st->timed_out = st->start_cut = st->events_cut = 0;
   ooc_reserve_init(&st->rsv, o.budget_s);
   if (o.start_sims == 0 && o.threads == 2 && ctx->sim != NULL)
     for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
       if (strcmp(ctx->peers[i]->name, "pooch") == 0) {
         rc = start_parallel(st, ctx, &o, i, pl, &ran, err);
         if (rc < 0 || ran == 1)
-          return rc;
+          return rc < 0 ? rc : note_events_cut(st, pl);
         if (ran == 2)
           dl = 0;
         break;
@@ -2194,7 +2228,8 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
                           err);               /* uncapped, unbounded */
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
-  return search(st, ctx, &o, t_start, from, pl, err);
+  rc = search(st, ctx, &o, t_start, from, pl, err);
+  return rc < 0 ? rc : note_events_cut(st, pl);
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",

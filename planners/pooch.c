@@ -1377,6 +1377,9 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                      : "",
            (double)st->sched_budget / 1073741824.0, (int)st->n_algo,
            st->n_real);
+  /* joint's start caps PoocH's events and says when the cap bound. */
+  ooc_plan_add_metric(pl, "cut_by_max_events",
+                      st->spent && !st->timed_out ? 1 : 0);
   return OOC_OK;
 }
 

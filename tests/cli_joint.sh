@@ -109,6 +109,13 @@ expect_ok "pooch uncapped" "$OOCSIM" simulate $S -p pooch --json
 s_all=$(num plan_simulations "$TMP/out")
 grep -q 'search cut by max_events' "$TMP/out" && not_ok "uncapped pooch cut by max_events" || ok "uncapped pooch not cut by max_events"
 [ "${s_cap:-0}" -gt 0 ] && [ "$s_cap" -lt "${s_all:-0}" ] && ok "max_events=1e5: $s_cap simulations < $s_all" || not_ok "max_events=1e5: '$s_cap' simulations, uncapped '$s_all'"
+grep -q '"cut_by_max_events":[[:space:]]*0' "$TMP/out" && ok "uncapped pooch's metric: not cut" || not_ok "uncapped pooch's metric: not cut"
+# joint's start passes start_events to PoocH: when it cuts PoocH's search,
+# joint's plan is no longer sure to match pooch's own, and its note says
+# so; by default (3.5 x 10^7 events) it does not cut here.
+expect_ok "joint start_events cut" "$OOCSIM" simulate $S -p joint --opt start_events=100000 --json
+grep -q "start_events cut PoocH's search, so pooch alone may find a faster plan\"" "$TMP/out" &&
+  ok "joint's note: start_events cut PoocH" || not_ok "joint's note: $(grep '"plan_note"' "$TMP/out")"
 # PoocH measures each pass's r(X) in two threads (threads=2, the
 # default), then takes them in order as one thread would, its event cap
 # too: the same plan as threads=1, capped (the cap spent inside the
