@@ -33,7 +33,16 @@ struct search {
   ooc_scenario_spec spec;
   ooc_progress *prog;
   int sims;
+  double work;              /* events simulated, the planners' included */
+  double max_work;          /* 0: no cap */
 };
+
+/* Has the search spent its cap? */
+static int
+spent(const struct search *S)
+{
+  return S->max_work > 0 && S->work >= S->max_work;
+}
 
 /* 1 when planner t fits budget mib (in MiB), 0 when not, < 0 an error. */
 static int
@@ -63,6 +72,8 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
     return rc;
   }
   ok = sum.feasible;
+  /* The planner's own simulations are taken to be as long as this one. */
+  S->work += (double)sum.events * (double)(1 + sum.plan_simulations);
   ooc_summary_fini(&sum);
   return ok;
 }
@@ -80,7 +91,16 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
                    ooc_progress *prog, ooc_minbudget_result *res,
                    ooc_err *err)
 {
-  struct search S = { .spec = *spec, .prog = prog };
+  return ooc_minbudget_find_capped(spec, planners, n, 0, prog, res, err);
+}
+
+int
+ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
+                          const ooc_planner_type *const *planners, int n,
+                          double max_events, ooc_progress *prog,
+                          ooc_minbudget_result *res, ooc_err *err)
+{
+  struct search S = { .spec = *spec, .prog = prog, .max_work = max_events };
   const ooc_planner_type *const *ts = planners;
   const ooc_planner_type *best_t = NULL;
   const ooc_allocator_type *al;
@@ -113,6 +133,10 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
    * the answer the bisections below would find (the first to reach the
    * least budget), at one probe a planner rather than a bisection. */
   for (i = 0; i < n; i++) {
+    if (spent(&S)) {
+      res->capped = 1;
+      break;
+    }
     if ((rc = fits(&S, ts[i], floor_mib, err)) < 0)
       goto done;
     if (rc) {
@@ -121,10 +145,14 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
       break;
     }
   }
-  for (i = best_t != NULL ? n : 0; i < n; i++) {
+  for (i = best_t != NULL || res->capped ? n : 0; i < n; i++) {
     const ooc_planner_type *t = ts[i];
     int64_t lo = floor_mib, hi;       /* lo never fits, hi fits */
 
+    if (spent(&S)) {
+      res->capped = 1;
+      break;
+    }
     if (best > 0) {
       /* Only a planner that fits just below the best can improve on it. */
       if (best - 1 <= lo)
@@ -136,6 +164,11 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
       hi = best - 1;
     } else {
       for (hi = start_mib; hi <= cap_mib; hi *= 2) {
+        if (spent(&S)) {
+          res->capped = 1;
+          hi = cap_mib + 1;
+          break;
+        }
         if ((rc = fits(&S, t, hi, err)) < 0)
           goto done;
         if (rc)
@@ -147,7 +180,7 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
       if (hi > cap_mib)
         continue;
     }
-    while (hi - lo > 1) {
+    while (hi - lo > 1 && !spent(&S)) {
       int64_t mid = lo + (hi - lo) / 2;
       if ((rc = fits(&S, t, mid, err)) < 0)
         goto done;
@@ -158,6 +191,8 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
     }
     best = hi;
     best_t = t;
+    if (hi - lo > 1)
+      res->capped = 1;        /* hi fits, the least may be below */
   }
   if (res->ceiling < (uint64_t)start_mib * MIB)
     res->ceiling = (uint64_t)start_mib * MIB;

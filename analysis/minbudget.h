@@ -43,6 +43,9 @@ typedef struct ooc_minbudget_result {
   uint64_t working_set;       /* the floor: no plan fits below it */
   uint64_t ceiling;           /* the largest budget tried */
   int simulations;            /* scenario runs made, the final one included */
+  int capped;                 /* ooc_minbudget_find_capped's cap stopped the
+                                 search: budget, when not 0, fits but is
+                                 not known to be the smallest */
 } ooc_minbudget_result;
 
 /* Search for spec's scenario (spec->planner and spec->budget are ignored;
@@ -55,6 +58,17 @@ int ooc_minbudget_find(const ooc_scenario_spec *spec,
                        const ooc_planner_type *const *planners, int n,
                        ooc_progress *prog, ooc_minbudget_result *res,
                        ooc_err *err);
+
+/* ooc_minbudget_find, stopping once its probes have simulated max_events
+ * events (0: no cap), a planner's own simulations counted as long as its
+ * plan's (events x (1 + plan_simulations)), the final run at the answer
+ * not counted: then res->capped is set and res->budget, when not 0, is
+ * the least budget found to fit so far. The hint under an infeasible
+ * simulate caps its search so. */
+int ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
+                              const ooc_planner_type *const *planners,
+                              int n, double max_events, ooc_progress *prog,
+                              ooc_minbudget_result *res, ooc_err *err);
 
 void ooc_minbudget_result_fini(ooc_minbudget_result *res);
 

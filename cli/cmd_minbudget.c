@@ -67,6 +67,15 @@ quick_planners(const ooc_planner_type *const *ts,
   return nq;
 }
 
+/* The hint's search stops once its probes have simulated this many
+ * events (ooc_minbudget_find_capped): a command that ran one plan should
+ * not spend minutes on a hint. The zoo's costliest hints, at 16 and 32
+ * times the in-core max batch of the benchmark's scenarios, stay below
+ * it (resnext101_3d b13568 on h100-pcie5: 5.4 x 10^6, exact), while
+ * gpt2 at 4,000 layers on h200-pcie5 took 58 probes and 22 s, now 33
+ * and 6 s. */
+#define HINT_MAX_EVENTS 1e7
+
 /* The hint under an infeasible simulate or compare: the smallest budget
  * at which one of ts[0 .. n) fits, the planners compare ran; for
  * simulate (ts NULL), every registered planner that is not
@@ -95,11 +104,20 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
    * superneurons' stage values differ): the others at their defaults. */
   s.opts_planner = spec->planner;
   ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "minbudget");
-  rc = ooc_minbudget_find(&s, ts, n, &prog, &res, &err);
+  rc = ooc_minbudget_find_capped(&s, ts, n, HINT_MAX_EVENTS, &prog, &res,
+                                 &err);
   ooc_progress_end(&prog);
   if (rc < 0)
     return ooc_cli_fail("smallest budget: %s", err.msg);
-  if (res.budget > 0)
+  if (res.capped && res.budget > 0)
+    fprintf(f, "a budget that fits: %s with planner %s (the search for "
+            "the smallest stopped after %d simulations; oocsim minbudget "
+            "goes on)\n", ooc_fmt_bytes(res.budget, b, sizeof b),
+            res.planner, res.simulations - 1);
+  else if (res.capped)
+    fprintf(f, "smallest budget that fits: none found in %d simulations "
+            "(oocsim minbudget goes on)\n", res.simulations);
+  else if (res.budget > 0)
     fprintf(f, "smallest budget that fits: %s with planner %s%s\n",
             ooc_fmt_bytes(res.budget, b, sizeof b), res.planner,
             left_out > 0 ? " (of the quick planners; oocsim minbudget "

@@ -20,6 +20,8 @@
 
 #include "analysis/lower_bound.h"
 #include "analysis/maxbatch.h"
+#include "analysis/minbudget.h"
+#include "planners/registry.h"
 #include "analysis/scenario.h"
 #include "analysis/summary.h"
 #include "sim/cost.h"
@@ -225,6 +227,47 @@ START_TEST(scenario_maxbatch_edge)
 }
 END_TEST
 
+/* The capped search (minbudget.h) of the hint: resnet50 b512 on
+ * v100-nvlink2 with vdnn and window (cli_minbudget.sh's scenario). Without
+ * a cap the answer is exact (5,561,647,104 B in 30 simulations); with a
+ * cap of one event the first probe spends it, nothing fits at the
+ * working set, and the search stops, capped, having found nothing; with
+ * a cap that lets it reach a budget that fits but stops the bisection,
+ * that budget fits and is above the exact answer. */
+START_TEST(minbudget_capped)
+{
+  const ooc_planner_type *ts[3] = { ooc_planner_find("vdnn", NULL),
+                                    ooc_planner_find("window", NULL), NULL };
+  ooc_scenario_spec spec = { .model = "resnet50", .batch = 512,
+                             .hw = "v100-nvlink2" };
+  ooc_minbudget_result exact, one, part;
+  ooc_err err = { 0 };
+
+  ck_assert_msg(ooc_minbudget_find(&spec, ts, 2, NULL, &exact, &err) == 0,
+                "%s", err.msg);
+  ck_assert(exact.budget > 0);
+  ck_assert_int_eq(exact.capped, 0);
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1, NULL, &one,
+                                          &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(one.capped, 1);
+  ck_assert_int_eq(one.budget, 0);
+  ck_assert_int_eq(one.simulations, 1);
+  /* 10^4 events: the two floor probes, then vdnn's doubling, which fits
+   * at 16 GiB, and one step of its bisection (11,094,982,656 B, 4
+   * probes and the final run). */
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1e4, NULL, &part,
+                                          &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(part.capped, 1);
+  ck_assert(part.budget > exact.budget);
+  ck_assert_int_eq(part.at.feasible, 1);
+  ck_assert_str_eq(part.planner, "vdnn");
+  ck_assert_int_lt(part.simulations, exact.simulations);
+  ooc_minbudget_result_fini(&exact);
+  ooc_minbudget_result_fini(&one);
+  ooc_minbudget_result_fini(&part);
+}
+END_TEST
+
 /* What stops the batch after the largest (maxbatch.h): with the ideal
  * allocator and 64 MiB, every planner takes the MLP to the batch where the
  * working set of its largest step, 'bwd relu1', exceeds the budget; with
@@ -334,6 +377,7 @@ analysis_suite(void)
   tcase_add_test(tc, scenario_incore);
   tcase_add_test(tc, scenario_probe);
   tcase_add_test(tc, scenario_maxbatch_edge);
+  tcase_add_test(tc, minbudget_capped);
   tcase_add_test(tc, scenario_maxbatch_limit);
   tcase_add_test(tc, scenario_budget_semantics);
   suite_add_tcase(s, tc);
