@@ -790,14 +790,17 @@ out:
  * that stop at the same batch), what stops them, from the fail_* columns
  * of the maxbatch results: "limited by the working set of step S" when
  * the next batch fails at the step with the largest working set (or no
- * plan can fit it), else "batch N runs out of memory at S". */
+ * plan can fit it), else "batch N runs out of memory at S". Each such
+ * bracket is numbered, a cluster's brackets stacked one level each, and
+ * its text is a numbered note under the plot: texts over the bars
+ * overlapped one another and the next cluster's. */
 static int
 data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
               ooc_err *err)
 {
   ooc_table t;
   int hc, pc, mc, rc, nh = 0, np = 0, nann = 0;
-  int fbc, flc, foc;
+  int fbc, flc, foc, nlevels = 0;
   const char **hws = NULL, **pls = NULL;
   int64_t *cell = NULL;
   char ctx[512], title[700];
@@ -874,6 +877,7 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
    * x = 0, 1, ..., np bars of width 0.9 / (np + 1) each). */
   for (int i = 0; fbc >= 0 && flc >= 0 && foc >= 0 && i < nh; i++) {
     char *done = calloc((size_t)np, 1);
+    int level = 0;              /* this cluster's brackets so far */
     if (!done) {
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
       goto out;
@@ -942,10 +946,19 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
         }
       }
       nann++;
-      snprintf(key, sizeof key, "ann_t_%d", nann);
-      var_s(v, key, line1[0] ? line1 : text);
-      snprintf(key, sizeof key, "ann_u_%d", nann);
-      var_s(v, key, line1[0] ? text : "");
+      {
+        /* The whole text goes under the plot as note nann; the bracket
+         * carries the number. */
+        char note[sizeof text + sizeof line1 + 48];
+        snprintf(note, sizeof note, "%d. %s: %s%s%s", nann, hws[i],
+                 line1, line1[0] ? " " : "", text);
+        snprintf(key, sizeof key, "ann_t_%d", nann);
+        var_s(v, key, note);
+      }
+      snprintf(key, sizeof key, "ann_l_%d", nann);
+      var_d(v, key, level);
+      if (++level > nlevels)
+        nlevels = level;
       snprintf(key, sizeof key, "ann_x0_%d", nann);
       var_d(v, key, i + (first + 1 - (np + 1) / 2.0) / (np + 1.0) -
                     0.45 / (np + 1.0));
@@ -982,6 +995,7 @@ data_maxbatch(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     free(done);
   }
   var_d(v, "nann", nann);
+  var_d(v, "nlevels", nlevels);
   var_d(v, "ymax", ymax);
   var_d(v, "nplanners", np);
   context(&t, ctx, sizeof ctx);
