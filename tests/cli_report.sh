@@ -184,7 +184,8 @@ if [ $have_gnuplot -eq 1 ]; then
   [ -z "$bad" ] && ok "link labels above the plot, each at its line" || not_ok "link labels: $bad $(cat "$TMP/perr")"
   grep -q '>host link bandwidth, GB/s, log scale: H2D = D2H, all set to it<' "$TMP/bw2.svg" && ! grep -q 'more key' "$TMP/bw2.svg" \
     && ok "bandwidth axis names the keys set" || not_ok "bandwidth axis label: $(grep 'host link' "$TMP/bw2.svg")"
-  # Maxbatch: equal bars say why. On the MLP (ideal allocator, 64 MiB)
+  # Maxbatch: equal bars say why, in a numbered note under the plot (the
+  # bracket carries the number). On the MLP (ideal allocator, 64 MiB)
   # every planner stops where the working set of 'bwd relu1' exceeds the
   # budget; on AlexNet built as cuDNN runs max-pooling (no saved indices,
   # the model's framework block) vdnn and lms stop at the same batch, out
@@ -192,13 +193,14 @@ if [ $have_gnuplot -eq 1 ]; then
   # bracket.
   $OOCSIM sweep --maxbatch -m "$top_srcdir/tests/data/cli_mlp.json" --hw v100-pcie3 -p vdnn,window,capacity --allocator ideal --budget 64MiB -o "$TMP/mbm" >/dev/null 2>&1
   $OOCSIM plot maxbatch --in "$TMP/mbm/results.csv" -o "$TMP/mbm.svg" 2>"$TMP/perr"
-  grep -q '>limited by the working set of step bwd relu1<' "$TMP/mbm.svg" \
+  grep -q '>1. v100-pcie3: limited by the working set of step bwd relu1<' "$TMP/mbm.svg" &&
+    grep -q '>1<' "$TMP/mbm.svg" \
     && ok "equal bars limited by one step's working set are annotated" || not_ok "maxbatch annotation: $(cat "$TMP/perr")"
   sed 's/^  "dtype": "fp32",/  "dtype": "fp32", "framework": { "maxpool_indices": "none" },/' \
     "$top_srcdir/models/alexnet.json" >"$TMP/alexnet_cudnn.json"
   $OOCSIM sweep --maxbatch -m "$TMP/alexnet_cudnn.json" --hw v100-pcie3 -p vdnn,lms,window -o "$TMP/mbt" >/dev/null 2>&1
   $OOCSIM plot maxbatch --in "$TMP/mbt/results.csv" -o "$TMP/mbt.svg" 2>"$TMP/perr"
-  [ "$(grep -c '>limited by the working set of step bwd pool1<' "$TMP/mbt.svg")" -eq 1 ] && is_svg "$TMP/mbt.svg" \
+  [ "$(grep -c '>1. v100-pcie3: limited by the working set of step bwd pool1<' "$TMP/mbt.svg")" -eq 1 ] && is_svg "$TMP/mbt.svg" \
     && ok "equal vdnn and lms bars annotated once" || not_ok "alexnet maxbatch annotation: $(cat "$TMP/perr")"
   [ "$(grep -c 'limited by\|runs out of memory' "$TMP/p-maxbatch.svg")" -eq 0 ] \
     && ok "bars of different heights carry no bracket" || not_ok "unexpected maxbatch bracket"
