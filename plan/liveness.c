@@ -356,6 +356,17 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
     lv->layer_ws_tensor[i] = ws ? lv->n_tensors++ : -1;
     lv->layer_bws_tensor[i] = ws ? lv->n_tensors++ : -1;
   }
+  /* The most inputs a recompute of one act can read: the inputs of the
+   * layers sharing its storage (ooc_plan_recompute_inputs_max), asked
+   * for per segment by the toolkit. */
+  lv->recompute_inputs_max = 0;
+  for (a = 1; a < na; a++) {
+    int32_t c = 0;
+    for (k = 0; k < lv->act_nlayers[a]; k++)
+      c += m->layers[lv->act_layers[lv->act_lfirst[a] + k]].n_in;
+    if (c > lv->recompute_inputs_max)
+      lv->recompute_inputs_max = c;
+  }
 
   free(stamp);
   free(gstamp);

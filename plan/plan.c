@@ -345,16 +345,7 @@ ooc_plan_recompute_inputs(const ooc_liveness *lv, int32_t act,
 int32_t
 ooc_plan_recompute_inputs_max(const ooc_liveness *lv)
 {
-  int32_t a, k, best = 0;
-
-  for (a = 1; a < lv->n_acts; a++) {
-    int32_t n = 0;
-    for (k = 0; k < lv->act_nlayers[a]; k++)
-      n += lv->model->layers[lv->act_layers[lv->act_lfirst[a] + k]].n_in;
-    if (n > best)
-      best = n;
-  }
-  return best;
+  return lv->recompute_inputs_max;
 }
 
 void

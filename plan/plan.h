@@ -119,6 +119,8 @@ typedef struct ooc_liveness {
   int32_t *layer_bws_tensor;    /* per layer: backward workspace */
   int32_t *act_tensor;          /* per act (act 0: the input tensor) */
   int32_t *grad_tensor;         /* per act */
+  int32_t recompute_inputs_max; /* ooc_plan_recompute_inputs_max's answer,
+                                   counted once here */
 } ooc_liveness;
 
 int ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err);
@@ -276,7 +278,7 @@ int32_t ooc_plan_recompute_inputs(const ooc_liveness *lv, int32_t act,
                                   int32_t free_after, int32_t *out,
                                   int32_t cap);
 /* The largest count ooc_plan_recompute_inputs can return for lv's model
- * (a bound for callers' buffers). O(layers). */
+ * (a bound for callers' buffers). O(1): liveness counts it once. */
 int32_t ooc_plan_recompute_inputs_max(const ooc_liveness *lv);
 /* Report metric name = value (at most OOC_PLAN_METRICS; more are
  * dropped; a name longer than 31 bytes is cut). */
