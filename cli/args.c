@@ -9,9 +9,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "ir/plan_io.h"
@@ -347,6 +349,58 @@ fail:
   free(copy);
   free(ts);
   return err != NULL ? err->code : OOC_EINVAL;
+}
+
+/* The name path will have once created: the real path of its folder plus
+ * its base name, in out (PATH_MAX + NAME_MAX bytes); 0 when the folder
+ * does not resolve. */
+static int
+future_name(const char *path, char *out, size_t n)
+{
+  const char *slash = strrchr(path, '/');
+  const char *base = slash != NULL ? slash + 1 : path;
+  char dir[PATH_MAX], real[PATH_MAX];
+  int len;
+
+  if (slash == NULL)
+    len = snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    len = snprintf(dir, sizeof dir, "/");
+  else
+    len = snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (len < 0 || (size_t)len >= sizeof dir || realpath(dir, real) == NULL)
+    return 0;
+  len = snprintf(out, n, "%s/%s", real, base);
+  return len >= 0 && (size_t)len < n;
+}
+
+int
+ooc_cli_same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  char ra[PATH_MAX + NAME_MAX + 2], rb[PATH_MAX + NAME_MAX + 2];
+  int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+
+  if (ea && eb)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea != eb)
+    return 0;
+  if (future_name(a, ra, sizeof ra) && future_name(b, rb, sizeof rb))
+    return strcmp(ra, rb) == 0;
+  return strcmp(a, b) == 0;
+}
+
+int
+ooc_cli_check_distinct(const char *const *opts, const char *const *paths,
+                       int n, int n_in, ooc_err *err)
+{
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (i >= n_in && paths[i] != NULL && paths[j] != NULL &&
+          ooc_cli_same_file(paths[j], paths[i]))
+        return ooc_err_set(err, OOC_EINVAL, "%s and %s name the same file "
+                           "'%s'", opts[j], opts[i], paths[i]);
+  return OOC_OK;
 }
 
 int

@@ -219,6 +219,24 @@ struct ooc_plan_file;
 int ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
                            ooc_err *err);
 
+/* Do paths a and b name one file? Existing files are compared by
+ * identity (stat: device and inode), so "o/x", "./o/x", "o//x" and a
+ * symbolic link to it are one file; a path that does not exist yet is
+ * compared as the real path of its folder plus its base name (and as
+ * the string itself when the folder does not resolve either). 1: the
+ * same file, 0: not. O(path length) plus two stat and realpath calls. */
+int ooc_cli_same_file(const char *a, const char *b);
+
+/* The guard of commands with several files: paths[i] (NULL: not given)
+ * are the files named by opts[i] ("--trace", "PLAN.json"), of which the
+ * first n_in are read and the rest written. Fails when an output is the
+ * same file (ooc_cli_same_file) as another output or as an input:
+ * "--trace and --mem-csv name the same file 'o/x'" (the later path as
+ * given). Inputs may share a file. */
+int ooc_cli_check_distinct(const char *const *opts,
+                           const char *const *paths, int n, int n_in,
+                           ooc_err *err);
+
 /* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
 int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);
 

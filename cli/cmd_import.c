@@ -56,6 +56,14 @@ ooc_cmd_import(int argc, char **argv)
                                    : "import: give one MODEL.onnx");
     goto done;
   }
+  {
+    const char *opt[2] = { "MODEL.onnx", "-o" };
+    const char *path[2] = { a.pos[0], a.output };
+    if (ooc_cli_check_distinct(opt, path, 2, 1, &err) < 0) {
+      rc = ooc_cli_fail("import: %s", err.msg);
+      goto done;
+    }
+  }
   o = (ooc_onnx_opts){ .name = a.name, .loss = !a.no_loss, .sets = a.sets,
                        .n_sets = a.n_sets };
   if (ooc_onnx_import(a.pos[0], &o, &model, &rep, &err) != OOC_OK) {

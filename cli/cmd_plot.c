@@ -99,6 +99,20 @@ ooc_cmd_plot(int argc, char **argv)
     return ooc_cli_fail("plot: missing --in FILE");
   if (!c.out)
     return ooc_cli_fail("plot: missing -o OUT.png|OUT.svg");
+  {
+    /* Neither the image nor the data written beside it (OUT.dat) may be
+     * the input it is drawn from. */
+    const char *ext = strrchr(c.out, '.');
+    const char *opt[3] = { "--in", "-o", "the data file of -o" };
+    const char *path[3] = { c.in, c.out, NULL };
+    char dat[4096];
+    if (ext != NULL && strchr(ext, '/') == NULL &&
+        snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - c.out), c.out) <
+            (int)sizeof dat)
+      path[2] = dat;
+    if (ooc_cli_check_distinct(opt, path, 3, 1, &err) < 0)
+      return ooc_cli_fail("plot: %s", err.msg);
+  }
   if (ooc_plot_draw(kind, c.in, c.out, &c.po, &err))
     return ooc_cli_fail("%s", err.msg);
   return 0;

@@ -129,6 +129,16 @@ ooc_cmd_plan(int argc, char **argv)
                          OOC_CLI_MODEL | OOC_CLI_BATCH | OOC_CLI_HW |
                          OOC_CLI_PLANNER | OOC_CLI_OUTPUT, &rc))
     goto done;
+  {
+    /* A model or profile file read is not the plan file written (a zoo
+     * name is no file here: access() tells them apart). */
+    const char *opt[3] = { "-m", "--hw", "-o" };
+    const char *path[3] = { access(a.model, F_OK) == 0 ? a.model : NULL,
+                            access(a.hw, F_OK) == 0 ? a.hw : NULL,
+                            a.output };
+    if (ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0)
+      goto fail;
+  }
   ooc_cli_args_spec(&a, &spec);
   if (ooc_scenario_run(&spec, &sum, &out, &err) < 0)
     goto fail;
@@ -242,24 +252,23 @@ ooc_cmd_simulate(int argc, char **argv)
   if (a.trace != NULL || a.mem_csv != NULL || a.timeline_csv != NULL)
     out.trace = &tr;
   {
-    /* Every output writable and each its own file before any is written:
-     * a failure must not leave the first ones behind. */
-    const char *opt[3] = { "--timeline-csv", "--trace", "--mem-csv" };
-    const char *path[3] = { a.timeline_csv, a.trace, a.mem_csv };
-    for (int i = 0; i < 3; i++) {
+    /* Every output writable and each its own file, none the plan file
+     * read, before any is written: a failure must not leave the first
+     * ones behind. */
+    const char *opt[4] = { "the plan file", "--timeline-csv", "--trace",
+                           "--mem-csv" };
+    const char *path[4] = { a.n_pos > 0 ? a.pos[0] : NULL, a.timeline_csv,
+                            a.trace, a.mem_csv };
+    for (int i = 1; i < 4; i++) {
       if (path[i] == NULL)
         continue;
       if (ooc_atomic_check(path[i], &err) < 0) {
         ooc_err_prefix(&err, err.code, "%s: ", opt[i]);
         goto fail;
       }
-      for (int j = 0; j < i; j++)
-        if (path[j] != NULL && strcmp(path[i], path[j]) == 0) {
-          ooc_err_set(&err, OOC_EINVAL, "%s and %s name the same file '%s'",
-                      opt[j], opt[i], path[i]);
-          goto fail;
-        }
     }
+    if (ooc_cli_check_distinct(opt, path, 4, 1, &err) < 0)
+      goto fail;
   }
   if (a.n_pos > 1) {
     ooc_err_set(&err, OOC_EINVAL, "simulate: one plan file at most (got "

@@ -114,6 +114,35 @@ expect_fail "an output that cannot be written leaves none" \
 [ ! -e "$TMP/first.json" ] && ok "no trace left behind" || not_ok "a trace was left behind"
 expect_fail "two outputs, one file" "--trace and --mem-csv name the same file" \
   "$OOCSIM" simulate "$TMP/mlp.json" --trace "$TMP/same" --mem-csv "$TMP/same"
+# The guard compares files, not strings: another spelling of the path, a
+# symbolic link to it, the plan file read, a model file read.
+mkdir -p "$TMP/o"
+expect_fail "one new file spelt two ways" \
+  "oocsim: --trace and --mem-csv name the same file '$TMP/./o//same'" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --trace "$TMP/o/same" \
+  --mem-csv "$TMP/./o//same"
+: >"$TMP/o/real"
+ln -s "$TMP/o/real" "$TMP/o/link"
+expect_fail "a link to an output" \
+  "oocsim: --timeline-csv and --mem-csv name the same file '$TMP/o/link'" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --timeline-csv "$TMP/o/real" \
+  --mem-csv "$TMP/o/link"
+[ ! -s "$TMP/o/real" ] && ok "the linked file is untouched" ||
+  not_ok "the linked file was written"
+expect_fail "an output over the plan file read" \
+  "oocsim: the plan file and --trace name the same file '$TMP/o/../mlp.json'" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --trace "$TMP/o/../mlp.json"
+cp "$top_srcdir/tests/data/models/tiny_cnn.json" "$TMP/o/m.json"
+expect_fail "plan -o over its model file" \
+  "oocsim: -m and -o name the same file '$TMP/o/./m.json'" \
+  "$OOCSIM" plan -m "$TMP/o/m.json" -b 1 --hw v100-pcie3 -p incore \
+  -o "$TMP/o/./m.json"
+expect_fail "plot: the data file over the input" \
+  "oocsim: plot: --in and the data file of -o name the same file '$TMP/o/./in.dat'" \
+  "$OOCSIM" plot memory --in "$TMP/o/in.dat" -o "$TMP/o/./in.png"
+expect_fail "import -o over its input" \
+  "oocsim: import: MODEL.onnx and -o name the same file '$TMP/o/./m.json'" \
+  "$OOCSIM" import "$TMP/o/m.json" -o "$TMP/o/./m.json"
 expect_ok "simulate --trace --mem-csv" "$OOCSIM" simulate -m resnet50 -b 256 \
   --hw v100-pcie3 -p vdnn --trace "$TMP/trace.json" --mem-csv "$TMP/mem.csv"
 grep -q '"traceEvents"' "$TMP/trace.json" && ok "trace has traceEvents" || not_ok "trace has traceEvents"
