@@ -36,8 +36,9 @@ static const ooc_cli_doc doc = {
     "              lanes, stalls in red\n"
     "\n"
     "The gnuplot data is written beside OUT as OUT.dat. gnuplot is\n"
-    OOC_GNUPLOT " unless $OOCSIM_GNUPLOT names another program; without it\n"
-    "the command exits 1.\n",
+    OOC_GNUPLOT " unless $OOCSIM_GNUPLOT names another program; without it,\n"
+    "or when it draws no image, the command exits 1 and OUT is left as it\n"
+    "was.\n",
   .examples =
     "  oocsim plot throughput --in sweep/results.csv -o throughput.png\n"
     "  oocsim plot memory --in mem.csv --hw v100-nvlink2 -o memory.svg\n",

@@ -1404,18 +1404,25 @@ out:
 /* ---- draw -------------------------------------------------------------------- */
 
 /* Run script on the data file dat into out (format fmt) with the
- * variables in v: OOC_EUNSUP when gnuplot is missing; when it fails,
- * whatever it left of out is removed (it is not a plot) while the data,
- * whole, stays, and either message says so. */
+ * variables in v: OOC_EUNSUP when gnuplot is missing; when it fails, or
+ * exits 0 without writing an image, OOC_EIO. gnuplot draws into a
+ * temporary file beside out, renamed over it only when it is there and
+ * not empty, so out is a whole image or is left as it was; the data,
+ * whole, stays, and each message says so. */
 static int
 draw(gpvars *v, const char *script, const char *plotdir, const char *dat,
      const char *out, const char *fmt, ooc_err *err)
 {
   const char *gp;
+  char tmp[4200], msg[sizeof err->msg];
+  struct stat st;
   int rc;
 
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid()) >=
+      (int)sizeof tmp)
+    return ooc_err_set(err, OOC_EINVAL, "-o %s: the name is too long", out);
   var_s(v, "datafile", dat);
-  var_s(v, "outfile", out);
+  var_s(v, "outfile", tmp);
   var_s(v, "fmt", fmt);
   var_s(v, "plotdir", plotdir);
   if (!ooc_plot_gnuplot(&gp))
@@ -1423,10 +1430,21 @@ draw(gpvars *v, const char *script, const char *plotdir, const char *dat,
                        "runnable; install gnuplot or set OOCSIM_GNUPLOT): "
                        "wrote %s but not %s", gp, dat, out);
   if ((rc = run_gnuplot(gp, v, script, out, err)) != OOC_OK) {
-    char msg[sizeof err->msg];
-    unlink(out);
+    unlink(tmp);
     snprintf(msg, sizeof msg, "%s", err->msg);
     return ooc_err_set(err, rc, "%s; wrote %s but not %s", msg, dat, out);
+  }
+  if (stat(tmp, &st) != 0 || st.st_size == 0) {
+    unlink(tmp);
+    return ooc_err_set(err, OOC_EIO, "gnuplot ('%s') exited 0 but wrote no "
+                       "image for %s (%s); wrote %s but not %s", gp, out,
+                       script, dat, out);
+  }
+  if (rename(tmp, out) != 0) {
+    rc = errno;
+    unlink(tmp);
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s; wrote %s but "
+                       "not %s", out, strerror(rc), dat, out);
   }
   return OOC_OK;
 }

@@ -288,4 +288,18 @@ grep -q "^It is faster than in-core: the in-core plan runs every convolution wit
   ok "the winner's speed over in-core explained" || not_ok "no explanation: $(grep -n 'in-core' "$TMP/rfast/report.md" | head -3)"
 grep -q "even on the slowest, v100-pcie3 (12.2 GB/s), the best plan runs faster than in-core (0.84x its time" "$TMP/rfast/report.md" &&
   ok "what-if verdict: faster than in-core" || not_ok "verdict: $(grep 'fast enough' "$TMP/rfast/report.md")"
+# A "gnuplot" that exits 0 and draws nothing: exit 1 naming the image,
+# and no empty image left (an older one stays as it was).
+expect_fail "plot: gnuplot wrote no image" \
+  "oocsim: gnuplot ('/bin/true') exited 0 but wrote no image for $TMP/none.png" \
+  env OOCSIM_GNUPLOT=/bin/true $OOCSIM plot memory --in "$R/data/memory.csv" \
+  -o "$TMP/none.png"
+ls "$TMP" | grep -q '^none\.png' && not_ok "an image file was left" ||
+  ok "no image file left, not even a temporary one"
+echo old >"$TMP/old.png"
+OOCSIM_GNUPLOT=/bin/true $OOCSIM plot memory --in "$R/data/memory.csv" \
+  -o "$TMP/old.png" 2>/dev/null
+[ "$(cat "$TMP/old.png")" = old ] && ok "an older image is kept" ||
+  not_ok "the older image was replaced"
+
 finish
