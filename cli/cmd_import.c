@@ -91,9 +91,10 @@ ooc_cmd_import(int argc, char **argv)
     free(t2);
     if (rc)
       goto done;
-  } else if (puts(text) == EOF || fflush(stdout) != 0) {
-    rc = ooc_cli_fail("import: cannot write the model to standard output");
-    goto done;
+  } else {
+    puts(text);
+    if ((rc = ooc_cli_stdout_flush()) != 0)
+      goto done;
   }
   fprintf(stderr, "%s: %d nodes (producer %s, opset %d) -> %d layers, %d "
           "nodes folded\n", a.pos[0], rep.n_nodes,

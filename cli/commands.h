@@ -34,6 +34,15 @@ struct ooc_planner_type;
 int ooc_cli_minbudget_hint(FILE *f, const struct ooc_scenario_spec *spec,
                            const struct ooc_planner_type *const *ts, int n);
 
+/* Standard output (cli/stdout.c). _init, first thing in main, makes
+ * stdout a stream that keeps the reason of its first failed write.
+ * _flush flushes it: 0, or 1 after "oocsim: writing standard output:
+ * REASON" (e.g. "No space left on device"). _close flushes and closes it
+ * at exit: rc, or 1 after that line when output was lost and rc was 0. */
+void ooc_cli_stdout_init(void);
+int ooc_cli_stdout_flush(void);
+int ooc_cli_stdout_close(int rc);
+
 /* Print "oocsim: <msg>\n" on stderr and return 1. */
 int ooc_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,7 +1,6 @@
 /* cli/main.c — `oocsim COMMAND ...`: dispatch to the subcommands. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,32 +77,6 @@ version(void)
   return 0;
 }
 
-/* Everything a command printed must have reached stdout: flush and close
- * it and fail, naming the reason, when that did not happen (a full disk, a
- * closed pipe end, /dev/full). Output that was lost never exits 0. */
-static int
-finish(int rc)
-{
-  int e = 0, lost;
-
-  if (fflush(stdout) != 0)
-    e = errno;
-  lost = ferror(stdout) || e != 0;
-  /* A stdout closed before the start (EBADF) with nothing written to it
-   * lost nothing. */
-  if (fclose(stdout) != 0 && e == 0 && (errno != EBADF || lost))
-    e = errno;
-  if ((lost || e != 0) && rc == 0) {
-    /* An earlier write failed and its errno is gone: say what is known. */
-    if (e == 0)
-      rc = ooc_cli_fail("cannot write the output: a write to standard "
-                        "output failed");
-    else
-      rc = ooc_cli_fail("cannot write the output: %s", strerror(e));
-  }
-  return rc;
-}
-
 static int
 run(int argc, char **argv)
 {
@@ -156,5 +129,8 @@ run(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-  return finish(run(argc, argv));
+  /* Everything a command printed must reach stdout: output that was
+   * lost (a full disk, a closed pipe end) never exits 0. */
+  ooc_cli_stdout_init();
+  return ooc_cli_stdout_close(run(argc, argv));
 }
