@@ -30,7 +30,8 @@ static const ooc_cli_doc doc = {
     "  maxbatch    a `sweep --maxbatch` results.csv: largest batch per planner\n"
     "              per GPU, as bars\n"
     "  memory      `simulate --mem-csv` output: allocated, reserved, and the\n"
-    "              budget given with --budget (or HW's usable memory, --hw)\n"
+    "              budget given with --budget or HW's usable memory (--hw;\n"
+    "              not both, and no other KIND takes either)\n"
     "  gantt       a timeline CSV (lane,start_s,end_s,phase,layer,cause;\n"
     "              `simulate --timeline-csv`, `oocsim report`): compute/H2D/D2H\n"
     "              lanes, stalls in red\n"
@@ -46,6 +47,7 @@ static const ooc_cli_doc doc = {
 
 struct plot_ctx {
   const char *in, *out;
+  const char *budget, *hw;    /* --budget, --hw as given (NULL: not) */
   ooc_plot_opts po;
 };
 
@@ -61,8 +63,10 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_OUTPUT: c->out = arg; return OOC_OK;
   case OOC_OPT_TITLE: c->po.title = arg; return OOC_OK;
   case OOC_OPT_BUDGET:
+    c->budget = arg;
     return ooc_parse_size(arg, "--budget", &c->po.budget, err);
   case OOC_OPT_HW:
+    c->hw = arg;
     if ((rc = ooc_hw_load(arg, NULL, 0, &hw, err)))
       return rc;
     c->po.budget = hw->mem_usable;
@@ -96,6 +100,14 @@ ooc_cmd_plot(int argc, char **argv)
     return ooc_cli_fail("plot: unexpected argument '%s'", pos[1]);
   if (ooc_plot_kind_parse(pos[0], &kind, &err))
     return ooc_cli_fail("%s", err.msg);
+  /* The budget line is memory's alone, and one of them draws it. */
+  if (kind != OOC_PLOT_MEMORY && (c.budget != NULL || c.hw != NULL))
+    return ooc_cli_fail("plot %s: %s %s: only plot memory draws a budget "
+                        "line", pos[0], c.budget ? "--budget" : "--hw",
+                        c.budget ? c.budget : c.hw);
+  if (c.budget != NULL && c.hw != NULL)
+    return ooc_cli_fail("plot memory: --budget %s and --hw %s both set the budget "
+                        "line; give one of them", c.budget, c.hw);
   if (!c.in)
     return ooc_cli_fail("plot: missing --in FILE");
   if (!c.out)

@@ -302,4 +302,17 @@ OOCSIM_GNUPLOT=/bin/true $OOCSIM plot memory --in "$R/data/memory.csv" \
 [ "$(cat "$TMP/old.png")" = old ] && ok "an older image is kept" ||
   not_ok "the older image was replaced"
 
+# The budget line: memory's only, from --budget or --hw, not both.
+expect_fail "plot memory --budget --hw" \
+  "oocsim: plot memory: --budget 1GiB and --hw v100-pcie3 both set the budget line; give one of them" \
+  $OOCSIM plot memory --in "$R/data/memory.csv" --budget 1GiB --hw v100-pcie3 \
+  -o "$TMP/bh.png"
+expect_fail "plot throughput --hw" \
+  "oocsim: plot throughput: --hw v100-pcie3: only plot memory draws a budget line" \
+  $OOCSIM plot throughput --in "$TMP/thr/results.csv" --hw v100-pcie3 \
+  -o "$TMP/bh.png"
+expect_fail "plot gantt --budget" \
+  "oocsim: plot gantt: --budget 1GiB: only plot memory draws a budget line" \
+  $OOCSIM plot gantt --in "$R/data/memory.csv" --budget 1GiB -o "$TMP/bh.png"
+
 finish
