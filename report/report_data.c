@@ -175,7 +175,7 @@ sweep_throughput(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   else
     default_batches(o->batch, d->batches, sizeof d->batches);
   if ((rc = base_grid(o, &g, err)) ||
-      (rc = ooc_sweep_parse_batches(&g, d->batches, err)))
+      (rc = ooc_sweep_parse_batches_as(&g, d->batches, "--batches", err)))
     goto out;
   for (int i = 0; i < g.n_batches; i++)
     has_b |= g.batches[i] == o->batch;
@@ -339,7 +339,7 @@ ooc_report_load(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
     default_batches(o->batch, d->batches, sizeof d->batches);
   rc = base_grid(o, &g, err);
   if (!rc)
-    rc = ooc_sweep_parse_batches(&g, d->batches, err);
+    rc = ooc_sweep_parse_batches_as(&g, d->batches, "--batches", err);
   for (int i = 0; !rc && i < g.n_planners; i++)
     if (ooc_planner_find(g.planners[i], err) == NULL)
       rc = ooc_err_prefix(err, OOC_EINVAL, "-p: ");

@@ -101,6 +101,13 @@ push_batch(ooc_sweep_grid *g, int64_t b, int *cap, ooc_err *err)
 int
 ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err)
 {
+  return ooc_sweep_parse_batches_as(g, spec, "-b", err);
+}
+
+int
+ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
+                           const char *opt, ooc_err *err)
+{
   char **items = NULL;
   int n = 0, i, rc, cap = g->n_batches;
   char what[64];
@@ -109,52 +116,52 @@ ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err)
     char **r = NULL;
     int nr = 0;
     int64_t a, b, step = 1;
-    rc = ooc_strv_split(spec, ':', "-b", &r, &nr, err);
-    if (rc)
-      return ooc_err_set(err, OOC_EINVAL, "-b '%s': a range is A:B:STEP",
-                         spec);
-    if (nr < 2 || nr > 3) {
+    rc = ooc_strv_split(spec, ':', opt, &r, &nr, err);
+    if (rc || nr < 2 || nr > 3) {
       ooc_strv_free(r, nr);
-      return ooc_err_set(err, OOC_EINVAL, "-b '%s': a range is A:B:STEP",
-                         spec);
+      return ooc_err_set(err, OOC_EINVAL, "%s '%s': a range is "
+                         "A:B:STEP", opt, spec);
     }
-    rc = ooc_parse_int(r[0], "-b range start", &a, err);
+    snprintf(what, sizeof what, "%s range start", opt);
+    rc = ooc_parse_int(r[0], what, &a, err);
+    snprintf(what, sizeof what, "%s range end", opt);
     if (!rc)
-      rc = ooc_parse_int(r[1], "-b range end", &b, err);
+      rc = ooc_parse_int(r[1], what, &b, err);
+    snprintf(what, sizeof what, "%s range step", opt);
     if (!rc && nr == 3)
-      rc = ooc_parse_int(r[2], "-b range step", &step, err);
+      rc = ooc_parse_int(r[2], what, &step, err);
     ooc_strv_free(r, nr);
     if (rc)
       return rc;
     if (a < 1)
       return ooc_err_set(err, OOC_EINVAL,
-                         "-b '%s': batch sizes start at 1", spec);
+                         "%s '%s': batch sizes start at 1", opt, spec);
     if (b < a)
       return ooc_err_set(err, OOC_EINVAL,
-                         "-b '%s': range end %" PRId64
-                         " is below its start %" PRId64, spec, b, a);
+                         "%s '%s': range end %" PRId64
+                         " is below its start %" PRId64, opt, spec, b, a);
     if (step < 1)
       return ooc_err_set(err, OOC_EINVAL,
-                         "-b '%s': range step must be >= 1", spec);
+                         "%s '%s': range step must be >= 1", opt, spec);
     if ((b - a) / step >= 100000)
       return ooc_err_set(err, OOC_EINVAL,
-                         "-b '%s': more than 100000 batch sizes", spec);
+                         "%s '%s': more than 100000 batch sizes", opt, spec);
     /* Count the sizes rather than step past b: a + step may overflow. */
     for (int64_t k = 0; k <= (b - a) / step; k++)
       if ((rc = push_batch(g, a + k * step, &cap, err)))
         return rc;
     return OOC_OK;
   }
-  if ((rc = ooc_strv_split(spec, ',', "-b", &items, &n, err)))
+  if ((rc = ooc_strv_split(spec, ',', opt, &items, &n, err)))
     return rc;
   for (i = 0; i < n; i++) {
     int64_t b;
-    snprintf(what, sizeof what, "-b '%s'", spec);
+    snprintf(what, sizeof what, "%s '%s'", opt, spec);
     if ((rc = ooc_parse_int(items[i], what, &b, err)))
       goto out;
     if (b < 1) {
-      rc = ooc_err_set(err, OOC_EINVAL, "-b '%s': batch sizes start at 1",
-                       spec);
+      rc = ooc_err_set(err, OOC_EINVAL, "%s '%s': batch sizes start at 1",
+                       opt, spec);
       goto out;
     }
     if ((rc = push_batch(g, b, &cap, err)))

@@ -83,6 +83,10 @@ void ooc_sweep_grid_fini(ooc_sweep_grid *g);
  *            dtype axis as --precision values (not with --dtype)
  *   optimizers: "sgd,adam" (sgd, momentum, adam) */
 int ooc_sweep_parse_batches(ooc_sweep_grid *g, const char *spec, ooc_err *err);
+/* The same, with opt naming the option in messages ("--batches" for
+ * report's): ooc_sweep_parse_batches is this with "-b". */
+int ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
+                               const char *opt, ooc_err *err);
 int ooc_sweep_parse_hw(ooc_sweep_grid *g, const char *spec, ooc_err *err);
 int ooc_sweep_parse_planners(ooc_sweep_grid *g, const char *spec,
                              ooc_err *err);

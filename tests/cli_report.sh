@@ -315,4 +315,12 @@ expect_fail "plot gantt --budget" \
   "oocsim: plot gantt: --budget 1GiB: only plot memory draws a budget line" \
   $OOCSIM plot gantt --in "$R/data/memory.csv" --budget 1GiB -o "$TMP/bh.png"
 
+# --batches is named as itself, not as -b.
+expect_fail "report --batches 0" \
+  "oocsim: --batches '0': batch sizes start at 1" \
+  $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --batches 0 -o "$TMP/rb"
+expect_fail "report --batches 8:x" \
+  "oocsim: --batches range end: 'x' is not an integer" \
+  $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --batches 8:x -o "$TMP/rb"
+
 finish
