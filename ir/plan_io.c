@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,9 +239,12 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
     return bad(R, OOC_EPARSE, field, "missing");
   if (!cJSON_IsNumber(it))
     return bad(R, OOC_EPARSE, field, "must be an integer");
-  /* Range first: converting a double outside int64_t is undefined. */
-  if (it->valuedouble < -MAX_EXACT || it->valuedouble > MAX_EXACT ||
-      it->valuedouble != (double)(int64_t)it->valuedouble)
+  /* A double beyond 2^53 has no fraction, and converting one outside
+   * int64_t is undefined: only those within are tested for a fraction,
+   * and the others are integers out of range. */
+  if (!isfinite(it->valuedouble) ||
+      (it->valuedouble >= -MAX_EXACT && it->valuedouble <= MAX_EXACT &&
+       it->valuedouble != (double)(int64_t)it->valuedouble))
     return bad(R, OOC_EPARSE, field, "must be an integer");
   if (it->valuedouble < lo || it->valuedouble > hi) {
     snprintf(msg, sizeof msg, "%.0f is out of range [%.0f, %.0f]",

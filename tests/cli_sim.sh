@@ -97,6 +97,15 @@ expect_fail "a plan by an unknown planner" "nop.json: scenario.planner: unknown 
 sed 's/"budget_bytes":[0-9]*/"budget_bytes":0/' "$TMP/mlp.json" >"$TMP/b0.json"
 expect_fail "a plan for budget 0" "b0.json: scenario.budget_bytes: 0 is out of range" \
   "$OOCSIM" simulate "$TMP/b0.json"
+# An integer too large is out of range, not "not an integer" (2^62).
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":4611686018427387904/' "$TMP/mlp.json" >"$TMP/b62.json"
+expect_fail "a plan for budget 2^62" \
+  "oocsim: $TMP/b62.json: scenario.budget_bytes: 4611686018427387904 is out of range [1, 9007199254740992]" \
+  "$OOCSIM" simulate "$TMP/b62.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":1.5/' "$TMP/mlp.json" >"$TMP/bfrac.json"
+expect_fail "a plan for budget 1.5" \
+  "oocsim: $TMP/bfrac.json: scenario.budget_bytes: must be an integer" \
+  "$OOCSIM" simulate "$TMP/bfrac.json"
 sed '/"update"/d' "$TMP/mlp.json" | sed ':a;N;$!ba;s/,\n\]/\n]/' >"$TMP/noupd.json"
 expect_fail "a plan without its update" "noupd.json: the timed program has no optimizer update" \
   "$OOCSIM" simulate "$TMP/noupd.json"
