@@ -518,6 +518,15 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
   case OOC_OPT_OPT:
     if ((rc = add_kv(a, arg, "--opt", &k, &v, err)) < 0)
       return rc;
+    /* A key given twice takes its last value (oocsim(1), COMMON
+     * OPTIONS): the earlier one goes. */
+    for (int i = 0; i < a->n_opts; i++)
+      if (strcmp(a->opts[i].key, k) == 0) {
+        memmove(&a->opts[i], &a->opts[i + 1],
+                (size_t)(a->n_opts - i - 1) * sizeof *a->opts);
+        a->n_opts--;
+        break;
+      }
     if (push_kv(&a->opts, &a->n_opts, k, v) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "--opt: out of memory");
     return OOC_OK;

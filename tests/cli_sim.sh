@@ -437,4 +437,15 @@ expect_ok "plan infeasible" "$OOCSIM" plan -m resnet50 -b 512 --hw v100-nvlink2 
 [ "$(cat "$TMP/out")" = "$TMP/inf.json: incore on v100-nvlink2, batch 512, caching allocator: INFEASIBLE" ] &&
   ok "plan: INFEASIBLE, no time" || not_ok "plan infeasible: $(cat "$TMP/out")"
 
+# A repeated --opt key takes its last value (oocsim(1), COMMON OPTIONS).
+W="-m alexnet -b 64 --hw v100-pcie3 -p window --no-timing --json"
+expect_ok "--opt given twice" "$OOCSIM" simulate $W --opt window=1GiB \
+  --opt grads=0 --opt window=2GiB
+cp "$TMP/out" "$TMP/opt2.json"
+"$OOCSIM" simulate $W --opt grads=0 --opt window=2GiB >"$TMP/opt1.json" 2>&1
+cmp -s "$TMP/opt1.json" "$TMP/opt2.json" &&
+  grep -q '"plan_note":.*window=2.000 GiB' "$TMP/opt2.json" &&
+  ok "the last --opt window wins" ||
+  not_ok "the last --opt window wins: $(grep plan_note "$TMP/opt2.json")"
+
 finish
