@@ -165,7 +165,7 @@ const ooc_cli_option ooc_cli_options[] = {
     OOC_CMD_SIMULATE | OOC_CMD_MAXBATCH | OOC_CMD_MINBUDGET,
     "print the result as JSON (oocsim(1), SUMMARY OBJECT)" },
   { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_COMPARE,
-    "the same as --format json" },
+    "the same as --format json (the last one wins)" },
   { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_EXEC,
     "print the measured summary object (\"measured\": true)" },
   { "json", 0, OOC_OPT_JSON, NULL, OOC_CMD_VALIDATE,
@@ -553,6 +553,7 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
       return ooc_err_set(err, OOC_EINVAL, "--format: unknown format '%s' "
                          "(table, md, csv, json)", arg);
     a->format = arg;
+    a->json = 0;        /* --json is --format json: the last one wins */
     return OOC_OK;
   case OOC_OPT_NOTIMING:
     a->no_timing = 1;

@@ -133,4 +133,13 @@ grep -qx '  forward per sample         17.47 KFLOP' "$TMP/out" &&
   ! grep -q '0\.000 GFLOP\|0\.00 MiB' "$TMP/out" &&
   ok "info: tiny totals in adaptive units" || not_ok "info tiny: $(tail -6 "$TMP/out")"
 
+# compare: --json is --format json, and the last of them wins.
+C="compare -m alexnet -b 64 --hw v100-pcie3 -p vdnn --no-timing"
+expect_ok "compare --json --format csv" "$OOCSIM" $C --json --format csv
+head -c 6 "$TMP/out" | grep -q '^model,' && ok "--format after --json wins" ||
+  not_ok "--format after --json wins: $(head -c 60 "$TMP/out")"
+expect_ok "compare --format csv --json" "$OOCSIM" $C --format csv --json
+head -c 1 "$TMP/out" | grep -q '^\[' && ok "--json after --format wins" ||
+  not_ok "--json after --format wins: $(head -c 60 "$TMP/out")"
+
 finish
