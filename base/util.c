@@ -79,6 +79,7 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
     { "G", 1e9 }, { "GB", 1e9 }, { "GiB", 1073741824.0 },
     { "T", 1e12 }, { "TB", 1e12 }, { "TiB", 1099511627776.0 },
   };
+  const char *num_end;
   char *end;
   double v;
   size_t i;
@@ -87,13 +88,23 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL, "%s: empty size", what);
   if (*s == '-')
     return ooc_err_set(err, OOC_EINVAL, "%s: size '%s' is negative", what, s);
+  /* Decimal digits, a fraction allowed (5.5GiB): strtod also reads hex
+   * (0x10), exponents (1e9), inf and nan, none of which is a SIZE, so
+   * what it reads must be exactly the digits scanned here. */
+  num_end = s;
+  while (isdigit((unsigned char)*num_end))
+    num_end++;
+  if (num_end > s && *num_end == '.' && isdigit((unsigned char)num_end[1]))
+    for (num_end++; isdigit((unsigned char)*num_end); num_end++)
+      ;
   errno = 0;
   v = strtod(s, &end);
-  if (end == s || !isfinite(v) || errno == ERANGE ||
-      isspace((unsigned char)*s) || *s == '+')
+  if (num_end == s || end != num_end)
     return ooc_err_set(err, OOC_EINVAL,
                        "%s: '%s' is not a size (e.g. 16GiB, 8GB, 512MiB)",
                        what, s);
+  if (!isfinite(v) || errno == ERANGE)
+    return ooc_err_set(err, OOC_ERANGE, "%s: size '%s' overflows", what, s);
   while (*end == ' ')
     end++;
   for (i = 0; i < sizeof units / sizeof units[0]; i++)

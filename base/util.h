@@ -17,9 +17,11 @@
 #include "base/error.h"
 #include "base/paths.h"
 
-/* Parse "16GiB", "8GB", "512MiB", "1e9", "123" into bytes. Suffixes: B, K,
- * KB, KiB, M, MB, MiB, G, GB, GiB, T, TB, TiB (KB=1e3, KiB=1024). Rejects
- * negatives, junk and overflow with err naming `what`. */
+/* Parse "16GiB", "8GB", "512MiB", "5.5GiB", "123" into bytes: decimal
+ * digits, a fraction allowed, then an optional suffix: B, K, KB, KiB, M,
+ * MB, MiB, G, GB, GiB, T, TB, TiB (KB=1e3, KiB=1024), as oocsim(1)
+ * documents SIZE. Rejects negatives, hex (0x10), exponents (1e9), junk
+ * and overflow with err naming `what`. */
 int ooc_parse_size(const char *s, const char *what, uint64_t *out,
                    ooc_err *err);
 /* Strict integer / double parsing with the same error style. */

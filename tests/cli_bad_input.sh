@@ -233,8 +233,20 @@ expect_fail "maxbatch --budget 1" "oocsim: --budget: budget 1 B is below the wor
 BIG="exceeds the 16.00 GiB of profile 'v100-pcie3' (to emulate a larger device, raise memory.total_GiB and memory.usable_GiB with --hw-set)"
 expect_fail "simulate --budget 1000TiB" "oocsim: --budget: budget 1000.00 TiB $BIG" \
   "$OOCSIM" simulate $S --hw v100-pcie3 --budget 1000TiB
-expect_fail "maxbatch --budget 0x400000000" "oocsim: --budget: budget 16.00 GiB" \
-  "$OOCSIM" maxbatch -m alexnet --hw v100-pcie3 -p vdnn --budget 0x400000001
+expect_fail "maxbatch --budget 2^34 + 1" "oocsim: --budget: budget 16.00 GiB" \
+  "$OOCSIM" maxbatch -m alexnet --hw v100-pcie3 -p vdnn --budget 17179869185
+# A SIZE is decimal digits (a fraction allowed) and a unit: not what else
+# strtod reads.
+for b in 0x10 1e9 inf 5. .5; do
+  expect_fail "--budget $b" \
+    "oocsim: --budget: '$b' is not a size (e.g. 16GiB, 8GB, 512MiB)" \
+    "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p vdnn --budget "$b"
+done
+expect_fail "--opt window=0x10" \
+  "window: '0x10' is not a size (e.g. 16GiB, 8GB, 512MiB)" \
+  "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p window --opt window=0x10
+expect_ok "--budget 5.5GiB" "$OOCSIM" simulate -m alexnet -b 16 \
+  --hw v100-pcie3 -p vdnn --budget 5.5GiB
 expect_fail "compare --budget 20GiB" "oocsim: --budget: budget 20.00 GiB $BIG" \
   "$OOCSIM" compare -m alexnet -b 64 --hw v100-pcie3 --budget 20GiB
 expect_fail "plan --budget 20GiB" "oocsim: --budget: budget 20.00 GiB $BIG" \
