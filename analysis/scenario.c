@@ -238,6 +238,27 @@ ooc_scenario_alloc_spec(const ooc_scenario_spec *spec)
 }
 
 int
+ooc_scenario_check_allocator(const char *spec, ooc_err *err)
+{
+  const char *opts = NULL;
+  const ooc_allocator_type *t = ooc_allocator_find(spec, &opts, err);
+  /* Small and cheap: the values checked do not depend on the budget. */
+  ooc_alloc_config cfg = { .budget = (uint64_t)1 << 30, .n_handles = 1,
+                           .options = opts };
+  void *state;
+  int rc;
+
+  if (t == NULL)
+    return err != NULL && err->code != 0 ? err->code : OOC_ENOTFOUND;
+  if ((state = calloc(1, t->state_size > 0 ? t->state_size : 1)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  if ((rc = t->init(state, &cfg, err)) == OOC_OK)
+    t->fini(state);
+  free(state);
+  return rc;
+}
+
+int
 ooc_scenario_lookup(const ooc_scenario_spec *spec,
                     const ooc_planner_type **t, const ooc_allocator_type **a,
                     const char **alloc_opts, ooc_err *err)
@@ -251,6 +272,9 @@ ooc_scenario_lookup(const ooc_scenario_spec *spec,
   if ((*a = ooc_allocator_find(ooc_scenario_alloc_spec(spec), alloc_opts,
                                err)) == NULL)
     return ooc_err_prefix(err, OOC_ENOTFOUND, "--allocator: ");
+  if (spec->allocator != NULL &&
+      ooc_scenario_check_allocator(spec->allocator, err) < 0)
+    return ooc_err_prefix(err, OOC_EINVAL, "--allocator: ");
   return OOC_OK;
 }
 

@@ -72,9 +72,19 @@ typedef struct ooc_scenario_out {
 int ooc_scenario_run(const ooc_scenario_spec *spec, ooc_summary *sum,
                      ooc_scenario_out *out, ooc_err *err);
 
+/* Check an allocator spec ("caching:max_split_size_mb=64") whole: its
+ * name, its option keys and their values (the allocator's init() run once
+ * on a small configuration). OOC_OK, or the allocator's error ("unknown
+ * allocator 'x' (valid: ...)", "allocator 'caching': max_split_size_mb
+ * must be ...") for the caller to prefix with where the spec came from. */
+int ooc_scenario_check_allocator(const char *spec, ooc_err *err);
+
 /* Find spec's planner and allocator (NULL: "caching") in their registries,
  * with the errors every run gives: "missing -p PLANNER", "-p: unknown
- * planner ...", "--allocator: unknown allocator ...". planner may be NULL:
+ * planner ...", "--allocator: unknown allocator ..." (and the allocator's
+ * option values are checked, ooc_scenario_check_allocator, so that a bad
+ * one is blamed on --allocator, not on the planner that would have
+ * met it first). planner may be NULL:
  * then only the allocator is looked up. *alloc_opts (when not NULL)
  * receives the allocator's options, the part of spec->allocator after
  * the name ("caching:expandable_segments"), or NULL. */

@@ -291,6 +291,12 @@ ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
     ooc_plan_file_fini(pf);
     return OOC_EINVAL;
   }
+  if (pf->allocator != NULL &&
+      ooc_scenario_check_allocator(pf->allocator, err) < 0) {
+    ooc_err_prefix(err, OOC_EINVAL, "%s: scenario.allocator: ", path);
+    ooc_plan_file_fini(pf);
+    return OOC_EINVAL;
+  }
   return OOC_OK;
 }
 
@@ -559,6 +565,7 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     a->no_timing = 1;
     return OOC_OK;
   case OOC_OPT_OPTIMIZER:
+    a->optimizer_set = 1;
     return ooc_cli_parse_optimizer(arg, &a->optimizer, err);
   case OOC_OPT_ITERS:
     if (ooc_parse_int(arg, "--iterations", &n, err) < 0 || n < 1 || n > 1000)

@@ -126,6 +126,7 @@ typedef struct ooc_cli_args {
   int64_t batch; int batch_set;
   int dtype_set; ooc_dtype dtype;
   ooc_optimizer optimizer;
+  int optimizer_set;          /* --optimizer given */
   ooc_precision precision;    /* --precision (OOC_PREC_NONE: not given) */
   ooc_kv *sets; int n_sets;
   const char *hw;
@@ -214,7 +215,8 @@ int ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts,
 
 /* Read a plan file for simulate and exec (ir/plan_io.h), and check what
  * the reader cannot: its planner is one this oocsim has
- * ("p.json: scenario.planner: unknown planner 'x' (valid: ...)"). */
+ * ("p.json: scenario.planner: unknown planner 'x' (valid: ...)") and its
+ * allocator spec is valid ("p.json: scenario.allocator: ..."). */
 struct ooc_plan_file;
 int ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
                            ooc_err *err);

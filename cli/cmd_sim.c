@@ -276,16 +276,30 @@ ooc_cmd_simulate(int argc, char **argv)
     goto fail;
   }
   if (a.n_pos == 1) {
-    if (a.model != NULL || a.batch_set || a.hw != NULL || a.planner != NULL ||
-        a.n_sets > 0 || a.n_hw_sets > 0 || a.n_opts > 0 || a.dtype_set ||
-        a.precision != OOC_PREC_NONE) {
-      ooc_err_set(&err, OOC_EINVAL, "simulate: give either PLAN.json or "
-                  "-m/-b/--hw/-p, not both");
+    /* The plan file fixes the scenario: name the first option that
+     * would change it. */
+    const char *fixed = a.model != NULL ? "-m" : a.batch_set ? "-b"
+                        : a.hw != NULL ? "--hw" : a.planner != NULL ? "-p"
+                        : a.n_sets > 0 ? "--set"
+                        : a.n_hw_sets > 0 ? "--hw-set"
+                        : a.n_opts > 0 ? "--opt" : a.dtype_set ? "--dtype"
+                        : a.precision != OOC_PREC_NONE ? "--precision"
+                        : a.optimizer_set ? "--optimizer" : NULL;
+    if (fixed != NULL) {
+      ooc_err_set(&err, OOC_EINVAL, "simulate: %s cannot be given with a "
+                  "plan file (%s fixes the scenario; only --allocator and "
+                  "--budget override it)", fixed, a.pos[0]);
       goto fail;
     }
     if (ooc_cli_plan_file_read(a.pos[0], &pf, &err) < 0)
       goto fail;
     pf_loaded = 1;
+    /* An override is the user's option, not the plan file's field. */
+    if (a.allocator != NULL &&
+        ooc_scenario_check_allocator(a.allocator, &err) < 0) {
+      ooc_err_prefix(&err, OOC_EINVAL, "--allocator: ");
+      goto fail;
+    }
     spec = (ooc_scenario_spec){
       .model = pf.model, .batch = pf.batch,
       .dtype_set = pf.precision == OOC_PREC_NONE, .dtype = pf.dtype,

@@ -16,6 +16,7 @@
 
 #include "report/sweep_grid.h"
 #include "alloc/alloc.h"
+#include "analysis/scenario.h"
 #include "planners/registry.h"
 #include "base/strv.h"
 #include "base/util.h"
@@ -459,8 +460,8 @@ ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err)
     if (!ooc_planner_find(g->planners[i], err))
       return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
   for (i = 0; i < g->n_allocators; i++)
-    if (!ooc_allocator_find(g->allocators[i], NULL, err))
-      return err ? (err->code ? err->code : OOC_ENOTFOUND) : OOC_ENOTFOUND;
+    if ((rc = ooc_scenario_check_allocator(g->allocators[i], err)) < 0)
+      return ooc_err_prefix(err, rc, "--allocator: ");
   for (i = 0; i < g->n_hw; i++) {
     if ((rc = ooc_hw_load(g->hw[i], NULL, 0, &hw, err)))
       return rc;

@@ -86,7 +86,7 @@ expect_fail "missing plan.json" "nosuch.json" "$OOCSIM" simulate "$TMP/nosuch.js
 "$OOCSIM" plan -m "$MLP" -b 4 --hw v100-pcie3 -p incore -o "$TMP/mlp.json" >/dev/null 2>&1
 sed 's/"batch":[[:space:]]*4/"batch": 5/' "$TMP/mlp.json" >"$TMP/other.json"
 expect_fail "plan for a different model" "different model" "$OOCSIM" simulate "$TMP/other.json"
-expect_fail "plan file and -m" "either PLAN.json or" "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
+expect_fail "plan file and -m" "simulate: -m cannot be given with a plan file" "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
 { cat "$TMP/mlp.json"; echo xyz; } >"$TMP/tail.json"
 expect_fail "text after the plan's object" "tail.json: more text after the JSON object, at line" \
   "$OOCSIM" simulate "$TMP/tail.json"
@@ -447,5 +447,34 @@ cmp -s "$TMP/opt1.json" "$TMP/opt2.json" &&
   grep -q '"plan_note":.*window=2.000 GiB' "$TMP/opt2.json" &&
   ok "the last --opt window wins" ||
   not_ok "the last --opt window wins: $(grep plan_note "$TMP/opt2.json")"
+
+# Wrong culprits: each error names what is at fault.
+expect_fail "simulate PLAN.json --dtype" \
+  "oocsim: simulate: --dtype cannot be given with a plan file ($TMP/mlp.json fixes the scenario; only --allocator and --budget override it)" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --dtype fp16
+expect_fail "simulate PLAN.json --optimizer" \
+  "oocsim: simulate: --optimizer cannot be given with a plan file" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --optimizer adam
+sed 's/"allocator":"[^"]*"/"allocator":"bogus"/' "$TMP/mlp.json" >"$TMP/balloc.json"
+expect_fail "a plan file's bad allocator" \
+  "oocsim: $TMP/balloc.json: scenario.allocator: unknown allocator 'bogus' (valid: " \
+  "$OOCSIM" simulate "$TMP/balloc.json"
+sed 's/"allocator":"[^"]*"/"allocator":"caching:max_split_size_mb=1"/' "$TMP/mlp.json" >"$TMP/balloc2.json"
+expect_fail "a plan file's bad allocator option" \
+  "oocsim: $TMP/balloc2.json: scenario.allocator: allocator 'caching': max_split_size_mb must be" \
+  "$OOCSIM" simulate "$TMP/balloc2.json"
+expect_fail "--allocator over a plan file" \
+  "oocsim: --allocator: allocator 'caching': max_split_size_mb must be" \
+  "$OOCSIM" simulate "$TMP/mlp.json" --allocator caching:max_split_size_mb=1
+for p in window checkpoint-dp vdnn; do
+  expect_fail "an allocator option value, -p $p" \
+    "oocsim: --allocator: allocator 'caching': max_split_size_mb must be an integer >= 20 (MiB), got '1'" \
+    "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p $p \
+    --allocator caching:max_split_size_mb=1
+done
+expect_fail "an allocator option value in a sweep" \
+  "oocsim: --allocator: allocator 'caching': max_split_size_mb must be" \
+  "$OOCSIM" sweep -m alexnet -b 16 --hw v100-pcie3 -p window \
+  --allocator caching:max_split_size_mb=1 -o "$TMP/swa"
 
 finish
