@@ -998,6 +998,30 @@ load_input(imp *I, const Graph *g)
     if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v)))
       return nomem(I);
   }
+  /* A --set that names no dim would be ignored: refuse it, as a model's
+   * loader refuses an unknown parameter, with the names there are. */
+  for (int k = 0; k < I->o->n_sets; k++) {
+    char list[300];
+    size_t off = 0;
+    int found = 0;
+    list[0] = '\0';
+    for (i = 1; i < tt->shape->n_dim; i++) {
+      const OocsimOnnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+      if (d->value_case !=
+              OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+          d->dim_param == NULL || d->dim_param[0] == '\0')
+        continue;
+      found |= strcmp(d->dim_param, I->o->sets[k].key) == 0;
+      off += (size_t)snprintf(list + off,
+                              off < sizeof list ? sizeof list - off : 0,
+                              "%s%s", off ? ", " : "", d->dim_param);
+    }
+    if (!found)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: --set %s: unknown "
+                         "parameter (%s%s)", I->path, I->o->sets[k].key,
+                         off ? "valid: " : "the model has none",
+                         off ? list : "");
+  }
   if (grow((void **)&I->names, &I->cap_names, 1, sizeof *I->names) ||
       (I->names[0] = strdup("input")) == NULL)
     return nomem(I);

@@ -21,11 +21,26 @@
 #include "base/strv.h"
 #include "base/util.h"
 
-/* Append the items of a new list to an axis (axes may be given twice). */
+/* Append the items of a new list to an axis (axes may be given twice).
+ * A value already on the axis, or twice in the list, would only repeat
+ * rows: "--hw: 'v100-pcie3' given twice" names the option (opt). The
+ * items are taken (freed on failure). O(n^2) in the axis, which is
+ * short. */
 static int
-axis_append(char ***axis, int *n, char **items, int ni, ooc_err *err)
+axis_append(char ***axis, int *n, char **items, int ni, const char *opt,
+            ooc_err *err)
 {
-  char **nv = realloc(*axis, (size_t)(*n + ni) * sizeof *nv);
+  char **nv;
+
+  for (int i = 0; i < ni; i++)
+    for (int j = 0; j < *n + i; j++)
+      if (strcmp(j < *n ? (*axis)[j] : items[j - *n], items[i]) == 0) {
+        int rc = ooc_err_set(err, OOC_EINVAL, "%s: '%s' given twice", opt,
+                             items[i]);
+        ooc_strv_free(items, ni);
+        return rc;
+      }
+  nv = realloc(*axis, (size_t)(*n + ni) * sizeof *nv);
   if (!nv) {
     ooc_strv_free(items, ni);
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
@@ -85,8 +100,13 @@ ooc_sweep_set_model(ooc_sweep_grid *g, const char *model, ooc_err *err)
 }
 
 static int
-push_batch(ooc_sweep_grid *g, int64_t b, int *cap, ooc_err *err)
+push_batch(ooc_sweep_grid *g, int64_t b, const char *opt, int *cap,
+           ooc_err *err)
 {
+  for (int i = 0; i < g->n_batches; i++)
+    if (g->batches[i] == b)
+      return ooc_err_set(err, OOC_EINVAL, "%s: batch %" PRId64 " given "
+                         "twice", opt, b);
   if (g->n_batches == *cap) {
     int nc = *cap ? *cap * 2 : 16;
     int64_t *nb = realloc(g->batches, (size_t)nc * sizeof *nb);
@@ -149,7 +169,7 @@ ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
                          "%s '%s': more than 100000 batch sizes", opt, spec);
     /* Count the sizes rather than step past b: a + step may overflow. */
     for (int64_t k = 0; k <= (b - a) / step; k++)
-      if ((rc = push_batch(g, a + k * step, &cap, err)))
+      if ((rc = push_batch(g, a + k * step, opt, &cap, err)))
         return rc;
     return OOC_OK;
   }
@@ -165,7 +185,7 @@ ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
                        opt, spec);
       goto out;
     }
-    if ((rc = push_batch(g, b, &cap, err)))
+    if ((rc = push_batch(g, b, opt, &cap, err)))
       goto out;
   }
 out:
@@ -178,7 +198,7 @@ ooc_sweep_parse_hw(ooc_sweep_grid *g, const char *spec, ooc_err *err)
 {
   char **v;
   int n, rc = ooc_strv_split(spec, ',', "--hw", &v, &n, err);
-  return rc ? rc : axis_append(&g->hw, &g->n_hw, v, n, err);
+  return rc ? rc : axis_append(&g->hw, &g->n_hw, v, n, "--hw", err);
 }
 
 int
@@ -186,7 +206,8 @@ ooc_sweep_parse_allocators(ooc_sweep_grid *g, const char *spec, ooc_err *err)
 {
   char **v;
   int n, rc = ooc_strv_split(spec, ',', "--allocator", &v, &n, err);
-  return rc ? rc : axis_append(&g->allocators, &g->n_allocators, v, n, err);
+  return rc ? rc : axis_append(&g->allocators, &g->n_allocators, v, n,
+                                 "--allocator", err);
 }
 
 int
@@ -211,7 +232,7 @@ ooc_sweep_parse_dtypes(ooc_sweep_grid *g, const char *spec, ooc_err *err)
       ooc_strv_free(v, n);
       return rc;
     }
-  return axis_append(&g->dtypes, &g->n_dtypes, v, n, err);
+  return axis_append(&g->dtypes, &g->n_dtypes, v, n, "--dtype", err);
 }
 
 int
@@ -235,7 +256,7 @@ ooc_sweep_parse_precisions(ooc_sweep_grid *g, const char *spec, ooc_err *err)
       return rc;
     }
   g->precision = 1;
-  return axis_append(&g->dtypes, &g->n_dtypes, v, n, err);
+  return axis_append(&g->dtypes, &g->n_dtypes, v, n, "--precision", err);
 }
 
 void
@@ -275,7 +296,8 @@ ooc_sweep_parse_optimizers(ooc_sweep_grid *g, const char *spec, ooc_err *err)
     free(v[i]);
     v[i] = canon;
   }
-  return axis_append(&g->optimizers, &g->n_optimizers, v, n, err);
+  return axis_append(&g->optimizers, &g->n_optimizers, v, n, "--optimizer",
+                     err);
 }
 
 int
@@ -295,10 +317,11 @@ ooc_sweep_parse_planners(ooc_sweep_grid *g, const char *spec, ooc_err *err)
         ooc_strv_free(v, n);
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
-    return axis_append(&g->planners, &g->n_planners, v, n, err);
+    return axis_append(&g->planners, &g->n_planners, v, n, "-p", err);
   }
   rc = ooc_strv_split(spec, ',', "-p", &v, &n, err);
-  return rc ? rc : axis_append(&g->planners, &g->n_planners, v, n, err);
+  return rc ? rc : axis_append(&g->planners, &g->n_planners, v, n, "-p",
+                               err);
 }
 
 int
@@ -327,9 +350,20 @@ ooc_sweep_parse_budgets(ooc_sweep_grid *g, const char *spec, ooc_err *err)
       ooc_strv_free(v, n);
       return ooc_err_set(err, OOC_EINVAL, "--budget '%s': must be > 0", spec);
     }
+    /* The same bytes spelt another way (16GiB, 17179869184) repeat rows
+     * too; the same spelling is axis_append's to report. */
+    for (int j = 0; b != 0 && j < g->n_budgets + i; j++) {
+      const char *o = j < g->n_budgets ? g->budgets[j] : v[j - g->n_budgets];
+      if (nb[j] == b && strcmp(o, v[i]) != 0) {
+        rc = ooc_err_set(err, OOC_EINVAL, "--budget: '%s' given twice (as "
+                         "'%s')", v[i], o);
+        ooc_strv_free(v, n);
+        return rc;
+      }
+    }
     nb[g->n_budgets + i] = b;
   }
-  return axis_append(&g->budgets, &g->n_budgets, v, n, err);
+  return axis_append(&g->budgets, &g->n_budgets, v, n, "--budget", err);
 }
 
 int
@@ -358,6 +392,13 @@ ooc_sweep_add_hwset(ooc_sweep_grid *g, const char *spec, ooc_err *err)
   if ((rc = ooc_strv_split(eq + 1, ',', "--hw-set values", &hs.values, &hs.n_values,
                   err)))
     goto fail;
+  for (int i = 0; i < hs.n_values; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(hs.values[i], hs.values[j]) == 0) {
+        rc = ooc_err_set(err, OOC_EINVAL, "--hw-set %s: '%s' given twice",
+                         hs.name, hs.values[i]);
+        goto fail;
+      }
   nv = realloc(g->hwsets, (size_t)(g->n_hwsets + 1) * sizeof *nv);
   if (!nv) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");

@@ -126,6 +126,13 @@ expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', 
 expect_ok "dynamic dims with --set" "$OOCSIM" import "$D/dynamic.onnx" --set H=16 --set W=16 -o "$TMP/dyn.json"
 [ "$(params "$TMP/dyn.json")" = 906 ] && ok "dynamic: the cnn's parameters" || not_ok "dynamic: $(params "$TMP/dyn.json")"
 expect_fail "--set of a bad size" "--set H: " "$OOCSIM" import "$D/dynamic.onnx" --set H=x --set W=16
+# A --set the model does not use is refused, as simulate refuses one.
+expect_fail "--set of no dim" \
+  "oocsim: $D/dynamic.onnx: --set Q: unknown parameter (valid: H, W)" \
+  "$OOCSIM" import "$D/dynamic.onnx" --set H=16 --set W=16 --set Q=3
+expect_fail "--set on a model without named dims" \
+  "oocsim: $D/cnn_residual.onnx: --set seq: unknown parameter (the model has none)" \
+  "$OOCSIM" import "$D/cnn_residual.onnx" --set seq=3
 expect_fail "a JSON file" "not an ONNX model" "$OOCSIM" import "$top_srcdir/models/resnet50.json"
 expect_fail "a missing file" "nope.onnx: No such file or directory" "$OOCSIM" import "$TMP/nope.onnx"
 : >"$TMP/empty.onnx"

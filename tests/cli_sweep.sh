@@ -278,4 +278,27 @@ col() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = 
 expect_ok "sweep without" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/nst"
 ! grep -q '"steady"' "$TMP/nst/grid.json" && ok "grid.json: no steady key by default" || not_ok "grid.json has steady"
 
+# A value given twice on an axis would only repeat rows: refused, naming
+# the option and the value.
+SW="$OOCSIM sweep -m alexnet --hw v100-pcie3 -p vdnn -o $TMP/dup"
+expect_fail "-b 64,64" "oocsim: -b: batch 64 given twice" $SW -b 64,64
+expect_fail "-b 64 -b 32:64:32" "oocsim: -b: batch 64 given twice" \
+  $SW -b 64 -b 32:64:32
+expect_fail "--hw twice" "oocsim: --hw: 'v100-pcie3' given twice" \
+  $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3,v100-pcie3 -p vdnn \
+  -o "$TMP/dup"
+expect_fail "-p twice" "oocsim: -p: 'vdnn' given twice" $SW -b 64 -p vdnn
+expect_fail "--budget twice, spelt apart" \
+  "oocsim: --budget: '17179869184' given twice (as '16GiB')" \
+  $SW -b 64 --budget 16GiB,17179869184
+expect_fail "--dtype twice" "oocsim: --dtype: 'fp16' given twice" \
+  $SW -b 64 --dtype fp16,fp16
+expect_fail "--allocator twice" "oocsim: --allocator: 'caching' given twice" \
+  $SW -b 64 --allocator caching --allocator caching
+expect_fail "--hw-set value twice" \
+  "oocsim: --hw-set link.h2d_GBps: '8' given twice" \
+  $SW -b 64 --hw-set link.h2d_GBps=8,16,8
+[ ! -e "$TMP/dup" ] && ok "nothing written for a refused grid" ||
+  not_ok "a refused grid wrote $TMP/dup"
+
 finish
