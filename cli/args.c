@@ -39,7 +39,8 @@ const ooc_cli_option ooc_cli_options[] = {
     ONEB | OOC_CMD_VALIDATE | OOC_CMD_EXPLAIN | OOC_CMD_CALIBRATE,
     "batch size, an integer >= 1" },
   { "batch", 'b', OOC_OPT_BATCH, "LIST", OOC_CMD_SWEEP,
-    "batch sizes: 256 | 64,128,256 | A:B:STEP (64:1024:64)" },
+    "batch sizes: 256 | 64,128,256 | a range A:B:STEP\n"
+    "(64:1024:64: A, A+STEP, ... up to B) | A:B (STEP 1)" },
   { "set", 0, OOC_OPT_SET, "K=V", MODELCMDS | OOC_CMD_SWEEP,
     "override a model parameter, e.g. depth=1001\n(repeatable)" },
   { "set", 0, OOC_OPT_SET, "K=V", OOC_CMD_IMPORT,

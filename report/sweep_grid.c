@@ -140,7 +140,7 @@ ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
     rc = ooc_strv_split(spec, ':', opt, &r, &nr, err);
     if (rc || nr < 2 || nr > 3) {
       ooc_strv_free(r, nr);
-      return ooc_err_set(err, OOC_EINVAL, "%s '%s': a range is "
+      return ooc_err_set(err, OOC_EINVAL, "%s '%s': a range is A:B or "
                          "A:B:STEP", opt, spec);
     }
     snprintf(what, sizeof what, "%s range start", opt);

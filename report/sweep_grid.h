@@ -73,7 +73,8 @@ void ooc_sweep_grid_fini(ooc_sweep_grid *g);
 
 /* Axis parsers. Each checks its spec and returns OOC_EINVAL naming the
  * option on a malformed one (e.g. "-b 64:1:64", "-b x").
- *   batches: "256", "64,128,256" or a range "A:B:STEP" (A <= B, STEP >= 1)
+ *   batches: "256", "64,128,256", a range "A:B:STEP" (A, A+STEP, ... up to B;
+ *            1 <= A <= B, STEP >= 1) or "A:B" (STEP 1)
  *   list:    comma-separated names (hw, allocators)
  *   planners: a list, or "all" for every registered planner
  *   budgets: sizes ("16GiB,8GiB"), or "default"

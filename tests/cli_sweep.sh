@@ -217,7 +217,7 @@ expect_fail "unknown allocator option in a sweep" "allocator 'caching': unknown 
   $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator caching:frob -o "$TMP/e"
 expect_fail "unknown allocator" "nosuchalloc" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator nosuchalloc -o "$TMP/e"
 expect_fail "bad -j" "-j 0: must be 1..1024" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -j 0 -o "$TMP/e"
-expect_fail "range missing its end" "a range is A:B:STEP" $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "range missing its end" "oocsim: -b '64:': a range is A:B or A:B:STEP" $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
 expect_fail "--hw-set axis given twice" "given twice" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 --hw-set link.h2d_GBps=16 -o "$TMP/e"
 expect_fail "--maxbatch with -b" "drop -b" $OOCSIM sweep --maxbatch -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/e"
 # A results.csv from another grid is not resumed into.
@@ -300,5 +300,14 @@ expect_fail "--hw-set value twice" \
   $SW -b 64 --hw-set link.h2d_GBps=8,16,8
 [ ! -e "$TMP/dup" ] && ok "nothing written for a refused grid" ||
   not_ok "a refused grid wrote $TMP/dup"
+
+# -b A:B is the range with STEP 1 (oocsim(1), sweep --help).
+expect_ok "sweep -b 62:64" $OOCSIM sweep -m alexnet -b 62:64 --hw v100-pcie3 \
+  -p vdnn -o "$TMP/ab"
+[ "$(cut -d, -f7 "$TMP/ab/results.csv" | tail -n +2 | tr '\n' ' ')" = "62 63 64 " ] &&
+  ok "-b 62:64 is 62, 63, 64" ||
+  not_ok "-b 62:64: $(cut -d, -f7 "$TMP/ab/results.csv" | tr '\n' ' ')"
+$OOCSIM sweep --help | grep -q 'A:B (STEP 1)' && ok "--help documents A:B" ||
+  not_ok "--help does not document A:B"
 
 finish
