@@ -93,7 +93,9 @@ const ooc_cli_option ooc_cli_options[] = {
     "device bytes a plan may use: 16GiB, 8GB, 512MiB\n"
     "(default: the profile's usable memory)" },
   { "budget", 0, OOC_OPT_BUDGET, "LIST", OOC_CMD_SWEEP,
-    "device budgets, or default (each profile's usable\nmemory)" },
+    "device budgets, or default (each profile's usable\n"
+    "memory); one below a step's working set gives\n"
+    "infeasible rows whose oom_reason says so" },
   { "budget", 0, OOC_OPT_BUDGET, "SIZE", OOC_CMD_PLOT,
     "memory: the budget line to draw" },
   { "allocator", 0, OOC_OPT_ALLOCATOR, "A",

@@ -24,6 +24,7 @@
 #include "report/sweep_row.h"
 #include "analysis/maxbatch.h"
 #include "analysis/scenario.h"
+#include "planners/registry.h"
 #include "base/strv.h"
 
 struct ooc_sweep_runner {
@@ -130,13 +131,27 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     }
     /* A budget below the largest working set is a point of the grid, not
      * bad input: the same infeasible summary (step and shortfall) as
-     * simulate gives for a profile that is too small. */
+     * simulate gives for a profile that is too small, whose oom_reason
+     * says why in the words simulate's error uses for this budget. The
+     * check is the planner's, as simulate's is: one that offloads
+     * parameters needs less. */
+    const ooc_planner_type *pt = ooc_planner_find(spec.planner, NULL);
+    int offload = pt != NULL && (pt->flags & OOC_PLANNER_OFFLOAD);
+    ooc_err why = { 0 };
     if (spec.budget != 0 &&
         (rc = ooc_scenario_check_budget_size(cache->sc, spec.budget, err)))
       ooc_err_prefix(err, rc, "--budget: ");
-    else if (ooc_scenario_check_budget(cache->sc, spec.budget, NULL))
+    else if (ooc_scenario_check_budget_for(cache->sc, spec.budget, offload,
+                                           &why)) {
       rc = ooc_scenario_no_fit(cache->sc, &spec, &sum, err);
-    else
+      if (!rc) {
+        size_t n = strlen(why.msg);
+        if (n >= sizeof sum.oom.reason)
+          n = sizeof sum.oom.reason - 1;
+        memcpy(sum.oom.reason, why.msg, n);
+        sum.oom.reason[n] = '\0';
+      }
+    } else
       rc = ooc_scenario_run_in(cache->sc, &spec, &sum, NULL, err);
   }
   if (rc) {

@@ -310,4 +310,22 @@ expect_ok "sweep -b 62:64" $OOCSIM sweep -m alexnet -b 62:64 --hw v100-pcie3 \
 $OOCSIM sweep --help | grep -q 'A:B (STEP 1)' && ok "--help documents A:B" ||
   not_ok "--help does not document A:B"
 
+# A budget below a step's working set is one infeasible point of the
+# grid, not the end of the sweep: its row says why, in simulate's words.
+expect_ok "sweep with a budget below the working set" $OOCSIM sweep \
+  -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1MiB,default \
+  -o "$TMP/below"
+WHY="budget 1.00 MiB is below the working set of step 'bwd pool1' (persistent 329.23 MiB + 588.00 MiB)"
+grep -qF ",window,64,fp32,momentum,1048576,0," "$TMP/below/results.csv" &&
+  grep -qF ",$WHY," "$TMP/below/results.csv" &&
+  grep -qF "\"oom_reason\": \"$WHY\"" "$TMP/below/results.json" &&
+  ok "the infeasible row says why" ||
+  not_ok "the infeasible row: $(grep 1MiB "$TMP/below/results.csv")"
+$OOCSIM simulate -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1MiB \
+  2>"$TMP/simerr" >/dev/null
+[ "$(cat "$TMP/simerr")" = "oocsim: --budget: $WHY" ] &&
+  ok "simulate says the same" || not_ok "simulate: $(cat "$TMP/simerr")"
+[ "$(grep -c ',window,64,' "$TMP/below/results.csv")" -eq 2 ] &&
+  ok "the other point ran" || not_ok "the other point is missing"
+
 finish
