@@ -106,8 +106,8 @@ ooc_cmd_plot(int argc, char **argv)
                         "line", pos[0], c.budget ? "--budget" : "--hw",
                         c.budget ? c.budget : c.hw);
   if (c.budget != NULL && c.hw != NULL)
-    return ooc_cli_fail("plot memory: --budget %s and --hw %s both set the budget "
-                        "line; give one of them", c.budget, c.hw);
+    return ooc_cli_fail("plot memory: --budget %s and --hw %s both set the "
+                        "budget line; give one of them", c.budget, c.hw);
   if (!c.in)
     return ooc_cli_fail("plot: missing --in FILE");
   if (!c.out)

@@ -244,7 +244,8 @@ for b in 0x10 1e9 inf 5. .5; do
 done
 expect_fail "--opt window=0x10" \
   "window: '0x10' is not a size (e.g. 16GiB, 8GB, 512MiB)" \
-  "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p window --opt window=0x10
+  "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p window \
+  --opt window=0x10
 expect_ok "--budget 5.5GiB" "$OOCSIM" simulate -m alexnet -b 16 \
   --hw v100-pcie3 -p vdnn --budget 5.5GiB
 expect_fail "compare --budget 20GiB" "oocsim: --budget: budget 20.00 GiB $BIG" \

@@ -131,7 +131,8 @@ expect_fail "--set of no dim" \
   "oocsim: $D/dynamic.onnx: --set Q: unknown parameter (valid: H, W)" \
   "$OOCSIM" import "$D/dynamic.onnx" --set H=16 --set W=16 --set Q=3
 expect_fail "--set on a model without named dims" \
-  "oocsim: $D/cnn_residual.onnx: --set seq: unknown parameter (the model has none)" \
+  "oocsim: $D/cnn_residual.onnx: --set seq: unknown parameter \
+(the model has none)" \
   "$OOCSIM" import "$D/cnn_residual.onnx" --set seq=3
 expect_fail "a JSON file" "not an ONNX model" "$OOCSIM" import "$top_srcdir/models/resnet50.json"
 expect_fail "a missing file" "nope.onnx: No such file or directory" "$OOCSIM" import "$TMP/nope.onnx"

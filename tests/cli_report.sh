@@ -291,7 +291,8 @@ grep -q "even on the slowest, v100-pcie3 (12.2 GB/s), the best plan runs faster 
 # A "gnuplot" that exits 0 and draws nothing: exit 1 naming the image,
 # and no empty image left (an older one stays as it was).
 expect_fail "plot: gnuplot wrote no image" \
-  "oocsim: gnuplot ('/bin/true') exited 0 but wrote no image for $TMP/none.png" \
+  "oocsim: gnuplot ('/bin/true') exited 0 but wrote no image for \
+$TMP/none.png" \
   env OOCSIM_GNUPLOT=/bin/true $OOCSIM plot memory --in "$R/data/memory.csv" \
   -o "$TMP/none.png"
 ls "$TMP" | grep -q '^none\.png' && not_ok "an image file was left" ||
@@ -304,11 +305,13 @@ OOCSIM_GNUPLOT=/bin/true $OOCSIM plot memory --in "$R/data/memory.csv" \
 
 # The budget line: memory's only, from --budget or --hw, not both.
 expect_fail "plot memory --budget --hw" \
-  "oocsim: plot memory: --budget 1GiB and --hw v100-pcie3 both set the budget line; give one of them" \
+  "oocsim: plot memory: --budget 1GiB and --hw v100-pcie3 both set the \
+budget line; give one of them" \
   $OOCSIM plot memory --in "$R/data/memory.csv" --budget 1GiB --hw v100-pcie3 \
   -o "$TMP/bh.png"
 expect_fail "plot throughput --hw" \
-  "oocsim: plot throughput: --hw v100-pcie3: only plot memory draws a budget line" \
+  "oocsim: plot throughput: --hw v100-pcie3: only plot memory draws a \
+budget line" \
   $OOCSIM plot throughput --in "$TMP/thr/results.csv" --hw v100-pcie3 \
   -o "$TMP/bh.png"
 expect_fail "plot gantt --budget" \

@@ -86,7 +86,9 @@ expect_fail "missing plan.json" "nosuch.json" "$OOCSIM" simulate "$TMP/nosuch.js
 "$OOCSIM" plan -m "$MLP" -b 4 --hw v100-pcie3 -p incore -o "$TMP/mlp.json" >/dev/null 2>&1
 sed 's/"batch":[[:space:]]*4/"batch": 5/' "$TMP/mlp.json" >"$TMP/other.json"
 expect_fail "plan for a different model" "different model" "$OOCSIM" simulate "$TMP/other.json"
-expect_fail "plan file and -m" "simulate: -m cannot be given with a plan file" "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
+expect_fail "plan file and -m" \
+  "simulate: -m cannot be given with a plan file" \
+  "$OOCSIM" simulate "$TMP/mlp.json" -m "$MLP"
 { cat "$TMP/mlp.json"; echo xyz; } >"$TMP/tail.json"
 expect_fail "text after the plan's object" "tail.json: more text after the JSON object, at line" \
   "$OOCSIM" simulate "$TMP/tail.json"
@@ -98,11 +100,14 @@ sed 's/"budget_bytes":[0-9]*/"budget_bytes":0/' "$TMP/mlp.json" >"$TMP/b0.json"
 expect_fail "a plan for budget 0" "b0.json: scenario.budget_bytes: 0 is out of range" \
   "$OOCSIM" simulate "$TMP/b0.json"
 # An integer too large is out of range, not "not an integer" (2^62).
-sed 's/"budget_bytes":[0-9]*/"budget_bytes":4611686018427387904/' "$TMP/mlp.json" >"$TMP/b62.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":4611686018427387904/' \
+  "$TMP/mlp.json" >"$TMP/b62.json"
 expect_fail "a plan for budget 2^62" \
-  "oocsim: $TMP/b62.json: scenario.budget_bytes: 4611686018427387904 is out of range [1, 9007199254740992]" \
+  "oocsim: $TMP/b62.json: scenario.budget_bytes: 4611686018427387904 is \
+out of range [1, 9007199254740992]" \
   "$OOCSIM" simulate "$TMP/b62.json"
-sed 's/"budget_bytes":[0-9]*/"budget_bytes":1.5/' "$TMP/mlp.json" >"$TMP/bfrac.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":1.5/' "$TMP/mlp.json" \
+  >"$TMP/bfrac.json"
 expect_fail "a plan for budget 1.5" \
   "oocsim: $TMP/bfrac.json: scenario.budget_bytes: must be an integer" \
   "$OOCSIM" simulate "$TMP/bfrac.json"
@@ -147,7 +152,8 @@ expect_fail "plan -o over its model file" \
   "$OOCSIM" plan -m "$TMP/o/m.json" -b 1 --hw v100-pcie3 -p incore \
   -o "$TMP/o/./m.json"
 expect_fail "plot: the data file over the input" \
-  "oocsim: plot: --in and the data file of -o name the same file '$TMP/o/./in.dat'" \
+  "oocsim: plot: --in and the data file of -o name the same file \
+'$TMP/o/./in.dat'" \
   "$OOCSIM" plot memory --in "$TMP/o/in.dat" -o "$TMP/o/./in.png"
 expect_fail "import -o over its input" \
   "oocsim: import: MODEL.onnx and -o name the same file '$TMP/o/./m.json'" \
@@ -450,25 +456,31 @@ cmp -s "$TMP/opt1.json" "$TMP/opt2.json" &&
 
 # Wrong culprits: each error names what is at fault.
 expect_fail "simulate PLAN.json --dtype" \
-  "oocsim: simulate: --dtype cannot be given with a plan file ($TMP/mlp.json fixes the scenario; only --allocator and --budget override it)" \
+  "oocsim: simulate: --dtype cannot be given with a plan file \
+($TMP/mlp.json fixes the scenario; only --allocator and --budget override \
+it)" \
   "$OOCSIM" simulate "$TMP/mlp.json" --dtype fp16
 expect_fail "simulate PLAN.json --optimizer" \
   "oocsim: simulate: --optimizer cannot be given with a plan file" \
   "$OOCSIM" simulate "$TMP/mlp.json" --optimizer adam
-sed 's/"allocator":"[^"]*"/"allocator":"bogus"/' "$TMP/mlp.json" >"$TMP/balloc.json"
+sed 's/"allocator":"[^"]*"/"allocator":"bogus"/' "$TMP/mlp.json" \
+  >"$TMP/balloc.json"
 expect_fail "a plan file's bad allocator" \
-  "oocsim: $TMP/balloc.json: scenario.allocator: unknown allocator 'bogus' (valid: " \
+  "oocsim: $TMP/balloc.json: scenario.allocator: unknown allocator 'bogus'" \
   "$OOCSIM" simulate "$TMP/balloc.json"
-sed 's/"allocator":"[^"]*"/"allocator":"caching:max_split_size_mb=1"/' "$TMP/mlp.json" >"$TMP/balloc2.json"
+sed 's/"allocator":"[^"]*"/"allocator":"caching:max_split_size_mb=1"/' \
+  "$TMP/mlp.json" >"$TMP/balloc2.json"
 expect_fail "a plan file's bad allocator option" \
-  "oocsim: $TMP/balloc2.json: scenario.allocator: allocator 'caching': max_split_size_mb must be" \
+  "oocsim: $TMP/balloc2.json: scenario.allocator: allocator 'caching': \
+max_split_size_mb must be" \
   "$OOCSIM" simulate "$TMP/balloc2.json"
 expect_fail "--allocator over a plan file" \
   "oocsim: --allocator: allocator 'caching': max_split_size_mb must be" \
   "$OOCSIM" simulate "$TMP/mlp.json" --allocator caching:max_split_size_mb=1
 for p in window checkpoint-dp vdnn; do
   expect_fail "an allocator option value, -p $p" \
-    "oocsim: --allocator: allocator 'caching': max_split_size_mb must be an integer >= 20 (MiB), got '1'" \
+    "oocsim: --allocator: allocator 'caching': max_split_size_mb must be an \
+integer >= 20 (MiB), got '1'" \
     "$OOCSIM" simulate -m alexnet -b 16 --hw v100-pcie3 -p $p \
     --allocator caching:max_split_size_mb=1
 done

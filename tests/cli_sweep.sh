@@ -217,7 +217,9 @@ expect_fail "unknown allocator option in a sweep" "allocator 'caching': unknown 
   $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator caching:frob -o "$TMP/e"
 expect_fail "unknown allocator" "nosuchalloc" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --allocator nosuchalloc -o "$TMP/e"
 expect_fail "bad -j" "-j 0: must be 1..1024" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -j 0 -o "$TMP/e"
-expect_fail "range missing its end" "oocsim: -b '64:': a range is A:B or A:B:STEP" $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
+expect_fail "range missing its end" \
+  "oocsim: -b '64:': a range is A:B or A:B:STEP" \
+  $OOCSIM sweep -m alexnet -b 64: --hw v100-pcie3 -p vdnn -o "$TMP/e"
 expect_fail "--hw-set axis given twice" "given twice" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --hw-set link.h2d_GBps=8 --hw-set link.h2d_GBps=16 -o "$TMP/e"
 expect_fail "--maxbatch with -b" "drop -b" $OOCSIM sweep --maxbatch -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/e"
 # A results.csv from another grid is not resumed into.
@@ -304,7 +306,8 @@ expect_fail "--hw-set value twice" \
 # -b A:B is the range with STEP 1 (oocsim(1), sweep --help).
 expect_ok "sweep -b 62:64" $OOCSIM sweep -m alexnet -b 62:64 --hw v100-pcie3 \
   -p vdnn -o "$TMP/ab"
-[ "$(cut -d, -f7 "$TMP/ab/results.csv" | tail -n +2 | tr '\n' ' ')" = "62 63 64 " ] &&
+b=$(cut -d, -f7 "$TMP/ab/results.csv" | tail -n +2 | tr '\n' ' ')
+[ "$b" = "62 63 64 " ] &&
   ok "-b 62:64 is 62, 63, 64" ||
   not_ok "-b 62:64: $(cut -d, -f7 "$TMP/ab/results.csv" | tr '\n' ' ')"
 $OOCSIM sweep --help | grep -q 'A:B (STEP 1)' && ok "--help documents A:B" ||
@@ -315,7 +318,8 @@ $OOCSIM sweep --help | grep -q 'A:B (STEP 1)' && ok "--help documents A:B" ||
 expect_ok "sweep with a budget below the working set" $OOCSIM sweep \
   -m resnet50 -b 64 --hw v100-pcie3 -p window --budget 1MiB,default \
   -o "$TMP/below"
-WHY="budget 1.00 MiB is below the working set of step 'bwd pool1' (persistent 329.23 MiB + 588.00 MiB)"
+WHY="budget 1.00 MiB is below the working set of step 'bwd pool1' \
+(persistent 329.23 MiB + 588.00 MiB)"
 grep -qF ",window,64,fp32,momentum,1048576,0," "$TMP/below/results.csv" &&
   grep -qF ",$WHY," "$TMP/below/results.csv" &&
   grep -qF "\"oom_reason\": \"$WHY\"" "$TMP/below/results.json" &&
