@@ -247,7 +247,10 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
        it->valuedouble != (double)(int64_t)it->valuedouble))
     return bad(R, OOC_EPARSE, field, "must be an integer");
   if (it->valuedouble < lo || it->valuedouble > hi) {
-    snprintf(msg, sizeof msg, "%.0f is out of range [%.0f, %.0f]",
+    /* Digits up to 20 of them; beyond, an exponent (1e+300). */
+    snprintf(msg, sizeof msg, fabs(it->valuedouble) < 1e20
+                                  ? "%.0f is out of range [%.0f, %.0f]"
+                                  : "%g is out of range [%.0f, %.0f]",
              it->valuedouble, lo, hi);
     return bad(R, OOC_EINVAL, field, msg);
   }

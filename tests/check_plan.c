@@ -1166,9 +1166,15 @@ START_TEST(test_plan_file_errors)
   t = edit(text, "\"batch\":1", "\"batch\":\"1\"");
   expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
   free(t);
-  /* Beyond 2^53 (and int64_t): rejected before any conversion. */
+  /* Beyond 2^53 (and int64_t): an integer out of range, rejected before
+   * any conversion. */
   t = edit(text, "\"batch\":1", "\"batch\":1e300");
-  expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
+  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 1e+300 is out of "
+             "range [1, 9007199254740992]");
+  free(t);
+  t = edit(text, "\"batch\":1", "\"batch\":4611686018427387904");
+  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 4611686018427387904 "
+             "is out of range [1, 9007199254740992]");
   free(t);
   t = edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"");
   expect_bad(t, OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
