@@ -95,6 +95,14 @@ typedef struct val {
                               swapped, no data) */
 } val;
 
+/* An open-addressing hash of borrowed strings to ints (linear probing,
+ * at most half full): the importer's name lookups in O(1) expected, one
+ * array per map, doubled as it fills. */
+typedef struct strmap {
+  struct slot { const char *k; int v; } *s;
+  size_t cap, n;           /* cap: 0 or a power of two */
+} strmap;
+
 typedef struct imp {
   const char *path;
   const ooc_onnx_opts *o;
@@ -104,8 +112,14 @@ typedef struct imp {
   cJSON *root, *layers;
   val *v;
   int n_v, cap_v;
+  strmap vmap;             /* ONNX value name -> its latest binding in v */
   char **names;            /* emitted layer names (owned) */
   int n_names, cap_names;
+  strmap lmap;             /* layer name -> the next suffix to try when
+                              a new layer's name clashes with it */
+  strmap prod;             /* value name -> the node that writes it */
+  strmap cons;             /* value name -> the one node that reads it;
+                              -1: a graph output or read by several */
   ooc_model *cache;        /* the layers so far, loaded (layer_shape) */
   int cache_n;
   Tensor **owned;          /* constants folded here (free_owned) */
@@ -144,6 +158,60 @@ grow(void **p, int *cap, int need, size_t sz)
   return 0;
 }
 
+static size_t
+str_hash(const char *k)
+{
+  return (size_t)ooc_hash64(k, strlen(k), OOC_HASH_SEED);
+}
+
+/* The slot of key k in m: where it is, or the empty one it would take. */
+static struct slot *
+map_slot(const strmap *m, const char *k)
+{
+  size_t mask = m->cap - 1, h = str_hash(k) & mask;
+  while (m->s[h].k != NULL && strcmp(m->s[h].k, k) != 0)
+    h = (h + 1) & mask;
+  return &m->s[h];
+}
+
+/* The value stored for k, or NULL. */
+static int *
+map_get(const strmap *m, const char *k)
+{
+  struct slot *q;
+  if (m->cap == 0)
+    return NULL;
+  q = map_slot(m, k);
+  return q->k != NULL ? &q->v : NULL;
+}
+
+/* Store v for k (borrowed: it must outlive the map), replacing any value
+ * it had. -1 when out of memory. */
+static int
+map_put(strmap *m, const char *k, int v)
+{
+  struct slot *q;
+  if (2 * (m->n + 1) > m->cap) {
+    strmap b = { .cap = m->cap ? 2 * m->cap : 64 };
+    size_t i;
+    if ((b.s = calloc(b.cap, sizeof *b.s)) == NULL)
+      return -1;
+    for (i = 0; i < m->cap; i++)
+      if (m->s[i].k != NULL)
+        *map_slot(&b, m->s[i].k) = m->s[i];
+    b.n = m->n;
+    free(m->s);
+    *m = b;
+  }
+  q = map_slot(m, k);
+  if (q->k == NULL) {
+    q->k = k;
+    m->n++;
+  }
+  q->v = v;
+  return 0;
+}
+
 static const char *
 node_label(const Node *n, char *buf, size_t len)
 {
@@ -162,20 +230,19 @@ node_err(imp *I, const Node *n, const char *fmt, const char *what)
                      node_label(n, b, sizeof b), fmt, what ? what : "");
 }
 
+/* The latest binding of ONNX value `name`, or NULL. */
 static val *
 lookup(imp *I, const char *name)
 {
-  int i;
-  for (i = I->n_v - 1; i >= 0; i--)
-    if (strcmp(I->v[i].onnx, name) == 0)
-      return &I->v[i];
-  return NULL;
+  int *k = map_get(&I->vmap, name);
+  return k != NULL ? &I->v[*k] : NULL;
 }
 
 static int
 bind(imp *I, const char *onnx, const Tensor *t, int layer, int nobias)
 {
-  if (grow((void **)&I->v, &I->cap_v, I->n_v + 1, sizeof *I->v))
+  if (grow((void **)&I->v, &I->cap_v, I->n_v + 1, sizeof *I->v) ||
+      map_put(&I->vmap, onnx, I->n_v))
     return nomem(I);
   I->v[I->n_v++] = (val){ .onnx = onnx, .t = t, .layer = layer,
                           .linear_nobias = nobias };
@@ -290,7 +357,7 @@ layer_name(imp *I, const Node *n, char *out, size_t len)
                     : n->n_output > 0 ? n->output[0] : n->op_type;
   char base[72];
   size_t k = 0;
-  int i, suffix = 1, clash;
+  int suffix, *hint;
 
   for (; *src && k < 60; src++) {
     char c = isalnum((unsigned char)*src) ? *src : '_';
@@ -304,16 +371,17 @@ layer_name(imp *I, const Node *n, char *out, size_t len)
   if (k == 0 || strcmp(base, "input") == 0 || strcmp(base, "loss") == 0)
     snprintf(base, sizeof base, "%.32s_%d",
              n->op_type ? n->op_type : "layer", I->n_names);
-  do {
-    if (suffix == 1)
-      snprintf(out, len, "%s", base);
-    else
-      snprintf(out, len, "%.60s_%d", base, suffix);
-    clash = 0;
-    for (i = 0; i < I->n_names && !clash; i++)
-      clash = strcmp(I->names[i], out) == 0;
-    suffix++;
-  } while (clash);
+  snprintf(out, len, "%s", base);
+  if ((hint = map_get(&I->lmap, base)) == NULL)
+    return OOC_OK;
+  /* Taken: base_N from the suffix base's last clash left off at, so that
+   * many nodes of one name cost O(1) each. */
+  for (suffix = *hint; ; suffix++) {
+    snprintf(out, len, "%.60s_%d", base, suffix);
+    if (map_get(&I->lmap, out) == NULL)
+      break;
+  }
+  *map_get(&I->lmap, base) = suffix + 1;
   return OOC_OK;
 }
 
@@ -330,8 +398,13 @@ emit(imp *I, const Node *n, cJSON *L, const val *const *ins, int n_in,
 
   layer_name(I, n, name, sizeof name);
   if (grow((void **)&I->names, &I->cap_names, I->n_names + 1,
-           sizeof *I->names) ||
-      (I->names[I->n_names] = strdup(name)) == NULL) {
+           sizeof *I->names)) {
+    cJSON_Delete(L);
+    return nomem(I);
+  }
+  if ((I->names[I->n_names] = strdup(name)) == NULL ||
+      map_put(&I->lmap, I->names[I->n_names], 2)) {
+    free(I->names[I->n_names]);
     cJSON_Delete(L);
     return nomem(I);
   }
@@ -922,7 +995,7 @@ load_input(imp *I, const Graph *g)
   const OocsimOnnx__ValueInfoProto *in = NULL;
   const OocsimOnnx__TypeProto__Tensor *tt;
   cJSON *shape;
-  size_t i, j;
+  size_t i;
   int n_in = 0, rc;
 
   for (i = 0; i < g->n_input; i++) {
@@ -930,9 +1003,11 @@ load_input(imp *I, const Graph *g)
     if (g->input[i]->name == NULL || g->input[i]->name[0] == '\0')
       return ooc_err_set(I->err, OOC_EINVAL, "%s: the graph's input %zu "
                          "has no name", I->path, i);
-    for (j = 0; j < g->n_initializer && !is_init; j++)
-      is_init = g->initializer[j]->name &&
-                strcmp(g->initializer[j]->name, g->input[i]->name) == 0;
+    {
+      /* only initialisers are bound yet */
+      const val *x = lookup(I, g->input[i]->name);
+      is_init = x != NULL && x->t != NULL;
+    }
     if (!is_init) {
       in = g->input[i];
       n_in++;
@@ -1026,6 +1101,8 @@ load_input(imp *I, const Graph *g)
       (I->names[0] = strdup("input")) == NULL)
     return nomem(I);
   I->n_names = 1;
+  if (map_put(&I->lmap, I->names[0], 2))
+    return nomem(I);
   return bind(I, in->name, NULL, 0, 0);
 }
 
@@ -1041,22 +1118,42 @@ load_input(imp *I, const Graph *g)
 static int
 consumer(const imp *I, const char *name)
 {
-  size_t i, k;
-  int found = -1;
+  const int *j = map_get(&I->cons, name);
+  return j != NULL ? *j : -1;
+}
 
-  for (i = 0; i < I->g->n_output; i++)
-    if (I->g->output[i]->name && strcmp(I->g->output[i]->name, name) == 0)
-      return -1;
-  for (i = 0; i < I->g->n_node; i++) {
-    const Node *n = I->g->node[i];
-    for (k = 0; k < n->n_input; k++)
-      if (n->input[k] && strcmp(n->input[k], name) == 0) {
-        if (found >= 0 && found != (int)i)
-          return -1;
-        found = (int)i;
+/* Index the graph's values: the node that writes each (I->prod) and the
+ * one node that reads each (I->cons). O(nodes + edges) expected. */
+static int
+index_graph(imp *I)
+{
+  const Graph *g = I->g;
+  size_t i, k;
+
+  for (i = 0; i < g->n_node; i++) {
+    const Node *n = g->node[i];
+    for (k = 0; k < n->n_output; k++)
+      if (n->output[k] != NULL && n->output[k][0] != '\0' &&
+          map_get(&I->prod, n->output[k]) == NULL &&
+          map_put(&I->prod, n->output[k], (int)i))
+        return nomem(I);
+    for (k = 0; k < n->n_input; k++) {
+      int *j;
+      if (n->input[k] == NULL || n->input[k][0] == '\0')
+        continue;
+      if ((j = map_get(&I->cons, n->input[k])) != NULL) {
+        if (*j != (int)i)
+          *j = -1;                 /* read by several nodes */
+      } else if (map_put(&I->cons, n->input[k], (int)i)) {
+        return nomem(I);
       }
+    }
   }
-  return found;
+  for (i = 0; i < g->n_output; i++)
+    if (g->output[i]->name != NULL &&
+        map_put(&I->cons, g->output[i]->name, -1))
+      return nomem(I);
+  return OOC_OK;
 }
 
 static int
@@ -1275,7 +1372,6 @@ gelu_tanh_pattern(imp *I, const Node *n)
   double c;
   const Node *y = n, *half = NULL;
   val *x;
-  size_t i;
   int rc;
 
   if (n->n_input != 2 || n->n_output < 1 || !scalar_in(I, n, 1, &c) ||
@@ -1313,8 +1409,9 @@ gelu_tanh_pattern(imp *I, const Node *n)
     const Node *m = I->g->node[j];
     const char *other = strcmp(m->input[0], y->output[0]) == 0 ? m->input[1]
                                                                : m->input[0];
-    for (i = 0; i < I->g->n_node && half == NULL; i++) {
-      const Node *h = I->g->node[i];
+    const int *ph = map_get(&I->prod, other);
+    if (ph != NULL) {
+      const Node *h = I->g->node[*ph];
       if (is_op(h, "Mul") && h->n_output == 1 &&
           strcmp(h->output[0], other) == 0 && h->n_input == 2 &&
           ((strcmp(h->input[0], xs) == 0 && scalar_in(I, h, 1, &c)) ||
@@ -2165,8 +2262,7 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
   I.g = g;
   if ((I.skip = calloc(g->n_node + 1, 1)) == NULL) {
     rc = nomem(&I);
-    oocsim_onnx__model_proto__free_unpacked(I.m, NULL);
-    return rc;
+    goto out;
   }
   for (i = 0; i < I.m->n_opset_import; i++)
     if (I.m->opset_import[i]->domain == NULL ||
@@ -2218,7 +2314,8 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
     if (g->initializer[i]->name &&
         (rc = bind(&I, g->initializer[i]->name, g->initializer[i], -1, 0)))
       goto out;
-  if ((rc = load_input(&I, g)) != OOC_OK)
+  if ((rc = load_input(&I, g)) != OOC_OK ||
+      (rc = index_graph(&I)) != OOC_OK)
     goto out;
   if ((I.layers = cJSON_AddArrayToObject(I.root, "layers")) == NULL) {
     rc = nomem(&I);
@@ -2300,6 +2397,10 @@ out:
     free(I.names[i]);
   free(I.names);
   free(I.v);
+  free(I.vmap.s);
+  free(I.lmap.s);
+  free(I.prod.s);
+  free(I.cons.s);
   for (i = 0; i < (size_t)I.n_owned; i++)
     free(I.owned[i]);
   free(I.owned);
