@@ -70,6 +70,9 @@ typedef OocsimOnnx__NodeProto Node;
 typedef OocsimOnnx__TensorProto Tensor;
 typedef OocsimOnnx__AttributeProto Attr;
 
+/* The largest dim the importer passes on (the model loader's limit). */
+#define MAX_DIM ((int64_t)1 << 40)
+
 /* ONNX TensorProto.DataType values read here. */
 enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9,
        DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
@@ -117,11 +120,17 @@ typedef struct imp {
   int n_names, cap_names;
   strmap lmap;             /* layer name -> the next suffix to try when
                               a new layer's name clashes with it */
+  strmap lidx;             /* layer name -> its index in names */
+  struct lyr {             /* per emitted layer, parallel to names */
+    cJSON *obj;            /* its object in layers (NULL: the input) */
+    int minref;            /* the lowest layer index it reads */
+    int known;             /* out is its per-sample output shape */
+    ooc_shape out;
+  } *lyr;
+  int cap_lyr;
   strmap prod;             /* value name -> the node that writes it */
   strmap cons;             /* value name -> the one node that reads it;
                               -1: a graph output or read by several */
-  ooc_model *cache;        /* the layers so far, loaded (layer_shape) */
-  int cache_n;
   Tensor **owned;          /* constants folded here (free_owned) */
   int n_owned, cap_owned;
   int64_t batch;           /* the export's batch (1 when dynamic) */
@@ -385,6 +394,49 @@ layer_name(imp *I, const Node *n, char *out, size_t len)
   return OOC_OK;
 }
 
+/* Record emitted layer k: its object, the lowest layer it reads, and its
+ * shape where that follows from its input's without the loader: the ops
+ * that keep their input's shape, and a reshape to positive dims. */
+static void
+set_lyr(imp *I, int k, cJSON *L, const val *const *ins, int n_in)
+{
+  static const char *const same[] = { "relu", "act", "gelu", "batchnorm",
+                                      "softmax", "layernorm", "dropout",
+                                      "add", NULL };
+  struct lyr *y = &I->lyr[k];
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive(L, "op");
+  int q;
+
+  *y = (struct lyr){ .obj = L, .minref = k };
+  for (q = 0; q < n_in; q++)
+    if (ins[q]->layer < y->minref)
+      y->minref = ins[q]->layer;
+  if (n_in < 1 || !cJSON_IsString(op))
+    return;
+  if (strcmp(op->valuestring, "reshape") == 0) {
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(L, "shape"), *d;
+    y->out.ndim = 0;
+    cJSON_ArrayForEach(d, sh) {
+      if (y->out.ndim == OOC_MAX_DIMS || d->valuedouble < 1)
+        return;
+      y->out.d[y->out.ndim++] = (int64_t)d->valuedouble;
+    }
+    y->known = y->out.ndim > 0;
+    return;
+  }
+  for (q = 0; same[q] && strcmp(same[q], op->valuestring) != 0; q++)
+    ;
+  if (same[q] == NULL || !I->lyr[ins[0]->layer].known)
+    return;
+  for (q = 1; q < n_in; q++)          /* add: equal shapes, or unknown */
+    if (!I->lyr[ins[q]->layer].known ||
+        memcmp(&I->lyr[ins[q]->layer].out, &I->lyr[ins[0]->layer].out,
+               sizeof y->out) != 0)
+      return;
+  y->out = I->lyr[ins[0]->layer].out;
+  y->known = 1;
+}
+
 /* Append layer object L (its "op" and attributes set) named after node n,
  * reading the layers of ins[0..n_in), and bind the node's first output to
  * it. */
@@ -398,16 +450,20 @@ emit(imp *I, const Node *n, cJSON *L, const val *const *ins, int n_in,
 
   layer_name(I, n, name, sizeof name);
   if (grow((void **)&I->names, &I->cap_names, I->n_names + 1,
-           sizeof *I->names)) {
+           sizeof *I->names) ||
+      grow((void **)&I->lyr, &I->cap_lyr, I->n_names + 1,
+           sizeof *I->lyr)) {
     cJSON_Delete(L);
     return nomem(I);
   }
   if ((I->names[I->n_names] = strdup(name)) == NULL ||
-      map_put(&I->lmap, I->names[I->n_names], 2)) {
+      map_put(&I->lmap, I->names[I->n_names], 2) ||
+      map_put(&I->lidx, I->names[I->n_names], I->n_names)) {
     free(I->names[I->n_names]);
     cJSON_Delete(L);
     return nomem(I);
   }
+  set_lyr(I, I->n_names, L, ins, n_in);
   I->n_names++;
   if (cJSON_AddStringToObject(L, "name", name) == NULL ||
       (in = cJSON_AddArrayToObject(L, "in")) == NULL) {
@@ -460,46 +516,90 @@ add_ints(cJSON *L, const char *key, const int64_t *v, int n)
   return 0;
 }
 
-/* The per-sample output shape of emitted layer `layer`: the layers so far
- * loaded as a model (cached until more are emitted). */
+/* Load layers a+1 .. k as a model whose input is layer a's output (the
+ * file's input when a is 0; the references to layer a made "input"), and
+ * record the shapes of the layers loaded. */
 static int
-layer_shape(imp *I, int layer, ooc_shape *out)
+load_range(imp *I, int a, int k, ooc_err *e)
 {
-  if (layer == 0) {
-    /* The input, whose shape the file gives (no layer may exist yet). */
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(I->root, "input"), *d;
-    out->ndim = 0;
-    cJSON_ArrayForEach(d, in) {
-      if (out->ndim == OOC_MAX_DIMS)
-        return ooc_err_set(I->err, OOC_EINVAL, "%s: the input has more "
-                           "than %d dims", I->path, OOC_MAX_DIMS);
-      out->d[out->ndim++] = (int64_t)d->valuedouble;
+  ooc_model_opts mo = { .batch = 1 };
+  ooc_model *m = NULL;
+  cJSON *root = cJSON_CreateObject(), *ls;
+  char *text = NULL;
+  int j, rc = OOC_ENOMEM;
+
+  if (root == NULL || cJSON_AddNumberToObject(root, "format", 1) == NULL ||
+      cJSON_AddStringToObject(root, "name", "prefix") == NULL ||
+      add_ints(root, "input", I->lyr[a].out.d, I->lyr[a].out.ndim) ||
+      (ls = cJSON_AddArrayToObject(root, "layers")) == NULL)
+    goto done;
+  if (a == 0) {
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(I->root, "dtype");
+    if (dt != NULL && cJSON_AddStringToObject(root, "dtype",
+                                              dt->valuestring) == NULL)
+      goto done;
+  }
+  for (j = a + 1; j <= k; j++) {
+    cJSON *L = cJSON_Duplicate(I->lyr[j].obj, 1), *r;
+    if (L == NULL || !cJSON_AddItemToArray(ls, L)) {
+      cJSON_Delete(L);
+      goto done;
     }
-    return OOC_OK;
+    /* the references to layer a: "input" (the strings set in place) */
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(L, "in"))
+      if (a > 0 && cJSON_IsString(r) &&
+          strcmp(r->valuestring, I->names[a]) == 0 &&
+          cJSON_SetValuestring(r, "input") == NULL)
+        goto done;
   }
-  if (I->cache == NULL || I->cache_n != I->n_names) {
-    ooc_model_opts mo = { .batch = 1 };
-    ooc_err e = { 0 };
-    char *text = cJSON_PrintUnformatted(I->root);
-    int rc;
-    ooc_model_free(I->cache);
-    I->cache = NULL;
-    if (text == NULL)
-      return nomem(I);
-    rc = ooc_model_load_string(text, I->path, &mo, &I->cache, &e);
-    free(text);
-    if (rc != OOC_OK)
-      return ooc_err_set(I->err, rc, "%s: the layers imported so far do "
-                         "not load: %s", I->path, e.msg);
-    I->cache_n = I->n_names;
+  if ((text = cJSON_PrintUnformatted(root)) == NULL)
+    goto done;
+  if ((rc = ooc_model_load_string(text, I->path, &mo, &m, e)) != OOC_OK)
+    goto done;
+  for (j = 0; j < m->n_layers; j++) {
+    const int *q = map_get(&I->lidx, m->layers[j].name);
+    if (q != NULL && *q > a && *q <= k) {
+      I->lyr[*q].out = m->layers[j].out;
+      I->lyr[*q].known = 1;
+    }
   }
-  {
-    int j = ooc_model_find_layer(I->cache, I->names[layer]);
-    if (j < 0)
+done:
+  if (rc == OOC_ENOMEM)
+    ooc_err_set(e, rc, "out of memory");
+  ooc_model_free(m);
+  free(text);
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* The per-sample output shape of emitted layer k. Shapes are recorded as
+ * found; one not yet known loads the layers since the nearest earlier
+ * layer of known shape that every layer after it reads from only at or
+ * after it (usually a few layers), and failing that every layer so far.
+ * O(the layers loaded). */
+static int
+layer_shape(imp *I, int k, ooc_shape *out)
+{
+  ooc_err e = { 0 };
+  int a, low = k, rc;
+
+  if (!I->lyr[k].known) {
+    for (a = k; a > 0; a--) {
+      if (a < k && I->lyr[a].known && low >= a)
+        break;
+      if (I->lyr[a].minref < low)
+        low = I->lyr[a].minref;
+    }
+    if ((a == 0 || load_range(I, a, k, &e) != OOC_OK) &&
+        (rc = load_range(I, 0, k, &e)) != OOC_OK)
+      return rc == OOC_ENOMEM ? nomem(I)
+             : ooc_err_set(I->err, rc, "%s: the layers imported so far "
+                           "do not load: %s", I->path, e.msg);
+    if (!I->lyr[k].known)
       return ooc_err_set(I->err, OOC_EINVAL, "%s: layer '%s' is missing",
-                         I->path, I->names[layer]);
-    *out = I->cache->layers[j].out;
+                         I->path, I->names[k]);
   }
+  *out = I->lyr[k].out;
   return OOC_OK;
 }
 
@@ -995,6 +1095,7 @@ load_input(imp *I, const Graph *g)
   const OocsimOnnx__ValueInfoProto *in = NULL;
   const OocsimOnnx__TypeProto__Tensor *tt;
   cJSON *shape;
+  ooc_shape in_shape = { 0 };
   size_t i;
   int n_in = 0, rc;
 
@@ -1023,6 +1124,11 @@ load_input(imp *I, const Graph *g)
     return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' has no tensor "
                        "shape of rank 2 or more (batch first)", I->path,
                        in->name ? in->name : "?");
+  if (tt->shape->n_dim > OOC_MAX_DIMS + 1)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' has %zu dims "
+                       "(at most %d: the batch and %d per sample)", I->path,
+                       in->name, tt->shape->n_dim, OOC_MAX_DIMS + 1,
+                       OOC_MAX_DIMS);
   switch (tt->elem_type) {
   case DT_FLOAT: case DT_INT64: case DT_INT32:
     break;
@@ -1070,6 +1176,11 @@ load_input(imp *I, const Graph *g)
                          "no size (a dynamic dim with no name)", I->path,
                          in->name, i);
     }
+    if (v > MAX_DIM)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' dim %zu is "
+                         "%" PRId64 " (at most 2^40)", I->path, in->name, i,
+                         v);
+    in_shape.d[in_shape.ndim++] = v;
     if (!cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)v)))
       return nomem(I);
   }
@@ -1098,11 +1209,14 @@ load_input(imp *I, const Graph *g)
                          off ? list : "");
   }
   if (grow((void **)&I->names, &I->cap_names, 1, sizeof *I->names) ||
+      grow((void **)&I->lyr, &I->cap_lyr, 1, sizeof *I->lyr) ||
       (I->names[0] = strdup("input")) == NULL)
     return nomem(I);
   I->n_names = 1;
-  if (map_put(&I->lmap, I->names[0], 2))
+  if (map_put(&I->lmap, I->names[0], 2) ||
+      map_put(&I->lidx, I->names[0], 0))
     return nomem(I);
+  I->lyr[0] = (struct lyr){ .known = 1, .out = in_shape };
   return bind(I, in->name, NULL, 0, 0);
 }
 
@@ -1763,7 +1877,7 @@ binary(imp *I, const Node *n)
   if (add && c->pos_rows > 0) {
     /* Positions added to the token embedding: its "positions" (the
      * table's rows, its parameters). */
-    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1), *o, *pos;
+    cJSON *L = I->lyr[x->layer].obj, *o, *pos;
     o = L ? cJSON_GetObjectItemCaseSensitive(L, "op") : NULL;
     pos = L ? cJSON_GetObjectItemCaseSensitive(L, "positions") : NULL;
     if (o == NULL || !cJSON_IsString(o) ||
@@ -1772,7 +1886,6 @@ binary(imp *I, const Node *n)
                       "than a token embedding", NULL);
     if (cJSON_AddNumberToObject(L, "positions", (double)c->pos_rows) == NULL)
       return nomem(I);
-    I->cache_n = -1;          /* its parameters changed */
     I->rep->n_folded++;
     return n->n_output > 0 ? bind(I, n->output[0], NULL, x->layer, 0)
                            : OOC_OK;
@@ -1784,7 +1897,7 @@ binary(imp *I, const Node *n)
     return fold(I, n, c == a ? 1 : 0);
   }
   if (add && x->linear_nobias && c->t->n_dims == 1) {
-    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1);
+    cJSON *L = I->lyr[x->layer].obj;
     cJSON *out = L ? cJSON_GetObjectItemCaseSensitive(L, "out") : NULL;
     if (out && cJSON_IsNumber(out) &&
         (int64_t)out->valuedouble == c->t->dims[0]) {
@@ -1799,7 +1912,7 @@ binary(imp *I, const Node *n)
      * layer that made it, or a tokens layer of its own. */
     const int64_t *pd = c->t->dims + (c->t->n_dims - 2);
     ooc_shape s;
-    cJSON *L = cJSON_GetArrayItem(I->layers, x->layer - 1), *o, *pos;
+    cJSON *L = I->lyr[x->layer].obj, *o, *pos;
     if ((rc = layer_shape(I, x->layer, &s)))
       return rc;
     if (s.ndim == 2 && pd[0] == s.d[0] && pd[1] == s.d[1]) {
@@ -1809,7 +1922,6 @@ binary(imp *I, const Node *n)
           pos == NULL) {
         if (cJSON_AddNumberToObject(L, "positions", (double)pd[0]) == NULL)
           return nomem(I);
-        I->cache_n = -1;      /* its parameters changed */
         I->rep->n_folded++;
         return n->n_output > 0 ? bind(I, n->output[0], NULL, x->layer, 0)
                                : OOC_OK;
@@ -2392,7 +2504,8 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
   I.root = NULL;
 out:
   cJSON_Delete(I.root);
-  ooc_model_free(I.cache);
+  free(I.lyr);
+  free(I.lidx.s);
   for (i = 0; i < (size_t)I.n_names; i++)
     free(I.names[i]);
   free(I.names);

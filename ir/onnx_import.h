@@ -11,8 +11,11 @@
  * Transpose's input) come from loading what it has emitted so far.
  *
  * Ownership: ooc_onnx_import() returns a cJSON object the caller deletes
- * and fills the caller-embedded report. Cost: O(nodes x transposes) model
- * loads at worst; linear in the nodes otherwise.
+ * and fills the caller-embedded report. Cost: linear in the nodes for
+ * the graphs exporters write: names are hashed, and a shape the importer
+ * needs loads only the layers since the nearest one of known shape that
+ * no later layer reads past (a layer's worth in a chain); a graph whose
+ * layers all read some early layer and change shapes reloads that far.
  */
 #ifndef OOC_ONNX_IMPORT_H
 #define OOC_ONNX_IMPORT_H
