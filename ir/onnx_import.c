@@ -221,13 +221,21 @@ map_put(strmap *m, const char *k, int v)
   return 0;
 }
 
+/* "node 'NAME' (OP)", or "node INDEX (OP)" (counted from 0 in the
+ * graph's order) for a node with no name. O(nodes) for one with no name:
+ * for messages only. */
 static const char *
-node_label(const Node *n, char *buf, size_t len)
+node_label(const Graph *g, const Node *n, char *buf, size_t len)
 {
-  snprintf(buf, len, "node '%.40s' (%.24s)",
-           n->name && n->name[0] ? n->name
-           : n->n_output > 0 ? n->output[0] : "?",
-           n->op_type ? n->op_type : "?");
+  size_t i = 0;
+  if (n->name && n->name[0]) {
+    snprintf(buf, len, "node '%.40s' (%.24s)", n->name,
+             n->op_type ? n->op_type : "?");
+    return buf;
+  }
+  while (i < g->n_node && g->node[i] != n)
+    i++;
+  snprintf(buf, len, "node %zu (%.24s)", i, n->op_type ? n->op_type : "?");
   return buf;
 }
 
@@ -236,7 +244,7 @@ node_err(imp *I, const Node *n, const char *fmt, const char *what)
 {
   char b[96];
   return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s%s", I->path,
-                     node_label(n, b, sizeof b), fmt, what ? what : "");
+                     node_label(I->g, n, b, sizeof b), fmt, what ? what : "");
 }
 
 /* The latest binding of ONNX value `name`, or NULL. */
@@ -1246,11 +1254,27 @@ index_graph(imp *I)
 
   for (i = 0; i < g->n_node; i++) {
     const Node *n = g->node[i];
-    for (k = 0; k < n->n_output; k++)
-      if (n->output[k] != NULL && n->output[k][0] != '\0' &&
-          map_get(&I->prod, n->output[k]) == NULL &&
-          map_put(&I->prod, n->output[k], (int)i))
+    for (k = 0; k < n->n_output; k++) {
+      const int *j;
+      const val *x;
+      char b[96], b2[96];
+      if (n->output[k] == NULL || n->output[k][0] == '\0')
+        continue;                  /* an optional output left out */
+      if ((j = map_get(&I->prod, n->output[k])) != NULL)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: %s and %s both write "
+                           "'%.60s' (each value has one writer)", I->path,
+                           node_label(g, g->node[*j], b, sizeof b),
+                           node_label(g, n, b2, sizeof b2),
+                           n->output[k]);
+      if ((x = lookup(I, n->output[k])) != NULL)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: %s writes '%.60s', "
+                           "which is the graph's %s", I->path,
+                           node_label(g, n, b, sizeof b), n->output[k],
+                           x->t != NULL ? "initialiser of that name"
+                                        : "input");
+      if (map_put(&I->prod, n->output[k], (int)i))
         return nomem(I);
+    }
     for (k = 0; k < n->n_input; k++) {
       int *j;
       if (n->input[k] == NULL || n->input[k][0] == '\0')
@@ -2441,7 +2465,7 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
     rc = node(&I, n);
     if (rc == OOC_ENOTFOUND) {
       if (rep->n_unsupported < OOC_ONNX_MAX_UNSUPPORTED)
-        node_label(n, rep->unsupported[rep->n_unsupported],
+        node_label(g, n, rep->unsupported[rep->n_unsupported],
                    sizeof rep->unsupported[0]);
       rep->n_unsupported++;
       /* Its outputs are unknown: later nodes reading them fail too, so

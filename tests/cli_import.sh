@@ -119,6 +119,8 @@ expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2'
   "$OOCSIM" import "$D/unknown_op.onnx"
 expect_fail "a Split no attention reads" "split_plain.onnx: 1 node has no oocsim op: node 'split' (Split)" \
   "$OOCSIM" import "$D/split_plain.onnx"
+expect_fail "two nodes write one value" "dup_output.onnx: node 'relu1' (Relu) and node 1 (Sigmoid) both write 'h' (each value has one writer)" \
+  "$OOCSIM" import "$D/dup_output.onnx"
 expect_fail "an unnamed input" "unnamed_input.onnx: the graph's input 0 has no name" \
   "$OOCSIM" import "$D/unnamed_input.onnx"
 expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', set at run time: give it with --set H=N" \

@@ -24,6 +24,7 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           file the fuzzer found crashing the importer)
   split_plain.onnx        a Split of a sequence's features that no
                           attention reads (refused: oocsim has no split)
+  dup_output.onnx         two nodes writing one value (refused)
 
 The weights are zeros: the importer reads only the initialisers' shapes.
 Usage: tests/onnx/make-test-models.py OUTDIR
@@ -91,9 +92,9 @@ def batch_view(src, cast=False):
     shape = "vshape64" if cast else "vshape"
     nodes = [
         n("Shape", [src], ["shp"], name="size"),
-        n("Gather", ["shp", "zero"], ["n0"], name="size0", axis=0),
-        n("Unsqueeze", ["n0", "axes0"], ["n1"], name="unsq"),
-        n("Concat", ["n1", "minus1"], ["vshape"], name="vshape", axis=0),
+        n("Gather", ["shp", "zero"], ["vn0"], name="size0", axis=0),
+        n("Unsqueeze", ["vn0", "axes0"], ["vn1"], name="unsq"),
+        n("Concat", ["vn1", "minus1"], ["vshape"], name="vshape", axis=0),
     ]
     if cast:
         nodes.append(n("Cast", ["vshape"], [shape], name="cast",
@@ -233,6 +234,18 @@ def split_plain():
     return model(nodes, [init("w", 6, 6)], x, y, "split_plain")
 
 
+def dup_output():
+    """Two nodes writing one value "h" (the second with no name): refused,
+    naming both."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])
+    n = helper.make_node
+    nodes = [n("Relu", ["x"], ["h"], name="relu1"),
+             n("Sigmoid", ["x"], ["h"]),
+             n("Relu", ["h"], ["y"], name="out")]
+    return model(nodes, [], x, y, "dup_output")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -247,6 +260,7 @@ def main():
     save(vit_stem(), os.path.join(out, "vit_stem.onnx"))
     save(flat_input(), os.path.join(out, "flat_input.onnx"))
     save(split_plain(), os.path.join(out, "split_plain.onnx"))
+    save(dup_output(), os.path.join(out, "dup_output.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
