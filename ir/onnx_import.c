@@ -73,6 +73,17 @@ typedef OocsimOnnx__AttributeProto Attr;
 /* The largest dim the importer passes on (the model loader's limit). */
 #define MAX_DIM ((int64_t)1 << 40)
 
+/* The default domain's opsets read. From 7: Add and the like broadcast as
+ * numpy does (no broadcast/axis attributes), BatchNormalization, Gemm and
+ * Dropout lose is_test/spatial-only forms. To 23: the ops read here did
+ * not change their attributes or inputs from 13 to 23 (22 and 23 widened
+ * their types). Between, the forms that changed are read as each opset
+ * has them: Softmax's axis and its default (13), Slice's starts and ends
+ * (attributes before 10), Split's sizes (an attribute before 13),
+ * Squeeze/Unsqueeze's axes (before 13), Dropout's ratio (before 12),
+ * Reshape's allowzero (14). */
+enum { OPSET_MIN = 7, OPSET_MAX = 23 };
+
 /* ONNX TensorProto.DataType values read here. */
 enum { DT_FLOAT = 1, DT_INT32 = 6, DT_INT64 = 7, DT_BOOL = 9,
        DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_BFLOAT16 = 16 };
@@ -999,10 +1010,21 @@ fold_const(imp *I, const Node *n, const char *op)
   }
   if (strcmp(op, "Slice") == 0) {
     int64_t s, e, st = 1, len;
-    if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
-        (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)) ||
-        (rc = small_in(I, n, 2, c, &nc, dc, &ndc, &ic)))
+    if (I->rep->opset < 10) {
+      /* starts and ends as attributes (the axes all the data's one) */
+      const Attr *as = attr(n, "starts"), *ae = attr(n, "ends");
+      if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)))
+        return rc;
+      if (as == NULL || ae == NULL || as->n_ints != 1 || ae->n_ints != 1)
+        return NOT_FOLDED;
+      b[0] = (double)as->ints[0];
+      c[0] = (double)ae->ints[0];
+      nb = nc = 1;
+    } else if ((rc = small_in(I, n, 0, a, &na, da, &nda, &ia)) ||
+               (rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)) ||
+               (rc = small_in(I, n, 2, c, &nc, dc, &ndc, &ic))) {
       return rc;
+    }
     if (nda != 1 || nb != 1 || nc != 1)
       return NOT_FOLDED;
     if (n->n_input > 4 && n->input[4][0]) {
@@ -1244,6 +1266,12 @@ consumer(const imp *I, const char *name)
   return j != NULL ? *j : -1;
 }
 
+static int
+default_domain(const char *d)
+{
+  return d == NULL || d[0] == '\0' || strcmp(d, "ai.onnx") == 0;
+}
+
 /* Index the graph's values: the node that writes each (I->prod) and the
  * one node that reads each (I->cons). O(nodes + edges) expected. */
 static int
@@ -1254,6 +1282,13 @@ index_graph(imp *I)
 
   for (i = 0; i < g->n_node; i++) {
     const Node *n = g->node[i];
+    if (!default_domain(n->domain)) {
+      char b[96];
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: domain '%.60s' is "
+                         "not supported (oocsim import reads the default "
+                         "ONNX domain only)", I->path,
+                         node_label(g, n, b, sizeof b), n->domain);
+    }
     for (k = 0; k < n->n_output; k++) {
       const int *j;
       const val *x;
@@ -1394,6 +1429,11 @@ attention_pattern(imp *I, const Node *n)
     if (sp == NULL || sp->t == NULL || const_ints(sp->t, w, 3) != 3 ||
         w[0] != s.d[1] / 3 || w[1] != w[0] || w[2] != w[0])
       return OOC_ENOTFOUND;
+  } else if (attr(n, "split") != NULL) {      /* before opset 13 */
+    const Attr *sp = attr(n, "split");
+    if (sp->n_ints != 3 || sp->ints[0] != s.d[1] / 3 ||
+        sp->ints[1] != sp->ints[0] || sp->ints[2] != sp->ints[0])
+      return OOC_ENOTFOUND;
   }
   S = s.d[0];
   H = s.d[1] / 3;
@@ -1442,7 +1482,9 @@ attention_pattern(imp *I, const Node *n)
            numel(mk->t) > FOLD_MAX))
         return OOC_ENOTFOUND;
       causal = 1;
-    } else if (is_op(x, "Softmax") && attr_i(x, "axis", -1) == -1) {
+    } else if (is_op(x, "Softmax") &&
+               (attr_i(x, "axis", I->rep->opset < 13 ? 1 : -1) == -1 ||
+                attr_i(x, "axis", 1) == 3)) {
       chain[nc++] = j;
       cur = x->output[0];
       break;
@@ -1794,7 +1836,10 @@ static int
 last_dim(imp *I, const Node *n, const char *op, const char *refusal)
 {
   ooc_shape s;
-  int64_t axis = attr_i(n, "axis", -1);
+  /* Softmax before opset 13: axis 1 by default, over the dims from it
+   * on as one (the last dim when that is the last) */
+  int64_t axis = attr_i(n, "axis", I->rep->opset < 13 && is_op(n, "Softmax")
+                                      ? 1 : -1);
   val *x;
   int rc;
 
@@ -1803,7 +1848,10 @@ last_dim(imp *I, const Node *n, const char *op, const char *refusal)
   if ((rc = layer_shape(I, x->layer, &s)))
     return rc;
   if (axis != -1 && axis != s.ndim)
-    return node_err(I, n, refusal, NULL);
+    return node_err(I, n, refusal, I->rep->opset < 13 && attr(n, "axis") ==
+                    NULL && is_op(n, "Softmax") ? " (before opset 13 its "
+                    "axis is 1 by default: the dims from 1 on as one)"
+                    : NULL);
   return unary(I, n, op, NULL);
 }
 
@@ -1969,8 +2017,6 @@ node(imp *I, const Node *n)
   cJSON *L;
   int rc;
 
-  if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-    return node_err(I, n, "custom domain ", n->domain);
   if ((rc = fold_const(I, n, op)) != NOT_FOLDED ||
       (rc = opaque_const(I, n)) != NOT_FOLDED)
     return rc;
@@ -1991,7 +2037,10 @@ node(imp *I, const Node *n)
   if (strcmp(op, "GlobalAveragePool") == 0)
     return unary(I, n, "globalpool", NULL);
   if (strcmp(op, "BatchNormalization") == 0)
-    return unary(I, n, "batchnorm", NULL);
+    return attr_i(n, "spatial", 1) == 0  /* opsets 7, 8 */
+               ? node_err(I, n, "spatial 0 (statistics per element) is "
+                          "not supported", NULL)
+               : unary(I, n, "batchnorm", NULL);
   if (strcmp(op, "Relu") == 0)
     return unary(I, n, "relu", NULL);
   if (strcmp(op, "Sigmoid") == 0)
@@ -2107,6 +2156,11 @@ node(imp *I, const Node *n)
                         "not a constant int64 list of rank 2 or more "
                         "(export with constant folding and a static "
                         "shape)", NULL);
+      for (k = 0; k < nd; k++)
+        if ((want[k] == 0 && attr_i(n, "allowzero", 0) != 0) ||
+            want[k] < -1)
+          return node_err(I, n, "the shape has a dim below -1 or a zero "
+                          "dim (allowzero 1): no per-sample shape", NULL);
       /* [B * S, H] from [B, S, H]: the batch merged with the leading
        * dims for a matrix product over the last one (a Gemm); per
        * sample, the same [S, H]. */
@@ -2280,6 +2334,40 @@ finish(imp *I, const Graph *g)
   return OOC_OK;
 }
 
+/* The default domain's opset, from ModelProto.opset_import (required by
+ * the ONNX spec), into rep->opset: OPSET_MIN .. OPSET_MAX, the versions
+ * whose semantics of the ops read here the importer follows. */
+static int
+check_opset(imp *I)
+{
+  size_t i;
+  int found = 0;
+
+  for (i = 0; i < I->m->n_opset_import; i++) {
+    const OocsimOnnx__OperatorSetIdProto *os = I->m->opset_import[i];
+    if (!default_domain(os->domain))
+      continue;                /* a node in it is refused by its domain */
+    if (found)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: opset_import lists the "
+                         "default domain twice", I->path);
+    if (!os->has_version || os->version < OPSET_MIN ||
+        os->version > OPSET_MAX)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: opset %" PRId64 " of "
+                         "the default domain is not supported (oocsim "
+                         "import reads opsets %d to %d: export with one of "
+                         "them)", I->path, os->has_version ? os->version : 0,
+                         OPSET_MIN, OPSET_MAX);
+    I->rep->opset = (int)os->version;
+    found = 1;
+  }
+  if (!found)
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: no opset_import for the "
+                       "default domain (the ONNX spec requires it; oocsim "
+                       "import reads opsets %d to %d)", I->path, OPSET_MIN,
+                       OPSET_MAX);
+  return OOC_OK;
+}
+
 /* The whole file; at most 2 GiB (protobuf's limit for one message). */
 static int
 read_binary(const char *path, char **out, size_t *len, ooc_err *err)
@@ -2400,11 +2488,8 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
     rc = nomem(&I);
     goto out;
   }
-  for (i = 0; i < I.m->n_opset_import; i++)
-    if (I.m->opset_import[i]->domain == NULL ||
-        I.m->opset_import[i]->domain[0] == '\0' ||
-        strcmp(I.m->opset_import[i]->domain, "ai.onnx") == 0)
-      rep->opset = (int)I.m->opset_import[i]->version;
+  if ((rc = check_opset(&I)) != OOC_OK)
+    goto out;
   snprintf(rep->producer, sizeof rep->producer, "%s%s%s",
            I.m->producer_name ? I.m->producer_name : "",
            I.m->producer_version ? " " : "",

@@ -121,6 +121,19 @@ expect_fail "a Split no attention reads" "split_plain.onnx: 1 node has no oocsim
   "$OOCSIM" import "$D/split_plain.onnx"
 expect_fail "two nodes write one value" "dup_output.onnx: node 'relu1' (Relu) and node 1 (Sigmoid) both write 'h' (each value has one writer)" \
   "$OOCSIM" import "$D/dup_output.onnx"
+expect_fail "an opset before 7" "opset6.onnx: opset 6 of the default domain is not supported (oocsim import reads opsets 7 to 23: export with one of them)" \
+  "$OOCSIM" import "$D/opset6.onnx"
+expect_fail "an opset after 23" "opset24.onnx: opset 24 of the default domain is not supported" \
+  "$OOCSIM" import "$D/opset24.onnx"
+expect_fail "no opset_import" "no_opset.onnx: no opset_import for the default domain (the ONNX spec requires it; oocsim import reads opsets 7 to 23)" \
+  "$OOCSIM" import "$D/no_opset.onnx"
+expect_fail "a node of another domain" "custom_domain.onnx: node 'relu2' (Relu): domain 'com.microsoft' is not supported (oocsim import reads the default ONNX domain only)" \
+  "$OOCSIM" import "$D/custom_domain.onnx"
+# Softmax with no axis: over dims 1 and 2 as one before opset 13 (no
+# oocsim op), over the last from 13.
+expect_fail "Softmax's default axis before opset 13" "softmax_o12.onnx: node 'sm' (Softmax): only a softmax over the last dim is supported (before opset 13 its axis is 1 by default: the dims from 1 on as one)" \
+  "$OOCSIM" import "$D/softmax_o12.onnx"
+expect_ok "Softmax's default axis from opset 13" "$OOCSIM" import "$D/softmax_o13.onnx" -o "$TMP/sm.json"
 expect_fail "an unnamed input" "unnamed_input.onnx: the graph's input 0 has no name" \
   "$OOCSIM" import "$D/unnamed_input.onnx"
 expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', set at run time: give it with --set H=N" \

@@ -25,6 +25,14 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
   split_plain.onnx        a Split of a sequence's features that no
                           attention reads (refused: oocsim has no split)
   dup_output.onnx         two nodes writing one value (refused)
+  opset6.onnx, opset24.onnx, no_opset.onnx
+                          cnn_residual at opsets outside 7..23 or with no
+                          opset_import (refused)
+  custom_domain.onnx      cnn_residual with a node in com.microsoft
+  softmax_o12.onnx, softmax_o13.onnx
+                          a Softmax of [N, 4, 6] with no axis: over dims
+                          1 and 2 before opset 13 (refused), the last
+                          from 13
 
 The weights are zeros: the importer reads only the initialisers' shapes.
 Usage: tests/onnx/make-test-models.py OUTDIR
@@ -48,10 +56,10 @@ def ints(name, values):
     return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
 
 
-def model(nodes, inits, x, y, name):
+def model(nodes, inits, x, y, name, opset=17):
     g = helper.make_graph(nodes, name, [x], [y], initializer=inits)
     m = helper.make_model(g, producer_name="oocsim-tests",
-                          opset_imports=[helper.make_opsetid("", 17)])
+                          opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
 
@@ -234,6 +242,24 @@ def split_plain():
     return model(nodes, [init("w", 6, 6)], x, y, "split_plain")
 
 
+def softmax_default(opset):
+    """A Softmax of [N, 4, 6] with no axis: before opset 13 over dims 1
+    and 2 as one (refused), from 13 over the last (imported)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 6])
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], name="sm")]
+    return model(nodes, [], x, y, "softmax_o%d" % opset, opset=opset)
+
+
+def custom_domain():
+    """cnn_residual with its second Relu in domain com.microsoft."""
+    m = cnn()
+    i = [k for k, nd in enumerate(m.graph.node) if nd.name == "relu2"][0]
+    m.graph.node[i].domain = "com.microsoft"
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
 def dup_output():
     """Two nodes writing one value "h" (the second with no name): refused,
     naming both."""
@@ -261,6 +287,16 @@ def main():
     save(flat_input(), os.path.join(out, "flat_input.onnx"))
     save(split_plain(), os.path.join(out, "split_plain.onnx"))
     save(dup_output(), os.path.join(out, "dup_output.onnx"))
+    for v in (6, 24):
+        m = cnn()
+        m.opset_import[0].version = v
+        save(m, os.path.join(out, "opset%d.onnx" % v))
+    m = cnn()
+    del m.opset_import[:]
+    save(m, os.path.join(out, "no_opset.onnx"))
+    save(custom_domain(), os.path.join(out, "custom_domain.onnx"))
+    save(softmax_default(12), os.path.join(out, "softmax_o12.onnx"))
+    save(softmax_default(13), os.path.join(out, "softmax_o13.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
         head = f.read(100)
     with open(os.path.join(out, "truncated.onnx"), "wb") as f:
