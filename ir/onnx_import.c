@@ -709,6 +709,17 @@ const_num(const Tensor *t, double *out, int *is_int)
   return (int)n;
 }
 
+/* x as an int64, NaN as 0 and the rest clamped to +-2^62: folded values
+ * come from the file, and a double out of int64's range does not
+ * convert. */
+static int64_t
+d2i(double x)
+{
+  const double lim = 4611686018427387904.0;     /* 2^62 */
+  return x != x ? 0 : x >= lim ? (int64_t)lim : x <= -lim ? -(int64_t)lim
+                                                           : (int64_t)x;
+}
+
 /* A new constant of nd dims holding v (int64 when is_int, else float),
  * owned by the importer; NULL when out of memory (err set). */
 static const Tensor *
@@ -737,7 +748,7 @@ new_const(imp *I, const double *v, int64_t n, const int64_t *dims, int nd,
     t->int64_data = t->dims + nd;
     t->n_int64_data = (size_t)n;
     for (i = 0; i < n; i++)
-      t->int64_data[i] = (int64_t)v[i];
+      t->int64_data[i] = d2i(v[i]);
   } else {
     t->data_type = DT_FLOAT;
     t->float_data = (float *)(void *)(t->dims + nd);
@@ -857,8 +868,10 @@ fold_const(imp *I, const Node *n, const char *op)
     if (v && v->t && const_num(v->t, b, &fi) == 1)
       fill = b[0];
     for (i = 0; i < na && i < 8; i++) {
-      dims[i] = (int64_t)a[i];
-      tot *= dims[i] > 0 ? dims[i] : 0;
+      dims[i] = d2i(a[i]);
+      if (dims[i] < 0)
+        return node_err(I, n, "a negative dim", NULL);
+      tot = tot > FOLD_MAX ? tot : tot * dims[i];
     }
     if (na > 8 || tot > FOLD_MAX)
       return NOT_FOLDED;
@@ -894,10 +907,12 @@ fold_const(imp *I, const Node *n, const char *op)
       return NOT_FOLDED;
     for (i = 0; i < nb; i++) {
       int64_t s = i - (nb - nda) >= 0 ? x->t->dims[i - (nb - nda)] : 1;
-      dims[i] = s == 1 ? (int64_t)b[i] : s;
-      if (s != 1 && b[i] != 1 && (int64_t)b[i] != s)
+      dims[i] = s == 1 ? d2i(b[i]) : s;
+      if (s != 1 && b[i] != 1 && d2i(b[i]) != s)
         return node_err(I, n, "shapes do not broadcast", NULL);
-      tot *= dims[i];
+      if (dims[i] < 0)
+        return node_err(I, n, "a negative dim", NULL);
+      tot = tot > FOLD_MAX ? tot : tot * dims[i];
     }
     if (tot > FOLD_MAX || (na != 1 && na != tot))
       return NOT_FOLDED;
@@ -913,7 +928,7 @@ fold_const(imp *I, const Node *n, const char *op)
       return rc;
     if (na != 1 || nb != 1 || nc != 1 || c[0] == 0)
       return NOT_FOLDED;
-    tot = (int64_t)ceil((b[0] - a[0]) / c[0]);
+    tot = d2i(ceil((b[0] - a[0]) / c[0]));
     if (tot < 0)
       tot = 0;
     if (tot > FOLD_MAX)
@@ -948,7 +963,7 @@ fold_const(imp *I, const Node *n, const char *op)
       if ((rc = small_in(I, n, 1, b, &nb, db, &ndb, &ib)))
         return rc;
       for (i = 0; i < nb && i < 8; i++)
-        ax[nax++] = (int64_t)b[i];
+        ax[nax++] = d2i(b[i]);
     }
     nd = un ? nda + nax : nda;
     for (j = 0; j < nax; j++)
@@ -962,6 +977,8 @@ fold_const(imp *I, const Node *n, const char *op)
         int ins = 0;
         for (j = 0; j < nax; j++)
           ins |= ax[j] == i;
+        if (!ins && src >= nda)
+          return node_err(I, n, "axes: out of range or repeated", NULL);
         dims[i] = ins ? 1 : da[src++];
       }
     } else {
@@ -1000,7 +1017,7 @@ fold_const(imp *I, const Node *n, const char *op)
     if (nda != 1 || (ax != 0 && ax != -1))
       return NOT_FOLDED;
     for (i = 0; i < nb; i++) {
-      int64_t q = (int64_t)b[i];
+      int64_t q = d2i(b[i]);
       q = q < 0 ? q + na : q;
       if (q < 0 || q >= na)
         return node_err(I, n, "an index out of range", NULL);
@@ -1034,12 +1051,12 @@ fold_const(imp *I, const Node *n, const char *op)
       int ndd;
       if ((rc = small_in(I, n, 4, sv, &ns, dd, &ndd, &is)))
         return rc;
-      st = ns == 1 ? (int64_t)sv[0] : 0;
+      st = ns == 1 ? d2i(sv[0]) : 0;
     }
     if (st != 1)
       return NOT_FOLDED;
-    s = b[0] < -1e18 ? 0 : (int64_t)b[0];
-    e = c[0] > 1e18 ? na : (int64_t)c[0];
+    s = b[0] < -1e18 ? 0 : d2i(b[0]);
+    e = c[0] > 1e18 ? na : d2i(c[0]);
     s = s < 0 ? s + na : s;
     e = e < 0 ? e + na : e;
     s = s < 0 ? 0 : s > na ? na : s;
@@ -1184,9 +1201,11 @@ load_input(imp *I, const Graph *g)
     const OocsimOnnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     int64_t v = 0;
     if (d->value_case ==
-        OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-        d->dim_value > 0) {
-      v = d->dim_value;
+        OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+      if ((v = d->dim_value) < 1)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: input '%s' dim %zu is "
+                           "%" PRId64 " (sizes start at 1)", I->path,
+                           in->name, i, v);
     } else if (d->value_case ==
                OOCSIM_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                d->dim_param && d->dim_param[0]) {
@@ -1266,6 +1285,97 @@ consumer(const imp *I, const char *name)
   return j != NULL ? *j : -1;
 }
 
+/* "[8,3,3,3]": the dims of t, cut short past len. */
+static const char *
+dims_str(const Tensor *t, char *buf, size_t len)
+{
+  size_t off = 0, i;
+  off += (size_t)snprintf(buf, len, "[");
+  for (i = 0; i < t->n_dims && off < len; i++)
+    off += (size_t)snprintf(buf + off, len - off, "%s%" PRId64,
+                            i ? "," : "", t->dims[i]);
+  if (off < len)
+    snprintf(buf + off, len - off, "]");
+  return buf;
+}
+
+/* A constant's dims: none negative or above MAX_DIM, at most 2^62
+ * elements (so numel() cannot overflow). `what` names it. */
+static int
+check_tensor(imp *I, const Tensor *t, const char *what)
+{
+  int64_t e = 1;
+  size_t i;
+  char b[80];
+
+  for (i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0 || t->dims[i] > MAX_DIM)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: dim "
+                         "%zu is %s", I->path, what, dims_str(t, b, sizeof b),
+                         i, t->dims[i] < 0 ? "negative" : "above 2^40");
+    if (t->dims[i] > 0 && e > ((int64_t)1 << 62) / t->dims[i])
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: more "
+                         "than 2^62 elements", I->path, what,
+                         dims_str(t, b, sizeof b));
+    e *= t->dims[i];
+  }
+  return OOC_OK;
+}
+
+/* The ONNX attribute types (AttributeProto.AttributeType). */
+enum { AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4,
+       AT_INTS = 7 };
+
+/* An attribute read here has the type the importer reads it as (an int
+ * given as a float would read as its default); the type field, or when
+ * it is absent, the value present. */
+static int
+check_attrs(imp *I, const Node *n)
+{
+  static const struct { const char *name; int type; } want[] = {
+    { "group", AT_INT }, { "transA", AT_INT }, { "transB", AT_INT },
+    { "axis", AT_INT }, { "ceil_mode", AT_INT }, { "storage_order", AT_INT },
+    { "allowzero", AT_INT }, { "spatial", AT_INT }, { "start", AT_INT },
+    { "end", AT_INT }, { "to", AT_INT }, { "kernel_shape", AT_INTS },
+    { "strides", AT_INTS }, { "pads", AT_INTS }, { "dilations", AT_INTS },
+    { "output_padding", AT_INTS }, { "perm", AT_INTS }, { "axes", AT_INTS },
+    { "split", AT_INTS }, { "starts", AT_INTS }, { "ends", AT_INTS },
+    { "ratio", AT_FLOAT }, { "auto_pad", AT_STRING },
+    { "value", AT_TENSOR },
+  };
+  static const char *const tname[] = { "?", "a FLOAT", "an INT", "a STRING",
+                                       "a TENSOR", "a GRAPH", "FLOATS",
+                                       "INTS", "STRINGS" };
+  size_t i, k;
+  char b[96];
+
+  for (i = 0; i < n->n_attribute; i++) {
+    const Attr *a = n->attribute[i];
+    int type = a->has_type ? a->type : a->has_i ? AT_INT : a->has_f
+               ? AT_FLOAT : a->has_s ? AT_STRING : a->t ? AT_TENSOR
+               : a->n_ints ? AT_INTS : a->n_floats ? 6 : a->n_strings ? 8
+               : 0;
+    if (a->name == NULL || type == 0)
+      continue;
+    for (k = 0; k < sizeof want / sizeof want[0]; k++)
+      if (strcmp(want[k].name, a->name) == 0 && want[k].type != type)
+        return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: attribute '%.40s' "
+                           "is %s, expected %s", I->path,
+                           node_label(I->g, n, b, sizeof b), a->name,
+                           type > 0 && type <= 8 ? tname[type]
+                                                 : "of an unknown type",
+                           tname[want[k].type]);
+    if (a->t != NULL) {
+      char what[120];
+      snprintf(what, sizeof what, "%s: attribute '%.40s'",
+               node_label(I->g, n, b, sizeof b), a->name);
+      if (check_tensor(I, a->t, what))
+        return OOC_EINVAL;
+    }
+  }
+  return OOC_OK;
+}
+
 static int
 default_domain(const char *d)
 {
@@ -1289,6 +1399,8 @@ index_graph(imp *I)
                          "ONNX domain only)", I->path,
                          node_label(g, n, b, sizeof b), n->domain);
     }
+    if (check_attrs(I, n))
+      return OOC_EINVAL;
     for (k = 0; k < n->n_output; k++) {
       const int *j;
       const val *x;
@@ -1694,11 +1806,17 @@ spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
     return node_err(I, n, "auto_pad SAME_UPPER/SAME_LOWER (padding by the "
                     "output size) is not supported: export with explicit "
                     "pads", NULL);
+  for (k = 0; k < nsp; k++)
+    if (kernel[k] < 1 || kernel[k] > MAX_DIM)
+      return node_err(I, n, "kernel_shape: sizes of 1 to 2^40 expected",
+                      NULL);
   if (add_ints(L, "kernel", kernel, nsp))
     return nomem(I);
   a = attr(n, "strides");
   for (k = 0; k < nsp; k++)
-    v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1;
+    if ((v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1) < 1 ||
+        v[k] > MAX_DIM)
+      return node_err(I, n, "strides: 1 to 2^40 expected", NULL);
   if (add_ints(L, "stride", v, nsp))
     return nomem(I);
   a = attr(n, "pads");
@@ -1710,6 +1828,8 @@ spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
       if (a->ints[k] != a->ints[k + nsp])
         return node_err(I, n, "pads: asymmetric padding (begin and end "
                         "differ) is not supported", NULL);
+      if (a->ints[k] < 0 || a->ints[k] > MAX_DIM)
+        return node_err(I, n, "pads: 0 to 2^40 expected", NULL);
       pad[k] = a->ints[k];
     }
   }
@@ -1718,9 +1838,85 @@ spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
   if (with_dilation) {
     a = attr(n, "dilations");
     for (k = 0; k < nsp; k++)
-      v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1;
+      if ((v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1) < 1 ||
+          v[k] > MAX_DIM)
+        return node_err(I, n, "dilations: 1 to 2^40 expected", NULL);
     if (add_ints(L, "dilation", v, nsp))
       return nomem(I);
+  }
+  return OOC_OK;
+}
+
+/* The message of a weight that does not fit: "PATH: node 'c' (Conv):
+ * weight 'w' has shape [8,4,3,3] but " and why. */
+static int
+weight_err(imp *I, const Node *n, const char *role, const val *w,
+           const char *why)
+{
+  char lb[96], db[80];
+  return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s '%.60s' has shape %s "
+                     "but %s", I->path, node_label(I->g, n, lb, sizeof lb),
+                     role, w->onnx, dims_str(w->t, db, sizeof db), why);
+}
+
+/* A convolution's weight against its input and group: Conv's [M, C /
+ * group, k...], ConvTranspose's [C, M / group, k...] for C input
+ * channels; kernel_shape, when given, the weight's; the bias [M]. */
+static int
+conv_weights(imp *I, const Node *n, const val *x, const val *w,
+             const val *b, int nsp, int64_t group, int transpose)
+{
+  const Tensor *W = w->t;
+  const Attr *ks = attr(n, "kernel_shape");
+  ooc_shape s;
+  int64_t c, m;
+  int rc, k;
+  char why[160];
+
+  if ((rc = layer_shape(I, x->layer, &s)))
+    return rc;
+  c = s.d[0];
+  if (s.ndim != nsp + 1) {
+    snprintf(why, sizeof why, "the input has %d dims per sample, not %d "
+             "(channels first)", s.ndim, nsp + 1);
+    return weight_err(I, n, "weight", w, why);
+  }
+  for (k = 0; k < nsp + 2; k++)
+    if (W->dims[k] < 1)
+      return weight_err(I, n, "weight", w, "a dim is 0");
+  if (group < 1 || group > c || c % group != 0) {
+    snprintf(why, sizeof why, "group %" PRId64 " does not divide the "
+             "input's %" PRId64 " channels", group, c);
+    return weight_err(I, n, "weight", w, why);
+  }
+  if (transpose ? W->dims[0] != c : W->dims[1] != c / group) {
+    snprintf(why, sizeof why, "the input has %" PRId64 " channels (group %"
+             PRId64 ")", c, group);
+    return weight_err(I, n, "weight", w, why);
+  }
+  if (!transpose && W->dims[0] % group != 0) {
+    snprintf(why, sizeof why, "its %" PRId64 " output channels are not a "
+             "multiple of group %" PRId64, W->dims[0], group);
+    return weight_err(I, n, "weight", w, why);
+  }
+  if (ks != NULL) {
+    int same = ks->n_ints == (size_t)nsp;
+    for (k = 0; same && k < nsp; k++)
+      same = ks->ints[k] == W->dims[k + 2];
+    if (!same)
+      return weight_err(I, n, "weight", w, "kernel_shape differs from its "
+                        "spatial dims");
+  }
+  if (transpose && W->dims[1] > MAX_DIM / group) {
+    snprintf(why, sizeof why, "group %" PRId64 " makes more than 2^40 "
+             "output channels", group);
+    return weight_err(I, n, "weight", w, why);
+  }
+  m = transpose ? W->dims[1] * group : W->dims[0];
+  if (b != NULL && (b->t->n_dims != 1 || b->t->dims[0] != m)) {
+    snprintf(why, sizeof why, "the weight has %" PRId64 " output channels",
+             m);
+    return weight_err(I, n, "bias", b, why);
   }
   return OOC_OK;
 }
@@ -1747,6 +1943,8 @@ conv(imp *I, const Node *n, int transpose)
     return node_err(I, n, transpose ? "only 2-D transposed convolutions "
                     "are supported" : "only 2-D and 3-D convolutions are "
                     "supported", NULL);
+  if ((rc = conv_weights(I, n, x, w, b, nsp, group, transpose)))
+    return rc;
   out = transpose ? W->dims[1] * group : W->dims[0];
   L = layer_obj(transpose ? "deconv2d" : nsp == 2 ? "conv2d" : "conv3d");
   if (L == NULL ||
@@ -1906,9 +2104,29 @@ matmul(imp *I, const Node *n, int gemm)
     return node_err(I, n, "expected activation x 2-D weight initialiser "
                     "(+ constant bias)", NULL);
   {
-    int64_t out = gemm && attr_i(n, "transB", 0) ? b->t->dims[0]
-                                                 : b->t->dims[1];
+    int tb = gemm && attr_i(n, "transB", 0);
+    int64_t out = tb ? b->t->dims[0] : b->t->dims[1],
+            in = tb ? b->t->dims[1] : b->t->dims[0];
     const Tensor *w = b->tsrc ? b->tsrc : b->t;
+    ooc_shape s;
+    char why[160];
+    if ((rc = layer_shape(I, a->layer, &s)))
+      return rc;
+    if (s.ndim < 1 || in != s.d[s.ndim - 1] || out < 1) {
+      if (out < 1)
+        snprintf(why, sizeof why, "a dim is 0");
+      else
+        snprintf(why, sizeof why, "the input has %" PRId64 " features "
+                 "(its last dim)%s", s.ndim ? s.d[s.ndim - 1] : 0,
+                 gemm ? tb ? " (transB 1: [out, in])"
+                           : " (transB 0: [in, out])" : "");
+      return weight_err(I, n, "weight", b, why);
+    }
+    if (c != NULL && numel(c->t) != out) {
+      snprintf(why, sizeof why, "the weight has %" PRId64 " output "
+               "features", out);
+      return weight_err(I, n, "bias", c, why);
+    }
     int tied = 0, q;
     for (q = 0; q < I->n_emb; q++)
       tied |= I->emb[q] == w;    /* the embedding's table: a tied head */
@@ -2009,6 +2227,40 @@ binary(imp *I, const Node *n)
                   "positions, or a scalar)", NULL);
 }
 
+/* A norm's constant inputs after the data (BatchNormalization's scale,
+ * bias, mean and variance; LayerNormalization's scale and bias): one
+ * value per channel (the input's first dim per sample) or, for `last`,
+ * per feature of the last dim. */
+static int
+norm_params(imp *I, const Node *n, int last)
+{
+  static const char *const role[] = { "", "scale", "bias", "mean",
+                                      "variance" };
+  val *x, *p;
+  ooc_shape s;
+  size_t k;
+  int rc;
+  char why[160];
+
+  if ((rc = input_of(I, n, 0, &x)) || x->t != NULL)
+    return rc;                 /* a constant input: refused after */
+  if ((rc = layer_shape(I, x->layer, &s)))
+    return rc;
+  for (k = 1; k < n->n_input && k < 5; k++) {
+    int64_t want = s.ndim < 1 ? 0 : last ? s.d[s.ndim - 1] : s.d[0];
+    if (n->input[k][0] == '\0')
+      continue;
+    if ((rc = input_of(I, n, k, &p)))
+      return rc;
+    if (p->t == NULL || numel(p->t) == want)
+      continue;
+    snprintf(why, sizeof why, "the input has %" PRId64 " %s", want,
+             last ? "features (its last dim)" : "channels");
+    return weight_err(I, n, role[k], p, why);
+  }
+  return OOC_OK;
+}
+
 static int
 node(imp *I, const Node *n)
 {
@@ -2036,11 +2288,14 @@ node(imp *I, const Node *n)
     return pool(I, n, "avgpool");
   if (strcmp(op, "GlobalAveragePool") == 0)
     return unary(I, n, "globalpool", NULL);
-  if (strcmp(op, "BatchNormalization") == 0)
-    return attr_i(n, "spatial", 1) == 0  /* opsets 7, 8 */
-               ? node_err(I, n, "spatial 0 (statistics per element) is "
-                          "not supported", NULL)
-               : unary(I, n, "batchnorm", NULL);
+  if (strcmp(op, "BatchNormalization") == 0) {
+    if (attr_i(n, "spatial", 1) == 0)     /* opsets 7, 8 */
+      return node_err(I, n, "spatial 0 (statistics per element) is not "
+                      "supported", NULL);
+    if ((rc = norm_params(I, n, 0)))
+      return rc;
+    return unary(I, n, "batchnorm", NULL);
+  }
   if (strcmp(op, "Relu") == 0)
     return unary(I, n, "relu", NULL);
   if (strcmp(op, "Sigmoid") == 0)
@@ -2095,8 +2350,9 @@ node(imp *I, const Node *n)
     return last_dim(I, n, "softmax", "only a softmax over the last dim is "
                     "supported");
   if (strcmp(op, "LayerNormalization") == 0)
-    return last_dim(I, n, "layernorm", "only a norm over the last dim is "
-                    "supported");
+    return attr_i(n, "axis", -1) == -1 && (rc = norm_params(I, n, 1)) ? rc
+           : last_dim(I, n, "layernorm", "only a norm over the last dim is "
+                      "supported");
   if (strcmp(op, "Flatten") == 0) {
     if (attr_i(n, "axis", 1) != 1)
       return node_err(I, n, "only axis 1 (keep the batch) is supported",
@@ -2531,10 +2787,16 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
       goto out;
     }
   }
-  for (i = 0; i < g->n_initializer; i++)
-    if (g->initializer[i]->name &&
-        (rc = bind(&I, g->initializer[i]->name, g->initializer[i], -1, 0)))
+  for (i = 0; i < g->n_initializer; i++) {
+    const Tensor *t = g->initializer[i];
+    char what[96];
+    if (t->name == NULL)
+      continue;
+    snprintf(what, sizeof what, "initialiser '%.60s'", t->name);
+    if ((rc = check_tensor(&I, t, what)) ||
+        (rc = bind(&I, t->name, t, -1, 0)))
       goto out;
+  }
   if ((rc = load_input(&I, g)) != OOC_OK ||
       (rc = index_graph(&I)) != OOC_OK)
     goto out;

@@ -111,6 +111,40 @@ n_gelu=$(grep -c '"op":[[:space:]]*"gelu"' "$TMP/g2.json")
 [ "$n_attn $n_causal $n_gelu $n_tied" = "12 12 12 1" ] && ok "gpt2: 12 causal attentions, 12 gelu, a tied head" ||
   not_ok "gpt2: attention $n_attn, causal $n_causal, gelu $n_gelu, tied $n_tied"
 
+# relu_chain N FILE: an ONNX model of N Relu nodes in a chain, r0 -> r1
+# -> ... -> rN on [batch, 8], opset 17, written byte by byte (protobuf
+# wire format: tag, length, bytes; only the graph's length needs more
+# than one byte) so that no Python is needed.
+varint() {
+  v=$1
+  while [ "$v" -ge 128 ]; do
+    printf "\\$(printf %o $(( (v & 127) | 128 )))"; v=$((v >> 7))
+  done
+  printf "\\$(printf %o "$v")"
+}
+relu_chain() {
+  LC_ALL=C awk -v n="$1" 'BEGIN { for (k = 0; k < n; k++) {
+    a = "r" k; b = "r" (k + 1)
+    printf "%c%c%c%c%s%c%c%s%c%cRelu", 10, length(a) + length(b) + 10,
+      10, length(a), a, 18, length(b), b, 34, 4 } }' >"$2.nodes"
+  last="r$1"
+  glen=$(( $(wc -c <"$2.nodes") + 23 + 4 + ${#last} ))
+  { printf '\010\010\102\002\020\021\072'; varint "$glen"
+    cat "$2.nodes"
+    # input r0: float [N, 8]; output rN
+    printf '\132\025\012\002r0\022\017\012\015\010\001\022\011'
+    printf '\012\003\022\001N\012\002\010\010'
+    printf '\142'; varint $(( 2 + ${#last} )); printf '\012'
+    varint "${#last}"; printf '%s' "$last"; } >"$2"
+}
+
+# A long graph imports (once quadratic in the nodes: the name lookups and
+# a reload of every layer so far for each shape).
+relu_chain 20000 "$TMP/chain.onnx"
+expect_ok "import a chain of 20,000 Relu nodes" "$OOCSIM" import "$TMP/chain.onnx" -o "$TMP/chain.json"
+grep -q '20000 nodes (producer unknown, opset 17) -> 20002 layers' "$TMP/err" &&
+  ok "chain: 20,000 relu layers" || not_ok "chain summary: $(head -c 300 "$TMP/err")"
+
 # Bad files: one line each, naming the file and what is wrong.
 expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does not parse: truncated or another format?)" \
   "$OOCSIM" import "$D/truncated.onnx" -o "$TMP/x.json"
@@ -134,6 +168,24 @@ expect_fail "a node of another domain" "custom_domain.onnx: node 'relu2' (Relu):
 expect_fail "Softmax's default axis before opset 13" "softmax_o12.onnx: node 'sm' (Softmax): only a softmax over the last dim is supported (before opset 13 its axis is 1 by default: the dims from 1 on as one)" \
   "$OOCSIM" import "$D/softmax_o12.onnx"
 expect_ok "Softmax's default axis from opset 13" "$OOCSIM" import "$D/softmax_o13.onnx" -o "$TMP/sm.json"
+# Weights that do not fit the ops that read them, and malformed values.
+for c in \
+  "conv_weight|node 'conv1' (Conv): weight 'w1' has shape [8,4,3,3] but the input has 3 channels (group 1)" \
+  "conv_bias|node 'conv1' (Conv): bias 'b1' has shape [9] but the weight has 8 output channels" \
+  "gemm_weight|node 'fc' (Gemm): weight 'wf' has shape [10,9] but the input has 8 features (its last dim) (transB 1: [out, in])" \
+  "gemm_transb|node 'fc' (Gemm): weight 'wf' has shape [10,8] but the input has 8 features (its last dim) (transB 0: [in, out])" \
+  "gemm_bias|node 'fc' (Gemm): bias 'bf' has shape [11] but the weight has 10 output features" \
+  "matmul_weight|node 'q_proj' (MatMul): weight 'wq' has shape [31,32] but the input has 32 features (its last dim)" \
+  "bn_scale|node 'bn1' (BatchNormalization): scale 'g' has shape [7] but the input has 8 channels" \
+  "neg_dim|initialiser 'w2' has shape [8,-8,3,3]: dim 1 is negative" \
+  "huge_dims|initialiser 'w2' has shape [1099511627776,1099511627776,1099511627776]: more than 2^62 elements" \
+  "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT"; do
+  f=bad_${c%%|*}.onnx
+  expect_fail "bad: ${c%%|*}" "$f: ${c#*|}" "$OOCSIM" import "$D/$f" -o "$TMP/bad.json"
+  [ ! -e "$TMP/bad.json" ] || not_ok "bad: ${c%%|*}: a file was written"
+done
+expect_fail "an input dim of 0" "zero_dim.onnx: input 'x' dim 2 is 0 (sizes start at 1)" \
+  "$OOCSIM" import "$D/zero_dim.onnx"
 expect_fail "an unnamed input" "unnamed_input.onnx: the graph's input 0 has no name" \
   "$OOCSIM" import "$D/unnamed_input.onnx"
 expect_fail "dynamic dims without --set" "dynamic.onnx: input 'x' dim 2 is 'H', set at run time: give it with --set H=N" \

@@ -25,6 +25,9 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
   split_plain.onnx        a Split of a sequence's features that no
                           attention reads (refused: oocsim has no split)
   dup_output.onnx         two nodes writing one value (refused)
+  bad_*.onnx              cnn_residual or transformer_block with a weight,
+                          bias or attribute that does not fit (refused)
+  zero_dim.onnx           cnn_residual with an input dim of 0
   opset6.onnx, opset24.onnx, no_opset.onnx
                           cnn_residual at opsets outside 7..23 or with no
                           opset_import (refused)
@@ -260,6 +263,45 @@ def custom_domain():
     return m
 
 
+def with_init(m, name, dims, attr=None):
+    """Model m with initialiser `name` of dims (no data: negative dims
+    cannot have any), or with attribute attr = (node, helper attribute)
+    in place of the node's one of that name."""
+    if attr is not None:
+        node, a = attr
+        nd = [x for x in m.graph.node if x.name == node][0]
+        keep = [x for x in nd.attribute if x.name != a.name]
+        del nd.attribute[:]
+        nd.attribute.extend(keep + [a])
+        return m
+    t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=dims)
+    i = [k for k, x in enumerate(m.graph.initializer) if x.name == name][0]
+    m.graph.initializer[i].CopyFrom(t)
+    return m
+
+
+def bad_weights(out):
+    """cnn_residual and transformer_block with a weight, bias or attribute
+    that does not fit (each refused, naming it)."""
+    big = 1 << 40
+    cases = {
+        "conv_weight": with_init(cnn(), "w1", [8, 4, 3, 3]),
+        "conv_bias": with_init(cnn(), "b1", [9]),
+        "gemm_weight": with_init(cnn(), "wf", [10, 9]),
+        "gemm_transb": with_init(cnn(), None, None, (
+            "fc", helper.make_attribute("transB", 0))),
+        "gemm_bias": with_init(cnn(), "bf", [11]),
+        "matmul_weight": with_init(transformer(), "wq", [31, 32]),
+        "bn_scale": with_init(cnn(), "g", [7]),
+        "neg_dim": with_init(cnn(), "w2", [8, -8, 3, 3]),
+        "huge_dims": with_init(cnn(), "w2", [big, big, big]),
+        "attr_type": with_init(cnn(), None, None, (
+            "conv1", helper.make_attribute("group", 1.0))),
+    }
+    for k, m in cases.items():
+        save(m, os.path.join(out, "bad_%s.onnx" % k))
+
+
 def dup_output():
     """Two nodes writing one value "h" (the second with no name): refused,
     naming both."""
@@ -287,6 +329,10 @@ def main():
     save(flat_input(), os.path.join(out, "flat_input.onnx"))
     save(split_plain(), os.path.join(out, "split_plain.onnx"))
     save(dup_output(), os.path.join(out, "dup_output.onnx"))
+    bad_weights(out)
+    m = cnn()
+    m.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 0
+    save(m, os.path.join(out, "zero_dim.onnx"))
     for v in (6, 24):
         m = cnn()
         m.opset_import[0].version = v
