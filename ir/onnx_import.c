@@ -1,8 +1,8 @@
 /* ir/onnx_import.c — ONNX model -> oocsim model JSON (see onnx_import.h).
  *
  * The ONNX format: ir/onnx.proto (the subset read), after the ONNX
- * specification's onnx.proto and its operator documentation (opset 7-21
- * for the ops below; attributes read: Conv/ConvTranspose kernel_shape,
+ * specification's onnx.proto and its operator documentation (opsets 7-23
+ * of the default domain, OPSET_MIN..OPSET_MAX below, for the ops below; attributes read: Conv/ConvTranspose kernel_shape,
  * strides, pads, dilations, group, auto_pad, output_padding; pools the
  * same and ceil_mode; Gemm transA/transB; Concat, Softmax, Flatten,
  * LayerNormalization axis; Transpose perm; LeakyRelu alpha; Dropout
@@ -15,6 +15,14 @@
  * Transpose and Reshape (after transformers' GPT2Attention.eager path);
  * GELU's tanh form (Hendrycks and Gimpel 2016, eq. for the approximation:
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))).
+ *
+ * The file is untrusted: before any node is imported, index_graph()
+ * checks the domains, that each value has one writer, the attributes'
+ * types and the constants' dims (check_tensor: no negative dim, numel
+ * within int64); the ops check their weights against their inputs'
+ * shapes (conv_weights, matmul, norm_params). Names are looked up in
+ * hash tables (strmap) and shapes recorded per layer (layer_shape), so
+ * the import is linear in the nodes for the graphs exporters write.
  */
 #include "config.h"
 
@@ -1658,7 +1666,7 @@ attention_pattern(imp *I, const Node *n)
 static int
 gelu_tanh_pattern(imp *I, const Node *n)
 {
-  const char *xs = n->input[0];
+  const char *xs = n->n_input > 0 ? n->input[0] : "";
   static const char *const ops[5] = { "Mul", "Add", "Mul", "Tanh", "Add" };
   int chain[8], nc = 0, j, k;
   double c;
@@ -2396,8 +2404,12 @@ node(imp *I, const Node *n)
         return node_err(I, n, "only a permutation that keeps the batch "
                         "dim first is supported", NULL);
       for (k = 1; k <= s.ndim; k++) {
+        int q;
         if (p->ints[k] < 1 || p->ints[k] > s.ndim)
           return node_err(I, n, "perm: out of range", NULL);
+        for (q = 1; q < k; q++)
+          if (p->ints[q] == p->ints[k])
+            return node_err(I, n, "perm: a dim given twice", NULL);
         dims[k - 1] = s.d[p->ints[k] - 1];
       }
       return reshape_to(I, n, x, dims, s.ndim);
@@ -2793,6 +2805,11 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
     if (t->name == NULL)
       continue;
     snprintf(what, sizeof what, "initialiser '%.60s'", t->name);
+    if (lookup(&I, t->name) != NULL) {
+      rc = ooc_err_set(err, OOC_EINVAL, "%s: %s is given twice", path,
+                       what);
+      goto out;
+    }
     if ((rc = check_tensor(&I, t, what)) ||
         (rc = bind(&I, t->name, t, -1, 0)))
       goto out;

@@ -61,7 +61,10 @@ int ooc_onnx_available(void);
 /* Import path. On success *out is the model object. Unsupported nodes
  * make it fail with OOC_EINVAL ("PATH: 3 nodes have no oocsim op: node
  * 'n1' (Erf), ...") and the report lists them; so do dynamic input dims
- * without a --set value, malformed files (OOC_EPARSE) and unreadable
+ * without a --set value, an opset outside 7..23 or none, a node of
+ * another domain, a value two nodes write, a weight whose shape does not
+ * fit its input, a bad dim or attribute (one message naming the file,
+ * the node and the value), malformed files (OOC_EPARSE) and unreadable
  * ones (OOC_EIO). */
 int ooc_onnx_import(const char *path, const ooc_onnx_opts *o, cJSON **out,
                     ooc_onnx_report *rep, ooc_err *err);

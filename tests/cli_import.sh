@@ -179,7 +179,9 @@ for c in \
   "bn_scale|node 'bn1' (BatchNormalization): scale 'g' has shape [7] but the input has 8 channels" \
   "neg_dim|initialiser 'w2' has shape [8,-8,3,3]: dim 1 is negative" \
   "huge_dims|initialiser 'w2' has shape [1099511627776,1099511627776,1099511627776]: more than 2^62 elements" \
-  "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT"; do
+  "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT" \
+  "init_twice|initialiser 'w1' is given twice" \
+  "no_inputs|1 node has no oocsim op: node 'relu2' (Pow)"; do
   f=bad_${c%%|*}.onnx
   expect_fail "bad: ${c%%|*}" "$f: ${c#*|}" "$OOCSIM" import "$D/$f" -o "$TMP/bad.json"
   [ ! -e "$TMP/bad.json" ] || not_ok "bad: ${c%%|*}: a file was written"

@@ -298,6 +298,14 @@ def bad_weights(out):
         "attr_type": with_init(cnn(), None, None, (
             "conv1", helper.make_attribute("group", 1.0))),
     }
+    m = cnn()
+    m.graph.initializer.append(init("w1", 8, 3, 3, 3))
+    cases["init_twice"] = m
+    m = cnn()
+    nd = [x for x in m.graph.node if x.name == "relu2"][0]
+    nd.op_type = "Pow"
+    del nd.input[:]
+    cases["no_inputs"] = m
     for k, m in cases.items():
         save(m, os.path.join(out, "bad_%s.onnx" % k))
 
