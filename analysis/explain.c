@@ -136,7 +136,8 @@ tabulate(ooc_explain *x, const ooc_model *m, const ooc_program *p,
       r->exposed_swapout_s += (double)d->exposed_out_ns[i] * 1e-9;
     }
   }
-  qsort(x->rows, (size_t)x->n_rows, sizeof *x->rows, cmp_rows);
+  if (x->n_rows > 1)   /* rows is NULL when the model has no tensors */
+    qsort(x->rows, (size_t)x->n_rows, sizeof *x->rows, cmp_rows);
   memset(&x->total, 0, sizeof x->total);
   snprintf(x->total.op, sizeof x->total.op, "total");
   for (i = 0; i < x->n_rows; i++) {
@@ -182,6 +183,7 @@ ooc_explain_run(const ooc_scenario_spec *spec, ooc_explain *x, ooc_err *err)
                                        &again, &out2, err)) < 0)
       goto done;
     rc = tabulate(x, m, &prog, det.n_instr > 0 ? &det : NULL, err);
+    x->planned = 1;
   }
 done:
   ooc_summary_fini(&again);
@@ -207,7 +209,9 @@ ooc_explain_write_text(FILE *f, const ooc_explain *x)
   else
     fprintf(f, "INFEASIBLE (%s)\n", s->oom.reason);
   if (x->n_rows == 0) {
-    fprintf(f, "no plan (nothing to explain)\n");
+    fprintf(f, x->planned ? "no tensor to explain (no layer has an "
+            "activation of its own: each is a view of its input)\n"
+                          : "no plan (nothing to explain)\n");
     return ferror(f) ? OOC_EIO : OOC_OK;
   }
   fprintf(f, "\n%-12s %7s %10s %6s %6s %6s %10s %10s %10s %10s\n", "class",

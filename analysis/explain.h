@@ -46,6 +46,9 @@ typedef struct ooc_explain {
   int32_t n_rows;
   ooc_explain_row *rows;
   ooc_explain_row total;        /* "total": every class (gradients too) */
+  int planned;                  /* 1 when a program was planned and
+                                 * simulated (it may have no rows: a model
+                                 * whose layers are all views) */
 } ooc_explain;
 
 void ooc_explain_init(ooc_explain *x);

@@ -204,7 +204,8 @@ split_bound(const ooc_liveness *lv, const ooc_costs *costs, int no_update,
                  : (double)live[s] - avail;
       if (E <= 0)
         continue;
-      qsort(c, (size_t)n, sizeof *c, cmp_cand);
+      if (n > 1)
+        qsort(c, (size_t)n, sizeof *c, cmp_cand);
       for (k = 0; k < n; k++) {
         pb[k] = (k > 0 ? pb[k - 1] : 0) + c[k].bytes;
         pr[k] = (k > 0 ? pr[k - 1] : 0) + c[k].rc;

@@ -228,7 +228,8 @@ op_errors(ooc_measure *m, const ooc_program *p, const ooc_trace *pred,
     n++;
   }
   m->n_op_errors = n;
-  qsort(absv, (size_t)n, sizeof *absv, cmp_double);
+  if (n > 1)
+    qsort(absv, (size_t)n, sizeof *absv, cmp_double);
   m->op_error_median = quantile(absv, n, 0.5);
   m->op_error_p95 = quantile(absv, n, 0.95);
 done:

@@ -1339,7 +1339,8 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   }
   /* Stacked bars of one kind at one height side by side are one box (no
    * seams, fewer lines). */
-  qsort(boxes.b, (size_t)boxes.n, sizeof *boxes.b, gbox_cmp);
+  if (boxes.n > 1)          /* boxes.b is NULL when there are none */
+    qsort(boxes.b, (size_t)boxes.n, sizeof *boxes.b, gbox_cmp);
   {
     int64_t k = 0;
     for (int64_t b = 0; b < boxes.n; b++) {

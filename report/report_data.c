@@ -332,6 +332,13 @@ ooc_report_load(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   if ((rc = ooc_model_load(o->model, &mo, &d->model, err)) ||
       (rc = ooc_hw_load(o->hw, o->hw_sets, o->n_hw_sets, &d->hw, err)))
     return rc;
+  /* Nothing to compare: every planner would tie at the framework's
+   * overhead, and ratios to a zero lower bound mean nothing. */
+  if (d->model->fwd_flops + d->model->bwd_flops <= 0)
+    return ooc_err_set(err, OOC_EINVAL, "%s: model '%s' computes nothing "
+                       "(0 FLOP per iteration); a "
+                       "report has nothing to compare", o->model,
+                       d->model->name);
   /* The sweeps' options, parsed as they will be. */
   if (o->batches)
     snprintf(d->batches, sizeof d->batches, "%s", o->batches);

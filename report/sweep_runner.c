@@ -308,7 +308,8 @@ void
 ooc_sweep_runner_rows(ooc_sweep_runner *R, char ***rows)
 {
   pthread_mutex_lock(&R->mu);
-  memcpy(rows, R->rows, (size_t)R->np * sizeof *rows);
+  if (R->np > 0)
+    memcpy(rows, R->rows, (size_t)R->np * sizeof *rows);
   pthread_mutex_unlock(&R->mu);
 }
 

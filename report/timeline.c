@@ -81,7 +81,8 @@ spans_in_order(const ooc_program *p, const ooc_trace *t, int stream,
     o[k++] = (struct ord){ .start = t->spans[i].start_ns, .instr = in,
                            .span = i };
   }
-  qsort(o, (size_t)k, sizeof *o, ord_cmp);
+  if (k > 1)
+    qsort(o, (size_t)k, sizeof *o, ord_cmp);
   *out = o;
   *n = k;
   return OOC_OK;

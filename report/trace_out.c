@@ -373,7 +373,8 @@ ooc_trace_write_timeline(FILE *f, const ooc_model *m, const ooc_program *p,
     rows[n++] = (struct trow){ .lane = OOC_STREAM_COMPUTE,
                                .s = st[i].start_ns, .e = st[i].end_ns,
                                .instr = -1, .stall = i };
-  qsort(rows, (size_t)n, sizeof *rows, trow_cmp);
+  if (n > 1)
+    qsort(rows, (size_t)n, sizeof *rows, trow_cmp);
   for (int32_t i = 0; i < n; i++) {
     const struct trow *r = &rows[i];
     fprintf(f, "%s,", lanes[r->lane]);

@@ -42,6 +42,23 @@ cp "$TMP/out" "$TMP/i.json"
 [ "$(last swap "$TMP/i.json")" = 0 ] && close "$(last exposed_swapin_s "$TMP/i.json")" 0 &&
   ok "incore: nothing swapped, nothing exposed" || not_ok "incore: nothing swapped, nothing exposed"
 
+# A model whose only layer is a view of its input has no tensor to
+# explain: the summary and one line saying so (no table, no sanitizer
+# report of an empty sort).
+printf '{"name":"v","input":[4],"layers":[{"op":"flatten"}]}\n' >"$TMP/v.json"
+expect_ok "explain a view-only model" \
+  "$OOCSIM" explain -m "$TMP/v.json" -b 1 --hw a100-pcie4 -p vdnn
+[ "$(sed -n 2p "$TMP/out")" = "no tensor to explain (no layer has an activation of its own: each is a view of its input)" ] &&
+  [ "$(wc -l <"$TMP/out")" -eq 2 ] &&
+  ok "view-only model: nothing to explain" ||
+  not_ok "view-only model: $(cat "$TMP/out")"
+expect_ok "explain a view-only model --json" \
+  "$OOCSIM" explain -m "$TMP/v.json" -b 1 --hw a100-pcie4 -p vdnn --json
+grep -q '"classes":[[:space:]]*\[\]' "$TMP/out" &&
+  [ "$(last tensors "$TMP/out")" = 0 ] &&
+  ok "view-only model: no classes, total 0" ||
+  not_ok "view-only model --json: $(cat "$TMP/out")"
+
 expect_fail "explain without -p" "missing -p PLANNER" "$OOCSIM" explain -m resnet50 -b 8 --hw v100-pcie3
 expect_fail "explain unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" explain -m resnet50 -b 8 --hw v100-pcie3 -p nope
 expect_fail "explain bad batch" "-b: batch 0 must be >= 1" "$OOCSIM" explain -m resnet50 -b 0 --hw v100-pcie3 -p window

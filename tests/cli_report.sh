@@ -252,6 +252,12 @@ expect_fail "report budget below the working set" "--budget: budget 1 B is below
 expect_fail "report missing -b" "missing -b" $OOCSIM report -m alexnet --hw v100-pcie3 -o "$TMP/r3"
 expect_fail "report --set without =" "oocsim: --set 'depth': expected KEY=VALUE" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --set depth -o "$TMP/r3"
 expect_fail "report unknown planner" "nosuch" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p nosuch -o "$TMP/r3"
+printf '{"name":"v","input":[4],"layers":[{"op":"flatten"}]}\n' >"$TMP/v.json"
+expect_fail "report on a model that computes nothing" \
+  "oocsim: $TMP/v.json: model 'v' computes nothing (0 FLOP per iteration); a report has nothing to compare" \
+  $OOCSIM report -m "$TMP/v.json" -b 1 --hw a100-pcie4 -o "$TMP/r6"
+[ ! -e "$TMP/r6" ] && ok "no report folder for a model that computes nothing" ||
+  not_ok "left $TMP/r6"
 touch "$TMP/afile"
 expect_fail "report unwritable directory" "afile/r" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -o "$TMP/afile/r"
 expect_ok "plot --help" $OOCSIM plot --help
