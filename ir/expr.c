@@ -5,13 +5,16 @@
  * function consumes its part of the string and returns the value.
  * `skip` > 0 marks a branch that short-circuiting does not take; there
  * runtime faults (division by zero, overflow) are not reported, but syntax
- * and unknown names still are.
- * Owned by the model module; O(length of the expression).
+ * and unknown names still are. Scopes (ooc_expr_scope) are the only part
+ * that allocates: a variable stack and its chained hash index.
+ * Owned by the model module; O(length of the expression), each name O(1)
+ * on average in a scope.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@ struct parser {
   const char *p;     /* cursor */
   const ooc_expr_var *vars;
   int n_vars;
+  const ooc_expr_scope *scope;   /* when set, names are looked up here */
   int skip;          /* > 0 inside a branch that is not taken */
   int depth;         /* nesting guard */
   int rc;            /* first error */
@@ -305,10 +309,15 @@ primary(struct parser *ps)
       ps->p++;
       return call(ps, s, len);
     }
-    for (i = ps->n_vars - 1; i >= 0; i--)
-      if (strncmp(ps->vars[i].name, s, len) == 0 &&
-          ps->vars[i].name[len] == '\0')
-        return ps->vars[i].v;
+    if (ps->scope != NULL) {
+      if ((i = ooc_expr_scope_find(ps->scope, s, len)) >= 0)
+        return ps->scope->vars[i].v;
+    } else {
+      for (i = ps->n_vars - 1; i >= 0; i--)
+        if (strncmp(ps->vars[i].name, s, len) == 0 &&
+            ps->vars[i].name[len] == '\0')
+          return ps->vars[i].v;
+    }
     if (ps->rc == 0) {
       char what[160];
       snprintf(what, sizeof what, "unknown name '%.*s'",
@@ -442,22 +451,163 @@ expr(struct parser *ps)
   return t ? a : b;
 }
 
+/* ---- scopes ------------------------------------------------------------ */
+
+void
+ooc_expr_scope_init(ooc_expr_scope *sc)
+{
+  memset(sc, 0, sizeof *sc);
+}
+
+void
+ooc_expr_scope_fini(ooc_expr_scope *sc)
+{
+  if (sc == NULL)
+    return;
+  free(sc->vars);
+  free(sc->hash);
+  free(sc->next);
+  free(sc->head);
+  ooc_expr_scope_init(sc);
+}
+
+/* FNV-1a of name[0..len). */
+static uint32_t
+name_hash(const char *name, size_t len)
+{
+  uint32_t h = 2166136261u;
+  size_t i;
+
+  for (i = 0; i < len; i++)
+    h = (h ^ (unsigned char)name[i]) * 16777619u;
+  return h;
+}
+
+/* Make room for one more variable: grow the arrays, and double the
+ * buckets (relinking every variable, bottom to top) when the load would
+ * pass 1. */
+static int
+scope_reserve(ooc_expr_scope *sc)
+{
+  if (sc->n == sc->cap) {
+    int c;
+    ooc_expr_var *v;
+    uint32_t *h;
+    int32_t *nx;
+    if (sc->cap > INT_MAX / 2)
+      return OOC_ENOMEM;
+    c = sc->cap ? 2 * sc->cap : 64;
+    v = realloc(sc->vars, (size_t)c * sizeof *v);
+    if (v == NULL)
+      return OOC_ENOMEM;
+    sc->vars = v;
+    h = realloc(sc->hash, (size_t)c * sizeof *h);
+    if (h == NULL)
+      return OOC_ENOMEM;
+    sc->hash = h;
+    nx = realloc(sc->next, (size_t)c * sizeof *nx);
+    if (nx == NULL)
+      return OOC_ENOMEM;
+    sc->next = nx;
+    sc->cap = c;
+  }
+  if ((uint32_t)sc->n + 1 > sc->n_buckets) {
+    uint32_t nb = sc->n_buckets ? 2 * sc->n_buckets : 64, b;
+    int32_t *hd = malloc((size_t)nb * sizeof *hd);
+    int i;
+    if (hd == NULL)
+      return OOC_ENOMEM;
+    for (b = 0; b < nb; b++)
+      hd[b] = -1;
+    for (i = 0; i < sc->n; i++) {
+      b = sc->hash[i] & (nb - 1);
+      sc->next[i] = hd[b];
+      hd[b] = i;
+    }
+    free(sc->head);
+    sc->head = hd;
+    sc->n_buckets = nb;
+  }
+  return OOC_OK;
+}
+
+int
+ooc_expr_scope_push(ooc_expr_scope *sc, const char *name, ooc_value v)
+{
+  uint32_t b;
+  int rc;
+
+  if ((rc = scope_reserve(sc)))
+    return rc;
+  sc->vars[sc->n].name = name;
+  sc->vars[sc->n].v = v;
+  sc->hash[sc->n] = name_hash(name, strlen(name));
+  b = sc->hash[sc->n] & (sc->n_buckets - 1);
+  sc->next[sc->n] = sc->head[b];
+  sc->head[b] = sc->n;
+  sc->n++;
+  return OOC_OK;
+}
+
+void
+ooc_expr_scope_pop_to(ooc_expr_scope *sc, int n)
+{
+  while (sc->n > n) {
+    sc->n--;
+    sc->head[sc->hash[sc->n] & (sc->n_buckets - 1)] = sc->next[sc->n];
+  }
+}
+
+int
+ooc_expr_scope_find(const ooc_expr_scope *sc, const char *name, size_t len)
+{
+  uint32_t h;
+  int32_t i;
+
+  if (sc->n == 0)
+    return -1;
+  h = name_hash(name, len);
+  for (i = sc->head[h & (sc->n_buckets - 1)]; i >= 0; i = sc->next[i])
+    if (sc->hash[i] == h && strncmp(sc->vars[i].name, name, len) == 0 &&
+        sc->vars[i].name[len] == '\0')
+      return i;
+  return -1;
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+static int
+eval(struct parser *ps, ooc_value *out)
+{
+  ooc_value v;
+
+  v = expr(ps);
+  if (ps->rc)
+    return ps->rc;
+  ws(ps);
+  if (*ps->p != '\0')
+    return fail(ps, OOC_EINVAL, *ps->p == ')' ? "unbalanced ')'"
+                                              : "unexpected text after "
+                                                "the expression");
+  *out = v;
+  return OOC_OK;
+}
+
 int
 ooc_expr_eval(const char *src, const ooc_expr_var *vars, int n_vars,
               ooc_value *out, ooc_err *err)
 {
   struct parser ps = { .src = src, .p = src, .vars = vars, .n_vars = n_vars,
                        .err = err };
-  ooc_value v;
 
-  v = expr(&ps);
-  if (ps.rc)
-    return ps.rc;
-  ws(&ps);
-  if (*ps.p != '\0')
-    return fail(&ps, OOC_EINVAL, *ps.p == ')' ? "unbalanced ')'"
-                                              : "unexpected text after "
-                                                "the expression");
-  *out = v;
-  return OOC_OK;
+  return eval(&ps, out);
+}
+
+int
+ooc_expr_eval_scope(const char *src, const ooc_expr_scope *sc,
+                    ooc_value *out, ooc_err *err)
+{
+  struct parser ps = { .src = src, .p = src, .scope = sc, .err = err };
+
+  return eval(&ps, out);
 }

@@ -16,7 +16,10 @@
  *
  * The evaluator parses and evaluates in one recursive-descent pass over the
  * string: O(length), no allocation. Names are resolved against a caller's
- * array, searched from the end so that inner scopes shadow outer ones.
+ * array, searched from the end so that inner scopes shadow outer ones
+ * (O(variables) per name: for a handful), or against an ooc_expr_scope,
+ * the same stack indexed by a hash table (O(1) per name on average: for
+ * model files with any number of params and lets).
  */
 #ifndef OOC_EXPR_H
 #define OOC_EXPR_H
@@ -35,6 +38,35 @@ typedef struct ooc_expr_var {
   ooc_value v;
 } ooc_expr_var;
 
+/* A stack of variables, later entries shadowing earlier ones, with a
+ * chained hash index: head[bucket] is the topmost variable of that bucket
+ * and next[i] the one below variable i, so popping the top restores the
+ * index in O(1) and a lookup meets the innermost definition first.
+ * Caller-embedded (ooc_expr_scope_init/_fini); it owns its arrays, not the
+ * names, which must outlive it. */
+typedef struct ooc_expr_scope {
+  ooc_expr_var *vars;   /* vars[0..n) */
+  uint32_t *hash;       /* per variable: the hash of its name */
+  int32_t *next;        /* per variable: the one below it in its bucket */
+  int32_t *head;        /* per bucket: the topmost variable, or -1 */
+  int n, cap;
+  uint32_t n_buckets;   /* a power of two, >= n */
+} ooc_expr_scope;
+
+void ooc_expr_scope_init(ooc_expr_scope *sc);
+void ooc_expr_scope_fini(ooc_expr_scope *sc);
+
+/* Push name = v (name is not copied). OOC_OK or OOC_ENOMEM (the scope is
+ * unchanged). Amortised O(1). */
+int ooc_expr_scope_push(ooc_expr_scope *sc, const char *name, ooc_value v);
+
+/* Pop variables until n remain (n <= sc->n). O(popped). */
+void ooc_expr_scope_pop_to(ooc_expr_scope *sc, int n);
+
+/* The index of the innermost variable named name[0..len), or -1. */
+int ooc_expr_scope_find(const ooc_expr_scope *sc, const char *name,
+                        size_t len);
+
 /* Integer and double constructors. */
 ooc_value ooc_value_int(int64_t i);
 ooc_value ooc_value_double(double d);
@@ -48,5 +80,9 @@ ooc_value ooc_value_from_number(double d);
  * "expression 'SRC': WHAT". */
 int ooc_expr_eval(const char *src, const ooc_expr_var *vars, int n_vars,
                   ooc_value *out, ooc_err *err);
+
+/* The same over the variables of a scope. */
+int ooc_expr_eval_scope(const char *src, const ooc_expr_scope *sc,
+                        ooc_value *out, ooc_err *err);
 
 #endif
