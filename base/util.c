@@ -266,22 +266,80 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
   return OOC_OK;
 }
 
+/* A key of an object and its position there. */
+struct key_pos {
+  const char *key;
+  int pos;
+};
+
+static int
+cmp_key_pos(const void *pa, const void *pb)
+{
+  const struct key_pos *a = pa, *b = pb;
+  int c = strcmp(a->key, b->key);
+
+  if (c != 0)
+    return c;
+  return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* The position of the first member of object node whose key an earlier
+ * member already has, or -1 when none (-2: out of memory). Small objects
+ * compare each key with those before it; larger ones sort (key, position)
+ * and take the smallest second position of a run of equal keys: both
+ * give the member the document-order walk meets first. */
+static int
+first_dup(const cJSON *node)
+{
+  const cJSON *it, *prev;
+  struct key_pos *kp;
+  int n = 0, i, pos, best = -1;
+
+  for (it = node->child; it != NULL; it = it->next)
+    n++;
+  if (n <= 16) {
+    for (it = node->child, pos = 0; it != NULL; it = it->next, pos++)
+      for (prev = node->child; it->string != NULL && prev != it;
+           prev = prev->next)
+        if (prev->string != NULL && strcmp(prev->string, it->string) == 0)
+          return pos;
+    return -1;
+  }
+  kp = malloc((size_t)n * sizeof *kp);
+  if (kp == NULL)
+    return -2;
+  n = 0;
+  for (it = node->child, pos = 0; it != NULL; it = it->next, pos++)
+    if (it->string != NULL)
+      kp[n++] = (struct key_pos){ .key = it->string, .pos = pos };
+  qsort(kp, (size_t)n, sizeof *kp, cmp_key_pos);
+  for (i = 1; i < n; i++)
+    if (strcmp(kp[i - 1].key, kp[i].key) == 0 &&
+        (best < 0 || kp[i].pos < best) &&
+        (i < 2 || strcmp(kp[i - 2].key, kp[i].key) != 0))
+      best = kp[i].pos;
+  free(kp);
+  return best;
+}
+
 /* ooc_json_check_dups's walk; where names the enclosing object's key. */
 static int
 dups(const cJSON *node, const char *where, const char *origin, ooc_err *err)
 {
-  const cJSON *it, *prev;
-  int rc;
+  const cJSON *it;
+  int rc, pos, dup = -1;
 
-  for (it = node != NULL ? node->child : NULL; it != NULL; it = it->next) {
-    if (cJSON_IsObject(node) && it->string != NULL)
-      for (prev = node->child; prev != it; prev = prev->next)
-        if (prev->string != NULL && strcmp(prev->string, it->string) == 0)
-          return ooc_err_set(err, OOC_EINVAL, "%s: key '%s' given twice%s%s"
-                             "%s", origin, it->string,
-                             where != NULL ? " (in '" : "",
-                             where != NULL ? where : "",
-                             where != NULL ? "')" : "");
+  if (node != NULL && cJSON_IsObject(node) &&
+      (dup = first_dup(node)) == -2)
+    return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
+  for (it = node != NULL ? node->child : NULL, pos = 0; it != NULL;
+       it = it->next, pos++) {
+    if (pos == dup)
+      return ooc_err_set(err, OOC_EINVAL, "%s: key '%s' given twice%s%s"
+                         "%s", origin, it->string,
+                         where != NULL ? " (in '" : "",
+                         where != NULL ? where : "",
+                         where != NULL ? "')" : "");
     if ((cJSON_IsObject(it) || cJSON_IsArray(it)) &&
         (rc = dups(it, cJSON_IsObject(node) ? it->string : where, origin,
                    err)) != OOC_OK)

@@ -68,7 +68,11 @@ int ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
 /* The first key given twice in one object of the JSON tree at node, as
  * "origin: key 'k' given twice (in <where>)"; OOC_OK when none. The
  * parser keeps both and lookups see the first, so a repeated key would
- * silently lose a value. O(sum of squares of the objects' sizes). */
+ * silently lose a value. Objects are walked in document order, each
+ * object's keys checked before its members are entered, so the key
+ * reported is the first repetition met in that order. O(n log n) in each
+ * object's size (its keys are sorted); OOC_ENOMEM when that sort's array
+ * cannot be had. */
 struct cJSON;
 int ooc_json_check_dups(const struct cJSON *node, const char *origin,
                         ooc_err *err);

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1491,6 +1492,135 @@ START_TEST(test_route_nested_fans)
 }
 END_TEST
 
+/* An exact error message of a model string. */
+static void
+bad_str_eq(const char *json, int code, const char *msg)
+{
+  ooc_model *m = NULL;
+  ooc_err e = { 0 };
+  ooc_model_opts o = { .batch = 2 };
+  int rc = ooc_model_load_string(json, "t.json", &o, &m, &e);
+  ck_assert_int_eq(rc, code);
+  ck_assert_ptr_null(m);
+  ck_assert_str_eq(e.msg, msg);
+}
+
+/* A growing buffer for generated model text. */
+struct gen {
+  char *s;
+  size_t n, cap;
+};
+
+static void
+gen_add(struct gen *g, const char *fmt, ...)
+{
+  va_list ap;
+  int k;
+
+  for (;;) {
+    va_start(ap, fmt);
+    k = vsnprintf(g->s + g->n, g->cap - g->n, fmt, ap);
+    va_end(ap);
+    ck_assert_int_ge(k, 0);
+    if ((size_t)k < g->cap - g->n)
+      break;
+    g->cap = 2 * g->cap + (size_t)k + 64;
+    g->s = realloc(g->s, g->cap);
+    ck_assert_ptr_nonnull(g->s);
+  }
+  g->n += (size_t)k;
+}
+
+/* 50,000 params and 10,000 lets that use the first and the last of them
+ * load (names are hashed, duplicate keys found by sorting: this took
+ * minutes while both were quadratic); the repeat variable i shadows the
+ * param i inside the repeat only. */
+START_TEST(test_many_params)
+{
+  struct gen g = { .cap = 1 << 20 };
+  ooc_model *m;
+  int i;
+
+  g.s = malloc(g.cap);
+  ck_assert_ptr_nonnull(g.s);
+  gen_add(&g, "{\"name\":\"many\",\"input\":[4],\"params\":{\"i\":100");
+  for (i = 0; i < 50000; i++)
+    gen_add(&g, ",\"p%d\":%d", i, i);
+  gen_add(&g, "},\"let\":{");
+  for (i = 0; i < 10000; i++)
+    gen_add(&g, "%s\"l%d\":\"p0 + p%d + p49999\"", i ? "," : "", i, i);
+  gen_add(&g, "},\"layers\":[{\"repeat\":2,\"var\":\"i\",\"layers\":["
+              "{\"name\":\"r{i}\",\"op\":\"relu\"}]},"
+              "{\"name\":\"after{i}_{l9999}\",\"op\":\"relu\"}]}");
+  m = load_str(g.s, 2);
+  ck_assert_int_eq(m->n_params, 50001);
+  ck_assert_str_eq(m->params[50000].name, "p49999");
+  ck_assert_double_eq(m->params[50000].value, 49999);
+  layer(m, "r0");
+  layer(m, "r1");
+  layer(m, "after100_59998");
+  ooc_model_free(m);
+  free(g.s);
+}
+END_TEST
+
+/* Repeated names are reported as before the hashing: the first
+ * repetition in document order, in a large object too (p50 comes before
+ * p3's second definition although "p3" sorts first). */
+START_TEST(test_many_params_dups)
+{
+  struct gen g = { .cap = 1 << 16 };
+  int i;
+
+  g.s = malloc(g.cap);
+  ck_assert_ptr_nonnull(g.s);
+  gen_add(&g, "{\"name\":\"many\",\"input\":[4],\"params\":{");
+  for (i = 0; i < 100; i++)
+    gen_add(&g, "%s\"p%d\":%d", i ? "," : "", i, i);
+  gen_add(&g, ",\"p50\":1,\"p3\":1},\"layers\":[{\"op\":\"relu\"}]}");
+  bad_str_eq(g.s, OOC_EINVAL, "t.json: key 'p50' given twice (in 'params')");
+  g.n = 0;
+  gen_add(&g, "{\"name\":\"many\",\"input\":[4],\"params\":{");
+  for (i = 0; i < 100; i++)
+    gen_add(&g, "%s\"p%d\":%d", i ? "," : "", i, i);
+  gen_add(&g, "},\"let\":{\"q\":1,\"p42\":2},\"layers\":[{\"op\":\"relu\"}]}");
+  bad_str_eq(g.s, OOC_EINVAL, "t.json: let: p42: defined twice");
+  free(g.s);
+}
+END_TEST
+
+/* The scope's index follows pushes, pops and its own growth. */
+START_TEST(test_expr_scope)
+{
+  ooc_expr_scope sc;
+  ooc_value v;
+  ooc_err e = { 0 };
+  char names[300][8];
+  int i;
+
+  ooc_expr_scope_init(&sc);
+  for (i = 0; i < 300; i++) {
+    snprintf(names[i], sizeof names[i], "v%d", i);
+    ck_assert_int_eq(ooc_expr_scope_push(&sc, names[i], ooc_value_int(i)),
+                     OOC_OK);
+  }
+  ck_assert_int_eq(ooc_expr_scope_push(&sc, "v7", ooc_value_int(-7)),
+                   OOC_OK);
+  ck_assert_int_eq(ooc_expr_eval_scope("v7 + v299", &sc, &v, &e), OOC_OK);
+  ck_assert_int_eq(v.i, 292);
+  ck_assert_int_eq(ooc_expr_scope_find(&sc, "v7x", 2), 300);
+  ooc_expr_scope_pop_to(&sc, 300);
+  ck_assert_int_eq(ooc_expr_eval_scope("v7", &sc, &v, &e), OOC_OK);
+  ck_assert_int_eq(v.i, 7);
+  ooc_expr_scope_pop_to(&sc, 10);
+  ck_assert_int_eq(ooc_expr_scope_find(&sc, "v10", 3), -1);
+  ck_assert_int_eq(ooc_expr_eval_scope("v10", &sc, &v, &e), OOC_EINVAL);
+  ck_assert_str_eq(e.msg, "expression 'v10': unknown name 'v10'");
+  ooc_expr_scope_fini(&sc);
+  ooc_expr_scope_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_deep)
 {
   ooc_kv kv = { "depth", "3002" };
@@ -1532,6 +1662,7 @@ model_suite(void)
   tcase_add_test(t, test_op_table);
   suite_add_tcase(s, t);
   tcase_add_test(x, test_expr);
+  tcase_add_test(x, test_expr_scope);
   suite_add_tcase(s, x);
   tcase_add_test(b, test_bad_files);
   tcase_add_test(b, test_bad_set);
@@ -1540,6 +1671,8 @@ model_suite(void)
   tcase_set_timeout(p, 120);
   tcase_add_test(p, test_deep);
   tcase_add_test(p, test_route_nested_fans);
+  tcase_add_test(p, test_many_params);
+  tcase_add_test(p, test_many_params_dups);
   suite_add_tcase(s, p);
   return s;
 }
