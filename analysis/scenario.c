@@ -412,12 +412,22 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
                      (unsigned long long)sc->model->fingerprint);
     goto done;
   }
+  /* A program says how many layers it was lowered for (0: not said); a
+   * file's count that the model does not have is a hand edit. */
+  if (prog->n_layers != 0 && prog->n_layers != sc->model->n_layers) {
+    rc = ooc_err_set(err, OOC_EINVAL, "n_layers: the plan is for %d layers, "
+                     "'%s' at batch %lld has %d", (int)prog->n_layers,
+                     sc->model->name, (long long)sc->model->batch,
+                     sc->model->n_layers);
+    goto done;
+  }
   if ((rc = ooc_plan_check_tensors(prog, sc->lv, err)) < 0)
     goto done;
   budget = spec->budget != 0 ? spec->budget : sc->hw->mem_usable;
   if (!spec->budget_any &&
       (rc = ooc_scenario_check_budget_size(sc, budget, err)) < 0) {
-    ooc_err_prefix(err, rc, "--budget: ");
+    ooc_err_prefix(err, rc, "%s: ",
+                   spec->budget_field ? spec->budget_field : "--budget");
     goto done;
   }
   {

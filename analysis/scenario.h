@@ -43,6 +43,9 @@ typedef struct ooc_scenario_spec {
                                  the others run at their defaults */
   const char *allocator;      /* NULL: "caching" */
   uint64_t budget;            /* 0: the profile's usable memory */
+  const char *budget_field;   /* where budget came from, for messages
+                                 (NULL: "--budget"; a plan file's
+                                 "scenario.budget_bytes") */
   int budget_any;             /* 1: budget may exceed the profile's device
                                  memory (searches past the device, such as
                                  minbudget's); 0: that is bad input */

@@ -285,11 +285,12 @@ int
 ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
                        ooc_err *err)
 {
+  const ooc_planner_type *t;
   int rc = ooc_plan_file_read(path, pf, err);
 
   if (rc < 0)
     return rc;
-  if (ooc_planner_find(pf->planner, err) == NULL) {
+  if ((t = ooc_planner_find(pf->planner, err)) == NULL) {
     ooc_err_prefix(err, OOC_EINVAL, "%s: scenario.planner: ", path);
     ooc_plan_file_fini(pf);
     return OOC_EINVAL;
@@ -297,6 +298,15 @@ ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
   if (pf->allocator != NULL &&
       ooc_scenario_check_allocator(pf->allocator, err) < 0) {
     ooc_err_prefix(err, OOC_EINVAL, "%s: scenario.allocator: ", path);
+    ooc_plan_file_fini(pf);
+    return OOC_EINVAL;
+  }
+  /* The options are the scenario's record, passed on to the planner when
+   * a command plans again (the infeasible hint's search): one the named
+   * planner does not take is a hand edit, refused here rather than there.
+   */
+  if (ooc_planner_check_opts(t, pf->opts, pf->n_opts, err) < 0) {
+    ooc_err_prefix(err, OOC_EINVAL, "%s: scenario.opts: ", path);
     ooc_plan_file_fini(pf);
     return OOC_EINVAL;
   }

@@ -215,8 +215,10 @@ int ooc_cli_check_opts(const ooc_cli_args *a, const ooc_planner_type **ts,
 
 /* Read a plan file for simulate and exec (ir/plan_io.h), and check what
  * the reader cannot: its planner is one this oocsim has
- * ("p.json: scenario.planner: unknown planner 'x' (valid: ...)") and its
- * allocator spec is valid ("p.json: scenario.allocator: ..."). */
+ * ("p.json: scenario.planner: unknown planner 'x' (valid: ...)"), its
+ * allocator spec is valid ("p.json: scenario.allocator: ...") and it
+ * takes every option recorded ("p.json: scenario.opts: planner 'vdnn':
+ * unknown option 'x' (valid: ...)"). */
 struct ooc_plan_file;
 int ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
                            ooc_err *err);

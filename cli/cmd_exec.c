@@ -173,6 +173,7 @@ ooc_cmd_exec(int argc, char **argv)
     .hw = pf.hw, .hw_sets = pf.hw_sets, .n_hw_sets = pf.n_hw_sets,
     .planner = pf.planner, .opts = pf.opts, .n_opts = pf.n_opts,
     .allocator = pf.allocator, .budget = pf.budget_bytes,
+    .budget_field = "scenario.budget_bytes",
   };
   if (ooc_measure_program(&spec, &pf.program, pf.note, &mc, &m, &err) < 0) {
     ooc_err_prefix(&err, err.code, "%s: ", a.pos[0]);

@@ -311,6 +311,7 @@ ooc_cmd_simulate(int argc, char **argv)
       .opts = pf.opts, .n_opts = pf.n_opts,
       .allocator = a.allocator != NULL ? a.allocator : pf.allocator,
       .budget = a.budget != 0 ? a.budget : pf.budget_bytes,
+      .budget_field = a.budget != 0 ? NULL : "scenario.budget_bytes",
       .iterations = a.iterations,
       .steady = a.steady,
     };

@@ -30,6 +30,9 @@
  * parser's memory (tens of bytes per input byte) stays bounded. */
 #define OOC_MODEL_MAX_BYTES ((size_t)64 << 20)
 #define OOC_MODEL_MAX_DEPTH 64
+/* The most layers a model has (the input included); a plan file's
+ * n_layers above it cannot be any model's. */
+#define OOC_MODEL_MAX_LAYERS (1 << 20)
 
 typedef enum { OOC_FP32 = 0, OOC_FP16 = 1, OOC_BF16 = 2 } ooc_dtype;
 

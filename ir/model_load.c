@@ -35,7 +35,7 @@
 #include "ir/model.h"
 #include "base/util.h"
 
-#define MAX_LAYERS (1 << 20)
+#define MAX_LAYERS OOC_MODEL_MAX_LAYERS
 #define MAX_ITERATIONS ((int64_t)1 << 26) /* all repeat iterations */
 #define MAX_DIM ((int64_t)1 << 40)   /* any one dimension or width */
 #define MAX_SMALL (1 << 24)          /* kernel, stride, heads, ... */

@@ -320,6 +320,46 @@ get_kv(reader *R, const cJSON *o, const char *key, const char *field,
   return OOC_OK;
 }
 
+/* Every key of object o must be one of known (NULL-terminated): else
+ * "FILE: WHERE.KEY: unknown key (known: ...)", WHERE.KEY being KEY at the
+ * top level (where == NULL). O(keys x known). */
+static int
+known_keys(reader *R, const cJSON *o, const char *where,
+           const char *const *known)
+{
+  const cJSON *it;
+  char list[256];
+  size_t off;
+  int i;
+
+  cJSON_ArrayForEach(it, o) {
+    for (i = 0; known[i] != NULL; i++)
+      if (strcmp(it->string, known[i]) == 0)
+        break;
+    if (known[i] != NULL)
+      continue;
+    off = 0;
+    list[0] = '\0';
+    for (i = 0; known[i] != NULL && off < sizeof list; i++)
+      off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
+                              i ? ", " : "", known[i]);
+    return ooc_err_set(R->err, OOC_EPARSE, "%s: %s%s%.60s: unknown key "
+                       "(known: %s)", R->origin, where ? where : "",
+                       where ? "." : "", it->string, list);
+  }
+  return OOC_OK;
+}
+
+static const char *const scenario_keys[] = {
+  "model", "model_path", "batch", "dtype", "precision", "optimizer", "set",
+  "hw", "hw_set", "planner", "opts", "allocator", "budget_bytes", "note",
+  NULL,
+};
+static const char *const top_keys[] = {
+  "format", "version", "scenario", "model_fingerprint", "n_layers",
+  "prologue_end", "tensors", "program", NULL,
+};
+
 static int
 read_scenario(reader *R, const cJSON *s)
 {
@@ -332,6 +372,7 @@ read_scenario(reader *R, const cJSON *s)
   if (!cJSON_IsObject(s))
     return bad(R, OOC_EPARSE, "scenario", s ? "must be an object" : "missing");
 #define TRY(x) do { if ((rc = (x)) != OOC_OK) return rc; } while (0)
+  TRY(known_keys(R, s, "scenario", scenario_keys));
   TRY(get_str(R, s, "model", "scenario.model", &pf->model));
   TRY(get_str(R, s, "model_path", "scenario.model_path", &pf->model_path));
   TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(s, "batch"), 1, MAX_EXACT,
@@ -428,7 +469,7 @@ read_program(reader *R, const cJSON *root)
     return bad(R, OOC_EPARSE, "model_fingerprint",
                "must be a string of 1 to 16 hex digits");
   TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(root, "n_layers"), 1,
-             INT32_MAX, "n_layers", &n_layers));
+             OOC_MODEL_MAX_LAYERS, "n_layers", &n_layers));
   p->model_fingerprint = (uint64_t)fp;
   p->n_layers = (int32_t)n_layers;
 
@@ -622,7 +663,10 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
                      "version %d)", origin, v, OOC_PLAN_FILE_VERSION);
     goto fail;
   }
-  rc = read_scenario(&R, cJSON_GetObjectItemCaseSensitive(root, "scenario"));
+  rc = known_keys(&R, root, NULL, top_keys);
+  if (rc == OOC_OK)
+    rc = read_scenario(&R,
+                       cJSON_GetObjectItemCaseSensitive(root, "scenario"));
   if (rc == OOC_OK)
     rc = read_program(&R, root);
   if (rc != OOC_OK)

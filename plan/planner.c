@@ -24,18 +24,17 @@
 #include "plan/toolkit.h"
 #include "base/util.h"
 
-/* Every --opt key must be one the planner accepts, and given once. */
-static int
-check_opts(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
-           ooc_err *err)
+int
+ooc_planner_check_opts(const ooc_planner_type *t, const ooc_kv *opts, int n,
+                       ooc_err *err)
 {
   char list[512];
   int i, j, k;
 
-  for (i = 0; i < ctx->n_opts; i++) {
-    const char *key = ctx->opts[i].key;
+  for (i = 0; i < n; i++) {
+    const char *key = opts[i].key;
     int ok = 0;
-    if (key == NULL || ctx->opts[i].value == NULL)
+    if (key == NULL || opts[i].value == NULL)
       return ooc_err_set(err, OOC_EINVAL, "planner '%s': option %d has no "
                          "key or value", t->name, i);
     for (k = 0; t->options != NULL && t->options[k] != NULL; k++)
@@ -50,7 +49,7 @@ check_opts(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
                          ooc_join_names(t->options, list, sizeof list));
     }
     for (j = 0; j < i; j++)
-      if (strcmp(ctx->opts[j].key, key) == 0)
+      if (strcmp(opts[j].key, key) == 0)
         return ooc_err_set(err, OOC_EINVAL, "planner '%s': option '%s' "
                            "given twice", t->name, key);
   }
@@ -67,7 +66,7 @@ ooc_planner_run(const ooc_planner_type *t, const ooc_planner_ctx *ctx,
   if (t == NULL || ctx == NULL || ctx->model == NULL || ctx->live == NULL)
     return ooc_err_set(err, OOC_EINVAL, "planner: missing planner or "
                        "context");
-  rc = check_opts(t, ctx, err);
+  rc = ooc_planner_check_opts(t, ctx->opts, ctx->n_opts, err);
   if (rc != OOC_OK)
     return rc;
   /* No plan can fit: a result (OOC_EOOM), which the caller reports as an

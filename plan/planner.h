@@ -143,6 +143,15 @@ int ooc_planner_evaluate_profile(const ooc_planner_ctx *ctx,
                                  const ooc_plan *pl, ooc_sim_result *r,
                                  ooc_sim_detail *d, ooc_err *err);
 
+/* Every key of opts[0 .. n) must be one t accepts, and given once:
+ * OOC_OK, or OOC_EINVAL with "planner 'lms': unknown option 'foo' (valid:
+ * swapout_threshold, ...)" ("(it takes no options)" when it has none) or
+ * "planner 'lms': option 'ahead' given twice". Values are not parsed
+ * (the planner does that when it runs). ooc_planner_run checks ctx's
+ * options so; a plan file's reader checks the options it recorded. */
+int ooc_planner_check_opts(const ooc_planner_type *t, const ooc_kv *opts,
+                           int n, ooc_err *err);
+
 /* Whether planner t accepts --opt key. */
 int ooc_planner_accepts(const ooc_planner_type *t, const char *key);
 /* The options among opts[0 .. n) that t accepts, in order, into out (room

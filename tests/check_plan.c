@@ -1185,6 +1185,23 @@ START_TEST(test_plan_file_errors)
   expect_bad(t, OOC_EPARSE, "p.json: model_fingerprint: must be a string of "
              "1 to 16 hex digits");
   free(t);
+  /* Keys the format does not have: a typo or a hand edit, named. */
+  t = edit(text, "\"batch\":1", "\"batch\":1,\"colour\":\"red\"");
+  expect_bad(t, OOC_EPARSE, "p.json: scenario.colour: unknown key (known: "
+             "model, model_path, batch, dtype, precision, optimizer, set, "
+             "hw, hw_set, planner, opts, allocator, budget_bytes, note)");
+  free(t);
+  t = edit(text, "\"version\": 2", "\"version\": 2, \"extra\": 1");
+  expect_bad(t, OOC_EPARSE, "p.json: extra: unknown key (known: format, "
+             "version, scenario, model_fingerprint, n_layers, prologue_end, "
+             "tensors, program)");
+  free(t);
+  /* More layers than any model has: refused before anything is sized by
+   * it. */
+  t = edit(text, "\"n_layers\": 8", "\"n_layers\": 2000000000");
+  expect_bad(t, OOC_EINVAL, "p.json: n_layers: 2000000000 is out of range "
+             "[1, 1048576]");
+  free(t);
   /* Instruction 5 (the first timed one, ALLOC t4) on a stream 7. */
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]");

@@ -96,6 +96,33 @@ sed 's/"version":[[:space:]]*2,/"version": 2, "version": 3,/' "$TMP/mlp.json" >"
 sed 's/"planner":"incore"/"planner":"nosuch"/' "$TMP/mlp.json" >"$TMP/nop.json"
 expect_fail "a plan by an unknown planner" "nop.json: scenario.planner: unknown planner 'nosuch'" \
   "$OOCSIM" simulate "$TMP/nop.json"
+# The scenario is checked as the plan is read: its keys, its planner's
+# options, its layer count against the model, its budget against the
+# profile; each message names the file and the field.
+sed 's/"planner":"incore"/"planner":"vdnn","colour":"red"/' "$TMP/mlp.json" >"$TMP/key.json"
+expect_fail "a plan with an unknown scenario key" \
+  "oocsim: $TMP/key.json: scenario.colour: unknown key (known: model, model_path, batch, dtype, precision, optimizer, set, hw, hw_set, planner, opts, allocator, budget_bytes, note)" \
+  "$OOCSIM" simulate "$TMP/key.json"
+sed 's/"opts":{}/"opts":{"bogus":"1"}/' "$TMP/mlp.json" >"$TMP/opt.json"
+expect_fail "a plan with an option its planner does not take" \
+  "oocsim: $TMP/opt.json: scenario.opts: planner 'incore': unknown option 'bogus' (it takes no options)" \
+  "$OOCSIM" simulate "$TMP/opt.json"
+sed 's/"planner":"incore","opts":{}/"planner":"window","opts":{"ahead":"2"}/' "$TMP/mlp.json" >"$TMP/opt2.json"
+expect_fail "a plan with another planner's option" \
+  "oocsim: $TMP/opt2.json: scenario.opts: planner 'window': unknown option 'ahead' (valid: window, sched_budget, grads)" \
+  "$OOCSIM" simulate "$TMP/opt2.json"
+sed 's/"n_layers":[[:space:]]*5,/"n_layers": 6,/' "$TMP/mlp.json" >"$TMP/nl.json"
+expect_fail "a plan for more layers than the model has" \
+  "oocsim: $TMP/nl.json: n_layers: the plan is for 6 layers, 'cli_mlp' at batch 4 has 5" \
+  "$OOCSIM" simulate "$TMP/nl.json"
+sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
+expect_fail "a plan for an absurd number of layers" \
+  "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
+  "$OOCSIM" simulate "$TMP/nl2.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":9007199254740992/' "$TMP/mlp.json" >"$TMP/bbig.json"
+expect_fail "a plan for a budget past the profile" \
+  "oocsim: $TMP/bbig.json: scenario.budget_bytes: budget 8192.00 TiB exceeds the 16.00 GiB of profile 'v100-pcie3'" \
+  "$OOCSIM" simulate "$TMP/bbig.json"
 sed 's/"budget_bytes":[0-9]*/"budget_bytes":0/' "$TMP/mlp.json" >"$TMP/b0.json"
 expect_fail "a plan for budget 0" "b0.json: scenario.budget_bytes: 0 is out of range" \
   "$OOCSIM" simulate "$TMP/b0.json"
