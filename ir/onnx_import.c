@@ -444,7 +444,8 @@ set_lyr(imp *I, int k, cJSON *L, const val *const *ins, int n_in)
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(L, "shape"), *d;
     y->out.ndim = 0;
     cJSON_ArrayForEach(d, sh) {
-      if (y->out.ndim == OOC_MAX_DIMS || d->valuedouble < 1)
+      if (y->out.ndim == OOC_MAX_DIMS || d->valuedouble < 1 ||
+          d->valuedouble > (double)MAX_DIM)
         return;
       y->out.d[y->out.ndim++] = (int64_t)d->valuedouble;
     }
@@ -877,9 +878,10 @@ fold_const(imp *I, const Node *n, const char *op)
       fill = b[0];
     for (i = 0; i < na && i < 8; i++) {
       dims[i] = d2i(a[i]);
-      if (dims[i] < 0)
-        return node_err(I, n, "a negative dim", NULL);
-      tot = tot > FOLD_MAX ? tot : tot * dims[i];
+      if (dims[i] < 0 || dims[i] > MAX_DIM)
+        return node_err(I, n, dims[i] < 0 ? "a negative dim"
+                                          : "a dim above 2^40", NULL);
+      tot = tot > FOLD_MAX ? tot : tot * dims[i];   /* < 2^47 */
     }
     if (na > 8 || tot > FOLD_MAX)
       return NOT_FOLDED;
@@ -918,9 +920,10 @@ fold_const(imp *I, const Node *n, const char *op)
       dims[i] = s == 1 ? d2i(b[i]) : s;
       if (s != 1 && b[i] != 1 && d2i(b[i]) != s)
         return node_err(I, n, "shapes do not broadcast", NULL);
-      if (dims[i] < 0)
-        return node_err(I, n, "a negative dim", NULL);
-      tot = tot > FOLD_MAX ? tot : tot * dims[i];
+      if (dims[i] < 0 || dims[i] > MAX_DIM)
+        return node_err(I, n, dims[i] < 0 ? "a negative dim"
+                                          : "a dim above 2^40", NULL);
+      tot = tot > FOLD_MAX ? tot : tot * dims[i];   /* < 2^47 */
     }
     if (tot > FOLD_MAX || (na != 1 && na != tot))
       return NOT_FOLDED;
@@ -1349,7 +1352,6 @@ check_attrs(imp *I, const Node *n)
     { "output_padding", AT_INTS }, { "perm", AT_INTS }, { "axes", AT_INTS },
     { "split", AT_INTS }, { "starts", AT_INTS }, { "ends", AT_INTS },
     { "ratio", AT_FLOAT }, { "auto_pad", AT_STRING },
-    { "value", AT_TENSOR },
   };
   static const char *const tname[] = { "?", "a FLOAT", "an INT", "a STRING",
                                        "a TENSOR", "a GRAPH", "FLOATS",
@@ -1373,6 +1375,18 @@ check_attrs(imp *I, const Node *n)
                            type > 0 && type <= 8 ? tname[type]
                                                  : "of an unknown type",
                            tname[want[k].type]);
+    /* "value" is a TENSOR where the importer reads it; only there, since
+     * Pad's opset-2 "value" is a FLOAT and Pad, not imported, must reach
+     * the unsupported-op error with the others. */
+    if (strcmp(a->name, "value") == 0 && type != AT_TENSOR &&
+        n->op_type != NULL && (strcmp(n->op_type, "Constant") == 0 ||
+                               strcmp(n->op_type, "ConstantOfShape") == 0))
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: attribute 'value' "
+                         "is %s, expected %s", I->path,
+                         node_label(I->g, n, b, sizeof b),
+                         type > 0 && type <= 8 ? tname[type]
+                                               : "of an unknown type",
+                         tname[AT_TENSOR]);
     if (a->t != NULL) {
       char what[120];
       snprintf(what, sizeof what, "%s: attribute '%.40s'",
@@ -2424,11 +2438,14 @@ node(imp *I, const Node *n)
                         "not a constant int64 list of rank 2 or more "
                         "(export with constant folding and a static "
                         "shape)", NULL);
-      for (k = 0; k < nd; k++)
+      for (k = 0; k < nd; k++) {
         if ((want[k] == 0 && attr_i(n, "allowzero", 0) != 0) ||
             want[k] < -1)
           return node_err(I, n, "the shape has a dim below -1 or a zero "
                           "dim (allowzero 1): no per-sample shape", NULL);
+        if (want[k] > MAX_DIM)
+          return node_err(I, n, "the shape has a dim above 2^40", NULL);
+      }
       /* [B * S, H] from [B, S, H]: the batch merged with the leading
        * dims for a matrix product over the last one (a Gemm); per
        * sample, the same [S, H]. */

@@ -151,6 +151,10 @@ expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does no
 [ ! -e "$TMP/x.json" ] && ok "nothing written on error" || not_ok "a file was written on error"
 expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2' (Erf)" \
   "$OOCSIM" import "$D/unknown_op.onnx"
+# Pad (opset 9: its "value" a FLOAT) has no oocsim op: that error, not one
+# about the attribute's type, which only Constant's "value" must have.
+expect_fail "unknown op with a FLOAT value" "pad_o9.onnx: 1 node has no oocsim op: node 'relu2' (Pad)" \
+  "$OOCSIM" import "$D/pad_o9.onnx"
 expect_fail "a Split no attention reads" "split_plain.onnx: 1 node has no oocsim op: node 'split' (Split)" \
   "$OOCSIM" import "$D/split_plain.onnx"
 expect_fail "two nodes write one value" "dup_output.onnx: node 'relu1' (Relu) and node 1 (Sigmoid) both write 'h' (each value has one writer)" \

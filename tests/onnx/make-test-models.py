@@ -32,6 +32,8 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           cnn_residual at opsets outside 7..23 or with no
                           opset_import (refused)
   custom_domain.onnx      cnn_residual with a node in com.microsoft
+  pad_o9.onnx             cnn_residual at opset 9 with a Pad whose value
+                          is a FLOAT (no oocsim op, like any other)
   softmax_o12.onnx, softmax_o13.onnx
                           a Softmax of [N, 4, 6] with no axis: over dims
                           1 and 2 before opset 13 (refused), the last
@@ -322,6 +324,20 @@ def dup_output():
     return model(nodes, [], x, y, "dup_output")
 
 
+def pad_o9():
+    """cnn_residual at opset 9 with its second Relu a Pad, whose "value"
+    is a FLOAT there (not imported: the unsupported-op error, not an
+    attribute-type error)."""
+    m = cnn()
+    m.opset_import[0].version = 9
+    nd = [x for x in m.graph.node if x.name == "relu2"][0]
+    nd.op_type = "Pad"
+    nd.attribute.extend([
+        helper.make_attribute("pads", [0, 0, 1, 1, 0, 0, 1, 1]),
+        helper.make_attribute("value", 0.0)])
+    return m
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -349,6 +365,7 @@ def main():
     del m.opset_import[:]
     save(m, os.path.join(out, "no_opset.onnx"))
     save(custom_domain(), os.path.join(out, "custom_domain.onnx"))
+    save(pad_o9(), os.path.join(out, "pad_o9.onnx"))
     save(softmax_default(12), os.path.join(out, "softmax_o12.onnx"))
     save(softmax_default(13), os.path.join(out, "softmax_o13.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
