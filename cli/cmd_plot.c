@@ -119,6 +119,12 @@ ooc_cmd_plot(int argc, char **argv)
     const char *opt[3] = { "--in", "-o", "the data file of -o" };
     const char *path[3] = { c.in, c.out, NULL };
     char dat[4096];
+    /* The extension first: -o x.dat would otherwise be "the same file
+     * as its data file" rather than not an image. */
+    if (ext == NULL || strchr(ext, '/') != NULL ||
+        (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
+      return ooc_cli_fail("plot: -o %s: the output must end in .png or "
+                          ".svg", c.out);
     if (ext != NULL && strchr(ext, '/') == NULL &&
         snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - c.out), c.out) <
             (int)sizeof dat)

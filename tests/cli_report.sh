@@ -226,6 +226,8 @@ grep -q "not drawn: gnuplot is missing" "$TMP/rep2/report.md" && ok "report says
 
 # Errors.
 expect_fail "unknown plot kind" "unknown plot kind 'pie'" $OOCSIM plot pie --in "$TMP/thr/results.csv" -o "$TMP/x.png"
+# -o must name an image; x.dat is that, not "the same file as its data".
+expect_fail "plot -o x.dat" "oocsim: plot: -o $TMP/x.dat: the output must end in .png or .svg" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/x.dat"
 expect_fail "bandwidth plot needs a --hw-set sweep" "--hw-set link.h2d_GBps" $OOCSIM plot bandwidth --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "maxbatch plot needs a maxbatch sweep" "max_batch" $OOCSIM plot maxbatch --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 expect_fail "plot output extension" ".png or .svg" $OOCSIM plot throughput --in "$TMP/thr/results.csv" -o "$TMP/x.jpg"
