@@ -100,13 +100,37 @@ ooc_sweep_set_model(ooc_sweep_grid *g, const char *model, ooc_err *err)
 }
 
 static int
-push_batch(ooc_sweep_grid *g, int64_t b, const char *opt, int *cap,
-           ooc_err *err)
+by_i64(const void *x, const void *y)
 {
-  for (int i = 0; i < g->n_batches; i++)
-    if (g->batches[i] == b)
-      return ooc_err_set(err, OOC_EINVAL, "%s: batch %" PRId64 " given "
-                         "twice", opt, b);
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* A batch given twice (the smallest such) is refused: O(n log n) on a
+ * sorted copy, as a range may hold 100000 sizes. */
+static int
+check_batches(const ooc_sweep_grid *g, const char *opt, ooc_err *err)
+{
+  int64_t *c;
+  int i, rc = OOC_OK;
+
+  if (g->n_batches < 2)
+    return OOC_OK;
+  if ((c = malloc((size_t)g->n_batches * sizeof *c)) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  memcpy(c, g->batches, (size_t)g->n_batches * sizeof *c);
+  qsort(c, (size_t)g->n_batches, sizeof *c, by_i64);
+  for (i = 1; i < g->n_batches && rc == OOC_OK; i++)
+    if (c[i] == c[i - 1])
+      rc = ooc_err_set(err, OOC_EINVAL, "%s: batch %" PRId64 " given "
+                       "twice", opt, c[i]);
+  free(c);
+  return rc;
+}
+
+static int
+push_batch(ooc_sweep_grid *g, int64_t b, int *cap, ooc_err *err)
+{
   if (g->n_batches == *cap) {
     int nc = *cap ? *cap * 2 : 16;
     int64_t *nb = realloc(g->batches, (size_t)nc * sizeof *nb);
@@ -169,9 +193,9 @@ ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
                          "%s '%s': more than 100000 batch sizes", opt, spec);
     /* Count the sizes rather than step past b: a + step may overflow. */
     for (int64_t k = 0; k <= (b - a) / step; k++)
-      if ((rc = push_batch(g, a + k * step, opt, &cap, err)))
+      if ((rc = push_batch(g, a + k * step, &cap, err)))
         return rc;
-    return OOC_OK;
+    return check_batches(g, opt, err);
   }
   if ((rc = ooc_strv_split(spec, ',', opt, &items, &n, err)))
     return rc;
@@ -185,9 +209,10 @@ ooc_sweep_parse_batches_as(ooc_sweep_grid *g, const char *spec,
                        opt, spec);
       goto out;
     }
-    if ((rc = push_batch(g, b, opt, &cap, err)))
+    if ((rc = push_batch(g, b, &cap, err)))
       goto out;
   }
+  rc = check_batches(g, opt, err);
 out:
   ooc_strv_free(items, n);
   return rc;
