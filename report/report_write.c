@@ -543,9 +543,13 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
   }
   if (rd->have_mb) {
     ooc_doc_p(d, "Largest batch each planner can train on %s (search by "
-              "doubling then bisection; data/maxbatch/results.csv, whose "
-              "fail_* columns say what stops the next batch). A bracket over "
-              "bars of equal height says why they stop there.", hw->name);
+              "doubling then bisection, looking ahead past the first batch "
+              "that does not fit; data/maxbatch/results.csv, whose fail_* "
+              "columns say what stops the next batch, and fail_below a "
+              "smaller batch that does not fit where a planner's "
+              "feasibility is not monotone). A numbered bracket over bars "
+              "of equal height, and its note under the plot, say why they "
+              "stop there.", hw->name);
     ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch", why);
   }
   ooc_doc_p(d, "Slowdown against host link bandwidth at batch %" PRId64 ", "

@@ -19,7 +19,7 @@
 int
 ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
 {
-  int nc = ooc_sweep_ncoords(g), n = nc + (g->maxbatch ? 4 : 0) +
+  int nc = ooc_sweep_ncoords(g), n = nc + (g->maxbatch ? 5 : 0) +
            OOC_SUMMARY_NCOLS, k = 0, i;
   char **c = calloc((size_t)n, sizeof *c);
   char buf[300];
@@ -47,6 +47,7 @@ ooc_sweep_header(const ooc_sweep_grid *g, ooc_table *t, ooc_err *err)
     c[k++] = strdup("fail_batch");
     c[k++] = strdup("fail_limit");
     c[k++] = strdup("fail_op");
+    c[k++] = strdup("fail_below");
   }
   for (i = 0; ooc_summary_columns[i]; i++)
     c[k++] = strdup(ooc_summary_columns[i]);
@@ -78,7 +79,9 @@ ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
     row[k++] = strdup(known ? b : "");
     row[k++] = strdup(known ? ooc_limit_kind_name(lim->kind) : "");
     row[k++] = strdup(known ? lim->op : "");
-    for (int j = k - 4; j < k; j++)
+    snprintf(b, sizeof b, "%" PRId64, lim != NULL ? lim->hole : 0);
+    row[k++] = strdup(lim != NULL && lim->hole > 0 ? b : "");
+    for (int j = k - 5; j < k; j++)
       if (!row[j])
         return OOC_ENOMEM;
   }

@@ -8,7 +8,9 @@
  * fit; empty at the cap), fail_limit ("working_set" when one step's working
  * set exceeds the budget, so no plan fits it; "largest_step" when the plan
  * ran out of memory at the step with the largest working set; "oom" at
- * another step) and fail_op (the step the OOM names); then the summary's
+ * another step), fail_op (the step the OOM names) and fail_below (a
+ * batch below max_batch that does not fit, empty when the search found
+ * none: feasibility is not monotone, maxbatch.h); then the summary's
  * result columns (ooc_summary_columns: budget_bytes, feasible, ...,
  * oom_reason, plan_note), with the wall-clock columns (plan_wall_s,
  * sim_wall_s) last so byte comparisons can cut them.

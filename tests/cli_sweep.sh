@@ -136,12 +136,19 @@ set -- $lbchk
 
 # --maxbatch: a max_batch column, at least 1 for a swapping planner.
 expect_ok "sweep --maxbatch" $OOCSIM sweep --maxbatch -m alexnet --hw v100-pcie3 -p vdnn -o "$TMP/mb"
-head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,dtype,optimizer,max_batch,fail_batch,fail_limit,fail_op,' && ok "max_batch and fail_* columns" || not_ok "max_batch column"
+head -n 1 "$TMP/mb/results.csv" | grep -q ',planner,dtype,optimizer,max_batch,fail_batch,fail_limit,fail_op,fail_below,' && ok "max_batch and fail_* columns" || not_ok "max_batch column"
 mbv=$(awk -F, 'NR==2 {print $9}' "$TMP/mb/results.csv")
 [ "${mbv:-0}" -ge 1 ] && ok "vdnn max batch $mbv >= 1" || not_ok "max batch: $mbv"
 # What stops the next batch: fail_batch = max_batch + 1, a kind and a step.
 fail=$(awk -F, 'NR==2 {print $10, $11, $12}' "$TMP/mb/results.csv")
 [ "$fail" = "$((mbv + 1)) largest_step bwd pool1" ] && ok "maxbatch names what stops batch $((mbv + 1))" || not_ok "fail columns: $fail"
+[ -z "$(awk -F, 'NR==2 {print $13}' "$TMP/mb/results.csv")" ] && ok "vdnn: no batch below it fails" || not_ok "fail_below for vdnn"
+# checkpoint-dp on resnet50 on v100-nvlink2 is not monotone (640 does not
+# fit, 700 does; cli_sim.sh): fail_below says so, as maxbatch's JSON does.
+expect_ok "sweep --maxbatch, not monotone" $OOCSIM sweep --maxbatch -m resnet50 --hw v100-nvlink2 -p checkpoint-dp -o "$TMP/mbh"
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+[ "$(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")" = "705 640" ] &&
+  ok "sweep --maxbatch: fail_below 640 under 705" || not_ok "fail_below: $(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")"
 
 # One schema (docs/output-schema.md): an infeasible row has no iteration,
 # so its times are empty cells in CSV and null in JSON, never 0.
