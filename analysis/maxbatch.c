@@ -185,6 +185,34 @@ look_ahead(const ooc_scenario_spec *spec, ooc_progress *prog,
   return 0;
 }
 
+/* From *lo, which fits, try *lo + step, the step doubling after each
+ * fit, until one does not: it is *hi (lim describes it), or cap + 1 when
+ * the cap is passed first. */
+static int
+gallop(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
+       int64_t *lo, int64_t *hi, int64_t step, ooc_maxbatch_limit *lim,
+       ooc_err *err)
+{
+  int rc;
+
+  for (;;) {
+    int64_t b = *lo + step;
+    if (b > OOC_MAXBATCH_CAP) {
+      *hi = OOC_MAXBATCH_CAP + 1;
+      return OOC_OK;
+    }
+    show(prog, (*probes)++, 0, b);
+    if ((rc = try_batch(spec, b, 0, NULL, lim, err)) < 0)
+      return rc;
+    if (rc == 0) {
+      *hi = b;
+      return OOC_OK;
+    }
+    *lo = b;
+    step *= 2;
+  }
+}
+
 int
 ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
                     int64_t *best, ooc_summary *at_max,
@@ -194,7 +222,7 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
   int64_t probes = 0, hole = 0;
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
-  int64_t lo = 0, hi = 0, b = 1, step;
+  int64_t lo = 0, hi = 0, b, step;
   const int64_t cap = OOC_MAXBATCH_CAP;
   int rc;
 
@@ -202,21 +230,18 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
   *at_max = (ooc_summary){ 0 };
   if ((rc = ooc_scenario_lookup(spec, &t, &a, NULL, err)) < 0)
     return rc;
-  /* Doubling: lo is the largest batch known to fit, hi the smallest known
-   * not to (0: none yet). */
-  while (b <= cap) {
-    show(prog, probes++, 0, b);
-    if ((rc = try_batch(spec, b, 0, NULL, &lim, err)) < 0)
+  /* Doubling: batch 1, then 2, 4, 8, ... (a gallop from 1 by 1); lo is
+   * the largest batch known to fit, hi the smallest known not to. */
+  show(prog, probes++, 0, 1);
+  if ((rc = try_batch(spec, 1, 0, NULL, &lim, err)) < 0)
+    return rc;
+  if (rc == 0) {
+    hi = 1;
+  } else {
+    lo = 1;
+    if ((rc = gallop(spec, prog, &probes, &lo, &hi, 1, &lim, err)) < 0)
       return rc;
-    if (rc == 0) {
-      hi = b;
-      break;
-    }
-    lo = b;
-    b *= 2;
   }
-  if (hi == 0)
-    hi = cap + 1;
   for (;;) {
     if ((rc = bisect(spec, prog, &probes, &lo, &hi, &lim, err)) < 0)
       return rc;
@@ -234,25 +259,10 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
       break;
     if (hole == 0)
       hole = hi;
-    /* b fits: gallop up from it, the step doubling, to one that does not
-     * (its lim then describes the new hi), and bisect again. */
+    /* b fits: gallop up from it to one that does not, and bisect again. */
     lo = b;
-    for (;;) {
-      b = lo + step <= cap ? lo + step : cap + 1;
-      if (b > cap) {
-        hi = b;
-        break;
-      }
-      show(prog, probes++, 0, b);
-      if ((rc = try_batch(spec, b, 0, NULL, &lim, err)) < 0)
-        return rc;
-      if (rc == 0) {
-        hi = b;
-        break;
-      }
-      lo = b;
-      step *= 2;
-    }
+    if ((rc = gallop(spec, prog, &probes, &lo, &hi, step, &lim, err)) < 0)
+      return rc;
   }
   /* hi is the first batch above lo found not to fit: lo + 1. */
   *best = lo;
