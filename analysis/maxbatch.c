@@ -43,6 +43,16 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
       *err = e2;
     return rc;
   }
+  /* A budget above the profile's memory is bad input at any batch, not
+   * a limit of this one (maxbatch's own command refuses it up front; a
+   * sweep's point fails with it). */
+  if (spec->budget != 0 &&
+      (rc = ooc_scenario_check_budget_size(sc, spec->budget, &e2)) < 0) {
+    if (err != NULL)
+      *err = e2;
+    ooc_scenario_close(sc);
+    return rc;
+  }
   if (ooc_scenario_check_budget_for(sc, spec->budget != 0
                                             ? spec->budget
                                             : ooc_scenario_hw(sc)->mem_usable,

@@ -150,6 +150,13 @@ H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
 [ "$(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")" = "705 640" ] &&
   ok "sweep --maxbatch: fail_below 640 under 705" || not_ok "fail_below: $(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")"
 
+# A budget above the profile's memory fails the maxbatch point as it fails
+# a batch's, not as "not even batch 1 fits" (a working-set row).
+"$OOCSIM" sweep --maxbatch -m resnet50 --hw v100-pcie3 -p vdnn --budget 20GiB -o "$TMP/mbb" >"$TMP/out" 2>&1
+grep -q "first: vdnn on v100-pcie3: budget 20.00 GiB exceeds the 16.00 GiB of profile 'v100-pcie3'" "$TMP/out" &&
+  [ "$(wc -l < "$TMP/mbb/results.csv")" -eq 1 ] &&
+  ok "sweep --maxbatch: a budget above the device fails the point" || not_ok "sweep --maxbatch budget above the device: $(cat "$TMP/out")"
+
 # One schema (docs/output-schema.md): an infeasible row has no iteration,
 # so its times are empty cells in CSV and null in JSON, never 0.
 expect_ok "sweep with an infeasible point" $OOCSIM sweep -m resnet50 -b 512 --hw v100-nvlink2 -p incore,window -o "$TMP/inf"
