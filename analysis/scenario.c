@@ -438,8 +438,15 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     for (i = 0; i < prog->n_instr && !off; i++)
       off = prog->instr[i].kind == OOC_I_HOST;
     if ((rc = off ? ooc_plan_check_budget_offload(sc->lv, budget, err)
-                  : ooc_plan_check_budget(sc->lv, budget, err)) < 0)
-      goto done;        /* no plan can fit what the user asked for */
+                  : ooc_plan_check_budget(sc->lv, budget, err)) < 0) {
+      /* No plan can fit what the user asked for: name where it came
+       * from (the profile's own memory below it is a result upstream). */
+      if (spec->budget != 0)
+        ooc_err_prefix(err, rc, "%s: ", spec->budget_field
+                                            ? spec->budget_field
+                                            : "--budget");
+      goto done;
+    }
   }
   if ((rc = ooc_program_validate(prog, err)) < 0)
     goto done;

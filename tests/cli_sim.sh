@@ -328,8 +328,12 @@ expect_fail "--budget below the working set" \
   "$OOCSIM" simulate -m resnet50 -b 4096 --hw v100-pcie3 -p incore --budget 4GiB
 expect_fail "compare --budget below the working set" "budget 1.00 MiB is below the working set" \
   "$OOCSIM" compare -m resnet50 -b 64 --hw v100-pcie3 --budget 1MiB
-expect_fail "plan.json --budget below the working set" "mlp.json: budget 1.00 KiB is below the working set" \
+expect_fail "plan.json --budget below the working set" "mlp.json: --budget: budget 1.00 KiB is below the working set" \
   "$OOCSIM" simulate "$TMP/mlp.json" --budget 1KiB
+"$OOCSIM" plan -m "$MLP" -b 8 --hw v100-pcie3 -p vdnn -o "$TMP/pb.json" >/dev/null 2>&1
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":1024/' "$TMP/pb.json" >"$TMP/pb1k.json"
+expect_fail "plan file budget below the working set" "pb1k.json: scenario.budget_bytes: budget 1.00 KiB is below the working set" \
+  "$OOCSIM" simulate "$TMP/pb1k.json"
 # a --budget below batch 1 is bad input, as in simulate; a device too small
 # for batch 1 is a result: max batch 0
 expect_fail "maxbatch --budget below batch 1" "oocsim: --budget: budget 1.00 MiB is below the working set of step 'bwd pool1'" \
