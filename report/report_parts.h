@@ -29,12 +29,24 @@
 /* Most what-if links. */
 #define OOC_REPORT_MAX_LINKS 8
 
-/* The plots drawn, and the first failure. */
+/* The report's plots (its images in DIR), in drawing order. */
+enum { OOC_REPORT_PLOTS = 5 };
+extern const char *const ooc_report_plot_files[OOC_REPORT_PLOTS];
+
+/* The plots drawn, the first failure, and why each one that failed did
+ * (why[k] for ooc_report_plot_files[k], "" when it was drawn or not
+ * tried). */
 typedef struct ooc_report_plots {
   int drawn, missing, failed;
   int first_rc;
   char first_msg[OOC_ERR_MSG_MAX];
+  char why[OOC_REPORT_PLOTS][OOC_ERR_MSG_MAX];
 } ooc_report_plots;
+
+/* Why the plot in file (one of ooc_report_plot_files) is not drawn:
+ * its own failure, else the first (a plot not tried). */
+const char *ooc_report_plot_why(const ooc_report_plots *pl,
+                                const char *file);
 
 typedef struct ooc_report_data {
   ooc_model *model;           /* at the report's batch */

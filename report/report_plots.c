@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "report/report_parts.h"
@@ -21,7 +22,36 @@
 #include "report/trace_out.h"
 #include "analysis/scenario.h"
 
-/* Draw one plot into DIR/PNG; counts it and keeps the first failure. */
+const char *const ooc_report_plot_files[OOC_REPORT_PLOTS] = {
+  "throughput.png", "bandwidth.png", "maxbatch.png", "memory.png",
+  "gantt.png",
+};
+
+const char *
+ooc_report_plot_why(const ooc_report_plots *pl, const char *file)
+{
+  for (int k = 0; k < OOC_REPORT_PLOTS; k++)
+    if (strcmp(ooc_report_plot_files[k], file) == 0 && pl->why[k][0])
+      return pl->why[k];
+  return pl->first_msg;
+}
+
+/* msg with the first "from" replaced by "to" (the .dat moved to data/),
+ * into out. */
+static void
+moved(char *out, size_t n, const char *msg, const char *from, const char *to)
+{
+  const char *at = strstr(msg, from);
+
+  if (at == NULL)
+    snprintf(out, n, "%s", msg);
+  else
+    snprintf(out, n, "%.*s%s%s", (int)(at - msg), msg, to,
+             at + strlen(from));
+}
+
+/* Draw one plot into DIR/PNG; counts it and keeps the first failure and
+ * its own. */
 static void
 draw(ooc_report_plots *pl, ooc_plot_kind k, const char *in, const char *dir,
      const char *png, const ooc_plot_opts *po)
@@ -48,9 +78,12 @@ draw(ooc_report_plots *pl, ooc_plot_kind k, const char *in, const char *dir,
     pl->missing++;
   else
     pl->failed++;
+  for (int f = 0; f < OOC_REPORT_PLOTS; f++)
+    if (strcmp(ooc_report_plot_files[f], png) == 0)
+      moved(pl->why[f], sizeof pl->why[f], e.msg, dat, to);
   if (!pl->first_rc) {
     pl->first_rc = rc;
-    snprintf(pl->first_msg, sizeof pl->first_msg, "%s", e.msg);
+    moved(pl->first_msg, sizeof pl->first_msg, e.msg, dat, to);
   }
 }
 
@@ -120,6 +153,15 @@ int
 ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
 {
   char path[4096];
+
+  /* An image an earlier report left in DIR is not this report's: the
+   * document would show it as drawn (ooc_doc_img looks for the file). */
+  for (int k = 0; k < OOC_REPORT_PLOTS; k++) {
+    snprintf(path, sizeof path, "%s/%s", o->dir, ooc_report_plot_files[k]);
+    if (unlink(path) != 0 && errno != ENOENT)
+      return ooc_err_set(err, OOC_EIO, "cannot remove the old '%s': %s",
+                         path, strerror(errno));
+  }
 
   snprintf(path, sizeof path, "%s/data/throughput/results.csv", o->dir);
   draw(&d->pl, OOC_PLOT_THROUGHPUT, path, o->dir, "throughput.png",

@@ -513,6 +513,10 @@ section_time(ooc_doc *d, const ooc_report_opts *o, const ooc_report_data *rd)
   }
 }
 
+/* Why plot F is missing: gnuplot is, or its own failure. */
+#define WHY(f) (pl->missing ? "gnuplot is missing" \
+                            : ooc_report_plot_why(pl, (f)))
+
 /* The plots, or why each is missing. */
 static void
 section_plots(ooc_doc *d, const ooc_report_opts *o,
@@ -520,7 +524,7 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
 {
   const ooc_hw *hw = rd->hw;
   int64_t win = rd->win;
-  const char *why = rd->pl.missing ? "gnuplot is missing" : rd->pl.first_msg;
+  const ooc_report_plots *pl = &rd->pl;
   ooc_doc_h(d, 2, "Plots");
   ooc_doc_p(d, "Throughput over batch sizes %s, one line per planner; "
             "planners that reach the same speed at every batch share one "
@@ -528,7 +532,8 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
             "the plot, one row per planner in its colour, mark the batches "
             "it cannot fit; the dashed black line is in-core speed with "
             "unlimited memory.", rd->batches);
-  ooc_doc_img(d, o->dir, "throughput.png", "samples/s vs batch", why);
+  ooc_doc_img(d, o->dir, "throughput.png", "samples/s vs batch",
+              WHY("throughput.png"));
   if (win >= 0) {
     ooc_doc_p(d, "The winner (%s) over one iteration: device memory against "
               "the budget, and its timeline (compute, H2D and D2H lanes). %s",
@@ -538,8 +543,10 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
               "anything else. Where spans are too short to see one by one, "
               "stacked bars show each one's share of the time."
               : "Its compute lane never stalls.");
-    ooc_doc_img(d, o->dir, "memory.png", "memory over one iteration", why);
-    ooc_doc_img(d, o->dir, "gantt.png", "timeline of one iteration", why);
+    ooc_doc_img(d, o->dir, "memory.png", "memory over one iteration",
+                WHY("memory.png"));
+    ooc_doc_img(d, o->dir, "gantt.png", "timeline of one iteration",
+                WHY("gantt.png"));
   }
   if (rd->have_mb) {
     ooc_doc_p(d, "Largest batch each planner can train on %s (search by "
@@ -550,14 +557,16 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
               "feasibility is not monotone). A numbered bracket over bars "
               "of equal height, and its note under the plot, say why they "
               "stop there.", hw->name);
-    ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch", why);
+    ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch",
+                WHY("maxbatch.png"));
   }
   ooc_doc_p(d, "Slowdown against host link bandwidth at batch %" PRId64 ", "
             "with the link made a symmetric full-duplex link of that rate "
             "(--hw-set link.h2d_GBps, d2h, duplex); dotted lines mark the "
             "measured H2D rates of the link profiles.", o->batch);
   ooc_doc_img(d, o->dir, "bandwidth.png", "slowdown vs link bandwidth",
-              rd->bw_any ? why : "no planner fits at any of these bandwidths");
+              rd->bw_any ? WHY("bandwidth.png")
+                         : "no planner fits at any of these bandwidths");
 }
 
 /* The H2D rate (GB/s) a what-if table was run with; NaN when unknown. */

@@ -223,6 +223,18 @@ expect_fail "report without gnuplot" "gnuplot is missing" env OOCSIM_GNUPLOT=/no
 [ -s "$TMP/rep2/report.md" ] && [ -s "$TMP/rep2/report.html" ] && [ -s "$TMP/rep2/data/throughput/results.csv" ] \
   && ok "report without gnuplot writes Markdown, HTML and CSV" || not_ok "report without gnuplot: files missing"
 grep -q "not drawn: gnuplot is missing" "$TMP/rep2/report.md" && ok "report says the plots are missing" || not_ok "no note on plots"
+# A report rewritten where gnuplot fails keeps no image of the one before
+# (the document would show it as drawn), and each note gives its own
+# plot's failure, naming the data where it lies (data/).
+if [ $have_gnuplot -eq 1 ]; then
+  rm -rf "$TMP/rep4"
+  $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn,window --no-maxbatch -o "$TMP/rep4" >/dev/null 2>&1
+  expect_fail "report where gnuplot fails" "wrote $TMP/rep4/data/throughput.dat but not $TMP/rep4/throughput.png" \
+    env OOCSIM_GNUPLOT=/bin/false $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep4"
+  [ -z "$(ls "$TMP/rep4"/*.png 2>/dev/null)" ] && ok "no image of the report before" || not_ok "old images kept: $(ls "$TMP/rep4")"
+  grep -q "(memory over one iteration: not drawn: gnuplot failed on .*/memory.gp ($TMP/rep4/memory.png)" "$TMP/rep4/report.md" &&
+    ok "each plot's note gives its own failure" || not_ok "notes: $(grep 'not drawn' "$TMP/rep4/report.md" | head -2)"
+fi
 
 # Errors.
 expect_fail "unknown plot kind" "unknown plot kind 'pie'" $OOCSIM plot pie --in "$TMP/thr/results.csv" -o "$TMP/x.png"
