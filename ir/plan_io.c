@@ -242,6 +242,13 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
   /* A double beyond 2^53 has no fraction, and converting one outside
    * int64_t is undefined: only those within are tested for a fraction,
    * and the others are integers out of range. */
+  if (isinf(it->valuedouble)) {
+    /* Digits past a double's range (400 of them, or 1e999). */
+    snprintf(msg, sizeof msg, "%s is out of range [%.0f, %.0f]",
+             it->valuedouble > 0 ? "a number beyond 1e308"
+                                 : "a number below -1e308", lo, hi);
+    return bad(R, OOC_EINVAL, field, msg);
+  }
   if (!isfinite(it->valuedouble) ||
       (it->valuedouble >= -MAX_EXACT && it->valuedouble <= MAX_EXACT &&
        it->valuedouble != (double)(int64_t)it->valuedouble))

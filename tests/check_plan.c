@@ -1172,6 +1172,10 @@ START_TEST(test_plan_file_errors)
   expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 1e+300 is out of "
              "range [1, 9007199254740992]");
   free(t);
+  t = edit(text, "\"batch\":1", "\"batch\":1e999");
+  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: a number beyond "
+             "1e308 is out of range [1, 9007199254740992]");
+  free(t);
   t = edit(text, "\"batch\":1", "\"batch\":4611686018427387904");
   expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 4611686018427387904 "
              "is out of range [1, 9007199254740992]");
