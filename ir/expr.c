@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ir/expr.h"
+#include "base/util.h"
 
 struct parser {
   const char *src;   /* whole expression, for messages */
@@ -471,16 +472,12 @@ ooc_expr_scope_fini(ooc_expr_scope *sc)
   ooc_expr_scope_init(sc);
 }
 
-/* FNV-1a of name[0..len). */
+/* The project's FNV-1a (base/util.h) of name[0..len), to the bucket
+ * index's width. */
 static uint32_t
 name_hash(const char *name, size_t len)
 {
-  uint32_t h = 2166136261u;
-  size_t i;
-
-  for (i = 0; i < len; i++)
-    h = (h ^ (unsigned char)name[i]) * 16777619u;
-  return h;
+  return (uint32_t)ooc_hash64(name, len, OOC_HASH_SEED);
 }
 
 /* Make room for one more variable: grow the arrays, and double the
