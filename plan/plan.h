@@ -247,7 +247,7 @@ typedef struct ooc_plan {
   uint64_t sched_budget;   /* budget the planner scheduled against */
   ooc_metric metrics[OOC_PLAN_METRICS];
   int n_metrics;
-  char note[1024];          /* planner's one-line description of its choice
+  char note[1024];         /* planner's one-line description of its choice
                               (e.g. tuned options), shown in reports */
   uint8_t *param_where;     /* per layer: OOC_PARAM_* (0 for layers
                               without parameters) */

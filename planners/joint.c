@@ -2174,7 +2174,7 @@ done:
 
 /* When start_events cut PoocH's search in the start, joint's plan is not
  * sure to be as fast as PoocH's own, uncapped: the note says so. */
-static int
+static void
 note_events_cut(const struct jt_state *st, ooc_plan *pl)
 {
   static const char why[] = "; start_events cut PoocH's search, so pooch "
@@ -2182,11 +2182,10 @@ note_events_cut(const struct jt_state *st, ooc_plan *pl)
   size_t n = strlen(pl->note);
 
   if (!st->events_cut)
-    return OOC_OK;
+    return;
   if (n + sizeof why > sizeof pl->note)
     n = sizeof pl->note - sizeof why;     /* the reason over the tail */
   memcpy(pl->note + n, why, sizeof why);
-  return OOC_OK;
 }
 
 static int
@@ -2213,8 +2212,10 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
     for (i = 0; ctx->peers != NULL && ctx->peers[i] != NULL; i++)
       if (strcmp(ctx->peers[i]->name, "pooch") == 0) {
         rc = start_parallel(st, ctx, &o, i, pl, &ran, err);
+        if (rc == OOC_OK && ran == 1)
+          note_events_cut(st, pl);
         if (rc < 0 || ran == 1)
-          return rc < 0 ? rc : note_events_cut(st, pl);
+          return rc;
         if (ran == 2)
           dl = 0;
         break;
@@ -2229,7 +2230,9 @@ jt_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl, ooc_err *err)
   if (fatal)
     return err->code < 0 ? err->code : OOC_ENOMEM;
   rc = search(st, ctx, &o, t_start, from, pl, err);
-  return rc < 0 ? rc : note_events_cut(st, pl);
+  if (rc == OOC_OK)
+    note_events_cut(st, pl);
+  return rc;
 }
 
 static const char *const jt_options[] = { "max_evals", "budget_s", "seed",
