@@ -121,13 +121,10 @@ ooc_cmd_plot(int argc, char **argv)
     char dat[4096];
     /* The extension first: -o x.dat would otherwise be "the same file
      * as its data file" rather than not an image. */
-    if (ext == NULL || strchr(ext, '/') != NULL ||
-        (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
-      return ooc_cli_fail("plot: -o %s: the output must end in .png or "
-                          ".svg", c.out);
-    if (ext != NULL && strchr(ext, '/') == NULL &&
-        snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - c.out), c.out) <
-            (int)sizeof dat)
+    if (ooc_plot_check_out(c.out, &err) < 0)
+      return ooc_cli_fail("plot: %s", err.msg);
+    if (snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - c.out), c.out) <
+        (int)sizeof dat)
       path[2] = dat;
     if (ooc_cli_check_distinct(opt, path, 3, 1, &err) < 0)
       return ooc_cli_fail("plot: %s", err.msg);

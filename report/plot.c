@@ -1451,13 +1451,24 @@ draw(gpvars *v, const char *script, const char *plotdir, const char *dat,
 }
 
 int
+ooc_plot_check_out(const char *out, ooc_err *err)
+{
+  const char *ext = strrchr(out, '.');
+
+  if (ext == NULL || strchr(ext, '/') != NULL ||
+      (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
+    return ooc_err_set(err, OOC_EINVAL, "-o %s: the output must end in "
+                       ".png or .svg", out);
+  return OOC_OK;
+}
+
+int
 ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
               const ooc_plot_opts *o, ooc_err *err)
 {
   static const ooc_plot_opts none = { .title = NULL };
   char dat[4096], script[4096], plotdir[4096];
   const char *ext = strrchr(out, '.');
-  const char *slash = strrchr(out, '/');
   gpvars v = { .len = 0 };
   ooc_atomic_file af;
   FILE *f;
@@ -1467,10 +1478,8 @@ ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
     o = &none;
   if (kind < 0 || kind >= OOC_PLOT_COUNT)
     return ooc_err_set(err, OOC_EINVAL, "unknown plot kind");
-  if (!ext || (slash && ext < slash) ||
-      (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
-    return ooc_err_set(err, OOC_EINVAL, "-o %s: the output must end in .png "
-                       "or .svg", out);
+  if ((rc = ooc_plot_check_out(out, err)) < 0)
+    return rc;
   snprintf(dat, sizeof dat, "%.*s.dat", (int)(ext - out), out);
   if ((rc = ooc_atomic_open(&af, dat, err)) < 0)
     return rc;
@@ -1505,9 +1514,8 @@ ooc_plot_script(const char *name, const char *dat, const char *out,
   gpvars v = { .len = 0 };
   int i, found = 0;
 
-  if (ext == NULL || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
-    return ooc_err_set(err, OOC_EINVAL, "%s: the output must end in .png "
-                       "or .svg", out);
+  if ((i = ooc_plot_check_out(out, err)) < 0)
+    return i;
   for (i = 0; i < 2 && !found; i++) {
     if (dirs[i] == NULL || *dirs[i] == '\0')
       continue;

@@ -54,6 +54,10 @@ typedef struct ooc_plot_opts {
                                  "the allocator") */
 } ooc_plot_opts;
 
+/* Whether out names an image a plot can draw: OOC_OK, or OOC_EINVAL
+ * "-o OUT: the output must end in .png or .svg". */
+int ooc_plot_check_out(const char *out, ooc_err *err);
+
 /* Write the data file for kind from `in` and draw `out` (.png or .svg).
  * Returns OOC_OK; OOC_EUNSUP when gnuplot is missing (the data file is
  * written); OOC_EIO when gnuplot fails (err holds its last message);
