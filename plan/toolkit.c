@@ -251,6 +251,19 @@ ooc_timeline_values(const ooc_timeline *t, int64_t *out)
     tl_values(t, 1, 0, t->leaves - 1, 0, out);
 }
 
+void
+ooc_timeline_set_values(ooc_timeline *t, const int64_t *v)
+{
+  int32_t i;
+
+  memcpy(t->mx + t->leaves, v, (size_t)t->n * sizeof *v);
+  memset(t->mx + t->leaves + t->n, 0,
+         (size_t)(t->leaves - t->n) * sizeof *t->mx);
+  memset(t->lz, 0, 2 * (size_t)t->leaves * sizeof *t->lz);
+  for (i = t->leaves - 1; i >= 1; i--)
+    t->mx[i] = max64(t->mx[2 * i], t->mx[2 * i + 1]);
+}
+
 /* --- footprints --------------------------------------------------------------- */
 
 uint64_t

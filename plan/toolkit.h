@@ -71,6 +71,26 @@ int32_t ooc_timeline_first_above(const ooc_timeline *t, int32_t from,
                                  int32_t to, int64_t limit);
 /* All values into out[0 .. n). O(steps). */
 void ooc_timeline_values(const ooc_timeline *t, int64_t *out);
+/* The timeline whose values are v[0 .. n), built bottom-up: the same
+ * values, so the same answers to every query, as the adds that gave them.
+ * O(steps). */
+void ooc_timeline_set_values(ooc_timeline *t, const int64_t *v);
+/* Many range adds without queries between them: on a difference array
+ * d[0 .. n] (zeroed by the caller), add `bytes` to steps [from, to] of a
+ * timeline of n steps, clamped as ooc_timeline_add clamps. The values are
+ * the prefix sums of d. O(1). */
+static inline void
+ooc_diff_add(int64_t *d, int32_t n, int32_t from, int32_t to, int64_t bytes)
+{
+  if (from < 0)
+    from = 0;
+  if (to >= n)
+    to = n - 1;
+  if (to < from)
+    return;
+  d[from] += bytes;
+  d[to + 1] -= bytes;
+}
 
 /* What ooc_timeline_memory() counts. */
 enum {

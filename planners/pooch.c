@@ -136,6 +136,9 @@ struct pooch_state {
   int64_t *idle_s, *idle_e; /* the compute stream's idle intervals */
   int32_t cap_idle;
   ooc_timeline base, tl;
+  int64_t *basev;           /* per step: base's values */
+  int64_t *dv;              /* per step + 1: scratch difference array */
+  int64_t *vals;            /* per step: scratch values */
   ooc_sim_detail det;
   int stage, sched;
   uint64_t sched_budget;    /* the budget the timeline schedules against */
@@ -211,6 +214,9 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->comp = calloc((size_t)lv->n_steps + 1, sizeof *st->comp);
   st->algo = calloc((size_t)lv->n_steps + 1, 1);
   st->algo_save = calloc((size_t)lv->n_steps + 1, 1);
+  st->basev = calloc((size_t)lv->n_steps + 1, sizeof *st->basev);
+  st->dv = calloc((size_t)lv->n_steps + 1, sizeof *st->dv);
+  st->vals = calloc((size_t)lv->n_steps + 1, sizeof *st->vals);
   for (a = 0; a < n; a++)
     if (lv->act_tensor[a] + 1 > st->n_t2a)
       st->n_t2a = lv->act_tensor[a] + 1;
@@ -225,7 +231,8 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
       st->r == NULL || st->comp == NULL || st->algo == NULL ||
       st->mtr == NULL || st->mtk == NULL || st->mev == NULL ||
-      st->algo_save == NULL)
+      st->algo_save == NULL || st->basev == NULL || st->dv == NULL ||
+      st->vals == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of memory");
   if (ooc_timeline_init(&st->base, lv->n_steps, err) != OOC_OK ||
       ooc_timeline_init(&st->tl, lv->n_steps, err) != OOC_OK)
@@ -246,6 +253,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     else if (p >= 0 && lv->act_last[a] >= p)
       ooc_timeline_add(&st->base, p, lv->act_last[a], st->fb[a]);
   }
+  ooc_timeline_values(&st->base, st->basev);
   return OOC_OK;
 }
 
@@ -263,6 +271,9 @@ static void pooch_free(void *state)
   free(st->comp);
   free(st->algo);
   free(st->algo_save);
+  free(st->basev);
+  free(st->dv);
+  free(st->vals);
   free(st->cls);
   free(st->best);
   free(st->rbest);
@@ -319,7 +330,10 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   ooc_plan_reset(pl);
   memcpy(pl->algo, st->algo, (size_t)lv->n_steps);
   pl->sched_budget = st->sched_budget;
-  ooc_timeline_copy(&st->tl, &st->base);
+  /* The adds up to §4.3 go to a difference array (no query reads the
+   * timeline between them but the walk below, in step order), and the
+   * segment tree is built from its values once, for §4.3's queries. */
+  memset(st->dv, 0, ((size_t)lv->n_steps + 1) * sizeof *st->dv);
   /* When each map is first needed after its forward: its first backward
    * use, or earlier, the recompute of a later map that reads it (from the
    * output side, so a chain of recomputes moves together). */
@@ -341,12 +355,12 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
     int32_t a = st->fm[k], p = ooc_kit_producer(lv, a);
     int32_t lf = lv->act_last_fwd[a], fb = st->needx[a];
     if (st->cls[a] == C_KEEP) {
-      ooc_timeline_add(&st->tl, p, lv->act_last[a], st->fb[a]);
+      ooc_diff_add(st->dv, lv->n_steps, p, lv->act_last[a], st->fb[a]);
     } else {
-      ooc_timeline_add(&st->tl, p, lf, st->fb[a]);
+      ooc_diff_add(st->dv, lv->n_steps, p, lf, st->fb[a]);
       if (st->cls[a] == C_RECOMP) {
         ooc_recompute r = { .act = a, .free_after = lf, .before = fb };
-        ooc_timeline_add(&st->tl, fb, lv->act_last[a], st->fb[a]);
+        ooc_diff_add(st->dv, lv->n_steps, fb, lv->act_last[a], st->fb[a]);
         if (ooc_plan_add_recompute(pl, &r) != OOC_OK)
           return ooc_err_set(err, OOC_ENOMEM, "planner 'pooch': out of "
                              "memory");
@@ -369,12 +383,14 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
   qsort(st->byneed, (size_t)n_sw, sizeof *st->byneed, by_need);
   {
     int32_t head = 0, tail = 0, nx = 0, s;
-    int64_t pending = 0;
+    int64_t pending = 0, run = 0;
     for (k = 0; k < n_sw; k++) {
       st->wait[st->order[k]] = -1;
       st->pend[st->order[k]] = -2;          /* not yet resolved */
     }
     for (s = 0; s < lv->n_steps; s++) {
+      run += st->dv[s];
+      st->vals[s] = st->basev[s] + run;
       for (; nx < n_sw && st->needx[st->byneed[nx]] <= s; nx++) {
         int32_t a = st->byneed[nx];
         if (st->pend[a] == -2) {
@@ -382,8 +398,7 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
           pending -= st->fb[a];
         }
       }
-      while (tail < head &&
-             ooc_timeline_at(&st->tl, s) + pending > budget) {
+      while (tail < head && st->vals[s] + pending > budget) {
         int32_t a = st->order[tail++];
         if (st->pend[a] != -2)
           continue;
@@ -394,11 +409,17 @@ static int build(struct pooch_state *st, const ooc_planner_ctx *ctx,
       while (head < n_sw && lv->act_last_fwd[st->order[head]] == s)
         pending += st->fb[st->order[head++]];
     }
+    memset(st->dv, 0, ((size_t)lv->n_steps + 1) * sizeof *st->dv);
     for (k = 0; k < n_sw; k++) {
       int32_t a = st->order[k];
-      ooc_timeline_add(&st->tl, lv->act_last_fwd[a] + 1, st->pend[a],
-                       st->fb[a]);
+      ooc_diff_add(st->dv, lv->n_steps, lv->act_last_fwd[a] + 1,
+                   st->pend[a], st->fb[a]);
     }
+    for (s = 0, run = 0; s < lv->n_steps; s++) {
+      run += st->dv[s];
+      st->vals[s] += run;
+    }
+    ooc_timeline_set_values(&st->tl, st->vals);
   }
   /* §4.3, in order of need; a map's own pending bytes do not keep its
    * swap-in out. */
