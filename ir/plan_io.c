@@ -455,7 +455,7 @@ read_program(reader *R, const cJSON *root)
 {
   ooc_program *p = &R->pf->program;
   const cJSON *it, *e, *x;
-  char field[64];
+  char field[64], lfield[96];
   int64_t v, n_layers;
   int rc, ix;
   int32_t i;
@@ -491,7 +491,10 @@ read_program(reader *R, const cJSON *root)
       return bad(R, OOC_EPARSE, field, "must be [kind, layer, bytes]");
     TRY(name_index(R, cJSON_GetArrayItem(e, 0), tkind_names, OOC_T_COUNT,
                    field, &ix));
-    TRY(as_int(R, cJSON_GetArrayItem(e, 1), -1, (double)n_layers - 1, field,
+    /* A layer past the file's own n_layers: say which bound it broke. */
+    snprintf(lfield, sizeof lfield, "tensors[%d] layer (n_layers is %" PRId64
+             ")", i, n_layers);
+    TRY(as_int(R, cJSON_GetArrayItem(e, 1), -1, (double)n_layers - 1, lfield,
                &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 2), 0, MAX_EXACT, field, &bytes));
     if (ooc_program_tensor(p, (ooc_tensor_kind)ix, (int32_t)layer,
@@ -521,7 +524,9 @@ read_program(reader *R, const cJSON *root)
                    field, &phase));
     TRY(name_index(R, cJSON_GetArrayItem(e, 3), where_names, 2, field,
                    &where));
-    TRY(as_int(R, cJSON_GetArrayItem(e, 4), -1, (double)n_layers - 1, field,
+    snprintf(lfield, sizeof lfield, "program[%d] layer (n_layers is %" PRId64
+             ")", i, n_layers);
+    TRY(as_int(R, cJSON_GetArrayItem(e, 4), -1, (double)n_layers - 1, lfield,
                &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 5), -1, (double)p->n_tensors - 1,
                field, &tensor));

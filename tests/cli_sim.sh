@@ -115,6 +115,10 @@ sed 's/"n_layers":[[:space:]]*5,/"n_layers": 6,/' "$TMP/mlp.json" >"$TMP/nl.json
 expect_fail "a plan for more layers than the model has" \
   "oocsim: $TMP/nl.json: n_layers: the plan is for 6 layers, 'cli_mlp' at batch 4 has 5" \
   "$OOCSIM" simulate "$TMP/nl.json"
+sed 's/"n_layers":[[:space:]]*5,/"n_layers": 4,/' "$TMP/mlp.json" >"$TMP/nl4.json"
+expect_fail "a plan whose tensors name a layer past its own n_layers" \
+  "oocsim: $TMP/nl4.json: tensors[6] layer (n_layers is 4): 4 is out of range [-1, 3]" \
+  "$OOCSIM" simulate "$TMP/nl4.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
