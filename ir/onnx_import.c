@@ -3,7 +3,8 @@
  * The ONNX format: ir/onnx.proto (the subset read), after the ONNX
  * specification's onnx.proto and its operator documentation (opsets 7-23
  * of the default domain, OPSET_MIN..OPSET_MAX below, for the ops below; attributes read: Conv/ConvTranspose kernel_shape,
- * strides, pads, dilations, group, auto_pad, output_padding; pools the
+ * strides, pads, dilations, group, auto_pad, output_padding (two values;
+ * output_shape refused); pools the
  * same and ceil_mode; Gemm transA/transB; Concat, Softmax, Flatten,
  * LayerNormalization axis; Transpose perm; LeakyRelu alpha; Dropout
  * ratio; Split axis and split sizes).
@@ -1951,6 +1952,7 @@ conv(imp *I, const Node *n, int transpose)
   cJSON *L;
   int nsp, rc;
   int64_t group = attr_i(n, "group", 1), out;
+  char msg[96];
 
   if ((rc = input_of(I, n, 0, &x)) || (rc = input_of(I, n, 1, &w)))
     return rc;
@@ -1979,7 +1981,22 @@ conv(imp *I, const Node *n, int transpose)
   if (transpose) {
     const Attr *a = attr(n, "output_padding");
     int64_t op[2] = { 0, 0 };
-    if (a && a->n_ints == 2) {
+    /* output_shape sets the pads from the shape wanted (the spec's
+     * auto-padding), which this importer does not derive: refused, not
+     * read as pads it is not. */
+    if (attr(n, "output_shape") != NULL) {
+      cJSON_Delete(L);
+      return node_err(I, n, "output_shape is not supported (export the "
+                      "transposed convolution with pads and "
+                      "output_padding)", NULL);
+    }
+    if (a && a->n_ints != 2) {
+      cJSON_Delete(L);
+      snprintf(msg, sizeof msg, "output_padding: expected 2 values, one "
+               "per spatial dim, got %zu", a->n_ints);
+      return node_err(I, n, msg, NULL);
+    }
+    if (a) {
       op[0] = a->ints[0];
       op[1] = a->ints[1];
     }

@@ -68,6 +68,14 @@ expect_ok "import vit_stem" "$OOCSIM" import "$D/vit_stem.onnx" -o "$TMP/vit.jso
 grep -q '^cat  *tokens  *17x8 ' "$TMP/info" && grep -q '^ln  *layernorm  *17x8 ' "$TMP/info" &&
   ok "vit_stem: class token and positions as one tokens layer" || not_ok "vit_stem layers: $(cat "$TMP/info")"
 
+# A stride-2 transposed convolution with output_padding 1: 8x8 -> 16x16
+# ((8 - 1) x 2 - 2 + 3 + 1); weight 4x2x3x3 + bias 2 = 74.
+expect_ok "import deconv" "$OOCSIM" import "$D/deconv.onnx" -o "$TMP/deconv.json"
+[ "$(params "$TMP/deconv.json")" = 74 ] && ok "deconv: 74 parameters" || not_ok "deconv: $(params "$TMP/deconv.json")"
+"$OOCSIM" info -m "$TMP/deconv.json" -b 2 >"$TMP/info" 2>&1
+grep -q '^up  *deconv2d  *2x16x16 ' "$TMP/info" &&
+  ok "deconv: output_padding read, 2x16x16" || not_ok "deconv layers: $(cat "$TMP/info")"
+
 # x.view(x.size(0), -1) on the graph's input itself: the Shape arithmetic
 # reads the input's shape before any layer exists (an error once: "the
 # layers imported so far do not load: layers: no layers"). 48 x 10 + 10.
@@ -185,7 +193,9 @@ for c in \
   "huge_dims|initialiser 'w2' has shape [1099511627776,1099511627776,1099511627776]: more than 2^62 elements" \
   "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT" \
   "init_twice|initialiser 'w1' is given twice" \
-  "no_inputs|1 node has no oocsim op: node 'relu2' (Pow)"; do
+  "no_inputs|1 node has no oocsim op: node 'relu2' (Pow)" \
+  "deconv_outpad|node 'up' (ConvTranspose): output_padding: expected 2 values, one per spatial dim, got 1" \
+  "deconv_oshape|node 'up' (ConvTranspose): output_shape is not supported (export the transposed convolution with pads and output_padding)"; do
   f=bad_${c%%|*}.onnx
   expect_fail "bad: ${c%%|*}" "$f: ${c#*|}" "$OOCSIM" import "$D/$f" -o "$TMP/bad.json"
   [ ! -e "$TMP/bad.json" ] || not_ok "bad: ${c%%|*}: a file was written"

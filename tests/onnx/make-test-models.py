@@ -34,6 +34,10 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
   custom_domain.onnx      cnn_residual with a node in com.microsoft
   pad_o9.onnx             cnn_residual at opset 9 with a Pad whose value
                           is a FLOAT (no oocsim op, like any other)
+  deconv.onnx             a stride-2 ConvTranspose with output_padding
+                          [1, 1] and a Relu (74 params)
+  bad_deconv_outpad.onnx  the same with one output_padding value
+  bad_deconv_oshape.onnx  the same with output_shape (refused)
   softmax_o12.onnx, softmax_o13.onnx
                           a Softmax of [N, 4, 6] with no axis: over dims
                           1 and 2 before opset 13 (refused), the last
@@ -338,6 +342,23 @@ def pad_o9():
     return m
 
 
+def deconv(op=(1, 1), output_shape=None):
+    """A stride-2 ConvTranspose (4 -> 2 channels, 3x3, pads 1, the given
+    output_padding) and a Relu: [N, 4, 8, 8] -> [N, 2, 16, 16]."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                      ["N", 2, 16, 16])
+    kw = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+              output_padding=list(op))
+    if output_shape is not None:
+        kw["output_shape"] = list(output_shape)
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["d"],
+                              name="up", **kw),
+             helper.make_node("Relu", ["d"], ["y"], name="relu")]
+    return model(nodes, [init("w", 4, 2, 3, 3), init("b", 2)], x, y,
+                 "deconv")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -366,6 +387,10 @@ def main():
     save(m, os.path.join(out, "no_opset.onnx"))
     save(custom_domain(), os.path.join(out, "custom_domain.onnx"))
     save(pad_o9(), os.path.join(out, "pad_o9.onnx"))
+    save(deconv(), os.path.join(out, "deconv.onnx"))
+    save(deconv(op=(1,)), os.path.join(out, "bad_deconv_outpad.onnx"))
+    save(deconv(output_shape=(16, 16)),
+         os.path.join(out, "bad_deconv_oshape.onnx"))
     save(softmax_default(12), os.path.join(out, "softmax_o12.onnx"))
     save(softmax_default(13), os.path.join(out, "softmax_o13.onnx"))
     with open(os.path.join(out, "cnn_residual.onnx"), "rb") as f:
