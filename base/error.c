@@ -6,15 +6,53 @@
 
 #include "base/error.h"
 
-/* One line, always: a control character that came from user input (a
- * layer name or key with a newline, say) becomes '?', so the CLI's
- * message stays a single line. */
-static void
-one_line(char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int
+utf8_len(const unsigned char *s)
 {
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f)
-      *s = '?';
+  unsigned char c = s[0];
+  int n, k;
+
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4;
+  else
+    return 0;
+  for (k = 1; k < n; k++)
+    if ((s[k] & 0xc0) != 0x80)
+      return 0;                 /* also stops at the terminating NUL */
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+      (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+    return 0;
+  return n;
+}
+
+/* One line of text, always: a control character that came from user
+ * input (a layer name or key with a newline, say) becomes '?', so the
+ * CLI's message stays a single line; so does each byte that is not
+ * UTF-8 (a name in another encoding, or one cut mid-character), so that
+ * the message prints as text and goes into JSON as it is. */
+void
+ooc_text_one_line(char *s)
+{
+  unsigned char *u = (unsigned char *)s;
+
+  while (*u) {
+    int n = utf8_len(u);
+    if (n == 1 && (*u < 0x20 || *u == 0x7f))
+      *u = '?';
+    if (n == 0) {
+      *u++ = '?';
+      continue;
+    }
+    u += n;
+  }
 }
 
 const char *
@@ -46,7 +84,7 @@ ooc_err_set(ooc_err *err, int code, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   va_end(ap);
-  one_line(err->msg);
+  ooc_text_one_line(err->msg);
   return code;
 }
 
@@ -72,7 +110,7 @@ ooc_err_prefix(ooc_err *err, int code, const char *fmt, ...)
     memcpy(err->msg + h, old, o);
     err->msg[h + o] = '\0';
   }
-  one_line(err->msg);
+  ooc_text_one_line(err->msg);
   if (err->code == 0)
     err->code = code;
   return err->code;

@@ -49,5 +49,9 @@ int ooc_err_prefix(ooc_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 void ooc_err_clear(ooc_err *err);
+/* s made one line of UTF-8 text in place, as every message is: each
+ * control character and each byte that is not part of a well-formed
+ * UTF-8 character becomes '?'. O(length). */
+void ooc_text_one_line(char *s);
 
 #endif

@@ -2796,6 +2796,7 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
            I.m->producer_name ? I.m->producer_name : "",
            I.m->producer_version ? " " : "",
            I.m->producer_version ? I.m->producer_version : "");
+  ooc_text_one_line(rep->producer);  /* printed, and kept in the JSON */
   rep->n_nodes = (int)g->n_node;
 
   if (o->name)

@@ -1631,6 +1631,33 @@ START_TEST(test_deep)
 }
 END_TEST
 
+/* Error messages are one line of UTF-8 whatever the input's bytes: a
+ * control character or a byte that is not UTF-8 (Latin-1, a character cut
+ * by a length limit, an overlong form, a surrogate) becomes '?', and
+ * well-formed characters of two to four bytes are kept. */
+START_TEST(test_err_text)
+{
+  ooc_err err = { 0 };
+
+  ooc_err_set(&err, OOC_EINVAL, "layer '%s': bad", "a\nb\tc\x7f");
+  ck_assert_str_eq(err.msg, "layer 'a?b?c?': bad");
+  ooc_err_set(&err, OOC_EINVAL, "layer '%s'", "caf\xe9 na\xefve");
+  ck_assert_str_eq(err.msg, "layer 'caf? na?ve'");
+  ooc_err_set(&err, OOC_EINVAL, "layer '%s'",
+              "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  ck_assert_str_eq(err.msg, "layer '\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80'");
+  /* "%.4s" cuts the euro sign after its first byte. */
+  ooc_err_set(&err, OOC_EINVAL, "'%.4s'", "abc\xe2\x82\xac");
+  ck_assert_str_eq(err.msg, "'abc?'");
+  ooc_err_set(&err, OOC_EINVAL, "%s|%s|%s|%s", "\xc0\xaf", "\xed\xa0\x80",
+              "\xf4\x90\x80\x80", "\x80");
+  ck_assert_str_eq(err.msg, "??|???|????|?");
+  ooc_err_set(&err, OOC_EINVAL, "ok");
+  ooc_err_prefix(&err, OOC_EINVAL, "file \xff: ");
+  ck_assert_str_eq(err.msg, "file ?: ok");
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -1641,6 +1668,7 @@ model_suite(void)
   TCase *p = tcase_create("deep");
 
   tcase_add_test(t, test_tiny_cnn);
+  tcase_add_test(b, test_err_text);
   tcase_add_test(t, test_optimizer_dtype);
   tcase_add_test(t, test_set);
   tcase_add_test(t, test_set_dependent_param);
