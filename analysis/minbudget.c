@@ -35,13 +35,16 @@ struct search {
   int sims;
   double work;              /* events simulated, the planners' included */
   double max_work;          /* 0: no cap */
+  double work_all;          /* and the planners' other work, in events */
+  double max_work_all;      /* 0: no cap */
 };
 
-/* Has the search spent its cap? */
+/* Has the search spent its caps? */
 static int
 spent(const struct search *S)
 {
-  return S->max_work > 0 && S->work >= S->max_work;
+  return (S->max_work > 0 && S->work >= S->max_work) ||
+         (S->max_work_all > 0 && S->work_all >= S->max_work_all);
 }
 
 /* 1 when planner t fits budget mib (in MiB), 0 when not, < 0 an error. */
@@ -72,8 +75,15 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
     return rc;
   }
   ok = sum.feasible;
-  /* The planner's own simulations are taken to be as long as this one. */
+  /* The planner's own simulations are taken to be as long as this one;
+   * its work beside them, where it reports it (checkpoint-dp's rotor
+   * tables), counts in work_all as the events it would have simulated
+   * meanwhile. */
   S->work += (double)sum.events * (double)(1 + sum.plan_simulations);
+  S->work_all += (double)sum.events * (double)(1 + sum.plan_simulations);
+  for (int k = 0; k < sum.n_metrics; k++)
+    if (strcmp(sum.metrics[k].name, "work_events") == 0)
+      S->work_all += sum.metrics[k].value;
   ooc_summary_fini(&sum);
   return ok;
 }
@@ -91,16 +101,18 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
                    ooc_progress *prog, ooc_minbudget_result *res,
                    ooc_err *err)
 {
-  return ooc_minbudget_find_capped(spec, planners, n, 0, prog, res, err);
+  return ooc_minbudget_find_capped(spec, planners, n, 0, 0, prog, res, err);
 }
 
 int
 ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
                           const ooc_planner_type *const *planners, int n,
-                          double max_events, ooc_progress *prog,
-                          ooc_minbudget_result *res, ooc_err *err)
+                          double max_events, double max_work,
+                          ooc_progress *prog, ooc_minbudget_result *res,
+                          ooc_err *err)
 {
-  struct search S = { .spec = *spec, .prog = prog, .max_work = max_events };
+  struct search S = { .spec = *spec, .prog = prog, .max_work = max_events,
+                      .max_work_all = max_work };
   const ooc_planner_type *const *ts = planners;
   const ooc_planner_type *best_t = NULL;
   const ooc_allocator_type *al;

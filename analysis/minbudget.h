@@ -61,14 +61,17 @@ int ooc_minbudget_find(const ooc_scenario_spec *spec,
 
 /* ooc_minbudget_find, stopping once its probes have simulated max_events
  * events (0: no cap), a planner's own simulations counted as long as its
- * plan's (events x (1 + plan_simulations)), the final run at the answer
- * not counted: then res->capped is set and res->budget, when not 0, is
- * the least budget found to fit so far. The hint under an infeasible
- * simulate caps its search so. */
+ * plan's (events x (1 + plan_simulations)), or once those and the
+ * planners' other work as they report it (the planner metric work_events:
+ * checkpoint-dp's rotor tables) reach max_work (0: no cap); the final run
+ * at the answer is not counted. Then res->capped is set and res->budget,
+ * when not 0, is the least budget found to fit so far. The hint under an
+ * infeasible simulate caps its search so. */
 int ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
                               const ooc_planner_type *const *planners,
-                              int n, double max_events, ooc_progress *prog,
-                              ooc_minbudget_result *res, ooc_err *err);
+                              int n, double max_events, double max_work,
+                              ooc_progress *prog, ooc_minbudget_result *res,
+                              ooc_err *err);
 
 void ooc_minbudget_result_fini(ooc_minbudget_result *res);
 

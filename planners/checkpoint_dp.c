@@ -78,9 +78,11 @@
 #include "plan/toolkit.h"
 
 enum { Q = 512, MAX_NODES = 256, QR = 256, MAX_GRP = 128 };
+#define ROTOR_CELLS_PER_EVENT 400.0
 enum { SKIP = INT32_MIN };
 
 struct dp_state {
+  double rotor_cells;         /* cells rotor_solve filled in this plan */
   int32_t n_fwd, n_cuts, n_nodes;
   int32_t *cuts, *cut_act;    /* chain cuts and their checkpoints */
   int32_t *node_hi;           /* per node: its last forward step */
@@ -737,6 +739,7 @@ static int rotor_solve(struct dp_state *st, int64_t m)
   if (m <= lo)
     return 0;
   st->r_lo = lo;
+  st->rotor_cells += (double)r * (r + 1) * (r + 2) / 6 * (QR + 1);
   st->r_q = (m - lo + QR - 1) / QR;
   if (st->r_q < 1)
     st->r_q = 1;
@@ -930,6 +933,20 @@ static int plan_rotor(struct dp_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
+/* Rotor's tables are this planner's work beyond its simulations:
+ * O(groups^3 x QR) a solve (about 30 ms at 128 groups on this 2-core
+ * machine), up to 33 solves a plan. A caller that caps a search's work,
+ * as the hint under an infeasible simulate does (analysis/minbudget.c),
+ * counts it in simulated events: a cell took 0.27-0.34 ns there (the
+ * AVX2 loop) and an event about 140 ns, so one event per 400 cells,
+ * a count that does not depend on the machine. The single-recompute
+ * table skips most of its cells (0.02-0.03 ns each): not counted. */
+static void add_work(const struct dp_state *st, ooc_plan *pl)
+{
+  ooc_plan_add_metric(pl, "work_events",
+                      st->rotor_cells / ROTOR_CELLS_PER_EVENT);
+}
+
 static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                    ooc_err *err)
 {
@@ -954,6 +971,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                          "family=%s: expected single, rotor or both", fv);
   }
   tables(st, ctx);
+  st->rotor_cells = 0;
   for (int32_t a = 1; a < ctx->live->n_acts; a++)
     if (st->droppable[a])
       total += st->fb[a];
@@ -1017,6 +1035,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
              "simulations; no schedule fitted", (int)st->n_grp,
              (int)st->n_cuts, (int)st->n_fwd,
              st->n_cuts + 1 > MAX_GRP ? ", merged" : "", (int)sims);
+    add_work(st, pl);
     return OOC_OK;
   }
   if (rfits) {
@@ -1027,6 +1046,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
              (int)st->n_grp, (int)st->n_cuts, (int)st->n_fwd,
              st->n_cuts + 1 > MAX_GRP ? ", merged" : "", (int)n_rrec,
              (double)c_rotor * 1e-9, (int)sims);
+    add_work(st, pl);
     return OOC_OK;
   }
   if (solved && !fits) {
@@ -1056,6 +1076,7 @@ static int dp_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
                solved && !fits ? "; none fitted the simulator" : "", tail)
       >= (int)sizeof pl->note)
     memcpy(pl->note + sizeof pl->note - 4, "...", 4);   /* cut: say so */
+  add_work(st, pl);
   return OOC_OK;
 }
 

@@ -50,6 +50,8 @@ struct zo_state {
   int32_t *order;             /* layers with parameters, by CPU step */
   uint8_t *on_dev;            /* per layer: kept on the device */
   ooc_sim *sim;               /* oracle at the activations' budget */
+  double work;                /* the activation planner's work_events,
+                                 summed over its runs */
   int act_inited;
 };
 
@@ -120,8 +122,12 @@ plan_acts(struct zo_state *st, const ooc_planner_ctx *ctx,
   sub.opts = NULL;
   sub.n_opts = 0;
   rc = ooc_planner_run(t, &sub, &st->act, ctx->scratch, err);
-  /* Its simulations are planning's too (plan_simulations). */
+  /* Its simulations are planning's too (plan_simulations), and so is
+   * the work it reports beside them (checkpoint-dp's tables). */
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(st->sim));
+  for (int k = 0; rc == OOC_OK && k < st->act.n_metrics; k++)
+    if (strcmp(st->act.metrics[k].name, "work_events") == 0)
+      st->work += st->act.metrics[k].value;
   return rc;
 }
 
@@ -142,6 +148,7 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   int64_t keep = 0;
   int32_t n_par = 0;
 
+  st->work = 0;
   if ((rc = ooc_planner_opt_int(ctx, "device_layers", &keep, err)) < 0)
     return rc;
   if (keep < 0)
@@ -241,6 +248,7 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   ooc_plan_add_metric(pl, "host_state_GiB", (double)host / (1u << 30));
   ooc_plan_add_metric(pl, "act_budget_extra_GiB",
                       (double)extra / (1u << 30));
+  ooc_plan_add_metric(pl, "work_events", st->work);
   return OOC_OK;
 }
 

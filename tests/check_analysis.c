@@ -247,7 +247,7 @@ START_TEST(minbudget_capped)
                 "%s", err.msg);
   ck_assert(exact.budget > 0);
   ck_assert_int_eq(exact.capped, 0);
-  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1, NULL, &one,
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1, 0, NULL, &one,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(one.capped, 1);
   ck_assert_int_eq(one.budget, 0);
@@ -255,7 +255,7 @@ START_TEST(minbudget_capped)
   /* 10^4 events: the two floor probes, then vdnn's doubling, which fits
    * at 16 GiB, and one step of its bisection (11,094,982,656 B, 4
    * probes and the final run). */
-  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1e4, NULL, &part,
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1e4, 0, NULL, &part,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(part.capped, 1);
   ck_assert(part.budget > exact.budget);
@@ -265,6 +265,45 @@ START_TEST(minbudget_capped)
   ooc_minbudget_result_fini(&exact);
   ooc_minbudget_result_fini(&one);
   ooc_minbudget_result_fini(&part);
+}
+END_TEST
+
+/* The work cap counts what a planner reports beside its simulations:
+ * checkpoint-dp's rotor tables. On resnet50 b512 (v100-pcie3) rotor's
+ * plan wins with 40 stages, and the plan reports work_events = the cells
+ * of its rotor solves / 400, each solve filling 40 x 41 x 42 / 6 x 257
+ * = 2,950,360 cells: four solves (64/64 of the budget, then lower while
+ * the simulator finds the model short), 29,503.6. A work cap of 5,000
+ * events is more than the first probe simulates but less than one solve
+ * (7,375.9): with the tables counted, the search stops after that probe,
+ * capped (two simulations with the final run at the budget it found);
+ * without them it would go on to a third. */
+START_TEST(minbudget_work_capped)
+{
+  const ooc_planner_type *ts[2] = { ooc_planner_find("checkpoint-dp", NULL),
+                                    NULL };
+  ooc_scenario_spec spec = { .model = "resnet50", .batch = 512,
+                             .hw = "v100-pcie3", .planner = "checkpoint-dp" };
+  ooc_summary sum;
+  ooc_minbudget_result res;
+  ooc_err err = { 0 };
+  double work = -1;
+  int k;
+
+  ck_assert_msg(ooc_scenario_run(&spec, &sum, NULL, &err) == 0, "%s",
+                err.msg);
+  for (k = 0; k < sum.n_metrics; k++)
+    if (strcmp(sum.metrics[k].name, "work_events") == 0)
+      work = sum.metrics[k].value;
+  ck_assert_ptr_nonnull(strstr(sum.plan_note, "(several recomputes per "
+                               "stage): 40 stages"));
+  ck_assert_double_eq_tol(work, 4 * 2950360 / 400.0, 1e-9);
+  ooc_summary_fini(&sum);
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 1, 0, 5000, NULL, &res,
+                                          &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(res.capped, 1);
+  ck_assert_int_eq(res.simulations, res.budget > 0 ? 2 : 1);
+  ooc_minbudget_result_fini(&res);
 }
 END_TEST
 
@@ -378,6 +417,7 @@ analysis_suite(void)
   tcase_add_test(tc, scenario_probe);
   tcase_add_test(tc, scenario_maxbatch_edge);
   tcase_add_test(tc, minbudget_capped);
+  tcase_add_test(tc, minbudget_work_capped);
   tcase_add_test(tc, scenario_maxbatch_limit);
   tcase_add_test(tc, scenario_budget_semantics);
   suite_add_tcase(s, tc);
