@@ -379,6 +379,62 @@ START_TEST(test_timeline_matches_brute_force)
 }
 END_TEST
 
+START_TEST(test_timeline_set_values)
+{
+  /* 300 random range adds on a difference array (ooc_diff_add, ranges
+   * reaching past both ends and empty ones among them, clamped as
+   * ooc_timeline_add clamps), the tree built from its prefix sums
+   * (ooc_timeline_set_values, over a tree that held other values), then
+   * 2,000 tree adds and queries, all against a plain array. */
+  enum { N = 37 };
+  int64_t ref[N], v[N], d[N + 1], run;
+  uint64_t x = 777;
+  ooc_timeline t;
+  int it, s;
+
+  ck_assert_int_eq(ooc_timeline_init(&t, N, &err), OOC_OK);
+  ooc_timeline_add(&t, 3, 30, 999);
+  memset(ref, 0, sizeof ref);
+  memset(d, 0, sizeof d);
+  for (it = 0; it < 300; it++) {
+    int32_t a = lcg(&x, N + 10) - 5, b = lcg(&x, N + 10) - 5;
+    int64_t by = lcg(&x, 2001) - 1000;
+    ooc_diff_add(d, N, a, b, by);
+    for (s = a < 0 ? 0 : a; s <= b && s < N; s++)
+      ref[s] += by;
+  }
+  for (s = 0, run = 0; s < N; s++)
+    v[s] = run += d[s];
+  ooc_timeline_set_values(&t, v);
+  for (it = 0; it < 2000; it++) {
+    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi, last = -1;
+    int64_t by = lcg(&x, 2001) - 1000, mx = INT64_MIN, lim;
+    lo = a < b ? a : b;
+    hi = a < b ? b : a;
+    for (s = lo; s <= hi; s++)
+      mx = ref[s] > mx ? ref[s] : mx;
+    ck_assert_int_eq(ooc_timeline_max(&t, lo, hi), mx);
+    lim = mx - lcg(&x, 50);
+    for (s = lo; s <= hi; s++)
+      if (ref[s] > lim)
+        last = s;
+    ck_assert_int_eq(ooc_timeline_last_above(&t, lo, hi, lim), last);
+    for (s = hi; s >= lo; s--)
+      if (ref[s] > lim)
+        last = s;
+    ck_assert_int_eq(ooc_timeline_first_above(&t, lo, hi, lim), last);
+    ck_assert_int_eq(ooc_timeline_at(&t, a), ref[a]);
+    ooc_timeline_add(&t, lo, hi, by);
+    for (s = lo; s <= hi; s++)
+      ref[s] += by;
+  }
+  ooc_timeline_values(&t, v);
+  for (s = 0; s < N; s++)
+    ck_assert_int_eq(v[s], ref[s]);
+  ooc_timeline_fini(&t);
+}
+END_TEST
+
 START_TEST(test_segment_frontier_and_cost)
 {
   /* Recompute times 10 x layer ns. Segment [2, 4] (fwd conv2, add, flat)
@@ -1251,6 +1307,7 @@ plan_suite(void)
   tcase_add_test(tc, test_first_last_uses);
   tcase_add_test(tc, test_memory_timeline);
   tcase_add_test(tc, test_timeline_matches_brute_force);
+  tcase_add_test(tc, test_timeline_set_values);
   tcase_add_test(tc, test_segment_frontier_and_cost);
   tcase_add_test(tc, test_footprints);
   suite_add_tcase(s, tc);
