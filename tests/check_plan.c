@@ -327,6 +327,29 @@ lcg(uint64_t *x, int32_t k)
   return (int32_t)((*x >> 33) % (uint64_t)k);
 }
 
+/* Over [lo, hi] of t and of the plain array ref: the maximum, and the
+ * last and first step above a limit a little under it (from x). */
+static void
+check_range(const ooc_timeline *t, const int64_t *ref, int32_t lo,
+            int32_t hi, uint64_t *x)
+{
+  int64_t mx = INT64_MIN, lim;
+  int32_t s, last = -1;
+
+  for (s = lo; s <= hi; s++)
+    mx = ref[s] > mx ? ref[s] : mx;
+  ck_assert_int_eq(ooc_timeline_max(t, lo, hi), mx);
+  lim = mx - lcg(x, 50);
+  for (s = lo; s <= hi; s++)
+    if (ref[s] > lim)
+      last = s;
+  ck_assert_int_eq(ooc_timeline_last_above(t, lo, hi, lim), last);
+  for (s = hi; s >= lo; s--)
+    if (ref[s] > lim)
+      last = s;
+  ck_assert_int_eq(ooc_timeline_first_above(t, lo, hi, lim), last);
+}
+
 START_TEST(test_timeline_matches_brute_force)
 {
   /* 4,000 random range adds on 37 steps (not a power of two), each
@@ -341,8 +364,8 @@ START_TEST(test_timeline_matches_brute_force)
   ck_assert_int_eq(ooc_timeline_init(&t, N, &err), OOC_OK);
   memset(ref, 0, sizeof ref);
   for (it = 0; it < 4000; it++) {
-    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi, last = -1, p;
-    int64_t d = lcg(&x, 2001) - 1000, mx = INT64_MIN, lim;
+    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi, p;
+    int64_t d = lcg(&x, 2001) - 1000;
 
     lo = a < b ? a : b;
     hi = a < b ? b : a;
@@ -353,18 +376,7 @@ START_TEST(test_timeline_matches_brute_force)
     b = lcg(&x, N);
     lo = a < b ? a : b;
     hi = a < b ? b : a;
-    for (s = lo; s <= hi; s++)
-      mx = ref[s] > mx ? ref[s] : mx;
-    ck_assert_int_eq(ooc_timeline_max(&t, lo, hi), mx);
-    lim = mx - lcg(&x, 50);
-    for (s = lo; s <= hi; s++)
-      if (ref[s] > lim)
-        last = s;
-    ck_assert_int_eq(ooc_timeline_last_above(&t, lo, hi, lim), last);
-    for (s = hi; s >= lo; s--)
-      if (ref[s] > lim)
-        last = s;
-    ck_assert_int_eq(ooc_timeline_first_above(&t, lo, hi, lim), last);
+    check_range(&t, ref, lo, hi, &x);
     p = lcg(&x, N);
     ck_assert_int_eq(ooc_timeline_at(&t, p), ref[p]);
   }
@@ -407,22 +419,11 @@ START_TEST(test_timeline_set_values)
     v[s] = run += d[s];
   ooc_timeline_set_values(&t, v);
   for (it = 0; it < 2000; it++) {
-    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi, last = -1;
-    int64_t by = lcg(&x, 2001) - 1000, mx = INT64_MIN, lim;
+    int32_t a = lcg(&x, N), b = lcg(&x, N), lo, hi;
+    int64_t by = lcg(&x, 2001) - 1000;
     lo = a < b ? a : b;
     hi = a < b ? b : a;
-    for (s = lo; s <= hi; s++)
-      mx = ref[s] > mx ? ref[s] : mx;
-    ck_assert_int_eq(ooc_timeline_max(&t, lo, hi), mx);
-    lim = mx - lcg(&x, 50);
-    for (s = lo; s <= hi; s++)
-      if (ref[s] > lim)
-        last = s;
-    ck_assert_int_eq(ooc_timeline_last_above(&t, lo, hi, lim), last);
-    for (s = hi; s >= lo; s--)
-      if (ref[s] > lim)
-        last = s;
-    ck_assert_int_eq(ooc_timeline_first_above(&t, lo, hi, lim), last);
+    check_range(&t, ref, lo, hi, &x);
     ck_assert_int_eq(ooc_timeline_at(&t, a), ref[a]);
     ooc_timeline_add(&t, lo, hi, by);
     for (s = lo; s <= hi; s++)
