@@ -1311,27 +1311,46 @@ dims_str(const Tensor *t, char *buf, size_t len)
   return buf;
 }
 
-/* A constant's dims: none negative or above MAX_DIM, at most 2^62
- * elements (so numel() cannot overflow). `what` names it. */
+/* What is wrong with a constant's dims, which must be none negative or
+ * above MAX_DIM and come to at most 2^62 elements (so numel() cannot
+ * overflow): 0 nothing, 1 dim *at, 2 the elements. No message: a caller
+ * that would label a bad tensor asks first, and labels only a bad one. */
 static int
-check_tensor(imp *I, const Tensor *t, const char *what)
+tensor_bad(const Tensor *t, size_t *at)
 {
   int64_t e = 1;
   size_t i;
-  char b[80];
 
   for (i = 0; i < t->n_dims; i++) {
+    *at = i;
     if (t->dims[i] < 0 || t->dims[i] > MAX_DIM)
-      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: dim "
-                         "%zu is %s", I->path, what, dims_str(t, b, sizeof b),
-                         i, t->dims[i] < 0 ? "negative" : "above 2^40");
+      return 1;
     if (t->dims[i] > 0 && e > ((int64_t)1 << 62) / t->dims[i])
-      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: more "
-                         "than 2^62 elements", I->path, what,
-                         dims_str(t, b, sizeof b));
+      return 2;
     e *= t->dims[i];
   }
-  return OOC_OK;
+  return 0;
+}
+
+/* The same, as an error naming the file and `what`. */
+static int
+check_tensor(imp *I, const Tensor *t, const char *what)
+{
+  char b[80];
+  size_t i = 0;
+
+  switch (tensor_bad(t, &i)) {
+  case 1:
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: dim "
+                       "%zu is %s", I->path, what, dims_str(t, b, sizeof b),
+                       i, t->dims[i] < 0 ? "negative" : "above 2^40");
+  case 2:
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: %s has shape %s: more "
+                       "than 2^62 elements", I->path, what,
+                       dims_str(t, b, sizeof b));
+  default:
+    return OOC_OK;
+  }
 }
 
 /* The ONNX attribute types (AttributeProto.AttributeType). */
@@ -1388,7 +1407,10 @@ check_attrs(imp *I, const Node *n)
                          type > 0 && type <= 8 ? tname[type]
                                                : "of an unknown type",
                          tname[AT_TENSOR]);
-    if (a->t != NULL) {
+    size_t at;
+    if (a->t != NULL && tensor_bad(a->t, &at)) {
+      /* The label only for the message: an unnamed node's is found by a
+       * scan of the graph. */
       char what[120];
       snprintf(what, sizeof what, "%s: attribute '%.40s'",
                node_label(I->g, n, b, sizeof b), a->name);
