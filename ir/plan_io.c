@@ -450,12 +450,30 @@ read_scenario(reader *R, const cJSON *s)
   return OOC_OK;
 }
 
+/* A layer index of entry `field`, in [-1, n_layers): one past the
+ * file's own n_layers names that bound (the field is labelled only
+ * then, not for every entry). */
+static int
+as_layer(reader *R, const cJSON *it, int64_t n_layers, const char *field,
+         int64_t *out)
+{
+  char lfield[96];
+
+  if (cJSON_IsNumber(it) && it->valuedouble >= (double)n_layers &&
+      isfinite(it->valuedouble)) {
+    snprintf(lfield, sizeof lfield, "%s layer (n_layers is %" PRId64 ")",
+             field, n_layers);
+    field = lfield;
+  }
+  return as_int(R, it, -1, (double)n_layers - 1, field, out);
+}
+
 static int
 read_program(reader *R, const cJSON *root)
 {
   ooc_program *p = &R->pf->program;
   const cJSON *it, *e, *x;
-  char field[64], lfield[96];
+  char field[64];
   int64_t v, n_layers;
   int rc, ix;
   int32_t i;
@@ -491,11 +509,7 @@ read_program(reader *R, const cJSON *root)
       return bad(R, OOC_EPARSE, field, "must be [kind, layer, bytes]");
     TRY(name_index(R, cJSON_GetArrayItem(e, 0), tkind_names, OOC_T_COUNT,
                    field, &ix));
-    /* A layer past the file's own n_layers: say which bound it broke. */
-    snprintf(lfield, sizeof lfield, "tensors[%d] layer (n_layers is %" PRId64
-             ")", i, n_layers);
-    TRY(as_int(R, cJSON_GetArrayItem(e, 1), -1, (double)n_layers - 1, lfield,
-               &layer));
+    TRY(as_layer(R, cJSON_GetArrayItem(e, 1), n_layers, field, &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 2), 0, MAX_EXACT, field, &bytes));
     if (ooc_program_tensor(p, (ooc_tensor_kind)ix, (int32_t)layer,
                            (uint64_t)bytes) < 0)
@@ -524,10 +538,7 @@ read_program(reader *R, const cJSON *root)
                    field, &phase));
     TRY(name_index(R, cJSON_GetArrayItem(e, 3), where_names, 2, field,
                    &where));
-    snprintf(lfield, sizeof lfield, "program[%d] layer (n_layers is %" PRId64
-             ")", i, n_layers);
-    TRY(as_int(R, cJSON_GetArrayItem(e, 4), -1, (double)n_layers - 1, lfield,
-               &layer));
+    TRY(as_layer(R, cJSON_GetArrayItem(e, 4), n_layers, field, &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 5), -1, (double)p->n_tensors - 1,
                field, &tensor));
     args = cJSON_GetArrayItem(e, 6);
