@@ -1,19 +1,21 @@
 /* base/error.c — status codes and error messages (see error.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
 
-/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
- * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int
-utf8_len(const unsigned char *s)
+int
+ooc_utf8_len(const char *s, size_t avail)
 {
-  unsigned char c = s[0];
-  int n, k;
+  const unsigned char *u = (const unsigned char *)s;
+  unsigned char c = u[0];
+  size_t n, k;
 
+  if (avail == 0)
+    return 0;
   if (c < 0x80)
     return 1;
   if (c >= 0xc2 && c <= 0xdf)
@@ -25,12 +27,12 @@ utf8_len(const unsigned char *s)
   else
     return 0;
   for (k = 1; k < n; k++)
-    if ((s[k] & 0xc0) != 0x80)
-      return 0;                 /* also stops at the terminating NUL */
-  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-      (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+    if (k >= avail || (u[k] & 0xc0) != 0x80)
+      return 0;                 /* also stops at a terminating NUL */
+  if ((c == 0xe0 && u[1] < 0xa0) || (c == 0xed && u[1] > 0x9f) ||
+      (c == 0xf0 && u[1] < 0x90) || (c == 0xf4 && u[1] > 0x8f))
     return 0;
-  return n;
+  return (int)n;
 }
 
 /* One line of text, always: a control character that came from user
@@ -44,7 +46,7 @@ ooc_text_one_line(char *s)
   unsigned char *u = (unsigned char *)s;
 
   while (*u) {
-    int n = utf8_len(u);
+    int n = ooc_utf8_len((const char *)u, SIZE_MAX);
     if (n == 1 && (*u < 0x20 || *u == 0x7f))
       *u = '?';
     if (n == 0) {

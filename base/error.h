@@ -14,6 +14,7 @@
 #define OOC_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum {
   OOC_OK = 0,
@@ -49,6 +50,10 @@ int ooc_err_prefix(ooc_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 void ooc_err_clear(ooc_err *err);
+/* The length (1 to 4) of the well-formed UTF-8 character at s, of which
+ * avail bytes may be read (RFC 3629: no overlong form, no surrogate,
+ * nothing above U+10FFFF), or 0 when it is not one. A NUL ends it. */
+int ooc_utf8_len(const char *s, size_t avail);
 /* s made one line of UTF-8 text in place, as every message is: each
  * control character and each byte that is not part of a well-formed
  * UTF-8 character becomes '?'. O(length). */

@@ -212,24 +212,14 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
     if (u >= 0x80) {
       /* UTF-8 (RFC 3629): a lead byte and its continuation bytes, no
        * overlong form, no surrogate, nothing above U+10FFFF. */
-      size_t k, need = u >= 0xc2 && u <= 0xdf ? 1
-                       : u >= 0xe0 && u <= 0xef ? 2
-                       : u >= 0xf0 && u <= 0xf4 ? 3 : 0;
-      int ok = need > 0;
-      for (k = 1; ok && k <= need; k++)
-        ok = i + k < len && ((unsigned char)text[i + k] & 0xc0) == 0x80;
-      if (ok && need >= 2) {
-        unsigned char c1 = (unsigned char)text[i + 1];
-        ok = !(u == 0xe0 && c1 < 0xa0) && !(u == 0xed && c1 > 0x9f) &&
-             !(u == 0xf0 && c1 < 0x90) && !(u == 0xf4 && c1 > 0x8f);
-      }
-      if (!ok) {
+      int n = ooc_utf8_len(text + i, len - i);
+      if (n == 0) {
         ooc_text_pos(text, text + i, &line, &col);
         return ooc_err_set(err, OOC_EPARSE, "%s: not UTF-8 text: byte 0x%02x "
                            "at line %d, column %d (%s)", origin, u, line,
                            col, kind);
       }
-      i += need;
+      i += (size_t)n - 1;
       continue;
     }
     if (in_str) {
