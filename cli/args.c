@@ -455,22 +455,43 @@ add_kv(ooc_cli_args *a, const char *arg, const char *opt, const char **key,
   return ooc_cli_split_kv(copy, opt, key, value, err);
 }
 
+/* Append key = value to a repeatable option's list (--set, --opt). A key
+ * given twice takes its last value (oocsim(1), COMMON OPTIONS): the
+ * earlier entry goes, so the list, and a plan file written from it, holds
+ * each key once. */
 static int
 push_kv(ooc_kv **arr, int *n, const char *key, const char *value)
 {
-  ooc_kv *p = realloc(*arr, (size_t)(*n + 1) * sizeof *p);
-  if (p == NULL)
+  ooc_kv *p;
+
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, key) == 0) {
+      memmove(&(*arr)[i], &(*arr)[i + 1],
+              (size_t)(*n - i - 1) * sizeof **arr);
+      (*n)--;
+      break;
+    }
+  if ((p = realloc(*arr, (size_t)(*n + 1) * sizeof *p)) == NULL)
     return OOC_ENOMEM;
   *arr = p;
   p[(*n)++] = (ooc_kv){ .key = key, .value = value };
   return OOC_OK;
 }
 
+/* The same for --hw-set. */
 static int
 push_hw(ooc_hw_override **arr, int *n, const char *key, const char *value)
 {
-  ooc_hw_override *p = realloc(*arr, (size_t)(*n + 1) * sizeof *p);
-  if (p == NULL)
+  ooc_hw_override *p;
+
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*arr)[i].key, key) == 0) {
+      memmove(&(*arr)[i], &(*arr)[i + 1],
+              (size_t)(*n - i - 1) * sizeof **arr);
+      (*n)--;
+      break;
+    }
+  if ((p = realloc(*arr, (size_t)(*n + 1) * sizeof *p)) == NULL)
     return OOC_ENOMEM;
   *arr = p;
   p[(*n)++] = (ooc_hw_override){ .key = key, .value = value };
@@ -537,15 +558,6 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
   case OOC_OPT_OPT:
     if ((rc = add_kv(a, arg, "--opt", &k, &v, err)) < 0)
       return rc;
-    /* A key given twice takes its last value (oocsim(1), COMMON
-     * OPTIONS): the earlier one goes. */
-    for (int i = 0; i < a->n_opts; i++)
-      if (strcmp(a->opts[i].key, k) == 0) {
-        memmove(&a->opts[i], &a->opts[i + 1],
-                (size_t)(a->n_opts - i - 1) * sizeof *a->opts);
-        a->n_opts--;
-        break;
-      }
     if (push_kv(&a->opts, &a->n_opts, k, v) < 0)
       return ooc_err_set(err, OOC_ENOMEM, "--opt: out of memory");
     return OOC_OK;

@@ -489,6 +489,17 @@ cmp -s "$TMP/opt1.json" "$TMP/opt2.json" &&
   ok "the last --opt window wins" ||
   not_ok "the last --opt window wins: $(grep plan_note "$TMP/opt2.json")"
 
+# So do --set and --hw-set, and a plan file written from them records each
+# key once: it simulates again (it was refused: "key 'depth' given twice").
+expect_ok "plan with --set and --hw-set given twice" "$OOCSIM" plan -m resnet -b 8 \
+  --hw v100-pcie3 -p vdnn --set depth=50 --set depth=101 \
+  --hw-set link.h2d_GBps=10 --hw-set link.h2d_GBps=20 -o "$TMP/set2.json"
+grep -q '"set":{"depth":"101"}' "$TMP/set2.json" &&
+  grep -q '"hw_set":{"link.h2d_GBps":"20"}' "$TMP/set2.json" &&
+  ok "the plan file records the last --set and --hw-set" ||
+  not_ok "--set twice in the plan: $(grep scenario "$TMP/set2.json")"
+expect_ok "that plan simulates" "$OOCSIM" simulate "$TMP/set2.json"
+
 # Wrong culprits: each error names what is at fault.
 expect_fail "simulate PLAN.json --dtype" \
   "oocsim: simulate: --dtype cannot be given with a plan file \
