@@ -26,6 +26,7 @@
 #include "report/trace_out.h"
 #include "report/vreport.h"
 #include "ir/plan_io.h"
+#include "base/atomic.h"
 #include "base/progress.h"
 #include "base/util.h"
 
@@ -157,6 +158,18 @@ ooc_cmd_exec(int argc, char **argv)
                 ? "exec: missing PLAN.json (write one with 'oocsim plan')"
                 : "exec: one plan file at most");
     goto fail;
+  }
+  if (a.trace != NULL) {
+    /* The trace is written after the measured runs: it must be writable
+     * and not the plan file read, before they start. */
+    const char *opt[2] = { "the plan file", "--trace" };
+    const char *path[2] = { a.pos[0], a.trace };
+    if (ooc_atomic_check(a.trace, &err) < 0) {
+      ooc_err_prefix(&err, err.code, "--trace: ");
+      goto fail;
+    }
+    if (ooc_cli_check_distinct(opt, path, 2, 1, &err) < 0)
+      goto fail;
   }
   mc = measure_config(&a);
   mc.want_traces = a.trace != NULL;

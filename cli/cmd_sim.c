@@ -255,11 +255,16 @@ ooc_cmd_simulate(int argc, char **argv)
     /* Every output writable and each its own file, none the plan file
      * read, before any is written: a failure must not leave the first
      * ones behind. */
-    const char *opt[4] = { "the plan file", "--timeline-csv", "--trace",
-                           "--mem-csv" };
-    const char *path[4] = { a.n_pos > 0 ? a.pos[0] : NULL, a.timeline_csv,
-                            a.trace, a.mem_csv };
-    for (int i = 1; i < 4; i++) {
+    const char *opt[6] = { "the plan file", "-m", "--hw",
+                           "--timeline-csv", "--trace", "--mem-csv" };
+    const char *path[6] = {
+      a.n_pos > 0 ? a.pos[0] : NULL,
+      /* The one-shot form's model and profile files (a zoo name is no
+       * file here: access() tells them apart, as for plan). */
+      a.model != NULL && access(a.model, F_OK) == 0 ? a.model : NULL,
+      a.hw != NULL && access(a.hw, F_OK) == 0 ? a.hw : NULL,
+      a.timeline_csv, a.trace, a.mem_csv };
+    for (int i = 3; i < 6; i++) {
       if (path[i] == NULL)
         continue;
       if (ooc_atomic_check(path[i], &err) < 0) {
@@ -267,7 +272,7 @@ ooc_cmd_simulate(int argc, char **argv)
         goto fail;
       }
     }
-    if (ooc_cli_check_distinct(opt, path, 4, 1, &err) < 0)
+    if (ooc_cli_check_distinct(opt, path, 6, 3, &err) < 0)
       goto fail;
   }
   if (a.n_pos > 1) {

@@ -178,6 +178,15 @@ grep -q '"cat":"cpu-update"' "$TMP/zo-trace.json" && ok "the measured trace has 
 expect_fail "exec without a plan" "exec: missing PLAN.json" "$OOCSIM" exec
 expect_fail "exec two plans" "exec: one plan file at most" "$OOCSIM" exec "$TMP/plan.json" "$TMP/plan.json"
 expect_fail "exec missing file" "$TMP/nope.json" "$OOCSIM" exec "$TMP/nope.json"
+cp "$TMP/plan.json" "$TMP/keep.json"
+expect_fail "exec --trace over its plan file" \
+  "oocsim: the plan file and --trace name the same file '$TMP/./plan.json'" \
+  "$OOCSIM" exec "$TMP/plan.json" --trace "$TMP/./plan.json"
+cmp -s "$TMP/plan.json" "$TMP/keep.json" && ok "the plan file is untouched" ||
+  not_ok "the plan file was written"
+expect_fail "exec --trace in a missing folder" \
+  "oocsim: --trace: cannot write '$TMP/no/t.json': No such file or directory" \
+  "$OOCSIM" exec "$TMP/plan.json" --trace "$TMP/no/t.json"
 echo '{"format": "oocsim-plan", "version": 2' > "$TMP/trunc.json"
 expect_fail "exec truncated plan" "trunc.json" "$OOCSIM" exec "$TMP/trunc.json"
 expect_fail "unknown backend" "--backend: unknown executor backend 'tpu' (valid: " "$OOCSIM" exec "$TMP/plan.json" --backend tpu

@@ -182,6 +182,12 @@ expect_fail "plan -o over its model file" \
   "oocsim: -m and -o name the same file '$TMP/o/./m.json'" \
   "$OOCSIM" plan -m "$TMP/o/m.json" -b 1 --hw v100-pcie3 -p incore \
   -o "$TMP/o/./m.json"
+expect_fail "simulate --trace over its model file" \
+  "oocsim: -m and --trace name the same file '$TMP/o/./m.json'" \
+  "$OOCSIM" simulate -m "$TMP/o/m.json" -b 1 --hw v100-pcie3 -p incore \
+  --trace "$TMP/o/./m.json"
+cmp -s "$top_srcdir/tests/data/models/tiny_cnn.json" "$TMP/o/m.json" &&
+  ok "the model file is untouched" || not_ok "the model file was written"
 expect_fail "plot: the data file over the input" \
   "oocsim: plot: --in and the data file of -o name the same file \
 '$TMP/o/./in.dat'" \
