@@ -33,18 +33,17 @@ struct search {
   ooc_scenario_spec spec;
   ooc_progress *prog;
   int sims;
-  double work;              /* events simulated, the planners' included */
-  double max_work;          /* 0: no cap */
-  double work_all;          /* and the planners' other work, in events */
-  double max_work_all;      /* 0: no cap */
+  double events;            /* events simulated, the planners' included */
+  double work;              /* those and the planners' other work */
+  ooc_minbudget_caps caps;
 };
 
 /* Has the search spent its caps? */
 static int
 spent(const struct search *S)
 {
-  return (S->max_work > 0 && S->work >= S->max_work) ||
-         (S->max_work_all > 0 && S->work_all >= S->max_work_all);
+  return (S->caps.max_events > 0 && S->events >= S->caps.max_events) ||
+         (S->caps.max_work > 0 && S->work >= S->caps.max_work);
 }
 
 /* 1 when planner t fits budget mib (in MiB), 0 when not, < 0 an error. */
@@ -77,13 +76,13 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
   ok = sum.feasible;
   /* The planner's own simulations are taken to be as long as this one;
    * its work beside them, where it reports it (checkpoint-dp's rotor
-   * tables), counts in work_all as the events it would have simulated
+   * tables), counts in work as the events it would have simulated
    * meanwhile. */
+  S->events += (double)sum.events * (double)(1 + sum.plan_simulations);
   S->work += (double)sum.events * (double)(1 + sum.plan_simulations);
-  S->work_all += (double)sum.events * (double)(1 + sum.plan_simulations);
   for (int k = 0; k < sum.n_metrics; k++)
     if (strcmp(sum.metrics[k].name, "work_events") == 0)
-      S->work_all += sum.metrics[k].value;
+      S->work += sum.metrics[k].value;
   ooc_summary_fini(&sum);
   return ok;
 }
@@ -101,18 +100,17 @@ ooc_minbudget_find(const ooc_scenario_spec *spec,
                    ooc_progress *prog, ooc_minbudget_result *res,
                    ooc_err *err)
 {
-  return ooc_minbudget_find_capped(spec, planners, n, 0, 0, prog, res, err);
+  return ooc_minbudget_find_capped(spec, planners, n, NULL, prog, res, err);
 }
 
 int
 ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
                           const ooc_planner_type *const *planners, int n,
-                          double max_events, double max_work,
+                          const ooc_minbudget_caps *caps,
                           ooc_progress *prog, ooc_minbudget_result *res,
                           ooc_err *err)
 {
-  struct search S = { .spec = *spec, .prog = prog, .max_work = max_events,
-                      .max_work_all = max_work };
+  struct search S = { .spec = *spec, .prog = prog };
   const ooc_planner_type *const *ts = planners;
   const ooc_planner_type *best_t = NULL;
   const ooc_allocator_type *al;
@@ -121,6 +119,8 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   int rc, i;
 
   *res = (ooc_minbudget_result){ .budget = 0 };
+  if (caps != NULL)
+    S.caps = *caps;
   if (ts == NULL) {
     ts = ooc_planner_types;
     for (n = 0; ts[n] != NULL; n++)
@@ -209,7 +209,10 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   if (res->ceiling < (uint64_t)start_mib * MIB)
     res->ceiling = (uint64_t)start_mib * MIB;
   rc = OOC_OK;
-  if (best_t != NULL) {
+  if (best_t != NULL && S.caps.no_final_run) {
+    res->budget = (uint64_t)best * MIB;
+    res->planner = best_t->name;
+  } else if (best_t != NULL) {
     ooc_scenario_spec s = S.spec;
     ooc_kv opts[64];
     s.planner = best_t->name;

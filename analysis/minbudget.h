@@ -39,7 +39,8 @@
 typedef struct ooc_minbudget_result {
   uint64_t budget;            /* smallest budget that fits; 0: none found */
   const char *planner;        /* the planner that fits there (registry) */
-  ooc_summary at;             /* its summary at that budget (budget > 0) */
+  ooc_summary at;             /* its summary at that budget (budget > 0,
+                                 unless no_final_run) */
   uint64_t working_set;       /* the floor: no plan fits below it */
   uint64_t ceiling;           /* the largest budget tried */
   int simulations;            /* scenario runs made, the final one included */
@@ -59,17 +60,28 @@ int ooc_minbudget_find(const ooc_scenario_spec *spec,
                        ooc_progress *prog, ooc_minbudget_result *res,
                        ooc_err *err);
 
-/* ooc_minbudget_find, stopping once its probes have simulated max_events
- * events (0: no cap), a planner's own simulations counted as long as its
- * plan's (events x (1 + plan_simulations)), or once those and the
- * planners' other work as they report it (the planner metric work_events:
- * checkpoint-dp's rotor tables) reach max_work (0: no cap); the final run
- * at the answer is not counted. Then res->capped is set and res->budget,
- * when not 0, is the least budget found to fit so far. The hint under an
- * infeasible simulate caps its search so. */
+/* What stops ooc_minbudget_find_capped early, and what it skips. */
+typedef struct ooc_minbudget_caps {
+  double max_events;  /* the events its probes simulate, a planner's own
+                         simulations counted as long as its plan's
+                         (events x (1 + plan_simulations)); 0: no cap */
+  double max_work;    /* those and the planners' other work as they report
+                         it (the planner metric work_events:
+                         checkpoint-dp's rotor tables); 0: no cap */
+  int no_final_run;   /* 1: no run at the answer (res->at stays empty),
+                         for a caller that wants only the budget and the
+                         planner */
+} ooc_minbudget_caps;
+
+/* ooc_minbudget_find under caps (NULL: none, and the final run): once
+ * either cap is reached the search stops, res->capped is set and
+ * res->budget, when not 0, is the least budget found to fit so far. The
+ * final run at the answer, made unless caps->no_final_run, is not
+ * counted against them. The hint under an infeasible simulate caps its
+ * search so, without the final run. */
 int ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
                               const ooc_planner_type *const *planners,
-                              int n, double max_events, double max_work,
+                              int n, const ooc_minbudget_caps *caps,
                               ooc_progress *prog, ooc_minbudget_result *res,
                               ooc_err *err);
 

@@ -76,8 +76,9 @@ quick_planners(const ooc_planner_type *const *ts,
  * their cap (at most 7.6 x 10^6), while the work came to 7.4 x 10^7
  * (resnet152 b18048 on gh200-c2c, 8.2 s): 12 of the 108 hints now stop
  * at the work cap, each within 0.6% of the exact budget (resnet152 there
- * 429.15 GiB for 428.71, in 3.9 s), and the other 96 are unchanged.
- * resnet at depth=1202, b2048 on v100-pcie3 went from 10.1 s to 5.2 s;
+ * 429.15 GiB for 428.71, in 3.4 s), and the other 96 are unchanged.
+ * resnet at depth=1202, b2048 on v100-pcie3 went from 10.1 s to 4.5 s
+ * (no run at the answer either: only its budget is printed);
  * gpt2 at 4,000 layers on h200-pcie5 took 58 probes and 22 s, 33 and
  * 6 s under the events cap. */
 #define HINT_MAX_EVENTS 1e7
@@ -95,6 +96,10 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
                        const ooc_planner_type *const *ts, int n)
 {
   const ooc_planner_type *quick[64];
+  /* Only the budget and the planner are printed: no run at the answer. */
+  const ooc_minbudget_caps caps = { .max_events = HINT_MAX_EVENTS,
+                                    .max_work = HINT_MAX_WORK,
+                                    .no_final_run = 1 };
   ooc_minbudget_result res;
   ooc_progress prog;
   ooc_scenario_spec s = *spec;
@@ -111,9 +116,7 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
    * superneurons' stage values differ): the others at their defaults. */
   s.opts_planner = spec->planner;
   ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "minbudget");
-  rc = ooc_minbudget_find_capped(&s, ts, n, HINT_MAX_EVENTS, HINT_MAX_WORK,
-                                 &prog, &res,
-                                 &err);
+  rc = ooc_minbudget_find_capped(&s, ts, n, &caps, &prog, &res, &err);
   ooc_progress_end(&prog);
   if (rc < 0)
     return ooc_cli_fail("smallest budget: %s", err.msg);
@@ -121,7 +124,7 @@ ooc_cli_minbudget_hint(FILE *f, const ooc_scenario_spec *spec,
     fprintf(f, "a budget that fits: %s with planner %s (the search for "
             "the smallest stopped after %d simulations; oocsim minbudget "
             "goes on)\n", ooc_fmt_bytes(res.budget, b, sizeof b),
-            res.planner, res.simulations - 1);
+            res.planner, res.simulations);
   else if (res.capped)
     fprintf(f, "smallest budget that fits: none found in %d simulations "
             "(oocsim minbudget goes on)\n", res.simulations);

@@ -240,14 +240,17 @@ START_TEST(minbudget_capped)
                                     ooc_planner_find("window", NULL), NULL };
   ooc_scenario_spec spec = { .model = "resnet50", .batch = 512,
                              .hw = "v100-nvlink2" };
-  ooc_minbudget_result exact, one, part;
+  const ooc_minbudget_caps cap1 = { .max_events = 1 },
+                           cap4 = { .max_events = 1e4 },
+                           cap4q = { .max_events = 1e4, .no_final_run = 1 };
+  ooc_minbudget_result exact, one, part, quiet;
   ooc_err err = { 0 };
 
   ck_assert_msg(ooc_minbudget_find(&spec, ts, 2, NULL, &exact, &err) == 0,
                 "%s", err.msg);
   ck_assert(exact.budget > 0);
   ck_assert_int_eq(exact.capped, 0);
-  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1, 0, NULL, &one,
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, &cap1, NULL, &one,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(one.capped, 1);
   ck_assert_int_eq(one.budget, 0);
@@ -255,13 +258,23 @@ START_TEST(minbudget_capped)
   /* 10^4 events: the two floor probes, then vdnn's doubling, which fits
    * at 16 GiB, and one step of its bisection (11,094,982,656 B, 4
    * probes and the final run). */
-  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, 1e4, 0, NULL, &part,
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, &cap4, NULL, &part,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(part.capped, 1);
   ck_assert(part.budget > exact.budget);
   ck_assert_int_eq(part.at.feasible, 1);
   ck_assert_str_eq(part.planner, "vdnn");
   ck_assert_int_lt(part.simulations, exact.simulations);
+  /* Without the final run: the same answer, one simulation fewer, and
+   * no summary. */
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 2, &cap4q, NULL,
+                                          &quiet, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(quiet.capped, 1);
+  ck_assert_uint_eq(quiet.budget, part.budget);
+  ck_assert_str_eq(quiet.planner, part.planner);
+  ck_assert_int_eq(quiet.simulations, part.simulations - 1);
+  ck_assert_int_eq(quiet.at.feasible, 0);
+  ooc_minbudget_result_fini(&quiet);
   ooc_minbudget_result_fini(&exact);
   ooc_minbudget_result_fini(&one);
   ooc_minbudget_result_fini(&part);
@@ -284,6 +297,7 @@ START_TEST(minbudget_work_capped)
                                     NULL };
   ooc_scenario_spec spec = { .model = "resnet50", .batch = 512,
                              .hw = "v100-pcie3", .planner = "checkpoint-dp" };
+  const ooc_minbudget_caps caps = { .max_work = 5000 };
   ooc_summary sum;
   ooc_minbudget_result res;
   ooc_err err = { 0 };
@@ -299,7 +313,7 @@ START_TEST(minbudget_work_capped)
                                "stage): 40 stages"));
   ck_assert_double_eq_tol(work, 4 * 2950360 / 400.0, 1e-9);
   ooc_summary_fini(&sum);
-  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 1, 0, 5000, NULL, &res,
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 1, &caps, NULL, &res,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(res.capped, 1);
   ck_assert_int_eq(res.simulations, res.budget > 0 ? 2 : 1);
