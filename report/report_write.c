@@ -513,9 +513,17 @@ section_time(ooc_doc *d, const ooc_report_opts *o, const ooc_report_data *rd)
   }
 }
 
-/* Why plot F is missing: gnuplot is, or its own failure. */
-#define WHY(f) (pl->missing ? "gnuplot is missing" \
-                            : ooc_report_plot_why(pl, (f)))
+/* Plot `file` in the document, or, where it was not drawn, why: `why`
+ * when not NULL, else gnuplot missing or its own failure. */
+static void
+plot_img(ooc_doc *d, const ooc_report_opts *o, const ooc_report_plots *pl,
+         const char *file, const char *alt, const char *why)
+{
+  ooc_doc_img(d, o->dir, file, alt,
+              why != NULL    ? why
+              : pl->missing ? "gnuplot is missing"
+                            : ooc_report_plot_why(pl, file));
+}
 
 /* The plots, or why each is missing. */
 static void
@@ -532,8 +540,7 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
             "the plot, one row per planner in its colour, mark the batches "
             "it cannot fit; the dashed black line is in-core speed with "
             "unlimited memory.", rd->batches);
-  ooc_doc_img(d, o->dir, "throughput.png", "samples/s vs batch",
-              WHY("throughput.png"));
+  plot_img(d, o, pl, "throughput.png", "samples/s vs batch", NULL);
   if (win >= 0) {
     ooc_doc_p(d, "The winner (%s) over one iteration: device memory against "
               "the budget, and its timeline (compute, H2D and D2H lanes). %s",
@@ -543,10 +550,8 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
               "anything else. Where spans are too short to see one by one, "
               "stacked bars show each one's share of the time."
               : "Its compute lane never stalls.");
-    ooc_doc_img(d, o->dir, "memory.png", "memory over one iteration",
-                WHY("memory.png"));
-    ooc_doc_img(d, o->dir, "gantt.png", "timeline of one iteration",
-                WHY("gantt.png"));
+    plot_img(d, o, pl, "memory.png", "memory over one iteration", NULL);
+    plot_img(d, o, pl, "gantt.png", "timeline of one iteration", NULL);
   }
   if (rd->have_mb) {
     ooc_doc_p(d, "Largest batch each planner can train on %s (search by "
@@ -557,16 +562,14 @@ section_plots(ooc_doc *d, const ooc_report_opts *o,
               "feasibility is not monotone). A numbered bracket over bars "
               "of equal height, and its note under the plot, say why they "
               "stop there.", hw->name);
-    ooc_doc_img(d, o->dir, "maxbatch.png", "largest trainable batch",
-                WHY("maxbatch.png"));
+    plot_img(d, o, pl, "maxbatch.png", "largest trainable batch", NULL);
   }
   ooc_doc_p(d, "Slowdown against host link bandwidth at batch %" PRId64 ", "
             "with the link made a symmetric full-duplex link of that rate "
             "(--hw-set link.h2d_GBps, d2h, duplex); dotted lines mark the "
             "measured H2D rates of the link profiles.", o->batch);
-  ooc_doc_img(d, o->dir, "bandwidth.png", "slowdown vs link bandwidth",
-              rd->bw_any ? WHY("bandwidth.png")
-                         : "no planner fits at any of these bandwidths");
+  plot_img(d, o, pl, "bandwidth.png", "slowdown vs link bandwidth",
+           rd->bw_any ? NULL : "no planner fits at any of these bandwidths");
 }
 
 /* The H2D rate (GB/s) a what-if table was run with; NaN when unknown. */
