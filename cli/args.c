@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -455,22 +456,35 @@ add_kv(ooc_cli_args *a, const char *arg, const char *opt, const char **key,
   return ooc_cli_split_kv(copy, opt, key, value, err);
 }
 
-/* Append key = value to a repeatable option's list (--set, --opt). A key
- * given twice takes its last value (oocsim(1), COMMON OPTIONS): the
- * earlier entry goes, so the list, and a plan file written from it, holds
- * each key once. */
+/* A key given twice takes its last value (oocsim(1), COMMON OPTIONS):
+ * drop the entry of `key` from arr[0 .. *n), entries of `size` bytes
+ * whose key pointer is at offset key_off, so that a repeatable option's
+ * list, and a plan file written from it, holds each key once. */
+static void
+drop_key(void *arr, int *n, size_t size, size_t key_off, const char *key)
+{
+  char *base = arr;
+
+  for (int i = 0; i < *n; i++) {
+    const char *k;
+    memcpy(&k, base + (size_t)i * size + key_off, sizeof k);
+    if (strcmp(k, key) == 0) {
+      memmove(base + (size_t)i * size, base + (size_t)(i + 1) * size,
+              (size_t)(*n - i - 1) * size);
+      (*n)--;
+      return;
+    }
+  }
+}
+
+/* Append key = value to --set's or --opt's list, replacing the key's
+ * earlier entry. */
 static int
 push_kv(ooc_kv **arr, int *n, const char *key, const char *value)
 {
   ooc_kv *p;
 
-  for (int i = 0; i < *n; i++)
-    if (strcmp((*arr)[i].key, key) == 0) {
-      memmove(&(*arr)[i], &(*arr)[i + 1],
-              (size_t)(*n - i - 1) * sizeof **arr);
-      (*n)--;
-      break;
-    }
+  drop_key(*arr, n, sizeof **arr, offsetof(ooc_kv, key), key);
   if ((p = realloc(*arr, (size_t)(*n + 1) * sizeof *p)) == NULL)
     return OOC_ENOMEM;
   *arr = p;
@@ -484,13 +498,7 @@ push_hw(ooc_hw_override **arr, int *n, const char *key, const char *value)
 {
   ooc_hw_override *p;
 
-  for (int i = 0; i < *n; i++)
-    if (strcmp((*arr)[i].key, key) == 0) {
-      memmove(&(*arr)[i], &(*arr)[i + 1],
-              (size_t)(*n - i - 1) * sizeof **arr);
-      (*n)--;
-      break;
-    }
+  drop_key(*arr, n, sizeof **arr, offsetof(ooc_hw_override, key), key);
   if ((p = realloc(*arr, (size_t)(*n + 1) * sizeof *p)) == NULL)
     return OOC_ENOMEM;
   *arr = p;
