@@ -2410,10 +2410,14 @@ node(imp *I, const Node *n)
   if (strcmp(op, "Softmax") == 0)
     return last_dim(I, n, "softmax", "only a softmax over the last dim is "
                     "supported");
-  if (strcmp(op, "LayerNormalization") == 0)
-    return attr_i(n, "axis", -1) == -1 && (rc = norm_params(I, n, 1)) ? rc
-           : last_dim(I, n, "layernorm", "only a norm over the last dim is "
-                      "supported");
+  if (strcmp(op, "LayerNormalization") == 0) {
+    /* The axis first (-1, or the last dim given by number), then the
+     * scale and bias against that dim. */
+    if ((rc = last_dim(I, n, "layernorm", "only a norm over the last dim "
+                       "is supported")))
+      return rc;
+    return norm_params(I, n, 1);
+  }
   if (strcmp(op, "Flatten") == 0) {
     if (attr_i(n, "axis", 1) != 1)
       return node_err(I, n, "only axis 1 (keep the batch) is supported",

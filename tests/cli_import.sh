@@ -189,6 +189,7 @@ for c in \
   "gemm_bias|node 'fc' (Gemm): bias 'bf' has shape [11] but the weight has 10 output features" \
   "matmul_weight|node 'q_proj' (MatMul): weight 'wq' has shape [31,32] but the input has 32 features (its last dim)" \
   "bn_scale|node 'bn1' (BatchNormalization): scale 'g' has shape [7] but the input has 8 channels" \
+  "ln_axis_scale|node 'ln1' (LayerNormalization): scale 'ln1_g' has shape [31] but the input has 32 features (its last dim)" \
   "neg_dim|initialiser 'w2' has shape [8,-8,3,3]: dim 1 is negative" \
   "huge_dims|initialiser 'w2' has shape [1099511627776,1099511627776,1099511627776]: more than 2^62 elements" \
   "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT" \

@@ -299,6 +299,8 @@ def bad_weights(out):
         "gemm_bias": with_init(cnn(), "bf", [11]),
         "matmul_weight": with_init(transformer(), "wq", [31, 32]),
         "bn_scale": with_init(cnn(), "g", [7]),
+        "ln_axis_scale": with_init(with_init(transformer(), None, None, (
+            "ln1", helper.make_attribute("axis", 2))), "ln1_g", [31]),
         "neg_dim": with_init(cnn(), "w2", [8, -8, 3, 3]),
         "huge_dims": with_init(cnn(), "w2", [big, big, big]),
         "attr_type": with_init(cnn(), None, None, (
