@@ -31,6 +31,16 @@ plain_number(const char *s)
 }
 
 int
+ooc_parse_budget(const char *s, uint64_t *out, ooc_err *err)
+{
+  int rc = ooc_parse_size(s, "--budget", out, err);
+
+  if (rc == OOC_OK && *out == 0)
+    return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", s);
+  return rc;
+}
+
+int
 ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err)
 {
   char *end;

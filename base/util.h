@@ -24,6 +24,9 @@
  * and overflow with err naming `what`. */
 int ooc_parse_size(const char *s, const char *what, uint64_t *out,
                    ooc_err *err);
+/* A device budget (--budget): a SIZE, as above, of at least one byte;
+ * errors name "--budget" and the value given. */
+int ooc_parse_budget(const char *s, uint64_t *out, ooc_err *err);
 /* Strict integer / double parsing with the same error style. */
 int ooc_parse_int(const char *s, const char *what, int64_t *out, ooc_err *err);
 int ooc_parse_double(const char *s, const char *what, double *out,

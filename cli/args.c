@@ -554,10 +554,8 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     a->planner = arg;
     return OOC_OK;
   case OOC_OPT_BUDGET:
-    if ((rc = ooc_parse_size(arg, "--budget", &a->budget, err)) < 0)
+    if ((rc = ooc_parse_budget(arg, &a->budget, err)) < 0)
       return rc;
-    if (a->budget == 0)
-      return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", arg);
     a->budget_arg = arg;
     return OOC_OK;
   case OOC_OPT_ALLOCATOR:

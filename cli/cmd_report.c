@@ -64,10 +64,8 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   switch (id) {
   case OOC_OPT_PLANNER: o->planners = arg; return OOC_OK;
   case OOC_OPT_BUDGET:
-    if ((rc = ooc_parse_size(arg, "--budget", &b, err)))
+    if ((rc = ooc_parse_budget(arg, &b, err)))
       return rc;
-    if (b == 0)
-      return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", arg);
     o->budget = arg;
     return OOC_OK;
   case OOC_OPT_DTYPE: o->dtype = arg; break;      /* and checked there */

@@ -367,13 +367,9 @@ ooc_sweep_parse_budgets(ooc_sweep_grid *g, const char *spec, ooc_err *err)
   for (i = 0; i < n; i++) {
     uint64_t b = 0;
     if (strcmp(v[i], "default") != 0 &&
-        (rc = ooc_parse_size(v[i], "--budget", &b, err))) {
+        (rc = ooc_parse_budget(v[i], &b, err))) {
       ooc_strv_free(v, n);
       return rc;
-    }
-    if (strcmp(v[i], "default") != 0 && b == 0) {
-      ooc_strv_free(v, n);
-      return ooc_err_set(err, OOC_EINVAL, "--budget '%s': must be > 0", spec);
     }
     /* The same bytes spelt another way (16GiB, 17179869184) repeat rows
      * too; the same spelling is axis_append's to report. */

@@ -219,7 +219,10 @@ expect_fail "merge of a grid.json without planners" "(field 'planner': missing, 
 # rates) is refused before anything runs; the product cannot overflow.
 V=$(seq -s, 1 100)
 expect_fail "a grid of more than 10^9 points" "sweep: the grid has more than 1000000000 points" $OOCSIM sweep -m alexnet -b 1:99999 --hw v100-pcie3 -p vdnn,window --hw-set link.h2d_GBps=$V --hw-set link.d2h_GBps=$V -o "$TMP/e6"
-expect_fail "zero budget" "--budget '0': must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 0 -o "$TMP/e"
+# The same words as simulate's --budget, naming the value of the list
+# that is wrong, not the whole list.
+expect_fail "zero budget" "oocsim: --budget: '0' must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 0 -o "$TMP/e"
+expect_fail "zero budget in a list" "oocsim: --budget: '0B' must be > 0" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 16GiB,0B -o "$TMP/e"
 expect_fail "bad budget" "--budget" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --budget 12XB -o "$TMP/e"
 # Allocator specs with options are an axis like names, kept as given.
 expect_ok "sweep over allocator specs" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn \
