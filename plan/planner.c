@@ -295,6 +295,21 @@ ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
 }
 
 int
+ooc_planner_check_sched(const ooc_planner_ctx *ctx, const char *planner,
+                        uint64_t v, ooc_err *err)
+{
+  const char *given = "0";
+  char b[32];
+
+  if (v > 0 && v <= ctx->budget)
+    return OOC_OK;
+  ooc_planner_opt_str(ctx, "sched_budget", &given);
+  return ooc_err_set(err, OOC_EINVAL, "planner '%s': option sched_budget=%s: "
+                     "must be in (0, %s], the device budget", planner, given,
+                     ooc_fmt_bytes(ctx->budget, b, sizeof b));
+}
+
+int
 ooc_planner_accepts(const ooc_planner_type *t, const char *key)
 {
   for (int i = 0; t->options != NULL && t->options[i] != NULL; i++)

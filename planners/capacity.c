@@ -240,10 +240,9 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   have_fixed = ooc_planner_opt_size(ctx, "sched_budget", &fixed, err);
   if (have_fixed < 0)
     return have_fixed;
-  if (have_fixed && (fixed == 0 || fixed > ctx->budget))
-    return ooc_err_set(err, OOC_EINVAL,
-                       "planner 'capacity': option sched_budget: must be in "
-                       "(0, budget]");
+  if (have_fixed &&
+      (rc = ooc_planner_check_sched(ctx, "capacity", fixed, err)) < 0)
+    return rc;
   if (have_fixed) {
     sched = fixed;
     rc = cap_build(ctx, st, sched, pl, err);

@@ -136,8 +136,8 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   if ((rc = ooc_planner_opt_int(ctx, "grads", &g, err)) < 0)
     return rc;
   if (rc > 0 && g != 0 && g != 1)
-    return ooc_err_set(err, OOC_EINVAL, "planner 'window': option grads: "
-                       "must be 0 or 1");
+    return ooc_err_set(err, OOC_EINVAL, "planner 'window': option grads=%lld: "
+                       "must be 0 or 1", (long long)g);
   w->grads_opt = rc > 0 ? (int)g : -1;
   w->n_acts = lv->n_acts;
   /* A backward step's gradient occurrences: its output's and its inputs'. */
@@ -441,11 +441,10 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     return have_sched;
   if (have_win && fixed_win == 0)
     return ooc_err_set(err, OOC_EINVAL,
-                       "planner 'window': option window: must be > 0");
-  if (have_sched && (fixed_sched == 0 || fixed_sched > ctx->budget))
-    return ooc_err_set(err, OOC_EINVAL,
-                       "planner 'window': option sched_budget: must be in "
-                       "(0, budget]");
+                       "planner 'window': option window=0: must be > 0");
+  if (have_sched &&
+      (rc = ooc_planner_check_sched(ctx, "window", fixed_sched, err)) < 0)
+    return rc;
 
   /* Gradients resident, then as variables (unless fixed); per mode,
    * scheduling budgets from the physical one down, the level after the

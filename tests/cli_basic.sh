@@ -103,6 +103,14 @@ expect_fail "dtype" "--dtype: unknown dtype 'fp8'" "$OOCSIM" info -m "$MLP" --dt
 expect_fail "format" "--format: unknown format 'xml'" "$OOCSIM" compare -m "$MLP" -b 4 --hw v100-pcie3 --format xml
 expect_fail "set without =" "--set 'hidden': expected KEY=VALUE" "$OOCSIM" info -m "$MLP" --set hidden
 expect_fail "opt without =" "--opt 'window': expected KEY=VALUE" "$OOCSIM" simulate $S --opt window
+# A planner option's value out of range: the message gives the value, and
+# for a scheduling budget the device budget it must stay within (the MLP
+# on v100-pcie3: 15.50 GiB).
+W="-m $MLP -b 4 --hw v100-pcie3 -p window"
+expect_fail "window grads 3" "oocsim: planner 'window': option grads=3: must be 0 or 1" "$OOCSIM" simulate $W --opt grads=3
+expect_fail "window window 0" "oocsim: planner 'window': option window=0: must be > 0" "$OOCSIM" simulate $W --opt window=0
+expect_fail "window sched_budget 0" "oocsim: planner 'window': option sched_budget=0MiB: must be in (0, 15.50 GiB], the device budget" "$OOCSIM" simulate $W --opt sched_budget=0MiB
+expect_fail "capacity sched_budget over" "oocsim: planner 'capacity': option sched_budget=16GiB: must be in (0, 15.50 GiB], the device budget" "$OOCSIM" simulate -m "$MLP" -b 4 --hw v100-pcie3 -p capacity --opt sched_budget=16GiB
 expect_fail "hw-set without =" "--hw-set 'link.h2d_GBps': expected KEY=VALUE" "$OOCSIM" simulate $S --hw-set link.h2d_GBps
 expect_fail "set empty key" "--set '=3': empty key" "$OOCSIM" info -m "$MLP" --set =3
 expect_fail "unknown --set key" "nosuchkey" "$OOCSIM" info -m "$MLP" --set nosuchkey=3
