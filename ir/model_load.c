@@ -787,7 +787,7 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
     for (k = 1; k < OOC_OPK_COUNT; k++)
       o += (size_t)snprintf(list + o, o < sizeof list ? sizeof list - o : 0,
                             "%s%s", k > 1 ? ", " : "", ooc_op_name(k));
-    return ferr(ld, OOC_EINVAL, "op", "unknown op '%s' (known: %s)",
+    return ferr(ld, OOC_EINVAL, "op", "unknown op '%s' (valid: %s)",
                 op_it->valuestring, list);
   }
   if (ld->n >= MAX_LAYERS)

@@ -779,7 +779,7 @@ act_infer(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
     if (strcmp(l->a.act, acts[i].name) == 0)
       return unary_eltwise(l, in, err, 4, 3, acts[i].needs);
   return ooc_err_set(err, OOC_EINVAL,
-                     "act: unknown activation '%s' (known: sigmoid, tanh, "
+                     "act: unknown activation '%s' (valid: sigmoid, tanh, "
                      "silu, elu, leaky_relu, hardswish)", l->a.act);
 }
 

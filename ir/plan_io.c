@@ -328,7 +328,7 @@ get_kv(reader *R, const cJSON *o, const char *key, const char *field,
 }
 
 /* Every key of object o must be one of known (NULL-terminated): else
- * "FILE: WHERE.KEY: unknown key (known: ...)", WHERE.KEY being KEY at the
+ * "FILE: WHERE.KEY: unknown key (valid: ...)", WHERE.KEY being KEY at the
  * top level (where == NULL). O(keys x known). */
 static int
 known_keys(reader *R, const cJSON *o, const char *where,
@@ -351,7 +351,7 @@ known_keys(reader *R, const cJSON *o, const char *where,
       off += (size_t)snprintf(list + off, sizeof list - off, "%s%s",
                               i ? ", " : "", known[i]);
     return ooc_err_set(R->err, OOC_EPARSE, "%s: %s%s%.60s: unknown key "
-                       "(known: %s)", R->origin, where ? where : "",
+                       "(valid: %s)", R->origin, where ? where : "",
                        where ? "." : "", it->string, list);
   }
   return OOC_OK;

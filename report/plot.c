@@ -44,7 +44,7 @@ ooc_plot_kind_parse(const char *s, ooc_plot_kind *k, ooc_err *err)
       return OOC_OK;
     }
   return ooc_err_set(err, OOC_ENOTFOUND,
-                     "unknown plot kind '%s' (known: throughput, bandwidth, "
+                     "unknown plot kind '%s' (valid: throughput, bandwidth, "
                      "maxbatch, memory, gantt)", s);
 }
 

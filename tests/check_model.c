@@ -848,7 +848,7 @@ START_TEST(test_bad_files)
   bad_file(DATA "bad_binary.json", 2, OOC_EPARSE,
            DATA "bad_binary.json: binary data (NUL byte), not text", 1);
   bad_file(DATA "bad_op.json", 2, OOC_EINVAL,
-           DATA "bad_op.json: layer 'c1': op: unknown op 'conv' (known: "
+           DATA "bad_op.json: layer 'c1': op: unknown op 'conv' (valid: "
                 "conv2d, ", 0);
   bad_file(DATA "bad_missing.json", 2, OOC_EINVAL,
            DATA "bad_missing.json: layer 'c1': out: missing", 1);

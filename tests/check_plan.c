@@ -1248,12 +1248,12 @@ START_TEST(test_plan_file_errors)
   free(t);
   /* Keys the format does not have: a typo or a hand edit, named. */
   t = edit(text, "\"batch\":1", "\"batch\":1,\"colour\":\"red\"");
-  expect_bad(t, OOC_EPARSE, "p.json: scenario.colour: unknown key (known: "
+  expect_bad(t, OOC_EPARSE, "p.json: scenario.colour: unknown key (valid: "
              "model, model_path, batch, dtype, precision, optimizer, set, "
              "hw, hw_set, planner, opts, allocator, budget_bytes, note)");
   free(t);
   t = edit(text, "\"version\": 2", "\"version\": 2, \"extra\": 1");
-  expect_bad(t, OOC_EPARSE, "p.json: extra: unknown key (known: format, "
+  expect_bad(t, OOC_EPARSE, "p.json: extra: unknown key (valid: format, "
              "version, scenario, model_fingerprint, n_layers, prologue_end, "
              "tensors, program)");
   free(t);

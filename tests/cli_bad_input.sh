@@ -50,7 +50,7 @@ info_fail "not an object" "expected a JSON object at the top level" \
 info_fail "no such file" "No such file or directory" "$TMP/no_such_model.json"
 
 # --- layers: op, fields, shapes, references ----------------------------------
-info_fail "unknown op" "layer 'c1': op: unknown op 'conv' (known: conv2d, " \
+info_fail "unknown op" "layer 'c1': op: unknown op 'conv' (valid: conv2d, " \
   "$D/bad_op.json"
 info_fail "missing field" "layer 'c1': out: missing" "$D/bad_missing.json"
 info_fail "negative field" "layer 'fc': out: -3 must be at least 1" \

@@ -101,7 +101,7 @@ expect_fail "a plan by an unknown planner" "nop.json: scenario.planner: unknown 
 # profile; each message names the file and the field.
 sed 's/"planner":"incore"/"planner":"vdnn","colour":"red"/' "$TMP/mlp.json" >"$TMP/key.json"
 expect_fail "a plan with an unknown scenario key" \
-  "oocsim: $TMP/key.json: scenario.colour: unknown key (known: model, model_path, batch, dtype, precision, optimizer, set, hw, hw_set, planner, opts, allocator, budget_bytes, note)" \
+  "oocsim: $TMP/key.json: scenario.colour: unknown key (valid: model, model_path, batch, dtype, precision, optimizer, set, hw, hw_set, planner, opts, allocator, budget_bytes, note)" \
   "$OOCSIM" simulate "$TMP/key.json"
 sed 's/"opts":{}/"opts":{"bogus":"1"}/' "$TMP/mlp.json" >"$TMP/opt.json"
 expect_fail "a plan with an option its planner does not take" \
