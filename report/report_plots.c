@@ -155,9 +155,13 @@ ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   char path[4096];
 
   /* An image an earlier report left in DIR is not this report's: the
-   * document would show it as drawn (ooc_doc_img looks for the file). */
-  for (int k = 0; k < OOC_REPORT_PLOTS; k++) {
-    snprintf(path, sizeof path, "%s/%s", o->dir, ooc_report_plot_files[k]);
+   * document would show it as drawn (ooc_doc_img looks for the file).
+   * The earlier document goes first: it shows those images, and, should
+   * this report fail before writing its own, would show these instead. */
+  for (int k = -2; k < OOC_REPORT_PLOTS; k++) {
+    snprintf(path, sizeof path, "%s/%s", o->dir,
+             k == -2 ? "report.html" : k == -1 ? "report.md"
+                                                : ooc_report_plot_files[k]);
     if (unlink(path) != 0 && errno != ENOENT)
       return ooc_err_set(err, OOC_EIO, "cannot remove the old '%s': %s",
                          path, strerror(errno));

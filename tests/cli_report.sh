@@ -236,6 +236,19 @@ if [ $have_gnuplot -eq 1 ]; then
     ok "each plot's note gives its own failure" || not_ok "notes: $(grep 'not drawn' "$TMP/rep4/report.md" | head -2)"
 fi
 
+# A report that fails once the images of the one before are gone leaves
+# no document of that one (it would show this report's images, or none):
+# here report.md is a folder, so the new one cannot be written there.
+if [ $have_gnuplot -eq 1 ]; then
+  rm -rf "$TMP/rep5"
+  $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5" >/dev/null 2>&1
+  rm -f "$TMP/rep5/report.md" && mkdir "$TMP/rep5/report.md"
+  expect_fail "report that cannot replace its document" "cannot remove the old '$TMP/rep5/report.md'" \
+    $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5"
+  [ ! -e "$TMP/rep5/report.html" ] && ok "no document of the report before" ||
+    not_ok "the old report.html is left: $(ls "$TMP/rep5")"
+fi
+
 # Errors.
 expect_fail "unknown plot kind" "unknown plot kind 'pie'" $OOCSIM plot pie --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 # -o must name an image; x.dat is that, not "the same file as its data".
