@@ -161,33 +161,47 @@ done:
 }
 
 int
+ooc_explain_program(const ooc_scenario_spec *spec, const ooc_program *prog,
+                    const ooc_model *m, ooc_summary *sum, ooc_explain *x,
+                    ooc_err *err)
+{
+  ooc_sim_detail det;
+  ooc_summary again = { 0 };
+  ooc_scenario_out out = { .detail = &det };
+  int rc = OOC_OK;
+
+  ooc_explain_init(x);
+  x->sum = *sum;
+  *sum = (ooc_summary){ 0 };
+  if (prog->n_instr == 0)
+    return OOC_OK;
+  /* The same program again, with the detail recorder (planning is not
+   * repeated). */
+  ooc_sim_detail_init(&det);
+  if ((rc = ooc_scenario_run_program(spec, prog, x->sum.plan_note, &again,
+                                     &out, err)) == OOC_OK) {
+    rc = tabulate(x, m, prog, det.n_instr > 0 ? &det : NULL, err);
+    x->planned = 1;
+  }
+  ooc_summary_fini(&again);
+  ooc_sim_detail_fini(&det);
+  return rc;
+}
+
+int
 ooc_explain_run(const ooc_scenario_spec *spec, ooc_explain *x, ooc_err *err)
 {
   ooc_program prog;
   ooc_model *m = NULL;
-  ooc_sim_detail det;
-  ooc_summary again = { 0 };
+  ooc_summary sum = { 0 };
   ooc_scenario_out out = { .program = &prog, .model = &m };
-  ooc_scenario_out out2 = { .detail = &det };
   int rc;
 
   ooc_explain_init(x);
   ooc_program_init(&prog);
-  ooc_sim_detail_init(&det);
-  if ((rc = ooc_scenario_run(spec, &x->sum, &out, err)) < 0)
-    goto done;
-  if (prog.n_instr > 0) {
-    /* The same program again, with the detail recorder (planning is not
-     * repeated). */
-    if ((rc = ooc_scenario_run_program(spec, &prog, x->sum.plan_note,
-                                       &again, &out2, err)) < 0)
-      goto done;
-    rc = tabulate(x, m, &prog, det.n_instr > 0 ? &det : NULL, err);
-    x->planned = 1;
-  }
-done:
-  ooc_summary_fini(&again);
-  ooc_sim_detail_fini(&det);
+  if ((rc = ooc_scenario_run(spec, &sum, &out, err)) == OOC_OK)
+    rc = ooc_explain_program(spec, &prog, m, &sum, x, err);
+  ooc_summary_fini(&sum);
   ooc_program_fini(&prog);
   ooc_model_free(m);
   return rc;

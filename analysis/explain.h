@@ -21,7 +21,8 @@
  *
  * Ownership: ooc_explain is caller-embedded (ooc_explain_init/_fini) and
  * owns its rows and its summary. Cost: one planner run and two
- * simulations (the scenario's, then one with the detail recorder).
+ * simulations (the scenario's, then one with the detail recorder);
+ * ooc_explain_program, the second only.
  */
 #ifndef OOC_EXPLAIN_H
 #define OOC_EXPLAIN_H
@@ -59,6 +60,12 @@ void ooc_explain_fini(ooc_explain *x);
  * the costs 0 where nothing ran), or the scenario's error. */
 int ooc_explain_run(const ooc_scenario_spec *spec, ooc_explain *x,
                     ooc_err *err);
+/* The same from a scenario already planned and simulated: its program
+ * prog (lowered for model m) and summary *sum, which x takes over (*sum is
+ * left empty). One simulation, with the detail recorder. */
+int ooc_explain_program(const ooc_scenario_spec *spec,
+                        const ooc_program *prog, const ooc_model *m,
+                        ooc_summary *sum, ooc_explain *x, ooc_err *err);
 
 /* Write x as text (a table) or as the explain object (JSON: the summary's
  * scenario fields, iteration_s, "classes": [rows], "total": row). */

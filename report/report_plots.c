@@ -137,12 +137,13 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
       draw(&d->pl, OOC_PLOT_GANTT, tl, o->dir, "gantt.png",
            &(ooc_plot_opts){ .title = ttl });
     }
+    /* Per tensor class, what it does and what that costs ("Winner and
+     * why"), from the same plan: the explanation takes the summary. */
+    if (!rc)
+      rc = ooc_explain_program(&spec, &prog, wm, &sum, &d->win_explain,
+                               err);
     ooc_summary_fini(&sum);
   }
-  /* Per tensor class, what it does and what that costs ("Winner and
-   * why"). */
-  if (!rc)
-    rc = ooc_explain_run(&spec, &d->win_explain, err);
   ooc_model_free(wm);
   ooc_trace_fini(&tr);
   ooc_program_fini(&prog);

@@ -249,6 +249,15 @@ if [ $have_gnuplot -eq 1 ]; then
     not_ok "the old report.html is left: $(ls "$TMP/rep5")"
 fi
 
+# The winner's per-class table is oocsim explain's for the same planner
+# (the report explains the plan it traced, without planning it again).
+win=$($OOCSIM report -m resnet50 -b 256 --hw v100-nvlink2 -p vdnn,window --no-maxbatch -j 2 -o "$TMP/rx" 2>&1 |
+  sed -n 's/.*(winner: \([a-z-]*\);.*/\1/p')
+got=$(grep '^| \*\*total\*\* |' "$TMP/rx/report.md" | awk -F'|' '{gsub(/ /, ""); print $3, $4, $5, $6, $7}')
+want=$($OOCSIM explain -m resnet50 -b 256 --hw v100-nvlink2 -p "${win:-none}" | awk '$1 == "total" {print $2, $5, $6, $7, $8 $9}')
+[ -n "$got" ] && [ "$got" = "$want" ] && ok "report's class table is explain's ($got)" ||
+  not_ok "report's class table '$got', explain's '$want'"
+
 # Errors.
 expect_fail "unknown plot kind" "unknown plot kind 'pie'" $OOCSIM plot pie --in "$TMP/thr/results.csv" -o "$TMP/x.png"
 # -o must name an image; x.dat is that, not "the same file as its data".
