@@ -3,10 +3,11 @@
  *
  * Ownership: each tried scenario is opened and closed here; only the
  * summary at the best batch, and what stopped the next, leave. Cost: about
- * 2 log2(best) + 1 runs (the doubling, the bisection, the final run with
- * the baseline), plus up to log2(best / 8) + 1 for each look-ahead
- * (maxbatch.h); every run before the last skips the in-core baseline
- * (ooc_scenario_probe).
+ * 2 log2(best) runs (the doubling, the bisection), plus up to
+ * log2(best / 8) + 1 for each look-ahead (maxbatch.h), each skipping the
+ * in-core baseline (ooc_scenario_probe); the summary of the last batch
+ * that fitted, which is the best, is kept, and the baseline and bound are
+ * computed for it alone at the end (no run of the planner again).
  */
 #include "config.h"
 
@@ -16,12 +17,13 @@
 #include "analysis/maxbatch.h"
 #include "planners/registry.h"
 
-/* Feasibility of batch b: 1 feasible (sum filled when want_sum), 0 not
- * (the working set exceeds the budget, the batch overflows, or the plan
- * runs out of memory; lim, when given, says which), < 0 an error. */
+/* Feasibility of batch b: 1 feasible (its summary, without the baseline,
+ * replaces *keep), 0 not (the working set exceeds the budget, the batch
+ * overflows, or the plan runs out of memory; lim, when given, says
+ * which), < 0 an error. */
 static int
-try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
-          ooc_summary *sum, ooc_maxbatch_limit *lim, ooc_err *err)
+try_batch(const ooc_scenario_spec *spec, int64_t b, ooc_summary *keep,
+          ooc_maxbatch_limit *lim, ooc_err *err)
 {
   ooc_scenario_spec s = *spec;
   const ooc_planner_type *t =
@@ -67,8 +69,7 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
     ooc_scenario_close(sc);
     return 0;
   }
-  rc = want_sum ? ooc_scenario_run_in(sc, &s, &tmp, NULL, err)
-                : ooc_scenario_probe(sc, &s, &tmp, err);
+  rc = ooc_scenario_probe(sc, &s, &tmp, err);
   if (rc < 0) {
     ooc_scenario_close(sc);
     return rc;
@@ -89,11 +90,30 @@ try_batch(const ooc_scenario_spec *spec, int64_t b, int want_sum,
       lim->kind = OOC_LIMIT_LARGEST_STEP;
   }
   ooc_scenario_close(sc);
-  if (want_sum && feasible)
-    *sum = tmp;
-  else
+  if (feasible) {
+    ooc_summary_fini(keep);
+    *keep = tmp;
+  } else {
     ooc_summary_fini(&tmp);
+  }
   return feasible;
+}
+
+/* The summary *sum of a probe at spec's scenario at batch b, completed
+ * with the baseline and the bound. */
+static int
+add_baseline(const ooc_scenario_spec *spec, int64_t b, ooc_summary *sum,
+             ooc_err *err)
+{
+  ooc_scenario_spec s = *spec;
+  ooc_scenario *sc = NULL;
+  int rc;
+
+  s.batch = b;
+  if ((rc = ooc_scenario_open(&s, &sc, err)) == OOC_OK)
+    rc = ooc_scenario_add_baseline(sc, sum, err);
+  ooc_scenario_close(sc);
+  return rc;
 }
 
 const char *
@@ -122,11 +142,11 @@ ooc_maxbatch_find_limit(const ooc_scenario_spec *spec, int64_t *best,
   return ooc_maxbatch_search(spec, NULL, best, at_max, limit, err);
 }
 
-/* Probes left to bisect (lo, hi), the final run included. */
+/* Probes left to bisect (lo, hi). */
 static int64_t
 probes_left(int64_t lo, int64_t hi)
 {
-  int64_t n = 1;
+  int64_t n = 0;
   while (hi - lo > 1) {
     lo += (hi - lo) / 2;
     n++;
@@ -147,7 +167,8 @@ show(ooc_progress *prog, int64_t done, int64_t total, int64_t b)
  * not fit, and hi moves only to such a batch). */
 static int
 bisect(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
-       int64_t *lo, int64_t *hi, ooc_maxbatch_limit *lim, ooc_err *err)
+       int64_t *lo, int64_t *hi, ooc_summary *at, ooc_maxbatch_limit *lim,
+       ooc_err *err)
 {
   int rc;
 
@@ -155,7 +176,7 @@ bisect(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
     int64_t mid = *lo + (*hi - *lo) / 2;
     show(prog, *probes, *probes + probes_left(*lo, *hi), mid);
     (*probes)++;
-    if ((rc = try_batch(spec, mid, 0, NULL, lim, err)) < 0)
+    if ((rc = try_batch(spec, mid, at, lim, err)) < 0)
       return rc;
     if (rc)
       *lo = mid;
@@ -173,7 +194,7 @@ bisect(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
 static int
 look_ahead(const ooc_scenario_spec *spec, ooc_progress *prog,
            int64_t *probes, int64_t hi, int64_t *found, int64_t *step,
-           ooc_err *err)
+           ooc_summary *at, ooc_err *err)
 {
   const int64_t reach = hi / 8 > 1 ? hi / 8 : 1;
   ooc_maxbatch_limit l;
@@ -182,7 +203,7 @@ look_ahead(const ooc_scenario_spec *spec, ooc_progress *prog,
   for (int64_t d = 1; d <= reach && hi + d <= OOC_MAXBATCH_CAP; d *= 2) {
     show(prog, (*probes)++, 0, hi + d);
     l = (ooc_maxbatch_limit){ .batch = 0 };
-    if ((rc = try_batch(spec, hi + d, 0, NULL, &l, err)) < 0)
+    if ((rc = try_batch(spec, hi + d, at, &l, err)) < 0)
       return rc;
     if (rc) {
       *found = hi + d;
@@ -200,8 +221,8 @@ look_ahead(const ooc_scenario_spec *spec, ooc_progress *prog,
  * the cap is passed first. */
 static int
 gallop(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
-       int64_t *lo, int64_t *hi, int64_t step, ooc_maxbatch_limit *lim,
-       ooc_err *err)
+       int64_t *lo, int64_t *hi, int64_t step, ooc_summary *at,
+       ooc_maxbatch_limit *lim, ooc_err *err)
 {
   int rc;
 
@@ -212,7 +233,7 @@ gallop(const ooc_scenario_spec *spec, ooc_progress *prog, int64_t *probes,
       return OOC_OK;
     }
     show(prog, (*probes)++, 0, b);
-    if ((rc = try_batch(spec, b, 0, NULL, lim, err)) < 0)
+    if ((rc = try_batch(spec, b, at, lim, err)) < 0)
       return rc;
     if (rc == 0) {
       *hi = b;
@@ -241,20 +262,23 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
   if ((rc = ooc_scenario_lookup(spec, &t, &a, NULL, err)) < 0)
     return rc;
   /* Doubling: batch 1, then 2, 4, 8, ... (a gallop from 1 by 1); lo is
-   * the largest batch known to fit, hi the smallest known not to. */
+   * the largest batch known to fit, hi the smallest known not to. lo
+   * moves only to a batch just found to fit, so *at_max, the summary of
+   * the last batch that fitted, is always lo's. */
   show(prog, probes++, 0, 1);
-  if ((rc = try_batch(spec, 1, 0, NULL, &lim, err)) < 0)
-    return rc;
+  if ((rc = try_batch(spec, 1, at_max, &lim, err)) < 0)
+    goto fail;
   if (rc == 0) {
     hi = 1;
   } else {
     lo = 1;
-    if ((rc = gallop(spec, prog, &probes, &lo, &hi, 1, &lim, err)) < 0)
-      return rc;
+    if ((rc = gallop(spec, prog, &probes, &lo, &hi, 1, at_max, &lim,
+                     err)) < 0)
+      goto fail;
   }
   for (;;) {
-    if ((rc = bisect(spec, prog, &probes, &lo, &hi, &lim, err)) < 0)
-      return rc;
+    if ((rc = bisect(spec, prog, &probes, &lo, &hi, at_max, &lim, err)) < 0)
+      goto fail;
     /* hi = lo + 1 does not fit. A planner's feasibility need not be
      * monotone in the batch (its heuristics change with it), so look
      * ahead before taking hi as the limit, unless its working set
@@ -263,16 +287,18 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
     if (hi > cap || lo == 0 || lim.kind == OOC_LIMIT_WORKING_SET ||
         lim.kind == OOC_LIMIT_NONE)
       break;
-    if ((rc = look_ahead(spec, prog, &probes, hi, &b, &step, err)) < 0)
-      return rc;
+    if ((rc = look_ahead(spec, prog, &probes, hi, &b, &step, at_max,
+                         err)) < 0)
+      goto fail;
     if (rc == 0)
       break;
     if (hole == 0)
       hole = hi;
     /* b fits: gallop up from it to one that does not, and bisect again. */
     lo = b;
-    if ((rc = gallop(spec, prog, &probes, &lo, &hi, step, &lim, err)) < 0)
-      return rc;
+    if ((rc = gallop(spec, prog, &probes, &lo, &hi, step, at_max, &lim,
+                     err)) < 0)
+      goto fail;
   }
   /* hi is the first batch above lo found not to fit: lo + 1. */
   *best = lo;
@@ -282,13 +308,19 @@ ooc_maxbatch_search(const ooc_scenario_spec *spec, ooc_progress *prog,
   }
   if (lo == 0)
     return OOC_OK;
-  show(prog, probes, probes + 1, lo);
-  if ((rc = try_batch(spec, lo, 1, at_max, NULL, err)) < 0)
-    return rc;
-  ooc_progress_show(prog, probes + 1, probes + 1, "simulations", NULL);
-  if (rc == 0)
-    return ooc_err_set(err, OOC_EINVAL, "maxbatch: batch %lld fitted once "
-                       "and not the second time (non-deterministic planner "
-                       "%s?)", (long long)lo, t->name);
+  if (at_max->batch != lo) {
+    rc = ooc_err_set(err, OOC_EINVAL, "maxbatch: the summary kept is of "
+                     "batch %lld, not of the best, %lld", (long long)
+                     at_max->batch, (long long)lo);
+    goto fail;
+  }
+  if ((rc = add_baseline(spec, lo, at_max, err)) < 0)
+    goto fail;
+  ooc_progress_show(prog, probes, probes, "simulations", NULL);
   return OOC_OK;
+fail:
+  ooc_summary_fini(at_max);
+  *at_max = (ooc_summary){ 0 };
+  *best = 0;
+  return rc;
 }

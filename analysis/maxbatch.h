@@ -16,7 +16,8 @@
  *
  * Ownership: the spec is borrowed; at_max is caller-embedded
  * (ooc_summary_fini). Cost: O(log max) scenario opens and runs, each a
- * planner run and a simulation; the in-core baseline only at the result.
+ * planner run and a simulation; the in-core baseline only at the result,
+ * whose planner is not run again.
  */
 #ifndef OOC_MAXBATCH_H
 #define OOC_MAXBATCH_H
@@ -33,9 +34,9 @@
 
 /* Largest feasible batch for spec (spec->batch ignored); *best = 0 when
  * even batch 1 does not fit. at_max receives the summary at the best
- * batch, baseline and bound included (empty when *best is 0). Errors are
- * those of a scenario run, and OOC_EINVAL when the best batch fits once
- * and not the second time (a non-deterministic planner). */
+ * batch, that of the search's own run of it, with the baseline and bound
+ * added (empty when *best is 0 or on an error). Errors are those of a
+ * scenario run. */
 int ooc_maxbatch_find(const ooc_scenario_spec *spec, int64_t *best,
                       ooc_summary *at_max, ooc_err *err);
 

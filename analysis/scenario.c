@@ -171,13 +171,25 @@ fill_summary(ooc_scenario *sc, const char *planner, const char *allocator,
   int rc;
 
   *sum = (ooc_summary){ 0 };
-  if (want_baseline) {
-    if ((rc = ooc_scenario_baseline(sc, &src.incore_s, &src.compute_s,
-                                    err)) < 0)
-      return rc;
-    src.lower_bound_s = ooc_scenario_lower_bound(sc, budget, src.compute_s);
-  }
-  return ooc_summary_fill(sum, &src, err);
+  if ((rc = ooc_summary_fill(sum, &src, err)) < 0)
+    return rc;
+  if (want_baseline && (rc = ooc_scenario_add_baseline(sc, sum, err)) < 0)
+    ooc_summary_fini(sum);
+  return rc;
+}
+
+int
+ooc_scenario_add_baseline(ooc_scenario *sc, ooc_summary *sum, ooc_err *err)
+{
+  double incore_s, compute_s;
+  int rc;
+
+  if ((rc = ooc_scenario_baseline(sc, &incore_s, &compute_s, err)) < 0)
+    return rc;
+  ooc_summary_set_baseline(sum, incore_s, compute_s,
+                           ooc_scenario_lower_bound(sc, sum->budget_bytes,
+                                                    compute_s));
+  return OOC_OK;
 }
 
 /* No plan can fit budget: the working set of lv->max_step (persistent

@@ -146,6 +146,11 @@ int ooc_scenario_run_in(ooc_scenario *sc, const ooc_scenario_spec *spec,
  * fast it runs (maxbatch.h). */
 int ooc_scenario_probe(ooc_scenario *sc, const ooc_scenario_spec *spec,
                        ooc_summary *sum, ooc_err *err);
+/* Complete a probe's summary (of this opened scenario, at its budget)
+ * with the baseline and the lower bound: then it is the summary
+ * ooc_scenario_run_in gives, without planning again. */
+int ooc_scenario_add_baseline(ooc_scenario *sc, ooc_summary *sum,
+                              ooc_err *err);
 
 /* A budget above the profile's total device memory is bad input: "budget
  * X exceeds the Y of profile 'P' (to emulate a larger device, ...)". A

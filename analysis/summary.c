@@ -124,13 +124,23 @@ count_actions(const ooc_model *m, const ooc_program *p, int counts[3])
   return OOC_OK;
 }
 
+void
+ooc_summary_set_baseline(ooc_summary *sum, double incore_s, double compute_s,
+                         double lower_bound_s)
+{
+  sum->incore_iteration_s = incore_s;
+  sum->slowdown = sum->feasible && incore_s > 0 ? sum->iteration_s / incore_s
+                                                : 0;
+  sum->compute_s = compute_s;
+  sum->lower_bound_s = lower_bound_s;
+}
+
 int
 ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
                  ooc_err *err)
 {
   const ooc_model *m = src->model;
   const ooc_sim_result *r = src->result;
-  double incore = src->incore_s;
   int i;
 
   *sum = (ooc_summary){ 0 };
@@ -159,10 +169,8 @@ ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
   sum->iteration_s = r->feasible ? (double)r->iteration_ns * 1e-9 : 0;
   sum->samples_per_s = r->feasible && r->iteration_ns > 0
                            ? (double)m->batch / sum->iteration_s : 0;
-  sum->incore_iteration_s = incore;
-  sum->slowdown = r->feasible && incore > 0 ? sum->iteration_s / incore : 0;
-  sum->compute_s = src->compute_s;
-  sum->lower_bound_s = src->lower_bound_s;
+  ooc_summary_set_baseline(sum, src->incore_s, src->compute_s,
+                           src->lower_bound_s);
   sum->peak_allocated_bytes = r->peak_allocated;
   sum->peak_reserved_bytes = r->peak_reserved;
   sum->peak_host_pinned_bytes = r->peak_host_pinned;

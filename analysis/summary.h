@@ -92,6 +92,12 @@ typedef struct ooc_summary_source {
 int ooc_summary_fill(ooc_summary *sum, const ooc_summary_source *src,
                      ooc_err *err);
 
+/* The fields that come from the in-core baseline and the lower bound
+ * (incore_iteration_s, slowdown, compute_s, lower_bound_s), set on a
+ * filled summary: what ooc_summary_fill sets from src's. */
+void ooc_summary_set_baseline(ooc_summary *sum, double incore_s,
+                              double compute_s, double lower_bound_s);
+
 void ooc_summary_fini(ooc_summary *s);
 
 /* Zero the wall-clock fields (sim_wall_s, plan_wall_s) and the planning

@@ -216,6 +216,19 @@ START_TEST(scenario_maxbatch_edge)
   ck_assert_int_eq(at.batch, best);
   ck_assert_int_eq(at.feasible, 1);
   ck_assert(at.peak_allocated_bytes <= 1048576);
+  /* The summary kept from the search's own probe, with the baseline and
+   * bound added, is a full run's at that batch. */
+  spec.batch = best;
+  ck_assert_msg(ooc_scenario_run(&spec, &s, NULL, &err) == 0, "%s",
+                err.msg);
+  ck_assert_double_eq(at.iteration_s, s.iteration_s);
+  ck_assert(s.incore_iteration_s > 0 && s.lower_bound_s > 0);
+  ck_assert_double_eq(at.incore_iteration_s, s.incore_iteration_s);
+  ck_assert_double_eq(at.slowdown, s.slowdown);
+  ck_assert_double_eq(at.compute_s, s.compute_s);
+  ck_assert_double_eq(at.lower_bound_s, s.lower_bound_s);
+  ck_assert_int_eq(at.peak_reserved_bytes, s.peak_reserved_bytes);
+  ooc_summary_fini(&s);
   ooc_summary_fini(&at);
   spec.batch = best + 1;
   if (ooc_scenario_run(&spec, &s, NULL, &err) == 0) {
