@@ -45,6 +45,7 @@
  *        moves nothing (departure: r measured once per pass, not after
  *        each move, see passes(); X kept is simulated only where r < 1
  *        is possible, and a pass's measurements run in two threads,
+ *        as do its group tests, speculatively (groups()),
  *        `--opt threads=1|2`, default 2, the same plan either way, see
  *        measure()); a map a recompute reads is swapped
  *        in for that recompute; where fragmentation stalls it, the
@@ -758,57 +759,6 @@ static int by_r(const void *x, const void *y)
                                 : (a < b ? -1 : a > b);
 }
 
-/* Group testing over list[0 .. n): each map moves to class `to` in
- * groups; a group that makes the iteration faster than *cur (or is the
- * first classification that fits the host) is kept whole, one that does
- * not is halved and its halves tried, down to single maps, each put back
- * in its class on failure. Many moves per simulation when most help.
- * *moved counts the maps moved; st->cut set when the cap stops it. */
-static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
-                  ooc_plan *pl, const int32_t *list, int32_t n, int to,
-                  int64_t *cur, int *moved, ooc_err *err)
-{
-  uint8_t was[16];
-  int32_t k = 0;
-  int rc;
-
-  *moved = 0;
-  while (k < n) {
-    int32_t g = n - k < 16 ? n - k : 16, i;
-    int64_t t;
-    for (;;) {
-      if (st->n_sims >= st->cap) {
-        st->cut = 1;
-        return OOC_OK;
-      }
-      for (i = 0; i < g; i++) {
-        was[i] = st->cls[list[k + i]];
-        st->cls[list[k + i]] = (uint8_t)to;
-      }
-      if ((rc = eval(st, ctx, pl, 0,
-                     st->best_ns != INT64_MAX ? *cur - 1 : 0, &t,
-                     err)) < 0)
-        return rc;
-      if (t < *cur || (t != INT64_MAX && st->host_ok &&
-                       st->best_ns == INT64_MAX)) {
-        *cur = t;
-        remember(st, ctx->live, t);
-        *moved += g;
-        k += g;
-        break;
-      }
-      for (i = 0; i < g; i++)
-        st->cls[list[k + i]] = was[i];
-      if (g == 1) {
-        k++;
-        break;
-      }
-      g /= 2;
-    }
-  }
-  return OOC_OK;
-}
-
 /* The second thread of §4.4.3's measurements: a state of its own (the
  * same feature maps and base timeline, pooch_alloc), simulator, scratch
  * program and plan. Each measurement depends only on the classification
@@ -820,6 +770,8 @@ struct pooch_worker {
   ooc_plan pl;
   ooc_sim *sim;
   int pl_inited;
+  uint64_t dropped;         /* runs of groups()'s candidates not taken
+                               (one thread would not have run them) */
 };
 
 static void worker_free(struct pooch_state *st)
@@ -829,7 +781,7 @@ static void worker_free(struct pooch_state *st)
   if (w == NULL)
     return;
   if (w->sim != NULL && st->sim_owner != NULL)
-    ooc_sim_add_runs(st->sim_owner, ooc_sim_runs(w->sim));
+    ooc_sim_add_runs(st->sim_owner, ooc_sim_runs(w->sim) - w->dropped);
   pooch_free(&w->st);
   if (w->pl_inited)
     ooc_plan_fini(&w->pl);
@@ -993,6 +945,219 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
     return b.rc;
   }
   return OOC_OK;
+}
+
+/* A candidate of groups() simulated in the second thread, on the worker's
+ * state (the same feature maps, kernels and scheduling budget as the
+ * caller's), while this one simulates the one before it: its result and
+ * what its run adds to the counters, for the caller to take in order.
+ * One thread serves a whole groups() call: the caller posts a candidate,
+ * the thread runs it unless the caller has taken it back first (a
+ * thread not yet on a core, say one that the caller's peers keep busy,
+ * costs the caller nothing then: it goes on alone). */
+enum { SP_IDLE, SP_POSTED, SP_RUNNING, SP_DONE, SP_QUIT };
+
+struct spec_eval {
+  struct pooch_state *ws;
+  const ooc_planner_ctx *ctx;
+  ooc_plan *pl;
+  int64_t cutoff, t;
+  int host_ok, n_real, rc;
+  uint64_t events;
+  ooc_err err;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;                /* SP_* */
+};
+
+static void *spec_main(void *arg)
+{
+  struct spec_eval *j = arg;
+
+  pthread_mutex_lock(&j->mu);
+  for (;;) {
+    while (j->state != SP_POSTED && j->state != SP_QUIT)
+      pthread_cond_wait(&j->cv, &j->mu);
+    if (j->state == SP_QUIT)
+      break;
+    j->state = SP_RUNNING;
+    pthread_mutex_unlock(&j->mu);
+    {
+      struct pooch_state *ws = j->ws;
+      int n_real = ws->n_real;
+      uint64_t ev = ws->events;
+      ooc_err_clear(&j->err);
+      j->rc = eval(ws, j->ctx, j->pl, 0, j->cutoff, &j->t, &j->err);
+      j->host_ok = ws->host_ok;
+      j->n_real = ws->n_real - n_real;
+      j->events = ws->events - ev;
+    }
+    pthread_mutex_lock(&j->mu);
+    j->state = SP_DONE;
+    pthread_cond_broadcast(&j->cv);
+  }
+  pthread_mutex_unlock(&j->mu);
+  return NULL;
+}
+
+/* After the caller's own run: 1 when the posted candidate was run (its
+ * result in j), 0 when it was taken back before it started. */
+static int spec_collect(struct spec_eval *j)
+{
+  int ran;
+
+  pthread_mutex_lock(&j->mu);
+  while (j->state == SP_RUNNING)
+    pthread_cond_wait(&j->cv, &j->mu);
+  ran = j->state == SP_DONE;
+  j->state = SP_IDLE;
+  pthread_mutex_unlock(&j->mu);
+  return ran;
+}
+
+/* Group testing over list[0 .. n): each map moves to class `to` in
+ * groups; a group that makes the iteration faster than *cur (or is the
+ * first classification that fits the host) is kept whole, one that does
+ * not is halved and its halves tried, down to single maps, each put back
+ * in its class on failure. Many moves per simulation when most help.
+ * *moved counts the maps moved; st->cut set when the cap stops it.
+ * With threads=2 (and no budget_s), while a candidate is simulated the
+ * second thread simulates the one that follows it when it is turned
+ * down: the same classification on the same base, with the same cutoff.
+ * When it is turned down that result is taken as this thread would have
+ * made it (its counters added in order, the caps checked before it);
+ * when it is kept the other is dropped. The same search and plan, sooner
+ * where candidates fail (the refill, the later passes). */
+static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                  ooc_plan *pl, const int32_t *list, int32_t n, int to,
+                  int64_t *cur, int *moved, ooc_err *err)
+{
+  const ooc_liveness *lv = ctx->live;
+  uint8_t was[16];
+  int32_t k = 0, sk = -1, sg = 0;
+  struct pooch_state *ws = NULL;
+  struct spec_eval sp;
+  pthread_t th;
+  uint64_t runs = 0;         /* the simulator runs of the result held */
+  int rc = OOC_OK, have = 0, spec = 0;
+
+  *moved = 0;
+  if (st->threads == 2 && ctx->sim != NULL && st->deadline == 0 && n > 1) {
+    if ((rc = worker_get(st, ctx, err)) < 0)
+      return rc;
+    ws = &st->w->st;
+    memcpy(ws->algo, st->algo, (size_t)lv->n_steps);
+    ws->sched = st->sched;
+    ws->sched_budget = st->sched_budget;
+    ws->host_relaxed = st->host_relaxed;
+    ws->max_events = 0;
+    ws->deadline = 0;
+    sp = (struct spec_eval){ .ws = ws, .ctx = &st->w->ctx,
+                             .pl = &st->w->pl, .state = SP_IDLE };
+    if (pthread_mutex_init(&sp.mu, NULL) == 0) {
+      if (pthread_cond_init(&sp.cv, NULL) == 0) {
+        if (pthread_create(&th, NULL, spec_main, &sp) == 0)
+          spec = 1;
+        else
+          pthread_cond_destroy(&sp.cv);
+      }
+      if (!spec)
+        pthread_mutex_destroy(&sp.mu);
+    }
+  }
+  while (k < n && rc == OOC_OK) {
+    int32_t g = n - k < 16 ? n - k : 16, i;
+    int64_t t;
+    for (;;) {
+      int64_t cutoff = st->best_ns != INT64_MAX ? *cur - 1 : 0;
+      if (st->n_sims >= st->cap) {
+        st->cut = 1;
+        break;
+      }
+      for (i = 0; i < g; i++)
+        was[i] = st->cls[list[k + i]];
+      if (have && sk == k && sg == g) {
+        /* The second thread's run of this very candidate, on the same
+         * base with the same cutoff: taken as this thread's own. */
+        have = 0;
+        if (sp.rc < 0) {
+          *err = sp.err;
+          rc = sp.rc;
+          break;
+        }
+        for (i = 0; i < g; i++)
+          st->cls[list[k + i]] = (uint8_t)to;
+        st->n_sims++;
+        st->n_real += sp.n_real;
+        st->events += sp.events;
+        spend_events(st);
+        st->host_ok = sp.host_ok;
+        t = sp.t;
+      } else {
+        /* Posted: the one after it if it fails (half of it, else the
+         * next map's group). */
+        int32_t nk = g > 1 ? k : k + 1;
+        int32_t ng = g > 1 ? g / 2 : n - nk < 16 ? n - nk : 16;
+        int posted = 0;
+        have = 0;
+        if (spec && nk < n && ng > 0) {
+          memcpy(ws->cls, st->cls, (size_t)lv->n_acts);
+          for (i = 0; i < ng; i++)
+            ws->cls[list[nk + i]] = (uint8_t)to;
+          runs = ooc_sim_runs(st->w->sim);
+          pthread_mutex_lock(&sp.mu);
+          sp.cutoff = cutoff;
+          sp.state = SP_POSTED;
+          pthread_cond_signal(&sp.cv);
+          pthread_mutex_unlock(&sp.mu);
+          posted = 1;
+        }
+        for (i = 0; i < g; i++)
+          st->cls[list[k + i]] = (uint8_t)to;
+        rc = eval(st, ctx, pl, 0, cutoff, &t, err);
+        if (posted && spec_collect(&sp)) {
+          have = 1;
+          sk = nk;
+          sg = ng;
+          runs = ooc_sim_runs(st->w->sim) - runs;
+        }
+        if (rc < 0)
+          break;
+      }
+      if (t < *cur || (t != INT64_MAX && st->host_ok &&
+                       st->best_ns == INT64_MAX)) {
+        *cur = t;
+        remember(st, ctx->live, t);
+        *moved += g;
+        k += g;
+        if (have)
+          st->w->dropped += runs;
+        have = 0;
+        break;
+      }
+      for (i = 0; i < g; i++)
+        st->cls[list[k + i]] = was[i];
+      if (g == 1) {
+        k++;
+        break;
+      }
+      g /= 2;
+    }
+    if (st->cut && st->n_sims >= st->cap)
+      break;
+  }
+  if (have)
+    st->w->dropped += runs;
+  if (spec) {
+    pthread_mutex_lock(&sp.mu);
+    sp.state = SP_QUIT;
+    pthread_cond_signal(&sp.cv);
+    pthread_mutex_unlock(&sp.mu);
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&sp.cv);
+    pthread_mutex_destroy(&sp.mu);
+  }
+  return rc;
 }
 
 /* §4.4.3 on the maps the classification in st->cls swaps: r(X) =

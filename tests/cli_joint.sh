@@ -128,6 +128,21 @@ expect_ok "pooch capped threads=2" "$OOCSIM" plan $S -p pooch --opt max_events=1
 expect_ok "pooch capped threads=1" "$OOCSIM" plan $S -p pooch --opt max_events=1300000 --opt threads=1 -o "$TMP/p4.json"
 noopts "$TMP/p3.json" >"$TMP/p3b.json"; noopts "$TMP/p4.json" >"$TMP/p4b.json"
 cmp -s "$TMP/p3b.json" "$TMP/p4b.json" && ok "pooch capped threads=1: the same plan" || not_ok "pooch capped threads=1: the same plan"
+# Its group tests (the passes' groups, the refill) simulate the next
+# candidate in the second thread, taken only when the one before fails:
+# the same plan as threads=1 here too with max_sims cutting the search.
+expect_ok "pooch max_sims threads=2" "$OOCSIM" plan $S -p pooch --opt max_sims=199 -o "$TMP/p5.json"
+expect_ok "pooch max_sims threads=1" "$OOCSIM" plan $S -p pooch --opt max_sims=199 --opt threads=1 -o "$TMP/p6.json"
+noopts "$TMP/p5.json" >"$TMP/p5b.json"; noopts "$TMP/p6.json" >"$TMP/p6b.json"
+cmp -s "$TMP/p5b.json" "$TMP/p6b.json" && ok "pooch max_sims threads=1: the same plan" || not_ok "pooch max_sims threads=1: the same plan"
+# On resnet50 b376 v100-nvlink2 some of those candidates are answered by
+# their bound: a second thread that ran them without the first's cutoff
+# would count them as run, and the note would say so.
+N="-m resnet50 -b 376 --hw v100-nvlink2"
+expect_ok "pooch nvlink2 threads=2" "$OOCSIM" plan $N -p pooch -o "$TMP/p7.json"
+expect_ok "pooch nvlink2 threads=1" "$OOCSIM" plan $N -p pooch --opt threads=1 -o "$TMP/p8.json"
+noopts "$TMP/p7.json" >"$TMP/p7b.json"; noopts "$TMP/p8.json" >"$TMP/p8b.json"
+cmp -s "$TMP/p7b.json" "$TMP/p8b.json" && ok "pooch threads=1: the same plan and note (resnet50 b376 v100-nvlink2)" || not_ok "pooch threads=1: the same plan and note (resnet50 b376 v100-nvlink2)"
 grep -q 'search cut by max_events' "$TMP/p3.json" && ok "pooch capped: cut by max_events" || not_ok "pooch capped: not cut ($(grep '"note"' "$TMP/p3.json"))"
 expect_fail "pooch threads 3" "planner 'pooch': option threads=3: must be 1 or 2" \
   "$OOCSIM" simulate $S -p pooch --opt threads=3
