@@ -98,6 +98,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/util.h"
+#include "base/worker.h"
 #include "plan/planner.h"
 #include "plan/toolkit.h"
 #include "sim/sim.h"
@@ -947,16 +948,11 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-/* A candidate of groups() simulated in the second thread, on the worker's
- * state (the same feature maps, kernels and scheduling budget as the
- * caller's), while this one simulates the one before it: its result and
- * what its run adds to the counters, for the caller to take in order.
- * One thread serves a whole groups() call: the caller posts a candidate,
- * the thread runs it unless the caller has taken it back first (a
- * thread not yet on a core, say one that the caller's peers keep busy,
- * costs the caller nothing then: it goes on alone). */
-enum { SP_IDLE, SP_POSTED, SP_RUNNING, SP_DONE, SP_QUIT };
-
+/* A candidate of groups() simulated in the second thread (base/worker.h),
+ * on the worker's state (the same feature maps, kernels and scheduling
+ * budget as the caller's), while this one simulates the one before it:
+ * its result and what its run adds to the counters, for the caller to
+ * take in order. */
 struct spec_eval {
   struct pooch_state *ws;
   const ooc_planner_ctx *ctx;
@@ -965,54 +961,20 @@ struct spec_eval {
   int host_ok, n_real, rc;
   uint64_t events;
   ooc_err err;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int state;                /* SP_* */
 };
 
-static void *spec_main(void *arg)
+static void spec_run(void *arg)
 {
   struct spec_eval *j = arg;
+  struct pooch_state *ws = j->ws;
+  int n_real = ws->n_real;
+  uint64_t ev = ws->events;
 
-  pthread_mutex_lock(&j->mu);
-  for (;;) {
-    while (j->state != SP_POSTED && j->state != SP_QUIT)
-      pthread_cond_wait(&j->cv, &j->mu);
-    if (j->state == SP_QUIT)
-      break;
-    j->state = SP_RUNNING;
-    pthread_mutex_unlock(&j->mu);
-    {
-      struct pooch_state *ws = j->ws;
-      int n_real = ws->n_real;
-      uint64_t ev = ws->events;
-      ooc_err_clear(&j->err);
-      j->rc = eval(ws, j->ctx, j->pl, 0, j->cutoff, &j->t, &j->err);
-      j->host_ok = ws->host_ok;
-      j->n_real = ws->n_real - n_real;
-      j->events = ws->events - ev;
-    }
-    pthread_mutex_lock(&j->mu);
-    j->state = SP_DONE;
-    pthread_cond_broadcast(&j->cv);
-  }
-  pthread_mutex_unlock(&j->mu);
-  return NULL;
-}
-
-/* After the caller's own run: 1 when the posted candidate was run (its
- * result in j), 0 when it was taken back before it started. */
-static int spec_collect(struct spec_eval *j)
-{
-  int ran;
-
-  pthread_mutex_lock(&j->mu);
-  while (j->state == SP_RUNNING)
-    pthread_cond_wait(&j->cv, &j->mu);
-  ran = j->state == SP_DONE;
-  j->state = SP_IDLE;
-  pthread_mutex_unlock(&j->mu);
-  return ran;
+  ooc_err_clear(&j->err);
+  j->rc = eval(ws, j->ctx, j->pl, 0, j->cutoff, &j->t, &j->err);
+  j->host_ok = ws->host_ok;
+  j->n_real = ws->n_real - n_real;
+  j->events = ws->events - ev;
 }
 
 /* Group testing over list[0 .. n): each map moves to class `to` in
@@ -1037,7 +999,7 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
   int32_t k = 0, sk = -1, sg = 0;
   struct pooch_state *ws = NULL;
   struct spec_eval sp;
-  pthread_t th;
+  ooc_worker wk;
   uint64_t runs = 0;         /* the simulator runs of the result held */
   int rc = OOC_OK, have = 0, spec = 0;
 
@@ -1053,17 +1015,8 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
     ws->max_events = 0;
     ws->deadline = 0;
     sp = (struct spec_eval){ .ws = ws, .ctx = &st->w->ctx,
-                             .pl = &st->w->pl, .state = SP_IDLE };
-    if (pthread_mutex_init(&sp.mu, NULL) == 0) {
-      if (pthread_cond_init(&sp.cv, NULL) == 0) {
-        if (pthread_create(&th, NULL, spec_main, &sp) == 0)
-          spec = 1;
-        else
-          pthread_cond_destroy(&sp.cv);
-      }
-      if (!spec)
-        pthread_mutex_destroy(&sp.mu);
-    }
+                             .pl = &st->w->pl };
+    spec = ooc_worker_start(&wk);
   }
   while (k < n && rc == OOC_OK) {
     int32_t g = n - k < 16 ? n - k : 16, i;
@@ -1105,17 +1058,14 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
           for (i = 0; i < ng; i++)
             ws->cls[list[nk + i]] = (uint8_t)to;
           runs = ooc_sim_runs(st->w->sim);
-          pthread_mutex_lock(&sp.mu);
           sp.cutoff = cutoff;
-          sp.state = SP_POSTED;
-          pthread_cond_signal(&sp.cv);
-          pthread_mutex_unlock(&sp.mu);
+          ooc_worker_post(&wk, spec_run, &sp);
           posted = 1;
         }
         for (i = 0; i < g; i++)
           st->cls[list[k + i]] = (uint8_t)to;
         rc = eval(st, ctx, pl, 0, cutoff, &t, err);
-        if (posted && spec_collect(&sp)) {
+        if (posted && ooc_worker_collect(&wk)) {
           have = 1;
           sk = nk;
           sg = ng;
@@ -1148,15 +1098,8 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
   }
   if (have)
     st->w->dropped += runs;
-  if (spec) {
-    pthread_mutex_lock(&sp.mu);
-    sp.state = SP_QUIT;
-    pthread_cond_signal(&sp.cv);
-    pthread_mutex_unlock(&sp.mu);
-    pthread_join(th, NULL);
-    pthread_cond_destroy(&sp.cv);
-    pthread_mutex_destroy(&sp.mu);
-  }
+  if (spec)
+    ooc_worker_stop(&wk);
   return rc;
 }
 
