@@ -57,7 +57,8 @@
  *    (what sometimes pays where the first pass's candidates did not).
  *    Before them, one candidate re-times every swap-in alone. Each pass
  *    capped at max_evals / 2 and max_evals / 4 simulations, on top of
- *    the search's. They run again on the annealing's plan (whose memory
+ *    the search's. With threads=2 a helper thread simulates the candidate
+ *    that follows each should it fail (sweep()): the same sweeps, sooner. They run again on the annealing's plan (whose memory
  *    leaves room for changes the swept plan did not); the note says what
  *    that changed. `sweep=0` skips these sweeps and the algorithm
  *    sweep.
@@ -162,6 +163,7 @@
 #endif
 
 #include "base/util.h"
+#include "base/worker.h"
 #include "ir/algo.h"
 #include "plan/planner.h"
 #include "plan/toolkit.h"
@@ -246,6 +248,7 @@ struct jt_state {
                                search (its metric cut_by_max_events) */
   int64_t t_result;         /* search(): its plan's time */
   int32_t cap_rin;
+  int threads;              /* search(): the option threads (1 or 2) */
 };
 
 static int
@@ -827,6 +830,29 @@ refresh_free(struct jt_state *st, const ooc_planner_ctx *ctx)
   st->free_ok = 1;
 }
 
+/* eval()'s counters for an answer (rc, r, its error e) of the oracle:
+ * the evaluations its bound answered, the events simulated and the runs
+ * a cutoff stopped; a fatal error (out of memory) into *fatal and err.
+ * Its time, INT64_MAX when infeasible or not valid. */
+static int64_t
+eval_taken(struct jt_state *st, int rc, const ooc_sim_result *r,
+           const ooc_err *e, int *fatal, ooc_err *err)
+{
+  if (rc == OOC_OK && r->cut && r->iterations == 0) {
+    st->last_bound = 1;         /* answered by its bound, not run */
+    st->bound_skips++;
+  } else if (rc == OOC_OK) {
+    st->events += ooc_planner_events(r);
+    st->cut += r->cut;
+  }
+  if (rc == OOC_ENOMEM) {
+    *fatal = 1;
+    if (err != NULL)
+      *err = *e;
+  }
+  return rc == OOC_OK && r->feasible ? r->iteration_ns : INT64_MAX;
+}
+
 /* Evaluate pl: its iteration time, or INT64_MAX when it is infeasible or
  * rejected (a bad record, a rule the simulator enforces). A caller that
  * only asks whether pl takes at most cutoff ns passes it (0: none; not
@@ -850,19 +876,7 @@ eval(struct jt_state *st, const ooc_planner_ctx *ctx, const ooc_plan *pl,
                  : ooc_planner_evaluate_cutoff(ctx, pl, cutoff, &r, &e);
   if (st->deadline > 0)
     ooc_reserve_timed(&st->rsv, t0);
-  if (rc == OOC_OK && r.cut && r.iterations == 0) {
-    st->last_bound = 1;         /* answered by its bound, not run */
-    st->bound_skips++;
-  } else if (rc == OOC_OK) {
-    st->events += ooc_planner_events(&r);
-    st->cut += r.cut;
-  }
-  if (rc == OOC_ENOMEM) {
-    *fatal = 1;
-    if (err != NULL)
-      *err = e;
-  }
-  return rc == OOC_OK && r.feasible ? r.iteration_ns : INT64_MAX;
+  return eval_taken(st, rc, &r, &e, fatal, err);
 }
 
 /* What is left of budget_s (at least a microsecond: 0 would be none), as
@@ -982,50 +996,187 @@ typedef int (*sweep_fn)(struct jt_state *st, const ooc_planner_ctx *ctx,
 typedef int (*sweep_fin)(struct jt_state *st, const ooc_planner_ctx *ctx,
                          ooc_plan *pl, ooc_err *err);
 
+/* A candidate of sweep() simulated by the helper thread (base/worker.h)
+ * on a simulator of its own: the oracle's answer, for the caller to take
+ * (eval_taken) when it is the next candidate after all. */
+struct sweep_job {
+  const ooc_planner_ctx *ctx;
+  const ooc_plan *pl;
+  int64_t cutoff;
+  ooc_sim_result r;
+  int rc;
+  ooc_err e;
+};
+
+static void
+sweep_job_run(void *arg)
+{
+  struct sweep_job *j = arg;
+
+  ooc_err_clear(&j->e);
+  j->rc = ooc_planner_evaluate_cutoff(j->ctx, j->pl, j->cutoff, &j->r,
+                                      &j->e);
+}
+
+/* pl := st->best with the items st->sw_s[lo, hi) applied, then fin. */
+static int
+sweep_build(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
+            sweep_fin fin, int32_t lo, int32_t hi, ooc_plan *pl,
+            ooc_err *err)
+{
+  int32_t i;
+  int rc;
+
+  if (ooc_plan_copy(pl, &st->best) < 0)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (i = lo; i < hi; i++)
+    if ((rc = apply(st, ctx, pl, st->sw_s[i], err)) < 0)
+      return rc;
+  return fin != NULL ? fin(st, ctx, pl, err) : OOC_OK;
+}
+
 /* The items st->sw_s[lo, hi) applied on top of st->best: all at once,
  * taken when the simulated plan is faster; when it is not (a workspace
  * does not fit at its step, the memory it takes delays a transfer, a
  * recompute lands on the critical path), each half again, down to single
  * items. Group testing: O(k log n) simulations when k of the n do not
- * pay, at most 2n - 1. */
+ * pay, at most 2n - 1. The ranges left to try wait on a stack, the first
+ * half on top (depth-first, as a recursion would take them).
+ * With threads=2, outside the speculative search and budget_s, while a
+ * candidate is simulated a helper thread simulates the one that comes
+ * next should it fail (its first half, else the range on top of the
+ * stack), on the same base with the same cutoff, on its own simulator:
+ * taken when it is indeed next, as this thread would have made it (its
+ * counters in order, the caps checked before it), dropped (and not
+ * counted among the runs) when the first is kept. The same sweep and
+ * plan, sooner. */
+enum { SWEEP_STACK = 2 * 66 };
+
 static int
 sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
-      sweep_fin fin, int32_t lo, int32_t hi, int64_t cap, int64_t *t_best,
+      sweep_fin fin, int32_t lo0, int32_t hi0, int64_t cap, int64_t *t_best,
       int64_t *sims, int32_t *changed, int *fatal, ooc_err *err)
 {
-  int32_t i, mid;
-  int64_t x;
-  int rc;
+  int32_t stk[SWEEP_STACK], n_stk = 0, slo = -1, shi = -1;
+  struct sweep_job job;
+  ooc_worker wk;
+  ooc_sim *hsim = NULL;
+  ooc_program hscratch;
+  ooc_planner_ctx hctx;
+  ooc_plan spec_pl;
+  uint64_t runs0 = 0, held = 0, dropped = 0;
+  int spec = 0, have = 0, pl_inited = 0, rc = OOC_OK;
 
-  if (lo >= hi || *sims >= cap ||
-      (st->max_events > 0 && st->events >= st->max_events) || stopped(st))
+  if (lo0 >= hi0)
     return OOC_OK;
-  if (ooc_plan_copy(&st->cand, &st->best) < 0)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  for (i = lo; i < hi; i++)
-    if ((rc = apply(st, ctx, &st->cand, st->sw_s[i], err)) < 0)
-      return rc;
-  if (fin != NULL && (rc = fin(st, ctx, &st->cand, err)) < 0)
-    return rc;
-  x = eval(st, ctx, &st->cand, NULL, *t_best - 1, fatal, err);
-  (*sims)++;
-  if (*fatal)
-    return err->code < 0 ? err->code : OOC_ENOMEM;
-  if (x < *t_best) {
-    if (ooc_plan_copy(&st->best, &st->cand) < 0)
-      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-    *t_best = x;
-    *changed += hi - lo;
-    return OOC_OK;
+  ooc_program_init(&hscratch);
+  if (st->threads == 2 && st->stop == NULL && st->deadline == 0 &&
+      ctx->sim != NULL && hi0 - lo0 > 1) {
+    ooc_err e;
+    ooc_err_clear(&e);
+    if (ooc_plan_init(&spec_pl, ctx->live, &e) == OOC_OK) {
+      pl_inited = 1;
+      if (ooc_sim_clone(ctx->sim, &hsim, &e) == OOC_OK &&
+          ooc_worker_start(&wk)) {
+        spec = 1;
+        hctx = *ctx;
+        hctx.sim = hsim;
+        hctx.scratch = &hscratch;
+        runs0 = ooc_sim_runs(hsim);
+      }
+    }
+    /* (Else the sweep runs alone: the same result.) */
   }
-  if (hi - lo == 1)
-    return OOC_OK;
-  mid = lo + (hi - lo) / 2;
-  if ((rc = sweep(st, ctx, apply, fin, lo, mid, cap, t_best, sims, changed,
-                  fatal, err)) < 0)
-    return rc;
-  return sweep(st, ctx, apply, fin, mid, hi, cap, t_best, sims, changed,
-               fatal, err);
+  stk[n_stk++] = lo0;
+  stk[n_stk++] = hi0;
+  while (n_stk > 0) {
+    int32_t hi = stk[--n_stk], lo = stk[--n_stk], mid;
+    const ooc_plan *cand;
+    int64_t x;
+
+    if (*sims >= cap ||
+        (st->max_events > 0 && st->events >= st->max_events) || stopped(st))
+      continue;
+    if (have && slo == lo && shi == hi) {
+      /* The helper's run of this very candidate. */
+      have = 0;
+      st->last_bound = 0;
+      x = eval_taken(st, job.rc, &job.r, &job.e, fatal, err);
+      cand = &spec_pl;
+    } else {
+      int32_t nlo = -1, nhi = -1;
+      int posted = 0;
+      if (have) {
+        dropped += held;
+        have = 0;
+      }
+      if ((rc = sweep_build(st, ctx, apply, fin, lo, hi, &st->cand,
+                            err)) < 0)
+        break;
+      /* Next should this one fail: its first half, else the top. */
+      if (hi - lo > 1) {
+        nlo = lo;
+        nhi = lo + (hi - lo) / 2;
+      } else if (n_stk > 0) {
+        nlo = stk[n_stk - 2];
+        nhi = stk[n_stk - 1];
+      }
+      if (spec && nlo >= 0) {
+        if ((rc = sweep_build(st, ctx, apply, fin, nlo, nhi, &spec_pl,
+                              err)) < 0)
+          break;
+        job = (struct sweep_job){ .ctx = &hctx, .pl = &spec_pl,
+                                  .cutoff = *t_best - 1 };
+        held = ooc_sim_runs(hsim);
+        ooc_worker_post(&wk, sweep_job_run, &job);
+        posted = 1;
+      }
+      x = eval(st, ctx, &st->cand, NULL, *t_best - 1, fatal, err);
+      if (posted && ooc_worker_collect(&wk)) {
+        have = 1;
+        slo = nlo;
+        shi = nhi;
+        held = ooc_sim_runs(hsim) - held;
+      }
+      cand = &st->cand;
+    }
+    (*sims)++;
+    if (*fatal) {
+      rc = err->code < 0 ? err->code : OOC_ENOMEM;
+      break;
+    }
+    if (x < *t_best) {
+      if (ooc_plan_copy(&st->best, cand) < 0) {
+        rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
+        break;
+      }
+      *t_best = x;
+      *changed += hi - lo;
+      if (have) {
+        dropped += held;
+        have = 0;
+      }
+      continue;
+    }
+    if (hi - lo == 1)
+      continue;
+    mid = lo + (hi - lo) / 2;
+    stk[n_stk++] = mid;
+    stk[n_stk++] = hi;
+    stk[n_stk++] = lo;
+    stk[n_stk++] = mid;
+  }
+  if (have)
+    dropped += held;
+  if (spec) {
+    ooc_worker_stop(&wk);
+    ooc_sim_add_runs(ctx->sim, ooc_sim_runs(hsim) - runs0 - dropped);
+  }
+  ooc_sim_free(hsim);
+  ooc_program_fini(&hscratch);
+  if (pl_inited)
+    ooc_plan_fini(&spec_pl);
+  return rc;
 }
 
 /* Step s at its fastest algorithm (st->sw_k). */
@@ -1704,6 +1855,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   char changes[160], swept[224], post_txt[96];
   size_t n;
 
+  st->threads = (int)o->threads;
   st->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ull +
             0x632BE59BD9B4E019ull;
   if (st->rng == 0)

@@ -22,6 +22,18 @@ expect_ok "plan joint threads=1" "$OOCSIM" plan $S -p joint --opt threads=1 -o "
 noopts() { sed 's/"opts":{[^}]*}//' "$1"; }
 noopts "$TMP/a.json" >"$TMP/a2.json"; noopts "$TMP/c.json" >"$TMP/c2.json"
 cmp -s "$TMP/a2.json" "$TMP/c2.json" && ok "threads=1: the same plan" || not_ok "threads=1: the same plan"
+# Its sweeps simulate the candidate after each in a helper thread, taken
+# only when the one before fails, with its counters in order: the search's
+# figures (its simulations, those a cutoff stopped, those its bound
+# answered) are those of one thread too.
+"$OOCSIM" simulate $S -p joint --json >"$TMP/m2.json" 2>/dev/null
+"$OOCSIM" simulate $S -p joint --opt threads=1 --json >"$TMP/m1.json" 2>/dev/null
+same=1
+for k in simulations cut_simulations bound_simulations pruned post_sweep_simulations; do
+  a=$(num $k "$TMP/m1.json"); b=$(num $k "$TMP/m2.json")
+  { [ -n "$a" ] && [ "$a" = "$b" ]; } || { same=0; echo "# $k: $a (threads=1) and $b"; }
+done
+[ $same -eq 1 ] && ok "threads=1: the same search figures" || not_ok "threads=1: the same search figures"
 D="-m gpt2 -b 18 --hw v100-nvlink2"
 expect_ok "plan joint gpt2" "$OOCSIM" plan $D -p joint -o "$TMP/d.json"
 expect_ok "plan joint gpt2 threads=1" "$OOCSIM" plan $D -p joint --opt threads=1 -o "$TMP/e.json"
