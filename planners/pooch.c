@@ -817,6 +817,24 @@ static int worker_get(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return pooch_alloc(&w->st, &w->ctx, err);
 }
 
+/* The worker's state set as st's for what build() and eval() read
+ * besides the classification: the kernels, the schedule and its budget,
+ * the host rule; no caps of its own (the caller replays them in order).
+ * The classification is the caller's to set. */
+static struct pooch_state *worker_sync(struct pooch_state *st,
+                                       const ooc_liveness *lv)
+{
+  struct pooch_state *ws = &st->w->st;
+
+  memcpy(ws->algo, st->algo, (size_t)lv->n_steps);
+  ws->sched = st->sched;
+  ws->sched_budget = st->sched_budget;
+  ws->host_relaxed = st->host_relaxed;
+  ws->max_events = 0;
+  ws->deadline = 0;
+  return ws;
+}
+
 /* r(X)'s runs for X: *tr with X recomputed; *tk with X kept, only when
  * *tr < t0 (else INT64_MAX: not needed, see passes()); *ev their events. */
 static int measure_one(struct pooch_state *st, const ooc_planner_ctx *ctx,
@@ -915,14 +933,8 @@ static int measure(struct pooch_state *st, const ooc_planner_ctx *ctx,
       st->deadline = dl;
       return rc;
     }
-    struct pooch_state *ws = &st->w->st;
+    struct pooch_state *ws = worker_sync(st, lv);
     memcpy(ws->cls, st->cls, (size_t)lv->n_acts);
-    memcpy(ws->algo, st->algo, (size_t)lv->n_steps);
-    ws->sched = st->sched;
-    ws->sched_budget = st->sched_budget;
-    ws->host_relaxed = st->host_relaxed;
-    ws->max_events = 0;
-    ws->deadline = 0;
     b.st = ws;
     b.ctx = &st->w->ctx;
     b.pl = &st->w->pl;
@@ -1007,13 +1019,7 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
   if (st->threads == 2 && ctx->sim != NULL && st->deadline == 0 && n > 1) {
     if ((rc = worker_get(st, ctx, err)) < 0)
       return rc;
-    ws = &st->w->st;
-    memcpy(ws->algo, st->algo, (size_t)lv->n_steps);
-    ws->sched = st->sched;
-    ws->sched_budget = st->sched_budget;
-    ws->host_relaxed = st->host_relaxed;
-    ws->max_events = 0;
-    ws->deadline = 0;
+    ws = worker_sync(st, lv);
     sp = (struct spec_eval){ .ws = ws, .ctx = &st->w->ctx,
                              .pl = &st->w->pl };
     spec = ooc_worker_start(&wk);
