@@ -1058,6 +1058,8 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
         int32_t nk = g > 1 ? k : k + 1;
         int32_t ng = g > 1 ? g / 2 : n - nk < 16 ? n - nk : 16;
         int posted = 0;
+        if (have)                 /* (not the one held: never so far) */
+          st->w->dropped += runs;
         have = 0;
         if (spec && nk < n && ng > 0) {
           memcpy(ws->cls, st->cls, (size_t)lv->n_acts);
