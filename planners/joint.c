@@ -57,11 +57,12 @@
  *    (what sometimes pays where the first pass's candidates did not).
  *    Before them, one candidate re-times every swap-in alone. Each pass
  *    capped at max_evals / 2 and max_evals / 4 simulations, on top of
- *    the search's. With threads=2 a helper thread simulates the candidate
- *    that follows each should it fail (sweep()): the same sweeps, sooner. They run again on the annealing's plan (whose memory
+ *    the search's. They run again on the annealing's plan (whose memory
  *    leaves room for changes the swept plan did not); the note says what
  *    that changed. `sweep=0` skips these sweeps and the algorithm
- *    sweep.
+ *    sweep. With threads=2 a helper thread simulates the candidate that
+ *    follows each of their candidates should it fail (sweep()): the
+ *    same sweeps, sooner.
  * 3. Search: simulated annealing (Kirkpatrick et al. 1983) over moves that
  *    change one decision:
  *    - keep: a swapped or recomputed activation stays resident;
