@@ -80,9 +80,8 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
    * meanwhile. */
   S->events += (double)sum.events * (double)(1 + sum.plan_simulations);
   S->work += (double)sum.events * (double)(1 + sum.plan_simulations);
-  for (int k = 0; k < sum.n_metrics; k++)
-    if (strcmp(sum.metrics[k].name, "work_events") == 0)
-      S->work += sum.metrics[k].value;
+  S->work += ooc_metric_value(sum.metrics, sum.n_metrics,
+                              OOC_METRIC_WORK_EVENTS);
   ooc_summary_fini(&sum);
   return ok;
 }

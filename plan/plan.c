@@ -348,6 +348,15 @@ ooc_plan_recompute_inputs_max(const ooc_liveness *lv)
   return lv->recompute_inputs_max;
 }
 
+double
+ooc_metric_value(const ooc_metric *m, int n, const char *name)
+{
+  for (int k = 0; k < n; k++)
+    if (strcmp(m[k].name, name) == 0)
+      return m[k].value;
+  return 0;
+}
+
 void
 ooc_plan_add_metric(ooc_plan *pl, const char *name, double value)
 {

@@ -213,6 +213,14 @@ typedef struct ooc_metric {
   double value;
 } ooc_metric;
 
+/* The metric of a planner's work beside its simulations, in simulated
+ * events (checkpoint-dp's rotor tables, and zero-offload passing on its
+ * activation planner's): what a caller capping a search's work counts. */
+#define OOC_METRIC_WORK_EVENTS "work_events"
+
+/* The value of the metric named name among m[0 .. n), 0 when none. */
+double ooc_metric_value(const ooc_metric *m, int n, const char *name);
+
 /* Where a layer's parameters live (ooc_plan.param_where):
  * - OOC_PARAM_DEVICE: weights, gradients and optimizer state on the
  *   device, the step in the device UPDATE (every plan's default);

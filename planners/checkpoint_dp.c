@@ -943,7 +943,7 @@ static int plan_rotor(struct dp_state *st, const ooc_planner_ctx *ctx,
  * table skips most of its cells (0.02-0.03 ns each): not counted. */
 static void add_work(const struct dp_state *st, ooc_plan *pl)
 {
-  ooc_plan_add_metric(pl, "work_events",
+  ooc_plan_add_metric(pl, OOC_METRIC_WORK_EVENTS,
                       st->rotor_cells / ROTOR_CELLS_PER_EVENT);
 }
 

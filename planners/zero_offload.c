@@ -125,9 +125,9 @@ plan_acts(struct zo_state *st, const ooc_planner_ctx *ctx,
   /* Its simulations are planning's too (plan_simulations), and so is
    * the work it reports beside them (checkpoint-dp's tables). */
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(st->sim));
-  for (int k = 0; rc == OOC_OK && k < st->act.n_metrics; k++)
-    if (strcmp(st->act.metrics[k].name, "work_events") == 0)
-      st->work += st->act.metrics[k].value;
+  if (rc == OOC_OK)
+    st->work += ooc_metric_value(st->act.metrics, st->act.n_metrics,
+                                 OOC_METRIC_WORK_EVENTS);
   return rc;
 }
 
@@ -248,7 +248,7 @@ static int zo_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   ooc_plan_add_metric(pl, "host_state_GiB", (double)host / (1u << 30));
   ooc_plan_add_metric(pl, "act_budget_extra_GiB",
                       (double)extra / (1u << 30));
-  ooc_plan_add_metric(pl, "work_events", st->work);
+  ooc_plan_add_metric(pl, OOC_METRIC_WORK_EVENTS, st->work);
   return OOC_OK;
 }
 
