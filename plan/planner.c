@@ -295,14 +295,15 @@ ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
 }
 
 int
-ooc_planner_check_sched(const ooc_planner_ctx *ctx, const char *planner,
-                        uint64_t v, ooc_err *err)
+ooc_planner_opt_sched(const ooc_planner_ctx *ctx, const char *planner,
+                      uint64_t *v, ooc_err *err)
 {
-  const char *given = "0";
+  const char *given = "";
   char b[32];
+  int rc = ooc_planner_opt_size(ctx, "sched_budget", v, err);
 
-  if (v > 0 && v <= ctx->budget)
-    return OOC_OK;
+  if (rc <= 0 || (*v > 0 && *v <= ctx->budget))
+    return rc;
   ooc_planner_opt_str(ctx, "sched_budget", &given);
   return ooc_err_set(err, OOC_EINVAL, "planner '%s': option sched_budget=%s: "
                      "must be in (0, %s], the device budget", planner, given,

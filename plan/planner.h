@@ -188,10 +188,10 @@ int ooc_planner_opt_size(const ooc_planner_ctx *ctx, const char *key,
                          uint64_t *v, ooc_err *err);
 int ooc_planner_opt_str(const ooc_planner_ctx *ctx, const char *key,
                         const char **v);
-/* The `sched_budget` option's bytes v (capacity, window), which must be in
- * (0, ctx->budget]: OOC_OK, or OOC_EINVAL naming planner, the value as
- * given and the device budget. */
-int ooc_planner_check_sched(const ooc_planner_ctx *ctx, const char *planner,
-                            uint64_t v, ooc_err *err);
+/* The `sched_budget` option (capacity, window): a size in (0,
+ * ctx->budget]. 1 and *v set when given, 0 when not, or OOC_EINVAL naming
+ * planner, the value as given and the device budget. */
+int ooc_planner_opt_sched(const ooc_planner_ctx *ctx, const char *planner,
+                          uint64_t *v, ooc_err *err);
 
 #endif

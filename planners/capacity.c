@@ -237,12 +237,9 @@ static int cap_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   int have_fixed, rc = OOC_OK, tries = 0, feasible = 1;
   ooc_sim_result r;
 
-  have_fixed = ooc_planner_opt_size(ctx, "sched_budget", &fixed, err);
+  have_fixed = ooc_planner_opt_sched(ctx, "capacity", &fixed, err);
   if (have_fixed < 0)
     return have_fixed;
-  if (have_fixed &&
-      (rc = ooc_planner_check_sched(ctx, "capacity", fixed, err)) < 0)
-    return rc;
   if (have_fixed) {
     sched = fixed;
     rc = cap_build(ctx, st, sched, pl, err);

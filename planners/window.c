@@ -436,15 +436,12 @@ static int win_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
   have_win = ooc_planner_opt_size(ctx, "window", &fixed_win, err);
   if (have_win < 0)
     return have_win;
-  have_sched = ooc_planner_opt_size(ctx, "sched_budget", &fixed_sched, err);
-  if (have_sched < 0)
-    return have_sched;
   if (have_win && fixed_win == 0)
     return ooc_err_set(err, OOC_EINVAL,
                        "planner 'window': option window=0: must be > 0");
-  if (have_sched &&
-      (rc = ooc_planner_check_sched(ctx, "window", fixed_sched, err)) < 0)
-    return rc;
+  have_sched = ooc_planner_opt_sched(ctx, "window", &fixed_sched, err);
+  if (have_sched < 0)
+    return have_sched;
 
   /* Gradients resident, then as variables (unless fixed); per mode,
    * scheduling budgets from the physical one down, the level after the
