@@ -24,7 +24,8 @@ worker_main(void *arg)
     pthread_mutex_unlock(&w->mu);
     w->fn(w->arg);
     pthread_mutex_lock(&w->mu);
-    w->state = W_DONE;
+    if (w->state == W_RUNNING)  /* (not over a stop's W_QUIT) */
+      w->state = W_DONE;
     pthread_cond_broadcast(&w->cv);
   }
   pthread_mutex_unlock(&w->mu);
@@ -81,6 +82,8 @@ ooc_worker_stop(ooc_worker *w)
   if (!w->started)
     return;
   pthread_mutex_lock(&w->mu);
+  while (w->state == W_RUNNING)   /* a job not collected: let it end */
+    pthread_cond_wait(&w->cv, &w->mu);
   w->state = W_QUIT;
   pthread_cond_signal(&w->cv);
   pthread_mutex_unlock(&w->mu);

@@ -41,7 +41,8 @@ void ooc_worker_post(ooc_worker *w, void (*fn)(void *), void *arg);
  * in arg), 0 when it was taken back before it began. */
 int ooc_worker_collect(ooc_worker *w);
 
-/* Stop and join the thread (nothing may be posted). */
+/* Stop and join the thread; a job posted and not collected is waited
+ * for when it has begun, else never run. */
 void ooc_worker_stop(ooc_worker *w);
 
 #endif
