@@ -72,7 +72,8 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
     ooc_dir_unlock(lock);
     return rc;
   }
-  if (!(rc = ooc_report_collect(o, &d, err)) &&
+  if (!(rc = ooc_report_clear(o, err)) &&
+      !(rc = ooc_report_collect(o, &d, err)) &&
       !(rc = ooc_report_draw(o, &d, err)))
     rc = ooc_report_write(o, &d, info, err);
   info->wall_s = ooc_wall_s() - t0;

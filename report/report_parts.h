@@ -84,6 +84,12 @@ int ooc_report_load(const ooc_report_opts *o, ooc_report_data *d,
 int ooc_report_collect(const ooc_report_opts *o, ooc_report_data *d,
                        ooc_err *err);
 
+/* Remove an earlier report's document and images from DIR, before this
+ * one writes its data there: the document would show data and images not
+ * its own, and an image left behind would be shown as drawn
+ * (ooc_doc_img looks for the file). OOC_EIO naming the file. */
+int ooc_report_clear(const ooc_report_opts *o, ooc_err *err);
+
 /* Draw the plots (counted in d->pl; a plot that fails is not an error
  * here) after the traced run of the winner, whose failure is. */
 int ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d,

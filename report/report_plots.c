@@ -151,14 +151,10 @@ draw_winner(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
 }
 
 int
-ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
+ooc_report_clear(const ooc_report_opts *o, ooc_err *err)
 {
   char path[4096];
 
-  /* An image an earlier report left in DIR is not this report's: the
-   * document would show it as drawn (ooc_doc_img looks for the file).
-   * The earlier document goes first: it shows those images, and, should
-   * this report fail before writing its own, would show these instead. */
   for (int k = -2; k < OOC_REPORT_PLOTS; k++) {
     snprintf(path, sizeof path, "%s/%s", o->dir,
              k == -2 ? "report.html" : k == -1 ? "report.md"
@@ -167,6 +163,13 @@ ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
       return ooc_err_set(err, OOC_EIO, "cannot remove the old '%s': %s",
                          path, strerror(errno));
   }
+  return OOC_OK;
+}
+
+int
+ooc_report_draw(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
+{
+  char path[4096];
 
   snprintf(path, sizeof path, "%s/data/throughput/results.csv", o->dir);
   draw(&d->pl, OOC_PLOT_THROUGHPUT, path, o->dir, "throughput.png",

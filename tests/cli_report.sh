@@ -236,9 +236,10 @@ if [ $have_gnuplot -eq 1 ]; then
     ok "each plot's note gives its own failure" || not_ok "notes: $(grep 'not drawn' "$TMP/rep4/report.md" | head -2)"
 fi
 
-# A report that fails once the images of the one before are gone leaves
-# no document of that one (it would show this report's images, or none):
-# here report.md is a folder, so the new one cannot be written there.
+# A report that fails in DIR leaves no document of the one before (it
+# would show this report's data and images, or none): here report.md is
+# a folder, so it cannot go; and then data/throughput is a file, so the
+# new data cannot be written (the old document went before any was).
 if [ $have_gnuplot -eq 1 ]; then
   rm -rf "$TMP/rep5"
   $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5" >/dev/null 2>&1
@@ -247,6 +248,14 @@ if [ $have_gnuplot -eq 1 ]; then
     $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5"
   [ ! -e "$TMP/rep5/report.html" ] && ok "no document of the report before" ||
     not_ok "the old report.html is left: $(ls "$TMP/rep5")"
+  rm -rf "$TMP/rep5"
+  $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5" >/dev/null 2>&1
+  rm -rf "$TMP/rep5/data/throughput" && : >"$TMP/rep5/data/throughput"
+  expect_fail "report whose data cannot be written" "'$TMP/rep5/data/throughput': Not a directory" \
+    $OOCSIM report -m alexnet -b 128 --hw v100-pcie3 -p vdnn --no-maxbatch -o "$TMP/rep5"
+  [ ! -e "$TMP/rep5/report.html" ] && [ ! -e "$TMP/rep5/report.md" ] && [ -z "$(ls "$TMP/rep5"/*.png 2>/dev/null)" ] &&
+    ok "no document or image of the report before its data" ||
+    not_ok "the old report is left beside new data: $(ls "$TMP/rep5")"
 fi
 
 # The winner's per-class table is oocsim explain's for the same planner
