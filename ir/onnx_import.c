@@ -2834,6 +2834,9 @@ ooc_onnx_import_mem(const uint8_t *buf, size_t len, const char *path,
            strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
            rep->producer[0] ? rep->producer : "unknown", rep->opset,
            rep->n_nodes);
+  /* Both may come from the file's name, which need not be UTF-8. */
+  ooc_text_one_line(name);
+  ooc_text_one_line(desc);
   if ((I.root = cJSON_CreateObject()) == NULL ||
       cJSON_AddNumberToObject(I.root, "format", 1) == NULL ||
       cJSON_AddStringToObject(I.root, "name", name) == NULL ||

@@ -24,6 +24,12 @@ expect_ok "import cnn_residual" "$OOCSIM" import "$D/cnn_residual.onnx" -o "$TMP
 grep -q '10 nodes (producer oocsim-tests, opset 17) -> 12 layers, 0 nodes folded' "$TMP/err" &&
   grep -q 'ops: Conv 2, BatchNormalization 1, Relu 2, Add 1, MaxPool 1, GlobalAveragePool 1, Flatten 1, Gemm 1' "$TMP/err" &&
   ok "cnn: the summary counts the ops" || not_ok "cnn summary: $(cat "$TMP/err")"
+# A file name that is not UTF-8 (Latin-1 e-acute): the model's name and
+# description come from it, and the model written must still load.
+L=$(printf '%s/caf\351.onnx' "$TMP")
+cp "$D/cnn_residual.onnx" "$L"
+expect_ok "import from a Latin-1 file name" "$OOCSIM" import "$L" -o "$TMP/lat.json"
+expect_ok "its model loads" "$OOCSIM" info -m "$TMP/lat.json"
 "$OOCSIM" info -m "$TMP/cnn.json" -b 2 >"$TMP/info" 2>&1
 grep -q '^residual  *add  *8x16x16 ' "$TMP/info" && grep -q '^loss  *softmax_ce ' "$TMP/info" &&
   grep -q '^pool  *maxpool  *8x8x8 ' "$TMP/info" &&
