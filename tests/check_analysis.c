@@ -302,26 +302,25 @@ END_TEST
  * the simulator finds the model short), 29,503.6. A work cap of 5,000
  * events is more than the first probe simulates but less than one solve
  * (7,375.9): with the tables counted, the search stops after that probe,
- * capped (two simulations with the final run at the budget it found);
- * without them it would go on to a third. */
+ * capped, having found no budget that fits (one simulation); with 5,000
+ * as a cap on events alone it goes on and finds one (three). */
 START_TEST(minbudget_work_capped)
 {
   const ooc_planner_type *ts[2] = { ooc_planner_find("checkpoint-dp", NULL),
                                     NULL };
   ooc_scenario_spec spec = { .model = "resnet50", .batch = 512,
                              .hw = "v100-pcie3", .planner = "checkpoint-dp" };
-  const ooc_minbudget_caps caps = { .max_work = 5000 };
+  const ooc_minbudget_caps caps = { .max_work = 5000 },
+                           events = { .max_events = 5000 };
   ooc_summary sum;
   ooc_minbudget_result res;
   ooc_err err = { 0 };
   double work = -1;
-  int k;
 
   ck_assert_msg(ooc_scenario_run(&spec, &sum, NULL, &err) == 0, "%s",
                 err.msg);
-  for (k = 0; k < sum.n_metrics; k++)
-    if (strcmp(sum.metrics[k].name, "work_events") == 0)
-      work = sum.metrics[k].value;
+  work = ooc_metric_value(sum.metrics, sum.n_metrics,
+                          OOC_METRIC_WORK_EVENTS);
   ck_assert_ptr_nonnull(strstr(sum.plan_note, "(several recomputes per "
                                "stage): 40 stages"));
   ck_assert_double_eq_tol(work, 4 * 2950360 / 400.0, 1e-9);
@@ -329,7 +328,16 @@ START_TEST(minbudget_work_capped)
   ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 1, &caps, NULL, &res,
                                           &err) == 0, "%s", err.msg);
   ck_assert_int_eq(res.capped, 1);
-  ck_assert_int_eq(res.simulations, res.budget > 0 ? 2 : 1);
+  ck_assert_int_eq(res.simulations, 1);
+  ck_assert_int_eq(res.budget, 0);
+  ooc_minbudget_result_fini(&res);
+  /* The same figure as a cap on events alone: the tables do not count,
+   * and the search goes on to a budget that fits. */
+  ck_assert_msg(ooc_minbudget_find_capped(&spec, ts, 1, &events, NULL,
+                                          &res, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(res.capped, 1);
+  ck_assert_int_eq(res.simulations, 3);
+  ck_assert(res.budget > 0);
   ooc_minbudget_result_fini(&res);
 }
 END_TEST
