@@ -19,6 +19,7 @@
 #include "cli/args.h"
 #include "ir/plan_io.h"
 #include "cli/commands.h"
+#include "base/atomic.h"
 #include "base/util.h"
 #include "planners/registry.h"
 
@@ -421,6 +422,16 @@ ooc_cli_check_distinct(const char *const *opts, const char *const *paths,
         return ooc_err_set(err, OOC_EINVAL, "%s and %s name the same file "
                            "'%s'", opts[j], opts[i], paths[i]);
   return OOC_OK;
+}
+
+int
+ooc_cli_check_outputs(const char *const *opts, const char *const *paths,
+                      int n, int n_in, ooc_err *err)
+{
+  for (int i = n_in; i < n; i++)
+    if (paths[i] != NULL && ooc_atomic_check(paths[i], err) < 0)
+      return ooc_err_prefix(err, err->code, "%s: ", opts[i]);
+  return ooc_cli_check_distinct(opts, paths, n, n_in, err);
 }
 
 int

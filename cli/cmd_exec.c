@@ -26,7 +26,6 @@
 #include "report/trace_out.h"
 #include "report/vreport.h"
 #include "ir/plan_io.h"
-#include "base/atomic.h"
 #include "base/progress.h"
 #include "base/util.h"
 
@@ -164,11 +163,7 @@ ooc_cmd_exec(int argc, char **argv)
      * and not the plan file read, before they start. */
     const char *opt[2] = { "the plan file", "--trace" };
     const char *path[2] = { a.pos[0], a.trace };
-    if (ooc_atomic_check(a.trace, &err) < 0) {
-      ooc_err_prefix(&err, err.code, "--trace: ");
-      goto fail;
-    }
-    if (ooc_cli_check_distinct(opt, path, 2, 1, &err) < 0)
+    if (ooc_cli_check_outputs(opt, path, 2, 1, &err) < 0)
       goto fail;
   }
   mc = measure_config(&a);

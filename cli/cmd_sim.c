@@ -264,15 +264,7 @@ ooc_cmd_simulate(int argc, char **argv)
       a.model != NULL && access(a.model, F_OK) == 0 ? a.model : NULL,
       a.hw != NULL && access(a.hw, F_OK) == 0 ? a.hw : NULL,
       a.timeline_csv, a.trace, a.mem_csv };
-    for (int i = 3; i < 6; i++) {
-      if (path[i] == NULL)
-        continue;
-      if (ooc_atomic_check(path[i], &err) < 0) {
-        ooc_err_prefix(&err, err.code, "%s: ", opt[i]);
-        goto fail;
-      }
-    }
-    if (ooc_cli_check_distinct(opt, path, 6, 3, &err) < 0)
+    if (ooc_cli_check_outputs(opt, path, 6, 3, &err) < 0)
       goto fail;
   }
   if (a.n_pos > 1) {
