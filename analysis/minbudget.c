@@ -55,6 +55,7 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
   ooc_err e2 = { 0 };
   ooc_kv opts[64];
   char note[96], b[32];
+  double ev;
   int rc, ok;
 
   s.planner = t->name;
@@ -78,8 +79,9 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
    * its work beside them, where it reports it (checkpoint-dp's rotor
    * tables), counts in work as the events it would have simulated
    * meanwhile. */
-  S->events += (double)sum.events * (double)(1 + sum.plan_simulations);
-  S->work += (double)sum.events * (double)(1 + sum.plan_simulations);
+  ev = (double)sum.events * (double)(1 + sum.plan_simulations);
+  S->events += ev;
+  S->work += ev;
   S->work += ooc_metric_value(sum.metrics, sum.n_metrics,
                               OOC_METRIC_WORK_EVENTS);
   ooc_summary_fini(&sum);
