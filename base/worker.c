@@ -5,9 +5,15 @@
  */
 #include "config.h"
 
+#include <stdatomic.h>
+
 #include "base/worker.h"
 
 enum { W_IDLE, W_POSTED, W_RUNNING, W_DONE, W_QUIT };
+
+/* The test hooks of worker.h. */
+static atomic_int eager;
+static atomic_ulong n_ran, n_used;
 
 static void *
 worker_main(void *arg)
@@ -23,6 +29,7 @@ worker_main(void *arg)
     w->state = W_RUNNING;
     pthread_mutex_unlock(&w->mu);
     w->fn(w->arg);
+    atomic_fetch_add_explicit(&n_ran, 1, memory_order_relaxed);
     pthread_mutex_lock(&w->mu);
     if (w->state == W_RUNNING)  /* (not over a stop's W_QUIT) */
       w->state = W_DONE;
@@ -68,7 +75,9 @@ ooc_worker_collect(ooc_worker *w)
   int ran;
 
   pthread_mutex_lock(&w->mu);
-  while (w->state == W_RUNNING)
+  while (w->state == W_RUNNING ||
+         (w->state == W_POSTED &&
+          atomic_load_explicit(&eager, memory_order_relaxed)))
     pthread_cond_wait(&w->cv, &w->mu);
   ran = w->state == W_DONE;
   w->state = W_IDLE;
@@ -91,4 +100,23 @@ ooc_worker_stop(ooc_worker *w)
   pthread_cond_destroy(&w->cv);
   pthread_mutex_destroy(&w->mu);
   w->started = 0;
+}
+
+void
+ooc_worker_set_eager(int on)
+{
+  atomic_store(&eager, on != 0);
+}
+
+void
+ooc_worker_used(void)
+{
+  atomic_fetch_add_explicit(&n_used, 1, memory_order_relaxed);
+}
+
+void
+ooc_worker_counts(unsigned long *ran, unsigned long *used)
+{
+  *ran = atomic_load(&n_ran);
+  *used = atomic_load(&n_used);
 }

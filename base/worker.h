@@ -45,4 +45,22 @@ int ooc_worker_collect(ooc_worker *w);
  * for when it has begun, else never run. */
 void ooc_worker_stop(ooc_worker *w);
 
+/* For tests, process-wide. Whether a posted job runs depends on the
+ * race between the helper and the caller, so a test that compares a
+ * planner's threads=2 plan with its threads=1 plan may never see the
+ * helper's results used. With eager set, ooc_worker_collect waits for
+ * a posted job to run instead of taking it back: every posted job runs,
+ * and what the caller then uses is decided by the search alone, the same
+ * every run. Default off. */
+void ooc_worker_set_eager(int on);
+
+/* The caller used the result of a job the helper ran (it calls this once
+ * per such result, as the planners do when they take a candidate's
+ * simulation from the helper). */
+void ooc_worker_used(void);
+
+/* Process-wide counts since the start: jobs helpers ran, and of them
+ * those whose results their callers used (ooc_worker_used). */
+void ooc_worker_counts(unsigned long *ran, unsigned long *used);
+
 #endif

@@ -1101,6 +1101,7 @@ sweep(struct jt_state *st, const ooc_planner_ctx *ctx, sweep_fn apply,
     if (have && slo == lo && shi == hi) {
       /* The helper's run of this very candidate. */
       have = 0;
+      ooc_worker_used();
       st->last_bound = 0;
       x = eval_taken(st, job.rc, &job.r, &job.e, fatal, err);
       cand = &spec_pl;

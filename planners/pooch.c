@@ -1039,6 +1039,7 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
         /* The second thread's run of this very candidate, on the same
          * base with the same cutoff: taken as this thread's own. */
         have = 0;
+        ooc_worker_used();
         if (sp.rc < 0) {
           *err = sp.err;
           rc = sp.rc;

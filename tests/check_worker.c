@@ -2,7 +2,8 @@
  * thread: a collected job ran exactly when ooc_worker_collect says so (a
  * taken-back job never runs, not even later), a job known to have begun
  * is always collected as run with its result, and stop returns whether
- * or not a job was collected, and for a worker never started.
+ * or not a job was collected, and for a worker never started; with the
+ * tests' eager hook every posted job runs, and the counts count.
  */
 #include "config.h"
 
@@ -56,6 +57,35 @@ START_TEST(collect_counts_runs)
   }
   ooc_worker_stop(&w);
   ck_assert_int_eq(atomic_load(&j.runs), said);
+}
+END_TEST
+
+/* Eager (the tests' hook): every posted job runs, collected as run with
+ * its result, and the process-wide counts follow: ran counts each job,
+ * used what the caller reports. */
+START_TEST(eager_runs_every_job)
+{
+  ooc_worker w;
+  struct job j = { .hold = 0 };
+  unsigned long r0, u0, r1, u1;
+
+  ooc_worker_counts(&r0, &u0);
+  ooc_worker_set_eager(1);
+  ck_assert_int_eq(ooc_worker_start(&w), 1);
+  for (int i = 0; i < 500; i++) {
+    j.in = i;
+    ooc_worker_post(&w, job_fn, &j);
+    ck_assert_int_eq(ooc_worker_collect(&w), 1);
+    ck_assert_int_eq(j.out, 2 * i);
+    if (i % 2 == 0)
+      ooc_worker_used();
+  }
+  ooc_worker_stop(&w);
+  ooc_worker_set_eager(0);
+  ooc_worker_counts(&r1, &u1);
+  ck_assert_int_eq(atomic_load(&j.runs), 500);
+  ck_assert_uint_eq(r1 - r0, 500);
+  ck_assert_uint_eq(u1 - u0, 250);
 }
 END_TEST
 
@@ -125,6 +155,7 @@ worker_suite(void)
 
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, collect_counts_runs);
+  tcase_add_test(tc, eager_runs_every_job);
   tcase_add_test(tc, begun_is_collected);
   tcase_add_test(tc, stop_while_running);
   tcase_add_test(tc, stop_never_started);
