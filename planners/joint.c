@@ -27,7 +27,9 @@
  *    search from the best of theirs; when PoocH's plan is the incumbent
  *    after all, the search runs again from it. Without budget_s that
  *    first search runs at a lower priority (search_low), so that
- *    PoocH takes the cores it can use and the search the rest. The plan
+ *    PoocH takes the cores it can use and the search the rest, and on a
+ *    simulator of its own, whose runs count only when its plan is the
+ *    result (so plan_simulations is the same every run). The plan
  *    is the one a sequential start gives, byte for byte (start_parallel;
  *    `threads=1` plans the start sequentially, and PoocH measures in one
  *    thread too, its own `threads=1`).
@@ -2224,7 +2226,8 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
 {
   struct peer_job j;
   struct jt_stop x;
-  ooc_sim *sim = NULL;
+  ooc_sim *sim = NULL, *ssim = NULL;
+  ooc_planner_ctx sctx;
   pthread_t th;
   const char *from = "none";
   int64_t t_np;
@@ -2279,12 +2282,24 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
      * benchmark's scenarios rather than 11, geometric mean 1.150 x
      * bound rather than 1.144-1.146). */
     st->stop = st->deadline > 0 ? NULL : &x;
-    rc = st->deadline > 0 ? search(st, ctx, o, t_np, from, pl, err)
-                          : search_low(st, ctx, o, t_np, from, pl, err);
+    if (st->deadline > 0) {
+      rc = search(st, ctx, o, t_np, from, pl, err);
+    } else if ((rc = ooc_sim_clone(ctx->sim, &ssim, err)) == OOC_OK) {
+      /* On a simulator of its own: its runs count (below) only when its
+       * plan is the result. When PoocH's is the start after all, it was
+       * stopped wherever PoocH's timing left it, and counting its runs
+       * would make plan_simulations differ from run to run; uncounted,
+       * it is what the sequential start gives (threads=1). */
+      sctx = *ctx;
+      sctx.sim = ssim;
+      rc = search_low(st, &sctx, o, t_np, from, pl, err);
+    }
     st->stop = NULL;
   }
   pthread_join(th, NULL);
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim));
+  if (ssim != NULL && !pooch_wins(&x))
+    ooc_sim_add_runs(ctx->sim, ooc_sim_runs(ssim));
   if (x.rc == OOC_OK && events_cut(&j.plan))
     st->events_cut = 1;
   if (fatal) {
@@ -2321,6 +2336,7 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   }
 done:
   ooc_sim_free(sim);
+  ooc_sim_free(ssim);
   ooc_program_fini(&j.scratch);
   ooc_plan_fini(&j.plan);
   return rc;
