@@ -2288,8 +2288,7 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
       /* On a simulator of its own: its runs count (below) only when its
        * plan is the result. When PoocH's is the start after all, it was
        * stopped wherever PoocH's timing left it, and counting its runs
-       * would make plan_simulations differ from run to run; uncounted,
-       * it is what the sequential start gives (threads=1). */
+       * would make plan_simulations differ from run to run. */
       sctx = *ctx;
       sctx.sim = ssim;
       rc = search_low(st, &sctx, o, t_np, from, pl, err);
