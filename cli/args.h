@@ -237,15 +237,16 @@ int ooc_cli_same_file(const char *a, const char *b);
  * same file (ooc_cli_same_file) as another output or as an input:
  * "--trace and --mem-csv name the same file 'o/x'" (the later path as
  * given). Inputs may share a file. */
+int ooc_cli_check_distinct(const char *const *opts,
+                           const char *const *paths, int n, int n_in,
+                           ooc_err *err);
+
 /* ooc_cli_check_distinct after every output given can be written
  * (ooc_atomic_check; its error prefixed with the option): the guard of
  * a command that writes its outputs after long work, so that none is
  * left behind when a later one fails. */
 int ooc_cli_check_outputs(const char *const *opts, const char *const *paths,
                           int n, int n_in, ooc_err *err);
-int ooc_cli_check_distinct(const char *const *opts,
-                           const char *const *paths, int n, int n_in,
-                           ooc_err *err);
 
 /* Parse a -j value: an integer in 1..1024 ("-j 0: must be 1..1024"). */
 int ooc_cli_parse_jobs(const char *s, int *jobs, ooc_err *err);
