@@ -32,7 +32,7 @@ static const ooc_cli_doc doc = {
     "                    [--optimizer O[,O...]]\n"
     "                    [--allocator A[,A...]] [--budget SIZE[,SIZE...]]\n"
     "                    [--hw-set KEY=V1,V2,...]... [--set K=V]... [--maxbatch]\n"
-    "                    [-j N] [--shard K/N] [--fresh] [-o DIR]\n"
+    "                    [-j N] [--shard K/N] [--fresh] [--no-timing] [-o DIR]\n"
     "       oocsim sweep --merge DIR... -o DIR\n",
   .about =
     "Run every point of a grid and write DIR/results.csv (one row per point:\n"
@@ -94,6 +94,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_MERGE: c->merge = 1; return OOC_OK;
   case OOC_OPT_MAXBATCH: g->maxbatch = 1; return OOC_OK;
   case OOC_OPT_STEADY: g->steady = 1; return OOC_OK;
+  case OOC_OPT_NOTIMING: g->no_timing = 1; return OOC_OK;
   case OOC_OPT_ITERS:
     if ((rc = ooc_parse_int(arg, "--iterations", &v, err)))
       return rc;

@@ -45,6 +45,8 @@ typedef struct ooc_sweep_grid {
   int iterations;             /* 0: the runner's default */
   int steady;                 /* 1 (--steady): plan and simulate until the
                                  allocator is steady (sim/sim.h) */
+  int no_timing;              /* 1 (--no-timing): wall-clock columns 0; not
+                                 a coordinate, so not in grid.json */
   int n_batches;
   int64_t *batches;
   int n_hw;

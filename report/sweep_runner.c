@@ -158,6 +158,8 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
     ooc_summary_fini(&sum);
     return rc;
   }
+  if (g->no_timing)
+    sum.plan_wall_s = sum.sim_wall_s = 0;
   rc = ooc_sweep_row(g, i, best, &lim, &sum, row);
   ooc_summary_fini(&sum);
   return rc ? ooc_err_set(err, OOC_ENOMEM, "out of memory") : OOC_OK;

@@ -58,6 +58,15 @@ fi
 expect_ok "sweep -j 2" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window -j 2 -o "$TMP/j2"
 nowall "$S/results.csv" >"$TMP/a"; nowall "$TMP/j2/results.csv" >"$TMP/b"
 cmp -s "$TMP/a" "$TMP/b" && ok "-j 2 equals -j 1 (without wall times)" || not_ok "-j 2 differs"
+# --no-timing: the same files byte for byte, wall columns 0.
+expect_ok "sweep --no-timing" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window --no-timing -o "$TMP/nt1"
+expect_ok "sweep --no-timing -j 2" $OOCSIM sweep -m alexnet -b 32:96:32 --hw v100-pcie3 -p vdnn,window --no-timing -j 2 -o "$TMP/nt2"
+cmp -s "$TMP/nt1/results.csv" "$TMP/nt2/results.csv" && cmp -s "$TMP/nt1/results.json" "$TMP/nt2/results.json" \
+  && ok "--no-timing: results.csv and results.json byte-identical" || not_ok "--no-timing files differ"
+walls=$(awk -F, 'NR>1 {printf "%s,%s ", $(NF-1), $NF}' "$TMP/nt1/results.csv")
+[ "$walls" = "0,0 0,0 0,0 0,0 0,0 0,0 " ] && ok "--no-timing: wall columns 0" || not_ok "--no-timing walls: $walls"
+nowall "$TMP/nt1/results.csv" >"$TMP/c"
+cmp -s "$TMP/a" "$TMP/c" && ok "--no-timing changes only the wall columns" || not_ok "--no-timing changed other columns"
 
 # Resume: a second run adds and removes nothing.
 cp "$S/results.csv" "$TMP/before.csv"
