@@ -45,7 +45,7 @@ static const ooc_cli_doc plan_doc = {
     "H2D and D2H streams, with their waits) together with the\n"
     "scenario it was planned for to PLAN.json. 'oocsim simulate\n"
     "PLAN.json' replays it and prints what the one-shot simulate\n"
-    "prints; it is also what a GPU executor will replay.\n",
+    "prints; 'oocsim exec PLAN.json' replays it on real hardware.\n",
   .examples =
     "  oocsim plan -m resnet50 -b 512 --hw v100-nvlink2 -p window "
     "--allocator va -o plan.json\n",
