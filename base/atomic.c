@@ -97,6 +97,25 @@ ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
 }
 
 int
+ooc_atomic_prepare(ooc_atomic_file *af, ooc_err *err)
+{
+  const char *what = "write";
+  int e = 0;
+
+  errno = 0;
+  if (fflush(af->f) != 0 || ferror(af->f))
+    e = errno != 0 ? errno : EIO;
+  else if (af->tmp != NULL && fsync(fileno(af->f)) != 0) {
+    e = errno;
+    what = "sync";
+  }
+  if (e != 0)
+    return ooc_err_set(err, OOC_EIO, "cannot %s '%s': %s", what, af->path,
+                       strerror(e));
+  return OOC_OK;
+}
+
+int
 ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err)
 {
   const char *what = "write";

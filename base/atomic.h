@@ -39,6 +39,14 @@ typedef struct ooc_atomic_file {
  * when out of memory. On failure there is nothing to commit or abort. */
 int ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err);
 
+/* Everything written so far on its way to the disk (fflush, and fsync for
+ * a temporary file), the target not yet replaced: a command writing
+ * several files prepares each, then commits them all, so that one that
+ * cannot be written (a full disk, /dev/full) leaves none of them changed.
+ * OOC_EIO naming the target on failure; af stays open for
+ * ooc_atomic_abort(). */
+int ooc_atomic_prepare(ooc_atomic_file *af, ooc_err *err);
+
 /* Make what was written the content of the target: fflush, fsync, fclose,
  * rename. A write error left on the stream (ferror) counts as a failure.
  * On failure the temporary file is removed, the target is untouched and

@@ -90,23 +90,26 @@ plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
   };
 }
 
-/* Write the plan beside path and rename it over path once complete
- * (base/atomic.h): a failure leaves an older plan file as it was. */
+/* Write the plan beside path (base/atomic.h), prepared: the caller
+ * commits it once the summary is out, or aborts, which leaves an older
+ * plan file as it was. */
 static int
-write_plan_file(const char *path, const ooc_plan_file *pf, ooc_err *err)
+write_plan_file(ooc_atomic_file *af, const char *path, const ooc_plan_file *pf,
+                ooc_err *err)
 {
-  ooc_atomic_file af;
   int rc;
 
-  if ((rc = ooc_atomic_open(&af, path, err)) < 0)
+  if ((rc = ooc_atomic_open(af, path, err)) < 0)
     return ooc_err_prefix(err, rc, "-o: ");
-  if ((rc = ooc_plan_file_write(af.f, pf, err)) < 0) {
+  if ((rc = ooc_plan_file_write(af->f, pf, err)) < 0) {
     ooc_err_prefix(err, rc, "-o: cannot write '%s': ", path);
-    ooc_atomic_abort(&af);
+    ooc_atomic_abort(af);
     return rc;
   }
-  if ((rc = ooc_atomic_commit(&af, err)) < 0)
+  if ((rc = ooc_atomic_prepare(af, err)) < 0) {
+    ooc_atomic_abort(af);
     return ooc_err_prefix(err, rc, "-o: ");
+  }
   return OOC_OK;
 }
 
@@ -121,6 +124,7 @@ ooc_cmd_plan(int argc, char **argv)
   ooc_model *model = NULL;
   ooc_scenario_out out = { .program = &prog, .model = &model };
   ooc_plan_file pf;
+  ooc_atomic_file af;
   char *model_ref = NULL, *hw_ref = NULL;
   int rc = 1;
 
@@ -152,7 +156,7 @@ ooc_cmd_plan(int argc, char **argv)
   hw_ref = plan_ref(a.hw);
   plan_file_from(&pf, &a, model_ref != NULL ? model_ref : a.model,
                  hw_ref != NULL ? hw_ref : a.hw, model, &sum, &prog);
-  if (write_plan_file(a.output, &pf, &err) < 0)
+  if (write_plan_file(&af, a.output, &pf, &err) < 0)
     goto fail;
   if (a.no_timing)
     ooc_summary_clear_timing(&sum);
@@ -166,6 +170,15 @@ ooc_cmd_plan(int argc, char **argv)
     printf("%s: %s on %s, batch %lld, %s allocator: INFEASIBLE\n",
            a.output, sum.planner, sum.hw, (long long)sum.batch,
            sum.allocator);
+  /* The plan file only when the summary got out: all or nothing. */
+  if (ooc_cli_stdout_check(&err) < 0) {
+    ooc_atomic_abort(&af);
+    goto fail;
+  }
+  if (ooc_atomic_commit(&af, &err) < 0) {
+    ooc_err_prefix(&err, OOC_EIO, "-o: ");
+    goto fail;
+  }
   rc = 0;
   goto done;
 fail:
@@ -205,30 +218,61 @@ static const ooc_cli_doc simulate_doc = {
     "  oocsim simulate plan.json --trace trace.json --mem-csv mem.csv\n",
 };
 
+/* The summary on stdout and every file asked for, all or none: each file
+ * is written beside its target and prepared (base/atomic.h), the summary
+ * flushed, and only then are the files renamed into place, so that one
+ * output that cannot be written (a full disk, /dev/full, a closed
+ * stdout) leaves the others as they were. */
 static int
 write_outputs(const ooc_cli_args *a, const ooc_summary *sum, const ooc_model *m,
               const ooc_program *prog, const ooc_trace *tr, ooc_err *err)
 {
-  int rc;
+  const char *opt[3] = { "--timeline-csv", "--trace", "--mem-csv" };
+  const char *path[3] = { a->timeline_csv, a->trace, a->mem_csv };
+  ooc_atomic_file af[3];
+  int at[3], k, n = 0, rc = OOC_OK;
 
-  if (a->timeline_csv != NULL &&
-      (rc = ooc_trace_save_timeline(a->timeline_csv, m, prog, tr, err)) < 0)
-    return ooc_err_prefix(err, rc, "--timeline-csv: ");
-  if (a->trace != NULL &&
-      (rc = ooc_trace_save_chrome(a->trace, m, prog, tr, err)) < 0)
-    return ooc_err_prefix(err, rc, "--trace: ");
-  if (a->mem_csv != NULL &&
-      (rc = ooc_trace_save_mem_csv(a->mem_csv, tr, err)) < 0)
-    return ooc_err_prefix(err, rc, "--mem-csv: ");
-  if (a->json)
-    rc = ooc_summary_write_json(stdout, sum, 1);
-  else {
-    ooc_summary_write_text(stdout, sum);
-    rc = OOC_OK;
+  for (k = 0; k < 3 && rc == OOC_OK; k++) {
+    if (path[k] == NULL)
+      continue;
+    if ((rc = ooc_atomic_open(&af[n], path[k], err)) < 0) {
+      ooc_err_prefix(err, rc, "%s: ", opt[k]);
+      break;
+    }
+    at[n++] = k;
+    rc = k == 0 ? ooc_trace_write_timeline(af[n - 1].f, m, prog, tr)
+         : k == 1 ? ooc_trace_write_chrome(af[n - 1].f, m, prog, tr)
+                  : ooc_trace_write_mem_csv(af[n - 1].f, tr);
+    if (rc == OOC_ENOMEM) {
+      ooc_err_set(err, rc, "out of memory");
+    } else {
+      /* A write error is also the stream's: prepare says why. */
+      int prc = ooc_atomic_prepare(&af[n - 1], err);
+      if (prc < 0 || rc < 0) {
+        if (prc == OOC_OK)
+          ooc_err_set(err, OOC_EIO, "cannot write '%s'", path[k]);
+        rc = ooc_err_prefix(err, OOC_EIO, "%s: ", opt[k]);
+      }
+    }
   }
-  if (rc < 0)
-    return ooc_err_set(err, rc, "cannot write the summary");
-  return OOC_OK;
+  if (rc == OOC_OK) {
+    if (a->json)
+      rc = ooc_summary_write_json(stdout, sum, 1);
+    else
+      ooc_summary_write_text(stdout, sum);
+    if (rc < 0)
+      ooc_err_set(err, rc, "cannot write the summary");
+    else
+      rc = ooc_cli_stdout_check(err);
+  }
+  for (k = 0; k < n; k++) {
+    if (rc < 0) {
+      ooc_atomic_abort(&af[k]);
+    } else if ((rc = ooc_atomic_commit(&af[k], err)) < 0) {
+      ooc_err_prefix(err, rc, "%s: ", opt[at[k]]);
+    }
+  }
+  return rc;
 }
 
 int

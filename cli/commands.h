@@ -8,6 +8,7 @@
 #define OOC_COMMANDS_H
 
 #include <stdio.h>
+#include "base/error.h"
 
 int ooc_cmd_list(int argc, char **argv);
 int ooc_cmd_info(int argc, char **argv);
@@ -41,6 +42,9 @@ int ooc_cli_minbudget_hint(FILE *f, const struct ooc_scenario_spec *spec,
  * at exit: rc, or 1 after that line when output was lost and rc was 0. */
 void ooc_cli_stdout_init(void);
 int ooc_cli_stdout_flush(void);
+/* Flush stdout; on failure OOC_EIO with err saying why ("writing standard
+ * output: No space left on device"), printing nothing. */
+int ooc_cli_stdout_check(ooc_err *err);
 int ooc_cli_stdout_close(int rc);
 
 /* Print "oocsim: <msg>\n" on stderr and return 1. */

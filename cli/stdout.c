@@ -87,6 +87,17 @@ ooc_cli_stdout_flush(void)
 }
 
 int
+ooc_cli_stdout_check(ooc_err *err)
+{
+  int e = fflush(stdout) != 0 ? errno : 0;
+
+  if (e == 0 && !ferror(stdout))
+    return OOC_OK;
+  return ooc_err_set(err, OOC_EIO, "writing standard output: %s",
+                     reason(e));
+}
+
+int
 ooc_cli_stdout_close(int rc)
 {
   int e = fflush(stdout) != 0 ? errno : 0;

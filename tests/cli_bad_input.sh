@@ -222,6 +222,29 @@ for o in "plan -o" "simulate --trace" "simulate --mem-csv" "simulate --timeline-
     ok "$o: a failed write keeps the old file" || not_ok "$o: rc $(cat "$TMP/rc"), file $(head -c 20 "$f"), $(ls "$TMP/part"), $(cat "$TMP/err")"
 done
 
+# All or nothing: one output of a command that cannot be written (a full
+# device, a full stdout) leaves every other output as it was.
+if [ -w /dev/full ]; then
+  mkdir "$TMP/aon"
+  echo OLD >"$TMP/aon/t.json"
+  "$OOCSIM" simulate -m alexnet -b 64 --hw v100-pcie3 -p vdnn --trace "$TMP/aon/t.json" \
+    --timeline-csv "$TMP/aon/tl.csv" --mem-csv /dev/full >/dev/null 2>"$TMP/err"; rc=$?
+  [ $rc -eq 1 ] && [ "$(cat "$TMP/aon/t.json")" = OLD ] && [ "$(ls "$TMP/aon")" = t.json ] &&
+    grep -qx "oocsim: --mem-csv: cannot write '/dev/full': No space left on device" "$TMP/err" &&
+    ok "simulate: --mem-csv full keeps --trace's old file, writes no --timeline-csv" ||
+    not_ok "simulate --mem-csv /dev/full: rc $rc, $(ls "$TMP/aon"), $(cat "$TMP/err")"
+  "$OOCSIM" simulate -m alexnet -b 64 --hw v100-pcie3 -p vdnn --trace "$TMP/aon/t.json" \
+    --mem-csv "$TMP/aon/m.csv" --json >/dev/full 2>"$TMP/err"; rc=$?
+  [ $rc -eq 1 ] && [ "$(cat "$TMP/aon/t.json")" = OLD ] && [ "$(ls "$TMP/aon")" = t.json ] &&
+    grep -qx 'oocsim: writing standard output: No space left on device' "$TMP/err" &&
+    ok "simulate: stdout full writes no --trace or --mem-csv" ||
+    not_ok "simulate stdout full: rc $rc, $(ls "$TMP/aon"), $(cat "$TMP/err")"
+  "$OOCSIM" plan -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/aon/p.json" >/dev/full 2>"$TMP/err"; rc=$?
+  [ $rc -eq 1 ] && [ ! -e "$TMP/aon/p.json" ] && [ "$(ls "$TMP/aon")" = t.json ] &&
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    ok "plan: stdout full writes no plan file" || not_ok "plan stdout full: rc $rc, $(ls "$TMP/aon"), $(cat "$TMP/err")"
+fi
+
 # Consistency (item 16): a budget no batch fits is refused by maxbatch as
 # by simulate; a budget above the device's memory is refused everywhere
 # with how to emulate a larger device; no command prints the short usage.
