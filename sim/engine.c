@@ -1350,9 +1350,35 @@ ooc_sim_run_cutoff(ooc_sim *s, const ooc_program *p, int64_t cutoff_ns,
   return rc;
 }
 
+static int run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+                      ooc_trace *trace, ooc_sim_detail *detail, ooc_err *err);
+
 int
 ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                    ooc_trace *trace, ooc_sim_detail *detail, ooc_err *err)
+{
+  int rc = run_detail(s, p, r, trace, detail, err);
+
+  /* The trace records the reported iteration only. One that ran out of
+   * memory before it is what the trace must show: run again, the same
+   * events up to it, with that iteration the reported one (the result,
+   * its figures included, stays the first run's). */
+  if (rc == OOC_OK && trace != NULL && !r->feasible && r->iterations >= 1 &&
+      r->iterations < s->iterations) {
+    ooc_sim_result again;
+    int iters = s->iterations, max = s->max_iterations;
+    s->iterations = s->max_iterations = r->iterations;
+    rc = run_detail(s, p, &again, trace, NULL, err);
+    s->iterations = iters;
+    s->max_iterations = max;
+    s->runs--;                  /* one run asked for */
+  }
+  return rc;
+}
+
+static int
+run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
+           ooc_trace *trace, ooc_sim_detail *detail, ooc_err *err)
 {
   int32_t i, n_timed, n_mem;
   int k, it, rc;

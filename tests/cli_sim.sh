@@ -541,4 +541,24 @@ expect_fail "an allocator option value in a sweep" \
   "$OOCSIM" sweep -m alexnet -b 16 --hw v100-pcie3 -p window \
   --allocator caching:max_split_size_mb=1 -o "$TMP/swa"
 
+# An infeasible plan's trace is the iteration that ran out, up to the
+# allocation that failed: resnet50 b512 in core on a V100 runs out in its
+# first iteration, at fwd res2_1_bn3 (t = 0.118699 s).
+expect_ok "infeasible simulate with outputs" "$OOCSIM" simulate -m resnet50 -b 512 \
+  --hw v100-pcie3 -p incore --trace "$TMP/oom.json" --mem-csv "$TMP/oom.csv" \
+  --timeline-csv "$TMP/oomtl.csv"
+last=$(tail -n 1 "$TMP/oom.csv" | cut -d, -f1)
+awk -v t="$last" 'BEGIN { exit !(t > 0.1 && t < 0.118699) }' &&
+  [ "$(wc -l <"$TMP/oomtl.csv")" -gt 10 ] &&
+  grep -q '"name":"fwd res2_1_conv3"' "$TMP/oom.json" &&
+  ok "infeasible: trace, memory and timeline up to the failure (last sample $last s)" ||
+  not_ok "infeasible outputs: last sample '$last', $(wc -l <"$TMP/oomtl.csv") timeline rows"
+if "$OOCSIM" plot memory --in "$TMP/oom.csv" -o "$TMP/oom.png" 2>"$TMP/perr"; then
+  ok "plot memory of an infeasible run"
+elif grep -q "gnuplot is missing" "$TMP/perr"; then
+  echo "# gnuplot not found: memory plot skipped"
+else
+  not_ok "plot memory of an infeasible run: $(cat "$TMP/perr")"
+fi
+
 finish
