@@ -224,32 +224,46 @@ int
 ooc_dir_lock(const char *dir, int *fd, ooc_err *err)
 {
   char path[4096], pid[32] = "";
+  struct stat a, b;
   ssize_t n;
-  int e;
+  int e, f, tries;
 
   *fd = -1;
   if ((size_t)snprintf(path, sizeof path, "%s/.oocsim.lock", dir) >=
       sizeof path)
     return ooc_err_set(err, OOC_EINVAL, "output directory name too long");
-  int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (f < 0)
-    return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
-                       "%s", dir, strerror(errno));
-  if (flock(f, LOCK_EX | LOCK_NB) != 0) {
-    e = errno;
-    if (e == EWOULDBLOCK) {
-      n = pread(f, pid, sizeof pid - 1, 0);
-      pid[n > 0 ? n : 0] = '\0';
-      pid[strcspn(pid, "\n")] = '\0';
+  /* The holder removes the file before it lets go: a lock taken on a file
+   * that is no longer the one at path guards nothing, so take it again
+   * (a few times: each retry means another run just finished). */
+  for (tries = 0;; tries++) {
+    f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (f < 0)
+      return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
+                         "%s", dir, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+      e = errno;
+      if (e == EWOULDBLOCK) {
+        n = pread(f, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(f);
+        return ooc_err_set(err, OOC_EBUSY, "output directory '%s' is in use "
+                           "by another oocsim%s%s%s; wait for it to finish "
+                           "or use another -o directory", dir,
+                           pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+      }
       close(f);
-      return ooc_err_set(err, OOC_EBUSY, "output directory '%s' is in use "
-                         "by another oocsim%s%s%s; wait for it to finish or "
-                         "use another -o directory", dir,
-                         pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+      return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
+                         "%s", dir, strerror(e));
     }
+    if (fstat(f, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+      break;
     close(f);
-    return ooc_err_set(err, OOC_EIO, "cannot lock output directory '%s': "
-                       "%s", dir, strerror(e));
+    if (tries == 100)
+      return ooc_err_set(err, OOC_EBUSY, "output directory '%s' is in use "
+                         "by another oocsim; wait for it to finish or use "
+                         "another -o directory", dir);
   }
   n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
   if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)n, 0) != n) {
@@ -260,8 +274,15 @@ ooc_dir_lock(const char *dir, int *fd, ooc_err *err)
 }
 
 void
-ooc_dir_unlock(int fd)
+ooc_dir_unlock(const char *dir, int fd)
 {
-  if (fd >= 0)
-    close(fd);
+  char path[4096];
+
+  if (fd < 0)
+    return;
+  /* Removed while held: whoever opens the path next makes a new file. */
+  if ((size_t)snprintf(path, sizeof path, "%s/.oocsim.lock", dir) <
+      sizeof path)
+    unlink(path);
+  close(fd);
 }

@@ -67,14 +67,15 @@ int ooc_atomic_check(const char *path, ooc_err *err);
 void ooc_atomic_abort(ooc_atomic_file *af);
 
 /* An output folder owned by one process at a time: an exclusive flock on
- * DIR/.oocsim.lock (created when missing, never removed; it holds the
- * owner's pid). Two sweeps (or reports) into one folder would each
+ * DIR/.oocsim.lock (created when missing, removed by ooc_dir_unlock; it
+ * holds the owner's pid; a file left by a killed process is taken over). Two sweeps (or reports) into one folder would each
  * rewrite its results with only their own rows; the second is refused:
  * OOC_EBUSY, "output directory 'DIR' is in use by another oocsim (pid N);
  * wait for it to finish or use another -o directory". The lock goes with
  * the process, so a killed sweep leaves nothing to clean up. *fd is the
- * lock (-1 on failure); ooc_dir_unlock releases it. */
+ * lock (-1 on failure); ooc_dir_unlock(dir, fd) removes the file and
+ * releases it, so a finished run leaves only its results. */
 int ooc_dir_lock(const char *dir, int *fd, ooc_err *err);
-void ooc_dir_unlock(int fd);
+void ooc_dir_unlock(const char *dir, int fd);
 
 #endif

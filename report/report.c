@@ -69,7 +69,7 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   snprintf(path, sizeof path, "%s/data", o->dir);
   if ((rc = ooc_sweep_mkdir(path, err))) {
     ooc_report_data_fini(&d);
-    ooc_dir_unlock(lock);
+    ooc_dir_unlock(o->dir, lock);
     return rc;
   }
   if (!(rc = ooc_report_clear(o, err)) &&
@@ -81,6 +81,6 @@ ooc_report_run(const ooc_report_opts *o, ooc_report_info *info,
   if (!rc)
     rc = final_status(o, &d, err);
   ooc_report_data_fini(&d);
-  ooc_dir_unlock(lock);
+  ooc_dir_unlock(o->dir, lock);
   return rc;
 }

@@ -340,7 +340,7 @@ out:
   ooc_sweep_resume_free(&km);
   ooc_table_fini(&old);
   ooc_table_fini(&hdr);
-  ooc_dir_unlock(lock);
+  ooc_dir_unlock(o->dir, lock);
   return rc;
 }
 
@@ -478,7 +478,7 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
   rc = write_results(dir, &out, grid_text, err);
 out:
   free(ends);
-  ooc_dir_unlock(lock);
+  ooc_dir_unlock(dir, lock);
   ooc_sweep_resume_free(&km);
   ooc_table_fini(&out);
   ooc_table_fini(&all);

@@ -276,9 +276,16 @@ if command -v flock >/dev/null 2>&1; then
   cmp -s "$TMP/busy/results.csv" "$TMP/busy.csv" && ok "the busy folder's rows are untouched" || not_ok "busy folder rewritten"
   kill "$(cat "$TMP/sleeper")" 2>/dev/null; wait $holder 2>/dev/null
   expect_ok "the folder is free once the holder exits" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/busy"
+  [ ! -e "$TMP/busy/.oocsim.lock" ] && ok "the stale lock file is gone once taken and released" ||
+    not_ok "the lock file stayed: $(cat "$TMP/busy/.oocsim.lock")"
 else
   ok "# SKIP flock(1) not found"
 fi
+
+# A finished sweep, merge or report leaves no lock file, so that two runs
+# leave the same files.
+left=$(find "$S" "$TMP/j2" "$TMP/mb" -name .oocsim.lock 2>/dev/null)
+[ -z "$left" ] && ok "no .oocsim.lock left behind" || not_ok "lock files left: $left"
 
 # -o creates missing parents (the README's "-o out/report" in a fresh clone).
 expect_ok "sweep into a new nested folder" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o "$TMP/fresh/out/sw"
