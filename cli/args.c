@@ -189,7 +189,7 @@ const ooc_cli_option ooc_cli_options[] = {
   { "timeline-csv", 0, OOC_OPT_TIMELINE_CSV, "FILE", OOC_CMD_SIMULATE,
     "write the timeline that oocsim plot gantt draws (as\noocsim report does)" },
   { "no-timing", 0, OOC_OPT_NOTIMING, NULL,
-    ALLSCEN | OOC_CMD_SWEEP,
+    ALLSCEN | OOC_CMD_SWEEP | OOC_CMD_REPORT,
     "print wall-clock fields as 0 (byte-comparable output)" },
   { "output", 'o', OOC_OPT_OUTPUT, "PLAN.json", OOC_CMD_PLAN,
     "the plan file to write" },

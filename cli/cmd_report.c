@@ -27,7 +27,8 @@ static const ooc_cli_doc doc = {
     "                     [--allocator A] [--budget SIZE] [--set K=V]...\n"
     "                     [--dtype D | --precision P] [--optimizer O]\n"
     "                     [--hw-set K=V]...\n"
-    "                     [--batches LIST] [--no-maxbatch] [-j N] -o DIR\n",
+    "                     [--batches LIST] [--no-maxbatch] [--no-timing]\n"
+    "                     [-j N] -o DIR\n",
   .about =
     "Compare every planner on one scenario and write DIR/report.html (self-\n"
     "contained, images beside it) and DIR/report.md: the scenario, the\n"
@@ -74,6 +75,7 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_BATCHES: o->batches = arg; return OOC_OK;
   case OOC_OPT_NOMAXBATCH: o->maxbatch = 0; return OOC_OK;
   case OOC_OPT_STEADY: o->steady = 1; return OOC_OK;
+  case OOC_OPT_NOTIMING: o->no_timing = 1; return OOC_OK;
   case OOC_OPT_JOBS: return ooc_cli_parse_jobs(arg, &o->jobs, err);
   case OOC_OPT_OUTPUT: o->dir = arg; return OOC_OK;
   default: break;
@@ -126,6 +128,8 @@ ooc_cmd_report(int argc, char **argv)
     rc = ooc_cli_fail("%s", err.msg);
     goto done;
   }
+  if (o.no_timing)
+    info.wall_s = 0;            /* as every wall-clock figure */
   printf("report: %s/report.html and %s/report.md (winner: %s; %d plots) "
          "in %.1f s\n", o.dir, o.dir, info.winner[0] ? info.winner : "none",
          info.plots_drawn, info.wall_s);

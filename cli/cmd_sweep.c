@@ -190,6 +190,8 @@ ooc_cmd_sweep(int argc, char **argv)
     goto out;
   }
   rc = 1;
+  if (g.no_timing)
+    st.wall_s = 0;              /* as every wall-clock figure */
   printf("sweep: %" PRId64 " point%s (%" PRId64 " already done, %" PRId64
          " run) in %.1f s -> %s/results.csv, %s/results.json\n", st.points,
          st.points == 1 ? "" : "s", st.skipped, st.ran, st.wall_s, o.dir,

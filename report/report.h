@@ -42,6 +42,8 @@ typedef struct ooc_report_opts {
   int maxbatch;               /* 1: include the maxbatch search */
   int steady;                 /* 1 (--steady): plan and simulate until the
                                  allocator is steady (sim/sim.h) */
+  int no_timing;              /* 1 (--no-timing): the data's wall-clock
+                                 columns 0 */
   int jobs;                   /* threads (>= 1) */
   const char *dir;            /* output directory */
   ooc_progress *progress;     /* points done, all sweeps; NULL: none */

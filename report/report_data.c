@@ -83,6 +83,7 @@ base_grid(const ooc_report_opts *o, ooc_sweep_grid *g, ooc_err *err)
   int rc;
   ooc_sweep_grid_init(g);
   g->steady = o->steady;
+  g->no_timing = o->no_timing;
   if ((rc = ooc_sweep_set_model(g, o->model, err)) ||
       (rc = ooc_sweep_parse_hw(g, o->hw, err)) ||
       (rc = ooc_sweep_parse_planners(g, planners, err)) ||

@@ -163,6 +163,20 @@ ooc_report_clear(const ooc_report_opts *o, ooc_err *err)
       return ooc_err_set(err, OOC_EIO, "cannot remove the old '%s': %s",
                          path, strerror(errno));
   }
+  /* Without the maxbatch search, an earlier report's would be left in
+   * data/ describing other planners or another scenario. */
+  for (int k = 0; !o->maxbatch && k < 6; k++) {
+    static const char *const mb[6] = {
+      "data/maxbatch/results.csv", "data/maxbatch/results.json",
+      "data/maxbatch/grid.json", "data/maxbatch/.oocsim.lock",
+      "data/maxbatch.dat", "data/maxbatch" };
+    snprintf(path, sizeof path, "%s/%s", o->dir, mb[k]);
+    /* The folder stays when it holds files of the user's. */
+    if ((k < 5 ? unlink(path) : rmdir(path)) != 0 && errno != ENOENT &&
+        errno != ENOTEMPTY && errno != EEXIST)
+      return ooc_err_set(err, OOC_EIO, "cannot remove the old '%s': %s",
+                         path, strerror(errno));
+  }
   return OOC_OK;
 }
 
