@@ -312,6 +312,17 @@ col() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = 
   not_ok "sweep --steady: $(col feasible "$TMP/st/results.csv") $(col iteration_s "$TMP/st/results.csv")"
 expect_ok "sweep without" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/nst"
 ! grep -q '"steady"' "$TMP/nst/grid.json" && ok "grid.json: no steady key by default" || not_ok "grid.json has steady"
+# Rows simulated otherwise are not resumed: a resume needs the same
+# --steady and --iterations as grid.json records.
+cp "$TMP/st/results.csv" "$TMP/st.csv"
+expect_fail "resume a --steady sweep without --steady" \
+  "oocsim: $TMP/st/grid.json: its rows were simulated with --steady, --iterations 2, this sweep with --iterations 2; resume with the same options, or use --fresh to replace them" \
+  $OOCSIM sweep -m bert_large -b 18 --hw v100-pcie3 -p window -o "$TMP/st"
+cmp -s "$TMP/st.csv" "$TMP/st/results.csv" && grep -q '"steady":[[:space:]]*true' "$TMP/st/grid.json" &&
+  ok "the refused resume left results.csv and grid.json" || not_ok "refused resume changed the folder"
+expect_fail "resume with another --iterations" \
+  "its rows were simulated with --iterations 2, this sweep with --iterations 3" \
+  $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --iterations 3 -o "$TMP/nst"
 
 # A value given twice on an axis would only repeat rows: refused, naming
 # the option and the value.
