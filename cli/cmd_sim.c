@@ -68,12 +68,12 @@ plan_ref(const char *arg)
  * loaded model and the summary; the program is a shallow copy. */
 static void
 plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
-               const char *hw, const ooc_model *m, const ooc_summary *s,
-               const ooc_program *prog)
+               const char *model_path, const char *hw, const ooc_model *m,
+               const ooc_summary *s, const ooc_program *prog)
 {
   *pf = (ooc_plan_file){
     .model = model,
-    .model_path = m->path,
+    .model_path = model_path != NULL ? model_path : m->path,
     .batch = m->batch,
     .dtype = m->dtype,
     .precision = m->precision,
@@ -125,7 +125,7 @@ ooc_cmd_plan(int argc, char **argv)
   ooc_scenario_out out = { .program = &prog, .model = &model };
   ooc_plan_file pf;
   ooc_atomic_file af;
-  char *model_ref = NULL, *hw_ref = NULL;
+  char *model_ref = NULL, *hw_ref = NULL, *model_path = NULL;
   int rc = 1;
 
   ooc_program_init(&prog);
@@ -154,8 +154,11 @@ ooc_cmd_plan(int argc, char **argv)
   }
   model_ref = plan_ref(a.model);
   hw_ref = plan_ref(a.hw);
+  /* The file it resolved to, however the data directory was spelled. */
+  model_path = model->path != NULL ? realpath(model->path, NULL) : NULL;
   plan_file_from(&pf, &a, model_ref != NULL ? model_ref : a.model,
-                 hw_ref != NULL ? hw_ref : a.hw, model, &sum, &prog);
+                 model_path, hw_ref != NULL ? hw_ref : a.hw, model, &sum,
+                 &prog);
   if (write_plan_file(&af, a.output, &pf, &err) < 0)
     goto fail;
   if (a.no_timing)
@@ -185,6 +188,7 @@ fail:
   rc = ooc_cli_fail("%s", err.msg);
 done:
   free(model_ref);
+  free(model_path);
   free(hw_ref);
   ooc_summary_fini(&sum);
   ooc_model_free(model);
