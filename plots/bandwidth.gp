@@ -9,7 +9,8 @@
 # such, and draws nothing.
 # Data: block i-1 holds "GBps slowdown" of group i (feasible points only).
 # Variables: titles, ngroups, empty (per group 1 when it has no feasible
-# point, else 0), marks_x, marks_l, xlabel, xmin, xmax, plottitle.
+# point, else 0), marks_x, marks_l, xlabel, xmin, xmax, yflat (the one
+# slowdown of every feasible point, else 0), plottitle.
 height = 600
 load plotdir.'/common.gp'
 set logscale x 2
@@ -20,8 +21,12 @@ set xtics nomirror
 set x2tics () rotate by 90 left scale 0 offset 0.5, 0 font ',9' textcolor rgb '#444444'
 set xlabel xlabel
 set ylabel 'slowdown vs in-core (x)'
-set autoscale yfix
-set offsets 0, 0, graph 0.05, graph 0.05
+if (yflat > 0) {
+  set yrange [yflat * 0.9:yflat * 1.1]
+} else {
+  set autoscale yfix
+  set offsets 0, 0, graph 0.05, graph 0.05
+}
 do for [i=1:words(marks_x)] {
   mx = word(marks_x, i) + 0.0
   set arrow i from mx, graph 0 to mx, graph 1 nohead dt 3 lw 1.5 lc rgb '#666666'

@@ -49,6 +49,8 @@ below = 46
 ncol = nincore <= 1 ? 1 : (nincore <= 4 ? 2 : 3)
 nrow = ceil(nincore / (ncol + 0.0))
 top = nincore > 1 ? 0.87 : 1.0
+# Three panels a row leave a third of the width to a merged title.
+kfont = ncol > 2 ? ',7' : ',9'
 if (nincore > 1 || oomrows > 0) {
   if (nincore > 1) {
     set multiplot title plottitle font ',12'
@@ -68,7 +70,7 @@ do for [p=1:nincore] {
   if (nincore > 1) {
     set title word(incore_titles, p) font ',11'
     if (pm) {
-      set key above right horizontal nobox samplen 2 font ',9'
+      set key above right horizontal nobox samplen 2 font kfont
     } else {
       unset key
     }
@@ -132,7 +134,7 @@ if (nincore > 1) {
   unset grid
   set xrange [0:1]
   set yrange [0:1]
-  set key center center horizontal box lc rgb '#bbbbbb' samplen 2
+  set key center center horizontal box lc rgb '#bbbbbb' samplen 2 font ',9'
   plot NaN notitle, for [c=1:nlines] keyentry with linespoints lt c ps psz(c) title word(ltitles, c), \
        keyentry with lines dt 2 lw 2 lc rgb '#000000' title 'in-core (unlimited memory)', \
        keyentry with points pt 2 ps 1.5 lw 2 lc rgb '#000000' title (oomrows > 0 ? 'infeasible' : '')

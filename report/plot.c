@@ -258,14 +258,19 @@ need_col(const ooc_table *t, const char *name, const char *in, int *c,
   return OOC_OK;
 }
 
-/* Coordinate columns of a sweep table: everything before "dtype", or
- * before "max_batch" (and what follows it) in a maxbatch table. */
+/* Coordinate columns of a sweep table: everything up to "optimizer" (the
+ * dtype, precision and optimizer axes included: fp32 and fp16 points are
+ * two lines, not one zigzag), or before "max_batch" in a maxbatch table
+ * written before those axes existed. */
 static int
 n_coords(const ooc_table *t)
 {
   int d = ooc_table_col(t, "dtype"), m = ooc_table_col(t, "max_batch");
+  int o = ooc_table_col(t, "optimizer");
   if (d < 0)
     return 0;
+  if (o > d && (m < 0 || o < m))
+    return o + 1;
   if (m >= 0 && m < d)
     return m;
   return d;
@@ -289,6 +294,9 @@ group_label(const ooc_table *t, int64_t r, const int *skip, int nskip,
             int by_planner, char *buf, size_t n)
 {
   int nc = n_coords(t), pc = ooc_table_col(t, "planner");
+  /* With a precision axis the dtype column only repeats it. */
+  int dc = ooc_table_col(t, "precision") >= 0 ? ooc_table_col(t, "dtype")
+                                               : -1;
   size_t k = 0;
   buf[0] = '\0';
   for (int pass = 0; pass < 2; pass++)
@@ -298,7 +306,7 @@ group_label(const ooc_table *t, int64_t r, const int *skip, int nskip,
         continue;
       for (int i = 0; i < nskip; i++)
         s |= skip[i] == c;
-      if (s || !varies(t, c))
+      if (s || c == dc || !varies(t, c))
         continue;
       k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s",
                             k ? "/" : "", t->rows[r][c]);
@@ -749,6 +757,18 @@ data_bandwidth(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   }
   var_d(v, "xmin", xmin / 1.25);
   var_d(v, "xmax", xmax * 1.25);
+  {
+    /* Every feasible point at one slowdown (one bandwidth, or a planner
+     * the link does not limit): autoscaling has no range to fit. */
+    double ylo = INFINITY, yhi = -INFINITY;
+    for (int64_t r = 0; r < t.nrows; r++)
+      if (strcmp(t.rows[r][fc], "1") == 0) {
+        double y = cell_d(t.rows[r][yc]);
+        ylo = y < ylo ? y : ylo;
+        yhi = y > yhi ? y : yhi;
+      }
+    var_d(v, "yflat", ylo == yhi && ylo > 0 ? ylo : 0);
+  }
   var_s(v, "marks_x", mx);
   var_s(v, "marks_l", ml);
   titles_var(v, "titles", &g);

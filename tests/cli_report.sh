@@ -395,4 +395,18 @@ expect_ok "report --no-maxbatch over a report with one" $OOCSIM report -m alexne
   [ ! -e "$TMP/Rm/maxbatch.png" ] &&
   ok "the old maxbatch data is removed" || not_ok "old maxbatch data left: $(ls "$TMP/Rm/data")"
 
+# A --dtype axis is a coordinate: fp32 and fp16 are two lines (and two
+# panels, each with its in-core line), not one that zigzags between them.
+expect_ok "sweep with a dtype axis" $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 \
+  -p vdnn --dtype fp32,fp16 -o "$TMP/dts"
+if $OOCSIM plot throughput --in "$TMP/dts/results.csv" -o "$TMP/dts.png" 2>"$TMP/perr"; then
+  heads=$(grep '^#' "$TMP/dts.dat" | tr '\n' '|')
+  [ "$heads" = "# fp32 feasible|# fp32 oom|# fp16 feasible|# fp16 oom|# in-core fp32|# in-core fp16|" ] &&
+    ok "plot throughput: one line and one panel per dtype" || not_ok "dtype blocks: $heads"
+elif grep -q "gnuplot is missing" "$TMP/perr"; then
+  echo "# gnuplot not found: dtype plot skipped"
+else
+  not_ok "plot throughput with a dtype axis: $(cat "$TMP/perr")"
+fi
+
 finish
