@@ -66,7 +66,6 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   struct sweep_ctx *c = ctx;
   ooc_sweep_grid *g = c->g;
   int64_t v;
-  int rc;
 
   switch (id) {
   case OOC_OPT_MODEL: return ooc_sweep_set_model(g, arg, err);
@@ -96,11 +95,10 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   case OOC_OPT_STEADY: g->steady = 1; return OOC_OK;
   case OOC_OPT_NOTIMING: g->no_timing = 1; return OOC_OK;
   case OOC_OPT_ITERS:
-    if ((rc = ooc_parse_int(arg, "--iterations", &v, err)))
-      return rc;
-    if (v < 1 || v > 1000)
-      return ooc_err_set(err, OOC_EINVAL, "--iterations %s: must be 1..1000",
-                         arg);
+    /* The words of the other commands (cli/args.c). */
+    if (ooc_parse_int(arg, "--iterations", &v, err) < 0 || v < 1 || v > 1000)
+      return ooc_err_set(err, OOC_EINVAL, "--iterations: '%s' must be an "
+                         "integer in [1, 1000]", arg);
     g->iterations = (int)v;
     return OOC_OK;
   case OOC_OPT_FRESH: c->o->resume = 0; return OOC_OK;

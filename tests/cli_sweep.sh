@@ -320,6 +320,8 @@ expect_fail "resume a --steady sweep without --steady" \
   $OOCSIM sweep -m bert_large -b 18 --hw v100-pcie3 -p window -o "$TMP/st"
 cmp -s "$TMP/st.csv" "$TMP/st/results.csv" && grep -q '"steady":[[:space:]]*true' "$TMP/st/grid.json" &&
   ok "the refused resume left results.csv and grid.json" || not_ok "refused resume changed the folder"
+expect_fail "sweep --iterations 0" "oocsim: --iterations: '0' must be an integer in [1, 1000]" \
+  $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --iterations 0 -o "$TMP/it0"
 expect_fail "resume with another --iterations" \
   "its rows were simulated with --iterations 2, this sweep with --iterations 3" \
   $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --iterations 3 -o "$TMP/nst"
