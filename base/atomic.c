@@ -96,19 +96,28 @@ ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
   return OOC_OK;
 }
 
+/* fflush, then fsync for a temporary file: 0, or the errno of the step
+ * that failed, named in *what. */
+static int
+flush_sync(ooc_atomic_file *af, const char **what)
+{
+  *what = "write";
+  errno = 0;
+  if (fflush(af->f) != 0 || ferror(af->f))
+    return errno != 0 ? errno : EIO;
+  if (af->tmp != NULL && fsync(fileno(af->f)) != 0) {
+    *what = "sync";
+    return errno;
+  }
+  return 0;
+}
+
 int
 ooc_atomic_prepare(ooc_atomic_file *af, ooc_err *err)
 {
-  const char *what = "write";
-  int e = 0;
+  const char *what;
+  int e = flush_sync(af, &what);
 
-  errno = 0;
-  if (fflush(af->f) != 0 || ferror(af->f))
-    e = errno != 0 ? errno : EIO;
-  else if (af->tmp != NULL && fsync(fileno(af->f)) != 0) {
-    e = errno;
-    what = "sync";
-  }
   if (e != 0)
     return ooc_err_set(err, OOC_EIO, "cannot %s '%s': %s", what, af->path,
                        strerror(e));
@@ -118,16 +127,9 @@ ooc_atomic_prepare(ooc_atomic_file *af, ooc_err *err)
 int
 ooc_atomic_commit(ooc_atomic_file *af, ooc_err *err)
 {
-  const char *what = "write";
-  int e = 0;
+  const char *what;
+  int e = flush_sync(af, &what);
 
-  errno = 0;
-  if (fflush(af->f) != 0 || ferror(af->f))
-    e = errno != 0 ? errno : EIO;
-  else if (af->tmp != NULL && fsync(fileno(af->f)) != 0) {
-    e = errno;
-    what = "sync";
-  }
   if (af->tmp == NULL) {
     /* Written in place: a device or FIFO may not sync. */
     if (fclose(af->f) != 0 && e == 0)
