@@ -18,8 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "analysis/plansim.h"
 #include "base/util.h"
 #include "report/sweep.h"
@@ -136,40 +134,36 @@ read_old(const ooc_sweep_opts *o, const ooc_table *hdr, ooc_table *old,
 }
 
 /* Rows kept by a resume must have been simulated as this sweep simulates:
- * the same --iterations and --steady as dir/grid.json records (absent
- * "steady" is false; no grid.json, nothing to compare). */
+ * the same --iterations and --steady as dir/grid.json records (no
+ * grid.json, or one that does not read, leaves nothing to compare: the
+ * resume rewrites it). */
 static int
 check_old_settings(const ooc_sweep_grid *g, const char *dir, ooc_err *err)
 {
   char path[4096], *text = NULL, was[64], now[64];
-  const cJSON *it, *st;
-  cJSON *o;
+  ooc_sweep_grid old;
   size_t len;
-  int iters, steady, rc = OOC_OK;
+  int rc = OOC_OK;
 
   snprintf(path, sizeof path, "%s/grid.json", dir);
   if (access(path, F_OK) != 0)
     return OOC_OK;
   if ((rc = ooc_read_file(path, &text, &len, err)))
     return rc;
-  o = cJSON_Parse(text);
-  free(text);
-  it = cJSON_GetObjectItemCaseSensitive(o, "iterations");
-  st = cJSON_GetObjectItemCaseSensitive(o, "steady");
-  iters = cJSON_IsNumber(it) ? (int)it->valuedouble : 0;
-  steady = cJSON_IsTrue(st);
-  if (o != NULL && (iters != g->iterations || steady != (g->steady != 0))) {
-    snprintf(was, sizeof was, "%s--iterations %d", steady ? "--steady, " : "",
-             iters > 0 ? iters : OOC_PLANSIM_ITERATIONS);
+  if (ooc_sweep_grid_from_json(text, path, &old, NULL) == OOC_OK &&
+      (old.iterations != g->iterations || old.steady != (g->steady != 0))) {
+    snprintf(was, sizeof was, "%s--iterations %d",
+             old.steady ? "--steady, " : "",
+             old.iterations > 0 ? old.iterations : OOC_PLANSIM_ITERATIONS);
     snprintf(now, sizeof now, "%s--iterations %d",
              g->steady ? "--steady, " : "",
-             g->iterations > 0 ? g->iterations
-                               : OOC_PLANSIM_ITERATIONS);
+             g->iterations > 0 ? g->iterations : OOC_PLANSIM_ITERATIONS);
     rc = ooc_err_set(err, OOC_EINVAL, "%s: its rows were simulated with %s, "
                      "this sweep with %s; resume with the same options, or "
                      "use --fresh to replace them", path, was, now);
   }
-  cJSON_Delete(o);
+  ooc_sweep_grid_fini(&old);
+  free(text);
   return rc;
 }
 

@@ -134,6 +134,13 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
       !(g->set_label = strdup(s->valuestring)))
     goto oom;
   g->maxbatch = cJSON_IsTrue(mb);
+  {
+    /* How its rows were simulated (absent: the defaults, as written). */
+    const cJSON *ni = cJSON_GetObjectItemCaseSensitive(o, "iterations");
+    double v = cJSON_IsNumber(ni) ? ni->valuedouble : 0;
+    g->iterations = v >= 1 && v <= 1000 ? (int)v : 0;
+    g->steady = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "steady"));
+  }
   g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") != NULL;
   bad = g->precision ? "precision" : "dtype";
   if ((rc = json_strv(o, bad, &g->dtypes, &g->n_dtypes)) || g->n_dtypes == 0)
