@@ -79,11 +79,11 @@ reason(int e)
 int
 ooc_cli_stdout_flush(void)
 {
-  int e = fflush(stdout) != 0 ? errno : 0;
+  ooc_err err = { 0 };
 
-  if (e == 0 && !ferror(stdout))
+  if (ooc_cli_stdout_check(&err) == OOC_OK)
     return 0;
-  return ooc_cli_fail("writing standard output: %s", reason(e));
+  return ooc_cli_fail("%s", err.msg);
 }
 
 int
