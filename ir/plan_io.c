@@ -450,9 +450,9 @@ read_scenario(reader *R, const cJSON *s)
   return OOC_OK;
 }
 
-/* A layer index of entry `field`, in [-1, n_layers): one past the
- * file's own n_layers names that bound (the field is labelled only
- * then, not for every entry). */
+/* A layer index of entry `field` (which names it: "tensors[3] layer"),
+ * in [-1, n_layers): one past the file's own n_layers names that bound
+ * (the field is labelled only then, not for every entry). */
 static int
 as_layer(reader *R, const cJSON *it, int64_t n_layers, const char *field,
          int64_t *out)
@@ -461,11 +461,19 @@ as_layer(reader *R, const cJSON *it, int64_t n_layers, const char *field,
 
   if (cJSON_IsNumber(it) && it->valuedouble >= (double)n_layers &&
       isfinite(it->valuedouble)) {
-    snprintf(lfield, sizeof lfield, "%s layer (n_layers is %" PRId64 ")",
+    snprintf(lfield, sizeof lfield, "%s (n_layers is %" PRId64 ")",
              field, n_layers);
     field = lfield;
   }
   return as_int(R, it, -1, (double)n_layers - 1, field, out);
+}
+
+/* Entry `field`'s element named `what` ("program[3] phase"), into buf. */
+static const char *
+elem(char *buf, size_t n, const char *field, const char *what)
+{
+  snprintf(buf, n, "%s %s", field, what);
+  return buf;
 }
 
 static int
@@ -473,7 +481,7 @@ read_program(reader *R, const cJSON *root)
 {
   ooc_program *p = &R->pf->program;
   const cJSON *it, *e, *x;
-  char field[64];
+  char field[64], f2[96];
   int64_t v, n_layers;
   int rc, ix;
   int32_t i;
@@ -508,9 +516,11 @@ read_program(reader *R, const cJSON *root)
     if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 3)
       return bad(R, OOC_EPARSE, field, "must be [kind, layer, bytes]");
     TRY(name_index(R, cJSON_GetArrayItem(e, 0), tkind_names, OOC_T_COUNT,
-                   field, &ix));
-    TRY(as_layer(R, cJSON_GetArrayItem(e, 1), n_layers, field, &layer));
-    TRY(as_int(R, cJSON_GetArrayItem(e, 2), 0, MAX_EXACT, field, &bytes));
+                   elem(f2, sizeof f2, field, "kind"), &ix));
+    TRY(as_layer(R, cJSON_GetArrayItem(e, 1), n_layers,
+                 elem(f2, sizeof f2, field, "layer"), &layer));
+    TRY(as_int(R, cJSON_GetArrayItem(e, 2), 0, MAX_EXACT,
+               elem(f2, sizeof f2, field, "bytes"), &bytes));
     if (ooc_program_tensor(p, (ooc_tensor_kind)ix, (int32_t)layer,
                            (uint64_t)bytes) < 0)
       return bad(R, OOC_ENOMEM, field, "out of memory");
@@ -531,38 +541,45 @@ read_program(reader *R, const cJSON *root)
       return bad(R, OOC_EPARSE, field, "must be [kind, stream, phase, where, "
                  "layer, tensor, [args], [waits] (, algorithm)]");
     TRY(name_index(R, cJSON_GetArrayItem(e, 0), kind_names, OOC_I_COUNT,
-                   field, &kind));
-    TRY(as_int(R, cJSON_GetArrayItem(e, 1), 0, OOC_NSTREAMS - 1, field,
-               &stream));
+                   elem(f2, sizeof f2, field, "kind"), &kind));
+    TRY(as_int(R, cJSON_GetArrayItem(e, 1), 0, OOC_NSTREAMS - 1,
+               elem(f2, sizeof f2, field, "stream"), &stream));
     TRY(name_index(R, cJSON_GetArrayItem(e, 2), phase_names, OOC_PH_COUNT,
-                   field, &phase));
-    TRY(name_index(R, cJSON_GetArrayItem(e, 3), where_names, 2, field,
-                   &where));
-    TRY(as_layer(R, cJSON_GetArrayItem(e, 4), n_layers, field, &layer));
+                   elem(f2, sizeof f2, field, "phase"), &phase));
+    TRY(name_index(R, cJSON_GetArrayItem(e, 3), where_names, 2,
+                   elem(f2, sizeof f2, field, "where"), &where));
+    TRY(as_layer(R, cJSON_GetArrayItem(e, 4), n_layers,
+                 elem(f2, sizeof f2, field, "layer"), &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 5), -1, (double)p->n_tensors - 1,
-               field, &tensor));
+               elem(f2, sizeof f2, field, "tensor"), &tensor));
     args = cJSON_GetArrayItem(e, 6);
     waits = cJSON_GetArrayItem(e, 7);
-    if (!cJSON_IsArray(args) || !cJSON_IsArray(waits))
-      return bad(R, OOC_EPARSE, field, "args and waits must be arrays");
+    if (!cJSON_IsArray(args))
+      return bad(R, OOC_EPARSE, elem(f2, sizeof f2, field, "args"),
+                 "must be an array");
+    if (!cJSON_IsArray(waits))
+      return bad(R, OOC_EPARSE, elem(f2, sizeof f2, field, "waits"),
+                 "must be an array");
     if (ooc_program_emit(p, (ooc_instr_kind)kind, (int)stream,
                          (ooc_phase)phase, (int32_t)layer, (int32_t)tensor,
                          where) < 0)
       return bad(R, OOC_ENOMEM, field, "out of memory");
     if (cJSON_GetArraySize(e) == 9) {
       TRY(name_index(R, cJSON_GetArrayItem(e, 8), ooc_algo_names, OOC_ALGO_COUNT,
-                     field, &ix));
+                     elem(f2, sizeof f2, field, "algorithm"), &ix));
       if (ooc_program_algo(p, ix) != OOC_OK)
-        return bad(R, OOC_EINVAL, field, "bad kernel algorithm");
+        return bad(R, OOC_EINVAL, elem(f2, sizeof f2, field, "algorithm"),
+                   "bad kernel algorithm");
     }
     cJSON_ArrayForEach(x, args) {
       TRY(as_int(R, x, -(double)p->n_tensors, (double)p->n_tensors - 1,
-                 field, &v));
+                 elem(f2, sizeof f2, field, "args"), &v));
       if (ooc_program_arg(p, (int32_t)(v < 0 ? -1 - v : v), v < 0) != OOC_OK)
         return bad(R, OOC_ENOMEM, field, "out of memory");
     }
     cJSON_ArrayForEach(x, waits) {
-      TRY(as_int(R, x, 0, (double)i - 1, field, &v));
+      TRY(as_int(R, x, 0, (double)i - 1, elem(f2, sizeof f2, field, "waits"),
+                 &v));
       if (ooc_program_wait(p, (int32_t)v) != OOC_OK)
         return bad(R, OOC_ENOMEM, field, "out of memory");
     }

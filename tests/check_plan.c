@@ -1266,11 +1266,13 @@ START_TEST(test_plan_file_errors)
   /* Instruction 5 (the first timed one, ALLOC t4) on a stream 7. */
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 7 is out of range [0, 3]");
+  expect_bad(t, OOC_EINVAL, "p.json: program[5] stream: 7 is out of range "
+             "[0, 3]");
   free(t);
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",0,\"none\",\"device\",1,4,[],[9]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program[5]: 9 is out of range [0, 4]");
+  expect_bad(t, OOC_EINVAL, "p.json: program[5] waits: 9 is out of range "
+             "[0, 4]");
   free(t);
   t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
            "[\"alloc\",0,\"none\",\"device\",1,4,[]]");

@@ -119,6 +119,12 @@ sed 's/"n_layers":[[:space:]]*5,/"n_layers": 4,/' "$TMP/mlp.json" >"$TMP/nl4.jso
 expect_fail "a plan whose tensors name a layer past its own n_layers" \
   "oocsim: $TMP/nl4.json: tensors[6] layer (n_layers is 4): 4 is out of range [-1, 3]" \
   "$OOCSIM" simulate "$TMP/nl4.json"
+# An instruction's bad element is named, not only its index: the first
+# forward kernel (program[4]) with a number for its phase.
+sed 's/\["compute",0,"fwd"/["compute",0,7/' "$TMP/mlp.json" >"$TMP/ph.json"
+expect_fail "a plan with a bad instruction element" \
+  "oocsim: $TMP/ph.json: program[4] phase: must be a string" \
+  "$OOCSIM" simulate "$TMP/ph.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
