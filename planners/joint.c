@@ -2162,19 +2162,23 @@ peer_main(void *arg)
 }
 
 /* The speculative search of start_parallel runs in a thread of its own
- * at the lowest priority, nice 19 (Linux's nice is per thread, and a
- * thread it starts, the second chain, inherits it): PoocH's threads,
- * whose plan usually decides the start, take the cores first, and the
- * speculative search takes what they leave (a core whenever PoocH runs
- * one thread, between its measuring passes), instead of halving PoocH's
- * share. Measured on this 2-core machine (2026-11-29, the same plans):
- * nice 19 against nice 5, resnet152's 11 scenarios 14.0-14.1 s against
- * 14.9-15.4 s in all, the slowest 1.60 s against 1.80-1.83 s (b344
- * v100-pcie3 1.57 against 1.80-1.83 s), the benchmark's 136 scenarios
- * 97.2 s against 101.4 s, the 10^4-layer resnet (whose start is not
- * PoocH's) 3.49-3.59 s against 3.46-3.52 s. Which thread runs it
- * changes no result: the plan is the same, byte for byte, only sooner. */
-enum { SPEC_NICE = 19 };
+ * at a lower priority, nice 5 (Linux's nice is per thread, and a thread
+ * it starts, the second chain, inherits it): PoocH's threads, whose plan
+ * usually decides the start, take the cores first, and the speculative
+ * search takes what they leave (a core whenever PoocH runs one thread,
+ * between its measuring passes), instead of halving PoocH's share. Not
+ * lower: an unprivileged thread cannot raise its priority again, so when
+ * PoocH's plan loses, the search (then the whole solve) keeps it, and
+ * other programs' threads at nice 0 take all but a seventieth of a core
+ * from a thread at nice 19, a quarter at nice 5. Measured on this 2-core
+ * machine (2026-11-29, the same plans): idle, nice 19 is faster
+ * (resnet152's 11 scenarios 14.0-14.1 s in all against 14.9-15.4 s, the
+ * 136 of bench-planners 97.2 s against 101.4 s); beside two CPU-bound
+ * programs at nice 0, resnet152 b688 v100-pcie3 (whose start is not
+ * PoocH's) took 12.3 and 37.2 s at nice 19 against 3.4 and 7.3 s at
+ * nice 5. Which thread runs it changes no result: the plan is the same,
+ * byte for byte, only sooner. */
+enum { SPEC_NICE = 5 };
 
 struct spec_job {
   struct jt_state *st;
