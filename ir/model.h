@@ -33,6 +33,13 @@
 /* The most layers a model has (the input included); a plan file's
  * n_layers above it cannot be any model's. */
 #define OOC_MODEL_MAX_LAYERS (1 << 20)
+/* The most bytes a model's tensors may come to at its batch: its
+ * activations, weights, gradients, optimizer state and largest
+ * workspace, summed (the naive in-core peak). 64 PiB is thousands of
+ * times any device or host, and keeps every sum the liveness, the
+ * planners and the simulator take over live tensors (in int64, some of
+ * them a few times over) far from overflowing. */
+#define OOC_MODEL_MAX_TOTAL_BYTES ((uint64_t)1 << 56)
 
 typedef enum { OOC_FP32 = 0, OOC_FP16 = 1, OOC_BF16 = 2 } ooc_dtype;
 

@@ -1449,11 +1449,48 @@ out:
   return rc;
 }
 
-static void
-totals(ooc_model *m)
+/* A byte figure summed in double, for a message (saturated). */
+static uint64_t
+sat_bytes(double b)
+{
+  return b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
+}
+
+/* The model's totals (ooc_model), checked: an error naming the batch
+ * when they come to more than OOC_MODEL_MAX_TOTAL_BYTES (each layer's
+ * figures fit 64 bits, ops.c, but their sums need not). */
+static int
+totals(struct ld *ld, ooc_model *m)
 {
   uint64_t ws = 0;
+  double act = 0, state = 0;
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
   int i;
+
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    act += (double)l->out_bytes + (double)l->saved_bytes;
+    state += (double)l->param_bytes + (double)l->grad_bytes +
+             (double)l->opt_bytes;
+    if (l->workspace_bytes > ws)
+      ws = l->workspace_bytes;
+  }
+  /* In double first: the 64-bit sums below cannot wrap once this holds
+   * (the cap is 2^56, far from where double's rounding matters). */
+  if (act + state + (double)ws >= (double)OOC_MODEL_MAX_TOTAL_BYTES) {
+    ld->ctx = CTX_NONE;
+    return ferr(ld, OOC_ERANGE, NULL,
+                "at batch %lld its tensors come to %s (activations %s, "
+                "weights, gradients and optimizer state %s, largest "
+                "workspace %s), more than the %s oocsim can count",
+                (long long)m->batch,
+                ooc_fmt_bytes(sat_bytes(act + state + (double)ws), b1,
+                              sizeof b1),
+                ooc_fmt_bytes(sat_bytes(act), b2, sizeof b2),
+                ooc_fmt_bytes(sat_bytes(state), b3, sizeof b3),
+                ooc_fmt_bytes(ws, b4, sizeof b4),
+                ooc_fmt_bytes(OOC_MODEL_MAX_TOTAL_BYTES, b5, sizeof b5));
+  }
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
     m->total_params += l->params;
@@ -1463,11 +1500,10 @@ totals(ooc_model *m)
     m->activation_bytes += l->out_bytes + l->saved_bytes;
     m->fwd_flops += l->fwd_flops;
     m->bwd_flops += l->bwd_data_flops + l->bwd_weight_flops;
-    if (l->workspace_bytes > ws)
-      ws = l->workspace_bytes;
   }
   m->naive_peak_bytes = m->activation_bytes + m->weight_bytes +
                         m->grad_bytes + m->opt_bytes + ws;
+  return OOC_OK;
 }
 
 static void
@@ -1664,7 +1700,8 @@ ooc_model_load_string(const char *json, const char *origin,
     for (i = 0; i < ld.n; i++)
       m->layers[i].opt_bytes = m->layers[i].params * 4 * (states + 1);
   }
-  totals(m);
+  if ((rc = totals(&ld, m)) < 0)
+    goto fail;
   m->fingerprint = ooc_model_fingerprint(m);
   ld_fini(&ld);
   cJSON_Delete(root);

@@ -169,8 +169,10 @@ finish(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   for (i = 0; i < n_in; i++)
     in_bytes += (double)m64(m64(elems(in[i], &ovf), batch, &ovf),
                             (int64_t)dts, &ovf);
-  if (ovf || (uint64_t)out_full > (UINT64_MAX >> 2) ||
-      l->params > (UINT64_MAX >> 4)) {
+  if (!ovf && l->params > (UINT64_MAX >> 4))
+    return ooc_err_set(err, OOC_ERANGE, "its %llu parameters overflow a "
+                       "64-bit size", (unsigned long long)l->params);
+  if (ovf || (uint64_t)out_full > (UINT64_MAX >> 2)) {
     char s[128];
     shape_fmt(&l->out, s, sizeof s);
     return ooc_err_set(err, OOC_ERANGE,

@@ -280,6 +280,25 @@ expect_fail "sweep --budget 20GiB" "--budget: budget 20.00 GiB $BIG" \
 expect_ok "a larger device with --hw-set" "$OOCSIM" simulate $S --hw v100-pcie3 --budget 20GiB \
   --hw-set memory.total_GiB=32 --hw-set memory.usable_GiB=31
 expect_ok "budget up to the total memory" "$OOCSIM" simulate $S --hw v100-pcie3 --budget 16GiB
+# Each tensor fits 64 bits but their sum need not: a model's tensors may
+# come to at most 64 PiB (OOC_MODEL_MAX_TOTAL_BYTES), refused at load,
+# before a timeline or a planner's sum wraps (info used to print 0 B of
+# weights for the eight-layer model below, and simulate an in-core time of
+# 0 s; the ResNet-50 overflowed the lower bound's timeline).
+expect_fail "a model whose tensors come to more than 64 PiB" \
+  "models/resnet50.json: at batch 64 its tensors come to 10677013.05 TiB (activations 10663643.48 TiB, weights, gradients and optimizer state 292.48 MiB, largest workspace 13369.57 TiB), more than the 65536.00 TiB oocsim can count" \
+  "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p window --set image=10000000
+L='{"op": "linear", "out": 1073741824, "bias": false}, {"op": "linear", "out": 536870912, "bias": false}'
+printf '{"name": "t", "input": [536870912], "layers": [%s, %s, %s, %s]}\n' "$L" "$L" "$L" "$L" >"$TMP/psum.json"
+expect_fail "weights summing past 64 bits" \
+  "oocsim: $TMP/psum.json: at batch 1 its tensors come to 16777216.00 TiB (activations 26.00 GiB, weights, gradients and optimizer state 16777216.00 TiB, largest workspace 0 B), more than the 65536.00 TiB oocsim can count" \
+  "$OOCSIM" info -m "$TMP/psum.json"
+# One layer's weights past 64 bits: named as its parameters, not its
+# (8 GiB) output.
+echo '{"name": "t", "input": [1073741824], "layers": [{"op": "linear", "out": 1073741824}]}' >"$TMP/bigw.json"
+expect_fail "a layer whose parameters overflow" \
+  "oocsim: $TMP/bigw.json: layer 'linear_1': its 1152921505680588800 parameters overflow a 64-bit size" \
+  "$OOCSIM" info -m "$TMP/bigw.json" -b 2
 "$OOCSIM" >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 2 ] && [ ! -s "$TMP/out" ] &&
   grep -qx 'Usage: oocsim COMMAND \[OPTIONS\]' "$TMP/err" &&
