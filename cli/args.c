@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "ir/plan_io.h"
@@ -409,6 +410,21 @@ ooc_cli_same_file(const char *a, const char *b)
   if (future_name(a, ra, sizeof ra) && future_name(b, rb, sizeof rb))
     return strcmp(ra, rb) == 0;
   return strcmp(a, b) == 0;
+}
+
+char *
+ooc_cli_input_file(const char *subdir, const char *name)
+{
+  ooc_err e = { 0 };
+  char *path = NULL;
+
+  if (name == NULL || ooc_data_find(subdir, name, &path, &e) < 0)
+    return NULL;
+  if (access(path, F_OK) != 0) {
+    free(path);
+    return NULL;
+  }
+  return path;
 }
 
 int

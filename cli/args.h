@@ -231,6 +231,14 @@ int ooc_cli_plan_file_read(const char *path, struct ooc_plan_file *pf,
  * same file, 0: not. O(path length) plus two stat and realpath calls. */
 int ooc_cli_same_file(const char *a, const char *b);
 
+/* The file a -m, --hw or --base argument reads (a path, or a zoo name
+ * the data directory resolves: subdir "models" or "hwprofiles"), when
+ * one exists: for the guards below, so that an output never replaces a
+ * model or profile the command reads, named either way. NULL when it
+ * names none (an unknown name is the loader's error to give); else a
+ * heap string the caller frees. */
+char *ooc_cli_input_file(const char *subdir, const char *name);
+
 /* The guard of commands with several files: paths[i] (NULL: not given)
  * are the files named by opts[i] ("--trace", "PLAN.json"), of which the
  * first n_in are read and the rest written. Fails when an output is the

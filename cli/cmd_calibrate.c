@@ -456,6 +456,19 @@ ooc_cmd_calibrate(int argc, char **argv)
     ooc_err_set(&err, OOC_EINVAL, "-o: '%s' names no file", a.output);
     goto fail;
   }
+  {
+    /* The profile written is not the model or the base profile read,
+     * named by path or zoo name. */
+    char *mf = ooc_cli_input_file("models", a.model);
+    char *hf = ooc_cli_input_file("hwprofiles", base_name);
+    const char *opt[3] = { "-m", "--base", "-o" };
+    const char *path[3] = { mf, hf, a.output };
+    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
+    free(mf);
+    free(hf);
+    if (bad)
+      goto fail;
+  }
   if ((rc = ooc_exec_backend_probe(b, &err)) < 0)
     goto fail;
   /* The in-core program on the base profile. */

@@ -173,6 +173,19 @@ ooc_cmd_exec(int argc, char **argv)
   if (ooc_cli_plan_file_read(a.pos[0], &pf, &err) < 0)
     goto fail;
   pf_loaded = 1;
+  if (a.trace != NULL) {
+    /* Nor the model and profile files the plan names. */
+    char *mf = ooc_cli_input_file("models", pf.model);
+    char *hf = ooc_cli_input_file("hwprofiles", pf.hw);
+    const char *opt[3] = { "the plan's model", "the plan's profile",
+                           "--trace" };
+    const char *path[3] = { mf, hf, a.trace };
+    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
+    free(mf);
+    free(hf);
+    if (bad)
+      goto fail;
+  }
   spec = (ooc_scenario_spec){
     .model = pf.model, .batch = pf.batch,
     .dtype_set = pf.precision == OOC_PREC_NONE, .dtype = pf.dtype,

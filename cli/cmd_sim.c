@@ -134,13 +134,16 @@ ooc_cmd_plan(int argc, char **argv)
                          OOC_CLI_PLANNER | OOC_CLI_OUTPUT, &rc))
     goto done;
   {
-    /* A model or profile file read is not the plan file written (a zoo
-     * name is no file here: access() tells them apart). */
+    /* A model or profile file read, named by path or by its zoo name,
+     * is not the plan file written. */
+    char *mf = ooc_cli_input_file("models", a.model);
+    char *hf = ooc_cli_input_file("hwprofiles", a.hw);
     const char *opt[3] = { "-m", "--hw", "-o" };
-    const char *path[3] = { access(a.model, F_OK) == 0 ? a.model : NULL,
-                            access(a.hw, F_OK) == 0 ? a.hw : NULL,
-                            a.output };
-    if (ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0)
+    const char *path[3] = { mf, hf, a.output };
+    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
+    free(mf);
+    free(hf);
+    if (bad)
       goto fail;
   }
   ooc_cli_args_spec(&a, &spec);
@@ -303,16 +306,18 @@ ooc_cmd_simulate(int argc, char **argv)
     /* Every output writable and each its own file, none the plan file
      * read, before any is written: a failure must not leave the first
      * ones behind. */
+    /* The one-shot form's model and profile files, by path or zoo
+     * name (a plan file's are checked once it is read, below). */
+    char *mf = ooc_cli_input_file("models", a.model);
+    char *hf = ooc_cli_input_file("hwprofiles", a.hw);
     const char *opt[6] = { "the plan file", "-m", "--hw",
                            "--timeline-csv", "--trace", "--mem-csv" };
-    const char *path[6] = {
-      a.n_pos > 0 ? a.pos[0] : NULL,
-      /* The one-shot form's model and profile files (a zoo name is no
-       * file here: access() tells them apart, as for plan). */
-      a.model != NULL && access(a.model, F_OK) == 0 ? a.model : NULL,
-      a.hw != NULL && access(a.hw, F_OK) == 0 ? a.hw : NULL,
-      a.timeline_csv, a.trace, a.mem_csv };
-    if (ooc_cli_check_outputs(opt, path, 6, 3, &err) < 0)
+    const char *path[6] = { a.n_pos > 0 ? a.pos[0] : NULL, mf, hf,
+                            a.timeline_csv, a.trace, a.mem_csv };
+    int bad = ooc_cli_check_outputs(opt, path, 6, 3, &err) < 0;
+    free(mf);
+    free(hf);
+    if (bad)
       goto fail;
   }
   if (a.n_pos > 1) {
@@ -339,6 +344,19 @@ ooc_cmd_simulate(int argc, char **argv)
     if (ooc_cli_plan_file_read(a.pos[0], &pf, &err) < 0)
       goto fail;
     pf_loaded = 1;
+    {
+      /* Nor the model and profile files the plan names. */
+      char *mf = ooc_cli_input_file("models", pf.model);
+      char *hf = ooc_cli_input_file("hwprofiles", pf.hw);
+      const char *opt[5] = { "the plan's model", "the plan's profile",
+                             "--timeline-csv", "--trace", "--mem-csv" };
+      const char *path[5] = { mf, hf, a.timeline_csv, a.trace, a.mem_csv };
+      int bad = ooc_cli_check_distinct(opt, path, 5, 2, &err) < 0;
+      free(mf);
+      free(hf);
+      if (bad)
+        goto fail;
+    }
     /* An override is the user's option, not the plan file's field. */
     if (a.allocator != NULL &&
         ooc_scenario_check_allocator(a.allocator, &err) < 0) {

@@ -194,6 +194,49 @@ expect_fail "simulate --trace over its model file" \
   --trace "$TMP/o/./m.json"
 cmp -s "$top_srcdir/tests/data/models/tiny_cnn.json" "$TMP/o/m.json" &&
   ok "the model file is untouched" || not_ok "the model file was written"
+# ... and named by its zoo name, or by a plan file, in a data directory
+# of its own (here a copy): outputs over the files the names resolve to
+# used to replace them.
+DD="$TMP/dd"
+mkdir -p "$DD/models" "$DD/hwprofiles"
+cp "$top_srcdir/tests/data/models/tiny_cnn.json" "$DD/models/tiny.json"
+cp "$top_srcdir/hwprofiles/v100-pcie3.json" "$DD/hwprofiles/v100-pcie3.json"
+expect_fail "plan -o over the zoo model it names" \
+  "oocsim: -m and -o name the same file '$DD/models/tiny.json'" \
+  "$OOCSIM" --datadir "$DD" plan -m tiny -b 1 --hw v100-pcie3 -p incore \
+  -o "$DD/models/tiny.json"
+expect_fail "simulate --mem-csv over the profile it names" \
+  "oocsim: --hw and --mem-csv name the same file '$DD/hwprofiles/v100-pcie3.json'" \
+  "$OOCSIM" --datadir "$DD" simulate -m tiny -b 1 --hw v100-pcie3 -p incore \
+  --mem-csv "$DD/hwprofiles/v100-pcie3.json"
+expect_ok "a plan of the zoo model" "$OOCSIM" --datadir "$DD" plan -m tiny \
+  -b 1 --hw v100-pcie3 -p incore -o "$TMP/o/tiny-plan.json"
+expect_fail "simulate PLAN --trace over the plan's model" \
+  "oocsim: the plan's model and --trace name the same file '$DD/models/tiny.json'" \
+  "$OOCSIM" --datadir "$DD" simulate "$TMP/o/tiny-plan.json" \
+  --trace "$DD/models/tiny.json"
+expect_fail "simulate PLAN --timeline-csv over the plan's profile" \
+  "oocsim: the plan's profile and --timeline-csv name the same file '$DD/hwprofiles/v100-pcie3.json'" \
+  "$OOCSIM" --datadir "$DD" simulate "$TMP/o/tiny-plan.json" \
+  --timeline-csv "$DD/hwprofiles/v100-pcie3.json"
+# (exec checks its backend first: without oneDNN there is no cpu one.)
+if "$OOCSIM" --version | grep -q '^executor backends: .*cpu'; then
+  expect_fail "exec --trace over the plan's model" \
+    "oocsim: the plan's model and --trace name the same file '$DD/models/tiny.json'" \
+    "$OOCSIM" --datadir "$DD" exec "$TMP/o/tiny-plan.json" --backend cpu \
+    --trace "$DD/models/tiny.json"
+fi
+expect_fail "calibrate -o over its base profile" \
+  "oocsim: --base and -o name the same file '$DD/hwprofiles/v100-pcie3.json'" \
+  "$OOCSIM" --datadir "$DD" calibrate --backend cpu -m tiny -b 1 \
+  --base v100-pcie3 -o "$DD/hwprofiles/v100-pcie3.json"
+expect_fail "calibrate -o over its model" \
+  "oocsim: -m and -o name the same file '$DD/models/tiny.json'" \
+  "$OOCSIM" --datadir "$DD" calibrate --backend cpu -m tiny -b 1 \
+  --base v100-pcie3 -o "$DD/models/tiny.json"
+cmp -s "$top_srcdir/tests/data/models/tiny_cnn.json" "$DD/models/tiny.json" &&
+  cmp -s "$top_srcdir/hwprofiles/v100-pcie3.json" "$DD/hwprofiles/v100-pcie3.json" &&
+  ok "the zoo model and profile are untouched" || not_ok "a data file was written"
 expect_fail "plot: the data file over the input" \
   "oocsim: plot: --in and the data file of -o name the same file \
 '$TMP/o/./in.dat'" \
