@@ -388,6 +388,12 @@ ooc_cmd_simulate(int argc, char **argv)
     if (write_outputs(&a, &sum, model, &pf.program, &tr,
                       &err) < 0)
       goto fail;
+    /* The hint plans afresh, with each planner's defaults: the plan
+     * file's options were its planner's, and are not checked here (a
+     * replay does not run the planner), so a bad value in them must not
+     * fail the command after its outputs are written. */
+    spec.opts = NULL;
+    spec.n_opts = 0;
     if (!a.json && !sum.feasible && a.budget == 0 &&
         (rc = ooc_cli_minbudget_hint(stdout, &spec, NULL, 0)) != 0)
       goto done;

@@ -119,6 +119,18 @@ sed 's/"n_layers":[[:space:]]*5,/"n_layers": 4,/' "$TMP/mlp.json" >"$TMP/nl4.jso
 expect_fail "a plan whose tensors name a layer past its own n_layers" \
   "oocsim: $TMP/nl4.json: tensors[6] layer (n_layers is 4): 4 is out of range [-1, 3]" \
   "$OOCSIM" simulate "$TMP/nl4.json"
+# A plan file's options are its planner's, which a replay does not run:
+# the smallest-budget hint under an infeasible replay plans with the
+# defaults, so a bad value there cannot fail the command after its trace
+# is written (it used to exit 1 with "smallest budget: planner 'vdnn':
+# ..." and the trace left behind).
+sed 's/"opts":{}/"opts":{"policy":"bogus"}/; s/"planner":"incore"/"planner":"vdnn"/; s/"budget_bytes":[0-9]*/"budget_bytes":1048576/' \
+  "$TMP/mlp.json" >"$TMP/hintopt.json"
+rm -f "$TMP/hint-trace.json"
+expect_ok "an infeasible replay with a bad option value" \
+  "$OOCSIM" simulate "$TMP/hintopt.json" --trace "$TMP/hint-trace.json"
+grep -q '^smallest budget that fits: ' "$TMP/out" && [ -s "$TMP/hint-trace.json" ] &&
+  ok "its hint and its trace" || not_ok "hint: $(tail -n 2 "$TMP/out") $(cat "$TMP/err")"
 # An instruction's bad element is named, not only its index: the first
 # forward kernel (program[4]) with a number for its phase.
 sed 's/\["compute",0,"fwd"/["compute",0,7/' "$TMP/mlp.json" >"$TMP/ph.json"
