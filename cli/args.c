@@ -441,6 +441,32 @@ ooc_cli_check_distinct(const char *const *opts, const char *const *paths,
 }
 
 int
+ooc_cli_check_not_inputs(const char *model_opt, const char *model,
+                         const char *hw_opt, const char *hw,
+                         const char *const *opts, const char *const *paths,
+                         int n, ooc_err *err)
+{
+  const char *o[8] = { model_opt, hw_opt }, *f[8];
+  char *mf, *hf;
+  int i, rc;
+
+  if (n > 6)
+    return ooc_err_set(err, OOC_EINVAL, "internal: %d outputs to check", n);
+  mf = ooc_cli_input_file("models", model);
+  hf = ooc_cli_input_file("hwprofiles", hw);
+  f[0] = mf;
+  f[1] = hf;
+  for (i = 0; i < n; i++) {
+    o[2 + i] = opts[i];
+    f[2 + i] = paths[i];
+  }
+  rc = ooc_cli_check_distinct(o, f, n + 2, 2, err);
+  free(mf);
+  free(hf);
+  return rc;
+}
+
+int
 ooc_cli_check_outputs(const char *const *opts, const char *const *paths,
                       int n, int n_in, ooc_err *err)
 {

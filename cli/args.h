@@ -239,6 +239,15 @@ int ooc_cli_same_file(const char *a, const char *b);
  * heap string the caller frees. */
 char *ooc_cli_input_file(const char *subdir, const char *name);
 
+/* ooc_cli_check_distinct for outputs paths[0 .. n) (opts their
+ * options, n <= 6) against the model and profile a command reads, named
+ * by path or zoo name (ooc_cli_input_file; NULL: none): "-m and -o name
+ * the same file ...", with model_opt and hw_opt as the inputs' names. */
+int ooc_cli_check_not_inputs(const char *model_opt, const char *model,
+                             const char *hw_opt, const char *hw,
+                             const char *const *opts,
+                             const char *const *paths, int n, ooc_err *err);
+
 /* The guard of commands with several files: paths[i] (NULL: not given)
  * are the files named by opts[i] ("--trace", "PLAN.json"), of which the
  * first n_in are read and the rest written. Fails when an output is the

@@ -459,14 +459,9 @@ ooc_cmd_calibrate(int argc, char **argv)
   {
     /* The profile written is not the model or the base profile read,
      * named by path or zoo name. */
-    char *mf = ooc_cli_input_file("models", a.model);
-    char *hf = ooc_cli_input_file("hwprofiles", base_name);
-    const char *opt[3] = { "-m", "--base", "-o" };
-    const char *path[3] = { mf, hf, a.output };
-    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
-    free(mf);
-    free(hf);
-    if (bad)
+    const char *opt[1] = { "-o" }, *path[1] = { a.output };
+    if (ooc_cli_check_not_inputs("-m", a.model, "--base", base_name, opt,
+                                 path, 1, &err) < 0)
       goto fail;
   }
   if ((rc = ooc_exec_backend_probe(b, &err)) < 0)

@@ -175,15 +175,10 @@ ooc_cmd_exec(int argc, char **argv)
   pf_loaded = 1;
   if (a.trace != NULL) {
     /* Nor the model and profile files the plan names. */
-    char *mf = ooc_cli_input_file("models", pf.model);
-    char *hf = ooc_cli_input_file("hwprofiles", pf.hw);
-    const char *opt[3] = { "the plan's model", "the plan's profile",
-                           "--trace" };
-    const char *path[3] = { mf, hf, a.trace };
-    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
-    free(mf);
-    free(hf);
-    if (bad)
+    const char *opt[1] = { "--trace" }, *path[1] = { a.trace };
+    if (ooc_cli_check_not_inputs("the plan's model", pf.model,
+                                 "the plan's profile", pf.hw, opt, path, 1,
+                                 &err) < 0)
       goto fail;
   }
   spec = (ooc_scenario_spec){

@@ -136,14 +136,9 @@ ooc_cmd_plan(int argc, char **argv)
   {
     /* A model or profile file read, named by path or by its zoo name,
      * is not the plan file written. */
-    char *mf = ooc_cli_input_file("models", a.model);
-    char *hf = ooc_cli_input_file("hwprofiles", a.hw);
-    const char *opt[3] = { "-m", "--hw", "-o" };
-    const char *path[3] = { mf, hf, a.output };
-    int bad = ooc_cli_check_distinct(opt, path, 3, 2, &err) < 0;
-    free(mf);
-    free(hf);
-    if (bad)
+    const char *opt[1] = { "-o" }, *path[1] = { a.output };
+    if (ooc_cli_check_not_inputs("-m", a.model, "--hw", a.hw, opt, path, 1,
+                                 &err) < 0)
       goto fail;
   }
   ooc_cli_args_spec(&a, &spec);
@@ -346,15 +341,11 @@ ooc_cmd_simulate(int argc, char **argv)
     pf_loaded = 1;
     {
       /* Nor the model and profile files the plan names. */
-      char *mf = ooc_cli_input_file("models", pf.model);
-      char *hf = ooc_cli_input_file("hwprofiles", pf.hw);
-      const char *opt[5] = { "the plan's model", "the plan's profile",
-                             "--timeline-csv", "--trace", "--mem-csv" };
-      const char *path[5] = { mf, hf, a.timeline_csv, a.trace, a.mem_csv };
-      int bad = ooc_cli_check_distinct(opt, path, 5, 2, &err) < 0;
-      free(mf);
-      free(hf);
-      if (bad)
+      const char *opt[3] = { "--timeline-csv", "--trace", "--mem-csv" };
+      const char *path[3] = { a.timeline_csv, a.trace, a.mem_csv };
+      if (ooc_cli_check_not_inputs("the plan's model", pf.model,
+                                   "the plan's profile", pf.hw, opt, path, 3,
+                                   &err) < 0)
         goto fail;
     }
     /* An override is the user's option, not the plan file's field. */
