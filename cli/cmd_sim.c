@@ -299,10 +299,9 @@ ooc_cmd_simulate(int argc, char **argv)
     out.trace = &tr;
   {
     /* Every output writable and each its own file, none the plan file
-     * read, before any is written: a failure must not leave the first
-     * ones behind. */
-    /* The one-shot form's model and profile files, by path or zoo
-     * name (a plan file's are checked once it is read, below). */
+     * or the one-shot form's model and profile files read (by path or
+     * zoo name; a plan file's are checked once it is read, below), before
+     * any is written: a failure must not leave the first ones behind. */
     char *mf = ooc_cli_input_file("models", a.model);
     char *hf = ooc_cli_input_file("hwprofiles", a.hw);
     const char *opt[6] = { "the plan file", "-m", "--hw",
