@@ -19,6 +19,7 @@
 #include "analysis/baseline.h"
 #include "analysis/lower_bound.h"
 #include "analysis/plansim.h"
+#include "ir/kernel.h"
 #include "ir/semantics.h"
 #include "planners/registry.h"
 #include "sim/cost.h"
@@ -464,7 +465,11 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
       goto done;
     }
   }
-  if ((rc = ooc_program_validate(prog, err)) < 0)
+  /* Every COMPUTE lists what its kernel reads and writes, as the
+   * executor requires (ir/kernel.h): a hand-edited plan the hardware
+   * would refuse is not simulated either. */
+  if ((rc = ooc_program_validate(prog, err)) < 0 ||
+      (rc = ooc_kernels_check(sc->model, prog, err)) < 0)
     goto done;
   cfg = (ooc_sim_config){
     .model = sc->model, .hw = sc->hw, .costs = sc->costs, .allocator = a,

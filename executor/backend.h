@@ -8,8 +8,9 @@
  * allocator policy's actions, pinned host memory, and synchronisation.
  * Everything else (threads, waits, tensor-state rules, the allocator and
  * its order, the arena's id tables and pointer arithmetic, timing, data,
- * verification, results) is the shared core's (exec.c, arena.c,
- * kernel.c, data.c).
+ * verification, results) is the shared core's (exec.c, arena.c, data.c)
+ * and the kernels' roles are ir/kernel.h's, which the simulator's plan
+ * check shares.
  *
  * Contract: every function is synchronous, it returns once the work is
  * complete on the device (a GPU backend synchronises its stream before it
@@ -25,7 +26,7 @@
  *
  * Ownership: the core owns the state buffer (state_size bytes, zeroed) and
  * calls destroy() once if create() succeeded. Kernel descriptions
- * (ooc_exec_kernel) belong to the core and live as long as the run.
+ * (ooc_kernel) belong to the core and live as long as the run.
  */
 #ifndef OOC_EXEC_BACKEND_H
 #define OOC_EXEC_BACKEND_H
@@ -36,6 +37,7 @@
 #include "ir/model.h"
 #include "ir/program.h"
 #include "alloc/alloc.h"
+#include "ir/kernel.h"
 #include "executor/executor.h"
 
 /* A segment, virtual range or physical chunk of the arena, indexed by the
@@ -60,55 +62,6 @@ typedef struct ooc_exec_env {
   uint64_t seed;
 } ooc_exec_env;
 
-/* One COMPUTE, resolved by the core (kernel.c) from the model's op table
- * and the program's tensor table, and checked against the instruction's
- * args. Tensor fields are program tensor ids, -1 when absent; the device
- * pointer of tensor t during the kernel is ptr[t] in compute(). */
-typedef struct ooc_exec_kernel {
-  int32_t instr;
-  int32_t layer;        /* -1 for an UPDATE without a layer */
-  uint8_t phase;        /* OOC_PH_FWD, _BWD, _RECOMP, _UPDATE */
-  uint8_t algo;         /* ir/algo.h */
-  uint8_t skip;         /* nothing to compute: an alias (flatten,
-                           reshape), or a backward with no gradient to
-                           produce (has_bwd 0) */
-  uint8_t inplace;      /* the output shares its first input's storage
-                           (in-place relu, act, dropout): backward turns
-                           the gradient in place */
-  int n_in;
-  const int32_t *in;    /* per input: its storage act (the input tensor
-                           for layer 0) */
-  const int32_t *din;   /* per input: its gradient, -1 when none or not
-                           computed (the layer's grad_in is 0) */
-  const uint8_t *din_acc; /* per input: 1 add into din, 0 overwrite */
-  int32_t out;          /* the output's storage act */
-  uint64_t saved_off;   /* this layer's saved state inside out: after the
-                           storage layer's output and the saved state of
-                           the layers before it sharing the storage */
-  int32_t dout;         /* gradient of the output */
-  uint8_t dout_fresh;   /* dout holds no data yet (nothing downstream
-                           wrote it): the loss seeds it, others read 0 */
-  int32_t param;        /* the layer's parameters: weights, then their
-                           gradients at param_bytes, optimizer state
-                           after (-1 none) */
-  int32_t dparam;       /* where the weight gradients go: param itself
-                           at dparam_off = param_bytes, or the layer's
-                           OOC_T_WGRAD tensor at 0 when its optimizer runs
-                           on the host (docs/offload.md); -1 none */
-  uint64_t dparam_off;
-  uint8_t dparam_acc;   /* the weight gradients are added to (a tensor
-                           written earlier in this iteration) */
-  int32_t tied;         /* a tied linear: the embedding whose table it
-                           uses as weights (its param tensor), -1 */
-  int32_t tied_dparam;  /* the table's gradient: as dparam */
-  uint64_t tied_dparam_off;
-  uint8_t tied_acc;     /* the table's gradient is added to */
-  int32_t ws;           /* the program's workspace tensor for this
-                           kernel, -1 none */
-  uint64_t ws_bytes;
-  int n_params;         /* UPDATE: every parameter tensor */
-  const int32_t *params;
-} ooc_exec_kernel;
 
 /* What a backend reports after a run. */
 typedef struct ooc_exec_backend_info {
@@ -149,9 +102,9 @@ struct ooc_exec_backend {
   /* Build what k needs (primitives, descriptors, workspaces outside the
    * arena) before timing. OOC_EINVAL when the backend cannot run it, with
    * err naming the layer, the op and what is missing. */
-  int (*prepare)(void *state, const ooc_exec_kernel *k, ooc_err *err);
+  int (*prepare)(void *state, const ooc_kernel *k, ooc_err *err);
   /* Run k; `iteration` counts from 0 over warm-up and timed ones. */
-  int (*compute)(void *state, const ooc_exec_kernel *k, void *const *ptr,
+  int (*compute)(void *state, const ooc_kernel *k, void *const *ptr,
                  int iteration, ooc_err *err);
   /* An H2D (stream 1) or D2H (stream 2) copy. */
   int (*copy)(void *state, int stream, void *dst, const void *src,
@@ -220,10 +173,6 @@ ooc_exec_dropout_keep(uint64_t seed, int layer, int iteration, uint64_t i,
 }
 
 /* Shared helpers of the core that backends may call (data.c). */
-
-/* The tied linear's embedding (the first with vocab == out and out == the
- * linear's input features), or -1. */
-int ooc_exec_tied_embedding(const ooc_model *m, int layer);
 
 /* One optimizer step over n fp32 parameters: weights w, gradients g and
  * the optimizer's state o (momentum: n values; Adam: m then v, 2n), at

@@ -5,9 +5,6 @@
  *             performed through the backend, id-indexed tables of
  *             segments, virtual ranges and chunks, tensor pointers, the
  *             real reserved bytes and their high-water mark;
- *   kernel.c  every COMPUTE resolved into an ooc_exec_kernel: which
- *             program tensor plays which role for the op, checked against
- *             the instruction's args, and which gradients are added to;
  *   data.c    seeded parameters and input batch, the tied embedding.
  *
  * Ownership: the caller embeds these structs (_init/_fini); they borrow
@@ -22,6 +19,7 @@
 #include "ir/program.h"
 #include "alloc/alloc.h"
 #include "executor/backend.h"
+#include "ir/kernel.h"
 
 /* --- arena.c -------------------------------------------------------------- */
 
@@ -47,23 +45,6 @@ ooc_drv_sink ooc_exec_arena_sink(ooc_exec_arena *a);
  * offset in it, NULL (with err) when no live segment or range holds it. */
 void *ooc_exec_arena_ptr(const ooc_exec_arena *a, const ooc_placement *pl,
                          ooc_err *err);
-
-/* --- kernel.c ------------------------------------------------------------- */
-
-typedef struct ooc_exec_kernels {
-  int32_t n;
-  ooc_exec_kernel *k;   /* one per COMPUTE, in index order */
-  int32_t *of_instr;    /* instruction -> index in k, -1 */
-  int32_t *ints;        /* backing store of the per-kernel arrays */
-  uint8_t *flags;
-} ooc_exec_kernels;
-
-/* Resolve every COMPUTE of p. OOC_EINVAL when the tensor table does not
- * follow plan/'s layout, or an instruction does not list a tensor its
- * kernel reads or writes (the message names both). */
-int ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
-                           const ooc_program *p, ooc_err *err);
-void ooc_exec_kernels_free(ooc_exec_kernels *ks);
 
 /* --- data.c --------------------------------------------------------------- */
 

@@ -277,7 +277,7 @@ cpu_sync(void *state, ooc_err *err)
 }
 
 static int
-cpu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
+cpu_prepare(void *state, const ooc_kernel *k, ooc_err *err)
 {
   cpu_state *st = state;
 
@@ -287,7 +287,7 @@ cpu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
 }
 
 static int
-cpu_compute(void *state, const ooc_exec_kernel *k, void *const *ptr,
+cpu_compute(void *state, const ooc_kernel *k, void *const *ptr,
             int iteration, ooc_err *err)
 {
   cpu_state *st = state;

@@ -59,16 +59,16 @@ typedef struct cpu_state {
 } cpu_state;
 
 /* cpu_dnnl.c */
-int cpu_dnnl_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err);
-int cpu_dnnl_run(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+int cpu_dnnl_prepare(cpu_state *st, const ooc_kernel *k, ooc_err *err);
+int cpu_dnnl_run(cpu_state *st, const ooc_kernel *k, void *const *ptr,
                  ooc_err *err);
 /* Whether oneDNN runs layer l's op (else cpu_kern.c does). */
 int cpu_dnnl_has(const ooc_layer *l);
 void cpu_prim_free(cpu_prim *pr);
 
 /* cpu_kern.c */
-int cpu_kern_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err);
-int cpu_kern_run(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+int cpu_kern_prepare(cpu_state *st, const ooc_kernel *k, ooc_err *err);
+int cpu_kern_run(cpu_state *st, const ooc_kernel *k, void *const *ptr,
                  int iteration, ooc_err *err);
 
 /* cpu_util.c */

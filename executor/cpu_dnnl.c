@@ -27,7 +27,7 @@
  * pooling's and LRN's workspace) lives in per-layer side buffers; a
  * recompute rewrites them with the same values. Gradients: the first
  * writer overwrites, later ones are computed into a side buffer and added
- * (kernel.c decides which), so the sum order is the schedule's and runs
+ * (ir/kernel.c decides which), so the sum order is the schedule's and runs
  * are deterministic.
  *
  * Cost: what oneDNN costs, plus an element-wise add per gradient that is
@@ -77,7 +77,7 @@ status_name(dnnl_status_t s)
 }
 
 static int
-dfail(const cpu_state *st, const ooc_exec_kernel *k, dnnl_status_t s,
+dfail(const cpu_state *st, const ooc_kernel *k, dnnl_status_t s,
       const char *what, ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
@@ -128,14 +128,14 @@ dims_out(const ooc_model *m, int l, dnnl_dims_t d)
 }
 
 static int
-dims_in(const ooc_model *m, const ooc_exec_kernel *k, int j, dnnl_dims_t d)
+dims_in(const ooc_model *m, const ooc_kernel *k, int j, dnnl_dims_t d)
 {
   const ooc_layer *l = &m->layers[k->layer];
   return dims_out(m, ooc_layer_input(m, l, j), d);
 }
 
 static uint64_t
-in_bytes(const ooc_model *m, const ooc_exec_kernel *k, int j)
+in_bytes(const ooc_model *m, const ooc_kernel *k, int j)
 {
   return cpu_out_bytes(m, ooc_layer_input(m, &m->layers[k->layer], j));
 }
@@ -176,7 +176,7 @@ cpu_prim_free(cpu_prim *pr)
  * and, when it needs one, a scratchpad (the kernel's workspace tensor if
  * it fits, else the side scratch, grown here). */
 static int
-prim_finish(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
+prim_finish(cpu_state *st, const ooc_kernel *k, cpu_prim *pr,
             dnnl_primitive_desc_t pd, const int *args, int n, ooc_err *err)
 {
   int j;
@@ -210,7 +210,7 @@ prim_finish(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
  * scratchpad fits the kernel's workspace (not a reference one, unless it
  * is the library's first choice), else the first. */
 static int
-prim_make(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
+prim_make(cpu_state *st, const ooc_kernel *k, cpu_prim *pr,
           const void *d, const_dnnl_primitive_desc_t hint, const int *args,
           int n, const char *what, ooc_err *err)
 {
@@ -255,7 +255,7 @@ prim_make(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
 
 /* Run pr with handles h[] for its args (the scratchpad set here). */
 static int
-prim_run(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
+prim_run(cpu_state *st, const ooc_kernel *k, cpu_prim *pr,
          void *const *h, void *const *ptr, ooc_err *err)
 {
   int j, nu = pr->n - (pr->scratch > 0);
@@ -274,7 +274,7 @@ prim_run(cpu_state *st, const ooc_exec_kernel *k, cpu_prim *pr,
 /* A forward primitive descriptor to hint a backward one (caller
  * destroys). */
 static int
-hint_pd(cpu_state *st, const ooc_exec_kernel *k, const void *fd,
+hint_pd(cpu_state *st, const ooc_kernel *k, const void *fd,
         dnnl_primitive_desc_t *pd, ooc_err *err)
 {
   DN(dnnl_primitive_desc_create(pd, fd, NULL, st->eng, NULL),
@@ -301,7 +301,7 @@ cpu_dnnl_has(const ooc_layer *l)
 /* --- op descriptors ------------------------------------------------------- */
 
 static int
-conv_alg(cpu_state *st, const ooc_exec_kernel *k, int algo, int deconv,
+conv_alg(cpu_state *st, const ooc_kernel *k, int algo, int deconv,
          dnnl_alg_kind_t *alg, ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
@@ -334,7 +334,7 @@ typedef struct conv_geo {
 } conv_geo;
 
 static void
-conv_geometry(const cpu_state *st, const ooc_exec_kernel *k, conv_geo *g)
+conv_geometry(const cpu_state *st, const ooc_kernel *k, conv_geo *g)
 {
   const ooc_model *m = st->m;
   const ooc_layer *l = &m->layers[k->layer];
@@ -368,7 +368,7 @@ conv_geometry(const cpu_state *st, const ooc_exec_kernel *k, conv_geo *g)
 }
 
 static int
-conv_fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo,
+conv_fwd_desc(cpu_state *st, const ooc_kernel *k, int algo,
               conv_geo *g, opdesc *d, ooc_err *err)
 {
   int deconv = st->m->layers[k->layer].op == OOC_OPK_DECONV2D, rc;
@@ -392,7 +392,7 @@ conv_fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo,
 
 /* Linear as an inner product over rows of its last dimension. */
 static void
-linear_mds(const cpu_state *st, const ooc_exec_kernel *k,
+linear_mds(const cpu_state *st, const ooc_kernel *k,
            dnnl_memory_desc_t *src, dnnl_memory_desc_t *wei,
            dnnl_memory_desc_t *bias, dnnl_memory_desc_t *dst)
 {
@@ -422,7 +422,7 @@ typedef struct mm_geo {
 } mm_geo;
 
 static void
-mm_geometry(const cpu_state *st, const ooc_exec_kernel *k, mm_geo *g)
+mm_geometry(const cpu_state *st, const ooc_kernel *k, mm_geo *g)
 {
   const ooc_model *m = st->m;
   const ooc_layer *l = &m->layers[k->layer];
@@ -499,7 +499,7 @@ typedef struct pool_geo {
 } pool_geo;
 
 static void
-pool_geometry(const cpu_state *st, const ooc_exec_kernel *k, pool_geo *g)
+pool_geometry(const cpu_state *st, const ooc_kernel *k, pool_geo *g)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
   dnnl_dims_t sd, dd;
@@ -528,7 +528,7 @@ pool_geometry(const cpu_state *st, const ooc_exec_kernel *k, pool_geo *g)
 /* The forward op descriptor of layer k->layer under algorithm algo (d),
  * and its data descriptor for the norms, eltwise and LRN (data). */
 static int
-fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo, opdesc *d,
+fwd_desc(cpu_state *st, const ooc_kernel *k, int algo, opdesc *d,
          dnnl_memory_desc_t *data, ooc_err *err)
 {
   const ooc_model *m = st->m;
@@ -630,7 +630,7 @@ fwd_desc(cpu_state *st, const ooc_exec_kernel *k, int algo, opdesc *d,
 
 /* Side state oneDNN keeps from forward to backward. */
 static int
-side_state(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
+side_state(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
            const cpu_prim *f, ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
@@ -659,7 +659,7 @@ side_state(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
 }
 
 static int
-build_fwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
+build_fwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
           ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
@@ -780,7 +780,7 @@ want_tmp(cpu_state *st, uint64_t bytes, ooc_err *err)
 }
 
 static int
-any_acc(const ooc_exec_kernel *k)
+any_acc(const ooc_kernel *k)
 {
   int j;
 
@@ -791,7 +791,7 @@ any_acc(const ooc_exec_kernel *k)
 }
 
 static int
-build_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
+build_bwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
           ooc_err *err)
 {
   const ooc_model *m = st->m;
@@ -1016,7 +1016,7 @@ build_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
 }
 
 int
-cpu_dnnl_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
+cpu_dnnl_prepare(cpu_state *st, const ooc_kernel *k, ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
   cpu_layer *L = &st->lay[k->layer];
@@ -1047,7 +1047,7 @@ cpu_dnnl_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
 /* Where backward writes the gradient of input j: its tensor, or the side
  * buffer when it is added (NULL when it has none). */
 static void *
-dx_dst(cpu_state *st, const ooc_exec_kernel *k, int j, void *const *ptr)
+dx_dst(cpu_state *st, const ooc_kernel *k, int j, void *const *ptr)
 {
   if (k->din[j] < 0)
     return NULL;
@@ -1056,7 +1056,7 @@ dx_dst(cpu_state *st, const ooc_exec_kernel *k, int j, void *const *ptr)
 
 /* After dx_dst: add what went to the side buffer. */
 static void
-dx_done(cpu_state *st, const ooc_exec_kernel *k, int j, void *const *ptr)
+dx_done(cpu_state *st, const ooc_kernel *k, int j, void *const *ptr)
 {
   if (k->din[j] >= 0 && k->din_acc[j])
     cpu_put(ptr[k->din[j]], st->tmp,
@@ -1064,7 +1064,7 @@ dx_done(cpu_state *st, const ooc_exec_kernel *k, int j, void *const *ptr)
 }
 
 static int
-run_fwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
+run_fwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
         void *const *ptr, ooc_err *err)
 {
   const ooc_layer *l = &st->m->layers[k->layer];
@@ -1117,7 +1117,7 @@ run_fwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
 
 /* Concat's backward: each input's slice of the output gradient. */
 static void
-concat_bwd(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr)
+concat_bwd(cpu_state *st, const ooc_kernel *k, void *const *ptr)
 {
   const ooc_model *m = st->m;
   const ooc_layer *l = &m->layers[k->layer];
@@ -1143,7 +1143,7 @@ concat_bwd(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr)
 }
 
 static int
-run_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
+run_bwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
         void *const *ptr, ooc_err *err)
 {
   const ooc_model *m = st->m;
@@ -1190,7 +1190,7 @@ run_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
     int wacc = k->tied >= 0 ? k->tied_acc : k->dparam_acc;
     if (tw != NULL) {
       const ooc_layer *e = &m->layers[m->n_layers > 0 ?
-                                      ooc_exec_tied_embedding(m, k->layer)
+                                      ooc_kernel_tied_embedding(m, k->layer)
                                       : 0];
       dtw = (char *)ptr[k->tied_dparam] + k->tied_dparam_off;
       if (!wacc)   /* the table's position rows get no gradient here */
@@ -1295,7 +1295,7 @@ run_bwd(cpu_state *st, const ooc_exec_kernel *k, cpu_layer *L,
 }
 
 int
-cpu_dnnl_run(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+cpu_dnnl_run(cpu_state *st, const ooc_kernel *k, void *const *ptr,
              ooc_err *err)
 {
   cpu_layer *L = &st->lay[k->layer];

@@ -25,13 +25,13 @@
 #include "executor/cpu.h"
 
 static const ooc_layer *
-layer_of(const cpu_state *st, const ooc_exec_kernel *k)
+layer_of(const cpu_state *st, const ooc_kernel *k)
 {
   return &st->m->layers[k->layer];
 }
 
 static const ooc_shape *
-in_shape(const cpu_state *st, const ooc_exec_kernel *k, int j)
+in_shape(const cpu_state *st, const ooc_kernel *k, int j)
 {
   const ooc_layer *l = layer_of(st, k);
   return &st->m->layers[ooc_layer_input(st->m, l, j)].out;
@@ -59,7 +59,7 @@ softmax_row(const float *x, float *p, int64_t C, float *mx, double *sum)
 }
 
 static void
-softmax_ce(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+softmax_ce(cpu_state *st, const ooc_kernel *k, void *const *ptr,
            int bwd)
 {
   int64_t rows, C, n = st->m->batch, r, c;
@@ -105,7 +105,7 @@ softmax_ce(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
 /* --- dropout -------------------------------------------------------------- */
 
 static void
-dropout(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
+dropout(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd,
         int iteration)
 {
   const ooc_layer *l = layer_of(st, k);
@@ -132,7 +132,7 @@ dropout(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
 /* --- embedding ------------------------------------------------------------ */
 
 static void
-embedding(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+embedding(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   int64_t S = in_shape(st, k, 0)->d[0], H = l->a.out, V = l->a.vocab,
@@ -180,7 +180,7 @@ typedef struct att {
 } att;
 
 static void
-att_setup(const cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+att_setup(const cpu_state *st, const ooc_kernel *k, void *const *ptr,
           att *a)
 {
   const ooc_layer *l = layer_of(st, k);
@@ -246,7 +246,7 @@ att_row(const att *a, int64_t n, int64_t h, int64_t i, float *p)
 }
 
 static int
-attention(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd,
+attention(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd,
           ooc_err *err)
 {
   att a;
@@ -390,7 +390,7 @@ rms_inv(const float *x, int64_t H)
  * computes it again from the input, which it reads anyway; the forward
  * stores it for the record. */
 static void
-rmsnorm(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+rmsnorm(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   const ooc_shape *xs = in_shape(st, k, 0);
@@ -439,7 +439,7 @@ rmsnorm(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
  * `rotate` columns by position x 10000^(-2i/head_dim); the backward
  * rotates back. Other columns pass through. */
 static void
-rope(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+rope(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   const ooc_shape *xs = in_shape(st, k, 0);
@@ -478,7 +478,7 @@ rope(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 
 /* y = silu(a) * b over [.., 2F] = [a | b] rows. */
 static void
-swiglu(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+swiglu(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   int64_t F = l->out.d[l->out.ndim - 1],
@@ -513,7 +513,7 @@ swiglu(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 /* [S, H] -> [prepend + S, H]: the learned tokens, then the input; plus
  * the learned position rows. Parameters: tokens, then positions. */
 static void
-tokens(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+tokens(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   int64_t S = in_shape(st, k, 0)->d[0], H = l->out.d[1],
@@ -559,7 +559,7 @@ tokens(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 /* Rows [start, start + length) of the first dim; the backward zeroes the
  * rest of the input's gradient (or adds nothing there). */
 static void
-slice(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+slice(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   const ooc_shape *xs = in_shape(st, k, 0);
@@ -588,7 +588,7 @@ slice(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
 
 /* Softmax over the last dim; the backward reads the output. */
 static void
-softmax(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
+softmax(cpu_state *st, const ooc_kernel *k, void *const *ptr, int bwd)
 {
   const ooc_layer *l = layer_of(st, k);
   int64_t C = l->out.d[l->out.ndim - 1],
@@ -624,7 +624,7 @@ softmax(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr, int bwd)
  * one buffer (data.c's layout), stepped by the core's one optimizer (the
  * host stream's step of an offloaded layer runs the same code). */
 static void
-update(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+update(cpu_state *st, const ooc_kernel *k, void *const *ptr,
        int iteration)
 {
   int j;
@@ -641,7 +641,7 @@ update(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
 /* --- front ---------------------------------------------------------------- */
 
 int
-cpu_kern_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
+cpu_kern_prepare(cpu_state *st, const ooc_kernel *k, ooc_err *err)
 {
   const ooc_layer *l;
 
@@ -672,7 +672,7 @@ cpu_kern_prepare(cpu_state *st, const ooc_exec_kernel *k, ooc_err *err)
 }
 
 int
-cpu_kern_run(cpu_state *st, const ooc_exec_kernel *k, void *const *ptr,
+cpu_kern_run(cpu_state *st, const ooc_kernel *k, void *const *ptr,
              int iteration, ooc_err *err)
 {
   int bwd = k->phase == OOC_PH_BWD;

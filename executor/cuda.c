@@ -161,7 +161,7 @@ cuda_fail(cudaError_t e, const char *what, ooc_err *err)
 }
 
 static int
-dnn_fail(const cu_state *s, const ooc_exec_kernel *k, cudnnStatus_t e,
+dnn_fail(const cu_state *s, const ooc_kernel *k, cudnnStatus_t e,
          const char *what, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
@@ -561,7 +561,7 @@ dims_of(const ooc_model *m, int l, int64_t *d)
 }
 
 static int
-in_layer(const cu_state *s, const ooc_exec_kernel *k, int j)
+in_layer(const cu_state *s, const ooc_kernel *k, int j)
 {
   return ooc_layer_input(s->m, &s->m->layers[k->layer], j);
 }
@@ -584,7 +584,7 @@ beta_of(int acc)
 /* --- convolutions --------------------------------------------------------- */
 
 static void
-conv_algos(const ooc_exec_kernel *k, int nd, cudnnConvolutionFwdAlgo_t *fa,
+conv_algos(const ooc_kernel *k, int nd, cudnnConvolutionFwdAlgo_t *fa,
            cudnnConvolutionBwdDataAlgo_t *da,
            cudnnConvolutionBwdFilterAlgo_t *fla)
 {
@@ -642,7 +642,7 @@ conv_algos(const ooc_exec_kernel *k, int nd, cudnnConvolutionFwdAlgo_t *fa,
 /* Descriptors of a convolution-like layer. For deconv2d the cuDNN
  * convolution runs from the deconvolution's output (x) to its input (y). */
 static int
-conv_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+conv_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
   int deconv = l->op == OOC_OPK_DECONV2D, nd, nsp, i, b;
@@ -713,7 +713,7 @@ conv_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 /* The workspace of k's cuDNN calls: the program's workspace tensor when it
  * is large enough, else the side one (sized by conv_build). */
 static void *
-ws_of(const cu_state *s, const ooc_exec_kernel *k, const cu_layer *L,
+ws_of(const cu_state *s, const ooc_kernel *k, const cu_layer *L,
       void *const *ptr, size_t *bytes)
 {
   if (k->ws >= 0 && L->need[k->phase == OOC_PH_BWD] <= k->ws_bytes) {
@@ -725,7 +725,7 @@ ws_of(const cu_state *s, const ooc_exec_kernel *k, const cu_layer *L,
 }
 
 static int
-conv_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
+conv_run(cu_state *s, const ooc_kernel *k, cu_layer *L,
          void *const *ptr, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
@@ -821,7 +821,7 @@ ones_for(cu_state *s, size_t n, ooc_err *err)
 }
 
 static int
-linear_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
+linear_run(cu_state *s, const ooc_kernel *k, cu_layer *L,
            void *const *ptr, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
@@ -847,7 +847,7 @@ linear_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
     return OOC_OK;
   }
   if (k->tied >= 0) {
-    const ooc_layer *e = &s->m->layers[ooc_exec_tied_embedding(s->m,
+    const ooc_layer *e = &s->m->layers[ooc_kernel_tied_embedding(s->m,
                                                                 k->layer)];
     dW = (float *)((char *)ptr[k->tied_dparam] + k->tied_dparam_off);
     if (!wacc)
@@ -875,7 +875,7 @@ linear_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
 }
 
 static int
-matmul_run(cu_state *s, const ooc_exec_kernel *k, void *const *ptr,
+matmul_run(cu_state *s, const ooc_kernel *k, void *const *ptr,
            ooc_err *err)
 {
   const ooc_model *m = s->m;
@@ -924,7 +924,7 @@ matmul_run(cu_state *s, const ooc_exec_kernel *k, void *const *ptr,
 /* --- the rest ------------------------------------------------------------- */
 
 static int
-unsupported(const cu_state *s, const ooc_exec_kernel *k, const char *why,
+unsupported(const cu_state *s, const ooc_kernel *k, const char *why,
             ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
@@ -937,7 +937,7 @@ unsupported(const cu_state *s, const ooc_exec_kernel *k, const char *why,
 /* softmax_ce: its [rows, classes] descriptor, -onehot / rows at the
  * labels and a buffer for log-probabilities (outside the arena). */
 static int
-ce_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+ce_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   int64_t rows, C, n, r, d[2];
   float *h;
@@ -968,7 +968,7 @@ ce_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 }
 
 static int
-ce_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
+ce_run(cu_state *s, const ooc_kernel *k, cu_layer *L, void *const *ptr,
        ooc_err *err)
 {
   int64_t rows, C, n;
@@ -1003,7 +1003,7 @@ ce_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
 }
 
 static int
-bn_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+bn_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   int64_t d[6];
   int nd = dims_of(s->m, in_layer(s, k, 0), d);
@@ -1027,7 +1027,7 @@ bn_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 }
 
 static int
-bn_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
+bn_run(cu_state *s, const ooc_kernel *k, cu_layer *L, void *const *ptr,
        ooc_err *err)
 {
   float *w = ptr[k->param];
@@ -1052,7 +1052,7 @@ bn_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
 
 /* relu, sigmoid, tanh: their backward reads the output alone. */
 static int
-act_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+act_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
   cudnnActivationMode_t mode;
@@ -1076,7 +1076,7 @@ act_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 }
 
 static int
-act_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
+act_run(cu_state *s, const ooc_kernel *k, cu_layer *L, void *const *ptr,
         ooc_err *err)
 {
   if (k->phase != OOC_PH_BWD) {
@@ -1095,7 +1095,7 @@ act_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
 }
 
 static int
-pool_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+pool_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
   int64_t din[6], dout[6];
@@ -1127,7 +1127,7 @@ pool_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 }
 
 static int
-pool_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
+pool_run(cu_state *s, const ooc_kernel *k, cu_layer *L,
          void *const *ptr, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
@@ -1150,7 +1150,7 @@ pool_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
 }
 
 static int
-lrn_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
+lrn_build(cu_state *s, const ooc_kernel *k, cu_layer *L, ooc_err *err)
 {
   const ooc_layer *l = &s->m->layers[k->layer];
   int64_t d[6];
@@ -1166,7 +1166,7 @@ lrn_build(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, ooc_err *err)
 }
 
 static int
-lrn_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
+lrn_run(cu_state *s, const ooc_kernel *k, cu_layer *L, void *const *ptr,
         ooc_err *err)
 {
   if (k->phase != OOC_PH_BWD) {
@@ -1187,7 +1187,7 @@ lrn_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L, void *const *ptr,
 /* add and concat move [outer, width] blocks whose rows are `pitch` apart
  * in the wider tensor: one cudnnAddTensor over strided views each. */
 static int
-move_rows(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
+move_rows(cu_state *s, const ooc_kernel *k, cu_layer *L,
           const float *src, int64_t src_pitch, float *dst, int64_t dst_pitch,
           int64_t rows, int64_t width, int acc, ooc_err *err)
 {
@@ -1199,7 +1199,7 @@ move_rows(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
 }
 
 static int
-join_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
+join_run(cu_state *s, const ooc_kernel *k, cu_layer *L,
          void *const *ptr, ooc_err *err)
 {
   const ooc_model *m = s->m;
@@ -1249,7 +1249,7 @@ join_run(cu_state *s, const ooc_exec_kernel *k, cu_layer *L,
 }
 
 static int
-update_run(cu_state *s, const ooc_exec_kernel *k, void *const *ptr,
+update_run(cu_state *s, const ooc_kernel *k, void *const *ptr,
            ooc_err *err)
 {
   int j;
@@ -1273,7 +1273,7 @@ update_run(cu_state *s, const ooc_exec_kernel *k, void *const *ptr,
 /* --- front ---------------------------------------------------------------- */
 
 static int
-cu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
+cu_prepare(void *state, const ooc_kernel *k, ooc_err *err)
 {
   cu_state *s = state;
   const ooc_layer *l;
@@ -1363,7 +1363,7 @@ cu_prepare(void *state, const ooc_exec_kernel *k, ooc_err *err)
 }
 
 static int
-cu_compute(void *state, const ooc_exec_kernel *k, void *const *ptr,
+cu_compute(void *state, const ooc_kernel *k, void *const *ptr,
            int iteration, ooc_err *err)
 {
   cu_state *s = state;

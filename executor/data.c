@@ -30,23 +30,6 @@
 
 #include "executor/core.h"
 
-int
-ooc_exec_tied_embedding(const ooc_model *m, int layer)
-{
-  const ooc_layer *ly = &m->layers[layer];
-  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
-  int64_t fin = x->d[x->ndim - 1];
-  int e;
-
-  for (e = 1; e < m->n_layers; e++) {
-    const ooc_layer *em = &m->layers[e];
-    if (em->op == OOC_OPK_EMBEDDING && em->a.vocab == ly->a.out &&
-        em->a.out == fin)
-      return e;
-  }
-  return -1;
-}
-
 void
 ooc_exec_ce_shape(const ooc_model *m, int layer, int64_t *rows,
                   int64_t *classes)

@@ -95,7 +95,7 @@ struct ooc_exec {
   void *astate;
   int aopen;
   ooc_exec_arena arena;
-  ooc_exec_kernels ks;
+  ooc_kernels ks;
   ooc_sem sem;
   int ran;
 
@@ -682,7 +682,7 @@ run_stream(ooc_exec *ex, int s)
     pthread_mutex_unlock(&ex->mu);
     t_start = rel_now(ex);
     if (in->kind == OOC_I_COMPUTE) {
-      const ooc_exec_kernel *k = &ex->ks.k[ex->ks.of_instr[i]];
+      const ooc_kernel *k = &ex->ks.k[ex->ks.of_instr[i]];
       rc = k->skip ? OOC_OK
                    : ex->b->compute(ex->bstate, k, ex->ptr, ex->iteration,
                                     &e);
@@ -721,7 +721,7 @@ prepare_all(ooc_exec *ex)
 
   ooc_err_clear(&e);
   for (n = 0; n < ex->ks.n; n++) {
-    const ooc_exec_kernel *k = &ex->ks.k[n];
+    const ooc_kernel *k = &ex->ks.k[n];
     if (k->skip)
       continue;
     if ((rc = ex->b->prepare(ex->bstate, k, &e)) != OOC_OK) {
@@ -831,7 +831,7 @@ ooc_exec_free(ooc_exec *ex)
   if (ex->bopen)
     ex->b->destroy(ex->bstate);
   free(ex->bstate);
-  ooc_exec_kernels_free(&ex->ks);
+  ooc_kernels_free(&ex->ks);
   ooc_sem_fini(&ex->sem);
   if (ex->sync_init) {
     pthread_mutex_destroy(&ex->mu);
@@ -937,7 +937,7 @@ ooc_exec_alloc(const ooc_exec_config *cfg, ooc_exec **out, ooc_err *err)
       goto fail;
     }
   if ((rc = check_host_steps(ex->m, p, err)) != OOC_OK ||
-      (rc = ooc_exec_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
+      (rc = ooc_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
     goto fail;
   if (ooc_sem_reset(&ex->sem, p) != OOC_OK)
     goto nomem;

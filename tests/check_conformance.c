@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/kernel.h"
 #include "ir/semantics.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
@@ -126,6 +127,9 @@ plan_and_sim(scen *S, const ooc_planner_type *t, ooc_program *prog,
                 err.msg);
   ck_assert_msg(ooc_program_validate(prog, &err) == OOC_OK, "%s: %s: %s",
                 what, t->name, err.msg);
+  /* Every kernel's tensors are listed: the executor can run it. */
+  ck_assert_msg(ooc_kernels_check(ctx.model, prog, &err) == OOC_OK,
+                "%s: %s: %s", what, t->name, err.msg);
   memset(r, 0, sizeof *r);
   rc = ooc_sim_run(S->sim, prog, r, NULL, &err);
   ck_assert_msg(rc == OOC_OK, "%s: planner %s: simulator rejects the "

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/kernel.h"
 #include "ir/semantics.h"
 #include "analysis/scenario.h"
 #include "analysis/maxbatch.h"
@@ -140,6 +141,8 @@ run_one(const char *what, const ooc_model *m, const ooc_hw *hw,
     o.planned = 1;
     ck_assert_msg(ooc_program_validate(&prog, &err) == OOC_OK, "%s: %s: %s",
                   what, t->name, err.msg);
+    ck_assert_msg(ooc_kernels_check(m, &prog, &err) == OOC_OK,
+                  "%s: %s (%s): %s", what, t->name, a->name, err.msg);
     memset(&r, 0, sizeof r);
     rc = ooc_sim_run(sim, &prog, &r, NULL, &err);
     ck_assert_msg(rc == OOC_OK, "%s: %s (%s): simulator rejects the "

@@ -137,6 +137,22 @@ sed 's/\["compute",0,"fwd"/["compute",0,7/' "$TMP/mlp.json" >"$TMP/ph.json"
 expect_fail "a plan with a bad instruction element" \
   "oocsim: $TMP/ph.json: program[4] phase: must be a string" \
   "$OOCSIM" simulate "$TMP/ph.json"
+# A forward kernel that does not list its weights: the executor could not
+# run it, so neither simulate nor exec accepts it, with one message.
+sed 's/\["compute",0,"fwd","device",1,-1,\[2,-4,0\]/["compute",0,"fwd","device",1,-1,[2,-4]/' \
+  "$TMP/mlp.json" >"$TMP/noparam.json"
+cmp -s "$TMP/mlp.json" "$TMP/noparam.json" && not_ok "the edit took: fc1 reads param 0"
+expect_fail "a kernel's weights not listed" \
+  "oocsim: $TMP/noparam.json: instruction 4 (COMPUTE fwd, layer 1 'fc1'): \
+its kernel reads tensor 0 (the parameters, param of layer 1 'fc1'), which \
+the instruction does not list" \
+  "$OOCSIM" simulate "$TMP/noparam.json"
+cp "$TMP/err" "$TMP/noparam-sim.err"
+expect_fail "exec refuses it too" "instruction 4 (COMPUTE fwd" \
+  "$OOCSIM" exec "$TMP/noparam.json"
+cmp -s "$TMP/err" "$TMP/noparam-sim.err" &&
+  ok "simulate and exec say the same" ||
+  not_ok "simulate and exec say the same: $(cat "$TMP/err")"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \

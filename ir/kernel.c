@@ -1,5 +1,6 @@
-/* executor/kernel.c — every COMPUTE of a program resolved into what its
- * kernel reads and writes (backend.h, ooc_exec_kernel).
+/* ir/kernel.c — every COMPUTE of a program resolved into what its kernel
+ * reads and writes (ir/kernel.h), for the executor and for the check of
+ * plan files before they are simulated.
  *
  * One idea: the program names tensors by id and says, per COMPUTE, which
  * ones it touches (args); the op table (ir/ops.c) says what each op's
@@ -11,7 +12,7 @@
  * optstate tensor), so a tensor's kind and layer say its role. This file
  * finds, for each COMPUTE, the tensor in each role its kernel needs, and
  * checks that the instruction lists it (written where the kernel writes),
- * so the executor never touches a buffer the semantics (ir/semantics.h)
+ * so no interpreter touches a buffer the semantics (ir/semantics.h)
  * did not vouch for. The one exception is a tied linear's weights and,
  * when its embedding's optimizer runs on the device, their gradients,
  * which live in the embedding's parameter tensor (persistent, allocated
@@ -31,15 +32,15 @@
  * (a valid order: waits point backwards, and the semantics make every
  * write to a tensor from one stream ordered before the next).
  *
- * Cost: O(layers + instructions x args). Ownership: ooc_exec_kernels owns
- * its arrays (ooc_exec_kernels_free).
+ * Cost: O(layers + instructions x args). Ownership: ooc_kernels owns
+ * its arrays (ooc_kernels_free).
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/core.h"
+#include "ir/kernel.h"
 
 typedef struct roles {
   int n;
@@ -81,7 +82,7 @@ roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
   if (!r->param || !r->wgrad || !r->act || !r->grad || !r->ws || !r->storage ||
       !r->saved_off || !cum) {
     free(cum);
-    return ooc_err_set(err, OOC_ENOMEM, "executor: out of memory");
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
   }
   for (l = 0; l < n; l++) {
     r->param[l] = r->wgrad[l] = r->act[l] = r->grad[l] = -1;
@@ -101,7 +102,7 @@ roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
     l = pt->layer;
     if (l < 0 || l >= n)
       return ooc_err_set(err, OOC_EINVAL,
-                         "executor: tensor %d names layer %d, which the "
+                         "tensor %d names layer %d, which the "
                          "model does not have", t, l);
     switch (pt->kind) {
     case OOC_T_PARAM: slot = &r->param[l]; break;
@@ -118,7 +119,7 @@ roles_build(roles *r, const ooc_model *m, const ooc_program *p, ooc_err *err)
     }
     if (slot == NULL || *slot >= 0)
       return ooc_err_set(err, OOC_EINVAL,
-                         "executor: tensor %d (%s of layer %d '%s') does "
+                         "tensor %d (%s of layer %d '%s') does "
                          "not follow the tensor table of plan/ (one per "
                          "role and storage layer, plan/plan.h)", t,
                          ooc_tensor_kind_name((ooc_tensor_kind)pt->kind), l,
@@ -165,7 +166,7 @@ need(const ooc_model *m, const ooc_program *p, int32_t i, int32_t t,
     return OOC_OK;
   tl = p->tensors[t].layer;
   return ooc_err_set(err, OOC_EINVAL,
-                     "executor: instruction %d (COMPUTE %s, layer %d '%s'): "
+                     "instruction %d (COMPUTE %s, layer %d '%s'): "
                      "its kernel %s tensor %d (%s, %s of layer %d '%s'), "
                      "which the instruction %s", i,
                      ooc_phase_name((ooc_phase)in->phase), in->layer,
@@ -177,7 +178,7 @@ need(const ooc_model *m, const ooc_program *p, int32_t i, int32_t t,
 }
 
 void
-ooc_exec_kernels_free(ooc_exec_kernels *ks)
+ooc_kernels_free(ooc_kernels *ks)
 {
   if (ks == NULL)
     return;
@@ -188,10 +189,27 @@ ooc_exec_kernels_free(ooc_exec_kernels *ks)
   memset(ks, 0, sizeof *ks);
 }
 
+int
+ooc_kernel_tied_embedding(const ooc_model *m, int layer)
+{
+  const ooc_layer *ly = &m->layers[layer];
+  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
+  int64_t fin = x->d[x->ndim - 1];
+  int e;
+
+  for (e = 1; e < m->n_layers; e++) {
+    const ooc_layer *em = &m->layers[e];
+    if (em->op == OOC_OPK_EMBEDDING && em->a.vocab == ly->a.out &&
+        em->a.out == fin)
+      return e;
+  }
+  return -1;
+}
+
 /* Resolve COMPUTE i into k (arrays from the cursors). */
 static int
 resolve(const roles *r, const ooc_model *m, const ooc_program *p,
-        int32_t i, ooc_exec_kernel *k, int32_t **ic, uint8_t **fc,
+        int32_t i, ooc_kernel *k, int32_t **ic, uint8_t **fc,
         ooc_err *err)
 {
   const ooc_instr *in = &p->instr[i];
@@ -222,7 +240,7 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   }
   if (in->layer <= 0 || in->layer >= m->n_layers)
     return ooc_err_set(err, OOC_EINVAL,
-                       "executor: instruction %d (COMPUTE %s) runs layer "
+                       "instruction %d (COMPUTE %s) runs layer "
                        "%d, which has no kernel", i,
                        ooc_phase_name((ooc_phase)in->phase), in->layer);
   ly = &m->layers[in->layer];
@@ -253,10 +271,10 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   k->inplace = (ly->op == OOC_OPK_RELU || ly->op == OOC_OPK_ACT ||
                 ly->op == OOC_OPK_DROPOUT) && ly->alias_of >= 0;
   if (ly->op == OOC_OPK_LINEAR && ly->a.tied) {
-    int e = ooc_exec_tied_embedding(m, in->layer);
+    int e = ooc_kernel_tied_embedding(m, in->layer);
     if (e < 0 || r->param[e] < 0)
       return ooc_err_set(err, OOC_EINVAL,
-                         "executor: layer %d '%s' is a tied linear, but no "
+                         "layer %d '%s' is a tied linear, but no "
                          "embedding has vocab %lld and out %lld", in->layer,
                          ly->name ? ly->name : "?", (long long)ly->a.out,
                          (long long)m->layers[ooc_layer_input(m, ly, 0)]
@@ -303,7 +321,7 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
       return rc;
   if (k->dout < 0 && ly->op != OOC_OPK_SOFTMAX_CE)
     return ooc_err_set(err, OOC_EINVAL,
-                       "executor: instruction %d (COMPUTE bwd, layer %d "
+                       "instruction %d (COMPUTE bwd, layer %d "
                        "'%s'): its output has no gradient tensor", i,
                        in->layer, ly->name ? ly->name : "?");
   if ((rc = need(m, p, i, k->dout, arg_of(p, in, k->dout) == 2,
@@ -327,7 +345,7 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
 }
 
 int
-ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
+ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                        const ooc_program *p, ooc_err *err)
 {
   roles r;
@@ -357,14 +375,14 @@ ooc_exec_kernels_build(ooc_exec_kernels *ks, const ooc_model *m,
   pwritten = calloc((size_t)p->n_tensors + 1, 1);
   if (!ks->k || !ks->of_instr || !ks->ints || !ks->flags || !fresh ||
       !pwritten) {
-    rc = ooc_err_set(err, OOC_ENOMEM, "executor: out of memory");
+    rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
   ic = ks->ints;
   fc = ks->flags;
   for (i = 0; i < p->n_instr; i++) {
     const ooc_instr *in = &p->instr[i];
-    ooc_exec_kernel *k;
+    ooc_kernel *k;
     uint8_t *acc;
     ks->of_instr[i] = -1;
     if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE)
@@ -407,6 +425,16 @@ out:
   free(pwritten);
   roles_free(&r);
   if (rc != OOC_OK)
-    ooc_exec_kernels_free(ks);
+    ooc_kernels_free(ks);
+  return rc;
+}
+
+int
+ooc_kernels_check(const ooc_model *m, const ooc_program *p, ooc_err *err)
+{
+  ooc_kernels ks;
+  int rc = ooc_kernels_build(&ks, m, p, err);
+
+  ooc_kernels_free(&ks);
   return rc;
 }
