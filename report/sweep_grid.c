@@ -106,26 +106,96 @@ by_i64(const void *x, const void *y)
   return (a > b) - (a < b);
 }
 
-/* A batch given twice (the smallest such) is refused: O(n log n) on a
- * sorted copy, as a range may hold 100000 sizes. */
+/* The smallest batch given twice into *dup: 1, 0 when none, -1 out of
+ * memory. O(n log n) on a sorted copy, as a range may hold 100000
+ * sizes. */
+static int
+batch_repeat(const ooc_sweep_grid *g, int64_t *dup)
+{
+  int64_t *c;
+  int i, found = 0;
+
+  if (g->n_batches < 2)
+    return 0;
+  if ((c = malloc((size_t)g->n_batches * sizeof *c)) == NULL)
+    return -1;
+  memcpy(c, g->batches, (size_t)g->n_batches * sizeof *c);
+  qsort(c, (size_t)g->n_batches, sizeof *c, by_i64);
+  for (i = 1; i < g->n_batches && !found; i++)
+    if (c[i] == c[i - 1]) {
+      *dup = c[i];
+      found = 1;
+    }
+  free(c);
+  return found;
+}
+
+/* A batch given twice is refused. */
 static int
 check_batches(const ooc_sweep_grid *g, const char *opt, ooc_err *err)
 {
-  int64_t *c;
-  int i, rc = OOC_OK;
+  int64_t dup = 0;
+  int r = batch_repeat(g, &dup);
 
-  if (g->n_batches < 2)
-    return OOC_OK;
-  if ((c = malloc((size_t)g->n_batches * sizeof *c)) == NULL)
+  if (r < 0)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  memcpy(c, g->batches, (size_t)g->n_batches * sizeof *c);
-  qsort(c, (size_t)g->n_batches, sizeof *c, by_i64);
-  for (i = 1; i < g->n_batches && rc == OOC_OK; i++)
-    if (c[i] == c[i - 1])
-      rc = ooc_err_set(err, OOC_EINVAL, "%s: batch %" PRId64 " given "
-                       "twice", opt, c[i]);
-  free(c);
-  return rc;
+  if (r > 0)
+    return ooc_err_set(err, OOC_EINVAL, "%s: batch %" PRId64 " given twice",
+                       opt, dup);
+  return OOC_OK;
+}
+
+/* The index of a string given twice in v (its second place), or -1. */
+static int
+strv_repeat(char *const *v, int n)
+{
+  for (int i = 1; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(v[i], v[j]) == 0)
+        return i;
+  return -1;
+}
+
+int
+ooc_sweep_grid_repeat(const ooc_sweep_grid *g, const char **field,
+                      char *what, size_t n)
+{
+  const struct { const char *key; char *const *v; int n; } axes[] = {
+    { "hw", g->hw, g->n_hw },
+    { g->precision ? "precision" : "dtype", g->dtypes, g->n_dtypes },
+    { "optimizer", g->optimizers, g->n_optimizers },
+    { "allocator", g->allocators, g->n_allocators },
+    { "budget", g->budgets, g->n_budgets },
+    { "planner", g->planners, g->n_planners },
+  };
+  int64_t dup = 0;
+  int i, k;
+
+  for (i = 0; i < (int)(sizeof axes / sizeof *axes); i++)
+    if ((k = strv_repeat(axes[i].v, axes[i].n)) >= 0) {
+      *field = axes[i].key;
+      snprintf(what, n, "'%s' given twice", axes[i].v[k]);
+      return 1;
+    }
+  for (i = 0; i < g->n_hwsets; i++) {
+    for (k = 0; k < i; k++)
+      if (strcmp(g->hwsets[i].name, g->hwsets[k].name) == 0) {
+        *field = "hw_set";
+        snprintf(what, n, "key '%s' given twice", g->hwsets[i].name);
+        return 1;
+      }
+    if ((k = strv_repeat(g->hwsets[i].values, g->hwsets[i].n_values)) >= 0) {
+      *field = "hw_set";
+      snprintf(what, n, "%s: '%s' given twice", g->hwsets[i].name,
+               g->hwsets[i].values[k]);
+      return 1;
+    }
+  }
+  if ((k = batch_repeat(g, &dup)) > 0) {
+    *field = "batch";
+    snprintf(what, n, "%" PRId64 " given twice", dup);
+  }
+  return k;
 }
 
 static int

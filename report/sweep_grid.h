@@ -121,6 +121,14 @@ int ooc_sweep_grid_check(ooc_sweep_grid *g, ooc_err *err);
 /* Number of points (product of the axis lengths). */
 int64_t ooc_sweep_npoints(const ooc_sweep_grid *g);
 
+/* A value repeated on an axis of g (a read grid.json's: a sweep's own
+ * axes are refused as they are parsed): 1 with *field its grid.json field
+ * and what[] saying which value, e.g. "'v100-pcie3' given twice", 0
+ * when none, -1 out of memory. O(n log n) in the batches, O(n^2) in the
+ * other (short) axes. */
+int ooc_sweep_grid_repeat(const ooc_sweep_grid *g, const char **field,
+                          char *what, size_t n);
+
 /* The most points a grid may have: a sweep of more would not finish, and
  * the product of its axes could overflow. */
 #define OOC_SWEEP_MAX_POINTS 1000000000LL

@@ -137,9 +137,22 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   {
     /* How its rows were simulated (absent: the defaults, as written). */
     const cJSON *ni = cJSON_GetObjectItemCaseSensitive(o, "iterations");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "steady");
     double v = cJSON_IsNumber(ni) ? ni->valuedouble : 0;
-    g->iterations = v >= 1 && v <= 1000 ? (int)v : 0;
-    g->steady = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "steady"));
+    if (ni != NULL && !(cJSON_IsNumber(ni) && v >= 0 && v <= 1000 &&
+                        v == (double)(int)v)) {
+      bad = "iterations";
+      snprintf(why, sizeof why, ": must be an integer from 1 to 1000, or "
+               "0 for the default");
+      goto fail;
+    }
+    if (st != NULL && !cJSON_IsBool(st)) {
+      bad = "steady";
+      snprintf(why, sizeof why, ": must be true or false");
+      goto fail;
+    }
+    g->iterations = (int)v;
+    g->steady = cJSON_IsTrue(st);
   }
   g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") != NULL;
   bad = g->precision ? "precision" : "dtype";
@@ -196,6 +209,18 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
     if ((rc = json_strv(it, "values", &h->values, &h->n_values)) ||
         h->n_values == 0)
       goto fail;
+  }
+  {
+    /* A repeated value would only repeat rows (a sweep refuses it as it
+     * parses its options; here a hand edit put it in). */
+    char what[80];
+    int r = ooc_sweep_grid_repeat(g, &bad, what, sizeof what);
+    if (r < 0)
+      goto oom;
+    if (r > 0) {
+      snprintf(why, sizeof why, ": %s", what);
+      goto fail;
+    }
   }
   bad = NULL;
   if (ooc_sweep_too_big(g)) {

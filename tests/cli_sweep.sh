@@ -224,6 +224,18 @@ mkdir -p "$TMP/badg" && cp "$TMP/sh1/results.csv" "$TMP/badg/" &&
 expect_fail "merge of a grid.json with a fractional batch" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': 1.5 (item 1, from 0) is not an integer batch size >= 1)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
 sed 's/"planner":.*/"planner": [],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
 expect_fail "merge of a grid.json without planners" "(field 'planner': missing, of the wrong type or empty)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+# A value twice on an axis would give each of its rows twice; the
+# settings the rows were simulated with must be what a sweep writes.
+sed 's/"batch":.*/"batch": [32, 64, 32]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with a batch twice" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': 32 given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+sed 's/"planner":.*/"planner": ["vdnn", "window", "vdnn"],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with a planner twice" "(field 'planner': 'vdnn' given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+sed 's/"values":.*/"values": ["8", "8"]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with a --hw-set value twice" "(field 'hw_set': link.h2d_GBps: '8' given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+sed 's/"iterations":.*/"iterations": -5,/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with iterations -5" "(field 'iterations': must be an integer from 1 to 1000, or 0 for the default)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+sed 's/"iterations":.*/"iterations": 0, "steady": "yes",/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with steady a string" "(field 'steady': must be true or false)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
 # More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
 # rates) is refused before anything runs; the product cannot overflow.
 V=$(seq -s, 1 100)
