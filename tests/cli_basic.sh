@@ -84,6 +84,10 @@ cp "$TMP/out" "$TMP/eff.json"
 expect_ok "info --hw on its own output" "$OOCSIM" info --hw "$TMP/eff.json"
 grep -q 'H2D, D2H both at once  *23.000, 11.500 GB/s' "$TMP/out" && ok "effective profile loads back" || not_ok "effective profile loads back"
 expect_fail "info --hw-set without --hw" "--hw-set needs --hw HW" "$OOCSIM" info -m "$MLP" --hw-set link.h2d_GBps=1
+# --hw alone prints the profile: a model's option there is not ignored.
+expect_fail "info --hw with --set" "oocsim: --set needs -m MODEL (--hw alone prints the profile)" "$OOCSIM" info --hw v100-pcie3 --set bogus=1
+expect_fail "info --hw with --precision" "oocsim: --precision needs -m MODEL" "$OOCSIM" info --hw v100-pcie3 --precision amp-fp16
+expect_fail "info --hw with -b" "oocsim: -b needs -m MODEL" "$OOCSIM" info --hw v100-pcie3 -b 8
 expect_fail "info -m --hw --json" "--json prints one document" "$OOCSIM" info -m "$MLP" --hw v100-pcie3 --json
 expect_fail "info --hw bad key" "link.nosuch" "$OOCSIM" info --hw v100-pcie3 --hw-set link.nosuch=1
 expect_fail "simulate without -m" "missing -m MODEL" "$OOCSIM" simulate -b 4 --hw v100-pcie3 -p incore
