@@ -43,6 +43,11 @@ ooc_allocator_find(const char *spec, const char **options, ooc_err *err)
   for (i = 0; spec != NULL && ooc_allocator_types[i] != NULL; i++) {
     const ooc_allocator_type *t = ooc_allocator_types[i];
     if (strlen(t->name) == len && strncmp(t->name, spec, len) == 0) {
+      if (colon != NULL && colon[1] == '\0') {
+        ooc_err_set(err, OOC_EINVAL, "allocator '%s': no option after ':' "
+                    "in '%s' (give one, or the name alone)", t->name, spec);
+        return NULL;
+      }
       if (colon != NULL && ooc_alloc_options_check(t, colon + 1, err) < 0)
         return NULL;
       if (options != NULL && colon != NULL)

@@ -96,8 +96,10 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
 
   if (s == NULL || *s == '\0')
     return ooc_err_set(err, OOC_EINVAL, "%s: empty size", what);
-  if (*s == '-')
-    return ooc_err_set(err, OOC_EINVAL, "%s: size '%s' is negative", what, s);
+  if (*s == '-')      /* '-0' is not negative, but no size has a sign */
+    return ooc_err_set(err, OOC_EINVAL, "%s: size '%s' %s", what, s,
+                       strtod(s + 1, NULL) == 0 ? "has a minus sign"
+                                                : "is negative");
   /* Decimal digits, a fraction allowed (5.5GiB): strtod also reads hex
    * (0x10), exponents (1e9), inf and nan, none of which is a SIZE, so
    * what it reads must be exactly the digits scanned here. */

@@ -19,6 +19,7 @@
 
 #include "cli/args.h"
 #include "ir/plan_io.h"
+#include "base/strv.h"
 #include "cli/commands.h"
 #include "base/atomic.h"
 #include "base/util.h"
@@ -321,9 +322,9 @@ int
 ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
                ooc_err *err)
 {
-  const ooc_planner_type **ts = NULL, **tmp;
-  char *copy = NULL, *tok, *save = NULL;
-  int cnt = 0, i;
+  const ooc_planner_type **ts = NULL;
+  char **names = NULL;
+  int cnt = 0, n_names = 0, i, k;
 
   *out = NULL;
   *n = 0;
@@ -336,11 +337,15 @@ ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
       ts[cnt++] = ooc_planner_types[i];
     goto ok;
   }
-  if ((copy = strdup(spec)) == NULL)
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  for (tok = strtok_r(copy, ",", &save); tok != NULL;
-       tok = strtok_r(NULL, ",", &save)) {
-    const ooc_planner_type *t = ooc_planner_find(tok, err);
+  /* "vdnn," or "vdnn,,lms" is a typo, not one planner: "empty item". */
+  if (ooc_strv_split(spec, ',', "-p", &names, &n_names, err) < 0)
+    return err != NULL ? err->code : OOC_EINVAL;
+  if ((ts = calloc((size_t)n_names + 1, sizeof *ts)) == NULL) {
+    ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (k = 0; k < n_names; k++) {
+    const ooc_planner_type *t = ooc_planner_find(names[k], err);
     if (t == NULL) {
       ooc_err_prefix(err, OOC_ENOTFOUND, "-p: ");
       goto fail;
@@ -348,27 +353,16 @@ ooc_cli_parse_planners(const char *spec, const ooc_planner_type ***out, int *n,
     for (i = 0; i < cnt; i++)
       if (ts[i] == t)
         break;
-    if (i < cnt)
-      continue;   /* listed twice */
-    tmp = realloc(ts, (size_t)(cnt + 1) * sizeof *ts);
-    if (tmp == NULL) {
-      ooc_err_set(err, OOC_ENOMEM, "out of memory");
-      goto fail;
-    }
-    ts = tmp;
-    ts[cnt++] = t;
+    if (i == cnt)       /* listed twice: once */
+      ts[cnt++] = t;
   }
-  if (cnt == 0) {
-    ooc_err_set(err, OOC_EINVAL, "-p: empty planner list '%s'", spec);
-    goto fail;
-  }
-  free(copy);
+  ooc_strv_free(names, n_names);
 ok:
   *out = ts;
   *n = cnt;
   return OOC_OK;
 fail:
-  free(copy);
+  ooc_strv_free(names, n_names);
   free(ts);
   return err != NULL ? err->code : OOC_EINVAL;
 }

@@ -304,4 +304,15 @@ expect_fail "a layer whose parameters overflow" \
   grep -qx 'Usage: oocsim COMMAND \[OPTIONS\]' "$TMP/err" &&
   ok "no command: short usage" || not_ok "no command (rc=$rc): $(cat "$TMP/err")"
 
+# Typos in lists and specs are errors, not a shorter list or no option.
+expect_fail "compare -p with a trailing comma" "oocsim: -p 'vdnn,': empty item" \
+  "$OOCSIM" compare -m alexnet -b 8 --hw v100-pcie3 -p vdnn,
+expect_fail "an allocator spec ending in ':'" \
+  "oocsim: --allocator: allocator 'caching': no option after ':' in 'caching:' (give one, or the name alone)" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --allocator caching:
+expect_fail "--budget -0" "oocsim: --budget: size '-0' has a minus sign" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget -0
+expect_fail "--budget -1" "oocsim: --budget: size '-1' is negative" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget -1
+
 finish
