@@ -2554,11 +2554,22 @@ node(imp *I, const Node *n)
     }
     if ((rc = layer_shape(I, ins[0]->layer, &s)))
       return rc;
-    if (axis < 0)
-      axis += s.ndim + 1;
-    if (axis < 1 || axis > s.ndim)
-      return node_err(I, n, "concatenation along the batch dim is not "
-                      "supported", NULL);
+    {
+      /* ONNX's rank is the batch dim plus the per-sample shape's. */
+      int64_t a0 = axis;
+      char why[96];
+      if (axis < 0)
+        axis += s.ndim + 1;
+      if (axis < 0 || axis > s.ndim) {
+        snprintf(why, sizeof why, "%lld is out of range [%d, %d] for "
+                 "rank %d", (long long)a0, -(s.ndim + 1), s.ndim,
+                 s.ndim + 1);
+        return node_err(I, n, "axis ", why);
+      }
+      if (axis == 0)
+        return node_err(I, n, "concatenation along the batch dim is not "
+                        "supported", NULL);
+    }
     if ((L = layer_obj("concat")) == NULL ||
         cJSON_AddNumberToObject(L, "axis", (double)(axis - 1)) == NULL)
       return cJSON_Delete(L), nomem(I);

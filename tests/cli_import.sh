@@ -207,6 +207,10 @@ for c in \
   expect_fail "bad: ${c%%|*}" "$f: ${c#*|}" "$OOCSIM" import "$D/$f" -o "$TMP/bad.json"
   [ ! -e "$TMP/bad.json" ] || not_ok "bad: ${c%%|*}: a file was written"
 done
+expect_fail "a Concat along the batch" "concat_axis0.onnx: node 'cat' (Concat): concatenation along the batch dim is not supported" \
+  "$OOCSIM" import "$D/concat_axis0.onnx"
+expect_fail "a Concat axis out of range" "concat_axis99.onnx: node 'cat' (Concat): axis 99 is out of range [-2, 1] for rank 2" \
+  "$OOCSIM" import "$D/concat_axis99.onnx"
 expect_fail "an input dim of 0" "zero_dim.onnx: input 'x' dim 2 is 0 (sizes start at 1)" \
   "$OOCSIM" import "$D/zero_dim.onnx"
 expect_fail "an unnamed input" "unnamed_input.onnx: the graph's input 0 has no name" \

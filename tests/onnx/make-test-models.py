@@ -38,6 +38,10 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           [1, 1] and a Relu (74 params)
   bad_deconv_outpad.onnx  the same with one output_padding value
   bad_deconv_oshape.onnx  the same with output_shape (refused)
+  concat_axis0.onnx, concat_axis99.onnx
+                          Relu and Sigmoid of [N, 8] concatenated along
+                          the batch (refused) and along axis 99 (out of
+                          range, refused)
   softmax_o12.onnx, softmax_o13.onnx
                           a Softmax of [N, 4, 6] with no axis: over dims
                           1 and 2 before opset 13 (refused), the last
@@ -330,6 +334,19 @@ def dup_output():
     return model(nodes, [], x, y, "dup_output")
 
 
+def concat_axis(axis):
+    """Relu and Sigmoid of x [N, 8] concatenated along `axis`: 1 is [N,
+    16]; 0 (the batch) is refused, and so is 99 (out of range for rank
+    2), each with its own message."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])
+    n = helper.make_node
+    nodes = [n("Relu", ["x"], ["a"], name="relu"),
+             n("Sigmoid", ["x"], ["b"], name="sigmoid"),
+             n("Concat", ["a", "b"], ["y"], name="cat", axis=axis)]
+    return model(nodes, [], x, y, "concat_axis%d" % axis)
+
+
 def pad_o9():
     """cnn_residual at opset 9 with its second Relu a Pad, whose "value"
     is a FLOAT there (not imported: the unsupported-op error, not an
@@ -390,6 +407,8 @@ def main():
     save(custom_domain(), os.path.join(out, "custom_domain.onnx"))
     save(pad_o9(), os.path.join(out, "pad_o9.onnx"))
     save(deconv(), os.path.join(out, "deconv.onnx"))
+    for a in (0, 99):
+        save(concat_axis(a), os.path.join(out, "concat_axis%d.onnx" % a))
     save(deconv(op=(1,)), os.path.join(out, "bad_deconv_outpad.onnx"))
     save(deconv(output_shape=(16, 16)),
          os.path.join(out, "bad_deconv_oshape.onnx"))
