@@ -427,10 +427,16 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       param_layers++;
     if (!add_ns(c->total_fwd_ns, c->fwd_ns[i], &c->total_fwd_ns) ||
         !add_ns(c->total_bwd_ns, c->bwd_ns[i], &c->total_bwd_ns)) {
+      /* Calibrated layers take their times from the table (each in
+       * range on its own): the sum of those is what overflows then. */
+      int cal = 0;
+      for (int k = 0; k <= i && !cal; k++)
+        cal = c->calibrated[k];
       rc = ooc_err_set(err, OOC_ERANGE, "model %s: one iteration's compute "
-                       "time overflows: profile '%s' compute.launch_us or "
-                       "its rates are out of range", m->name,
-                       hw->name ? hw->name : "?");
+                       "time overflows: profile '%s' %s out of range",
+                       m->name, hw->name ? hw->name : "?",
+                       cal ? "calibration.layers times are (their sum is)"
+                           : "compute.launch_us or its rates are");
       goto fail;
     }
   }

@@ -315,4 +315,16 @@ expect_fail "--budget -0" "oocsim: --budget: size '-0' has a minus sign" \
 expect_fail "--budget -1" "oocsim: --budget: size '-1' is negative" \
   "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget -1
 
+# Calibrated times each in range whose sum is not: the message names the
+# calibration table, not the launch overhead that did not count.
+MLP="$top_srcdir/tests/data/cli_mlp.json"
+{ "$OOCSIM" info --hw v100-pcie3 --json | sed '$d'
+  printf '  ,"calibration": {"layers": [\n'
+  printf '    {"sig": "linear b=4 in=16 out=8 bias=1 fp32", "fwd_us": 4.6e15},\n'
+  printf '    {"sig": "linear b=4 in=8 out=4 bias=1 fp32", "fwd_us": 4.6e15}]}\n}\n'
+} >"$TMP/calbig.json"
+expect_fail "calibrated times whose sum overflows" \
+  "model cli_mlp: one iteration's compute time overflows: profile 'v100-pcie3' calibration.layers times are (their sum is) out of range" \
+  "$OOCSIM" simulate -m "$MLP" -b 4 --hw "$TMP/calbig.json" -p incore
+
 finish
