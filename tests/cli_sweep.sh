@@ -218,24 +218,24 @@ expect_fail "unwritable output directory" "afile/out" $OOCSIM sweep -m alexnet -
 expect_fail "bad shard" "--shard '3/2'" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --shard 3/2 -o "$TMP/e"
 expect_fail "merge without -o" "sweep --merge: missing -o DIR" $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2"
 expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $OOCSIM sweep --merge "$TMP/nosuchdir" -o "$TMP/e3"
-# A grid.json edited by hand: the field is named.
-mkdir -p "$TMP/badg" && cp "$TMP/sh1/results.csv" "$TMP/badg/" &&
-  sed 's/"batch":.*/"batch": [32, 1.5]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with a fractional batch" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': 1.5 (item 1, from 0) is not an integer batch size >= 1)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-sed 's/"planner":.*/"planner": [],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json without planners" "(field 'planner': missing, of the wrong type or empty)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-# A value twice on an axis would give each of its rows twice; the
-# settings the rows were simulated with must be what a sweep writes.
-sed 's/"batch":.*/"batch": [32, 64, 32]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with a batch twice" "$TMP/badg/grid.json: not a sweep grid file (field 'batch': 32 given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-sed 's/"planner":.*/"planner": ["vdnn", "window", "vdnn"],/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with a planner twice" "(field 'planner': 'vdnn' given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-sed 's/"values":.*/"values": ["8", "8"]/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with a --hw-set value twice" "(field 'hw_set': link.h2d_GBps: '8' given twice)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-sed 's/"iterations":.*/"iterations": -5,/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with iterations -5" "(field 'iterations': must be an integer from 1 to 1000, or 0 for the default)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
-sed 's/"iterations":.*/"iterations": 0, "steady": "yes",/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
-expect_fail "merge of a grid.json with steady a string" "(field 'steady': must be true or false)" $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5"
+# A grid.json edited by hand: the field is named. A value twice on an
+# axis would give each of its rows twice, and the settings the rows were
+# simulated with must be ones a sweep writes.
+mkdir -p "$TMP/badg" && cp "$TMP/sh1/results.csv" "$TMP/badg/"
+while IFS='|' read -r what edit want; do
+  sed "$edit" "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+  expect_fail "merge of a grid.json $what" \
+    "$TMP/badg/grid.json: not a sweep grid file (field '$want)" \
+    $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5" </dev/null
+done <<'EOF'
+with a fractional batch|s/"batch":.*/"batch": [32, 1.5]/|batch': 1.5 (item 1, from 0) is not an integer batch size >= 1
+without planners|s/"planner":.*/"planner": [],/|planner': missing, of the wrong type or empty
+with a batch twice|s/"batch":.*/"batch": [32, 64, 32]/|batch': 32 given twice
+with a planner twice|s/"planner":.*/"planner": ["vdnn", "window", "vdnn"],/|planner': 'vdnn' given twice
+with a --hw-set value twice|s/"values":.*/"values": ["8", "8"]/|hw_set': link.h2d_GBps: '8' given twice
+with iterations -5|s/"iterations":.*/"iterations": -5,/|iterations': must be an integer from 1 to 1000, or 0 for the default
+with steady a string|s/"iterations":.*/"iterations": 0, "steady": "yes",/|steady': must be true or false
+EOF
 # More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
 # rates) is refused before anything runs; the product cannot overflow.
 V=$(seq -s, 1 100)
