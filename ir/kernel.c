@@ -344,13 +344,38 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   return OOC_OK;
 }
 
+/* A forward or recompute kernel that works in place (relu, act, dropout
+ * on its input's storage) reads the tensor it lists as written: the
+ * semantics check a write only for its allocation, so the data must be
+ * there, which holds[] tracks in index order (a valid order: the
+ * validator orders every write to a tensor by happens-before). */
+static int
+in_place_reads(const ooc_model *m, const ooc_program *p, int32_t i,
+               const ooc_kernel *k, const uint8_t *holds, ooc_err *err)
+{
+  const ooc_instr *in = &p->instr[i];
+  int32_t t = k->out, tl;
+
+  if (!k->inplace || k->skip || k->phase == OOC_PH_BWD || t < 0 || holds[t])
+    return OOC_OK;
+  tl = p->tensors[t].layer;
+  return ooc_err_set(err, OOC_EINVAL,
+                     "instruction %d (COMPUTE %s, layer %d '%s'): its kernel "
+                     "works in place on tensor %d (%s of layer %d '%s'), "
+                     "which holds no data then (nothing wrote it since its "
+                     "ALLOC)", i, ooc_phase_name((ooc_phase)in->phase),
+                     in->layer, lname(m, in->layer), t,
+                     ooc_tensor_kind_name((ooc_tensor_kind)p->tensors[t].kind),
+                     tl, lname(m, tl));
+}
+
 int
 ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                        const ooc_program *p, ooc_err *err)
 {
   roles r;
   int32_t i, n = 0, ni = 0, nf = 0, *ic;
-  uint8_t *fc, *fresh = NULL, *pwritten = NULL;
+  uint8_t *fc, *fresh = NULL, *pwritten = NULL, *holds = NULL;
   int rc, j;
 
   memset(ks, 0, sizeof *ks);
@@ -373,8 +398,9 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
   ks->flags = calloc((size_t)nf + 1, 1);
   fresh = calloc((size_t)p->n_tensors + 1, 1);
   pwritten = calloc((size_t)p->n_tensors + 1, 1);
+  holds = calloc((size_t)p->n_tensors + 1, 1);
   if (!ks->k || !ks->of_instr || !ks->ints || !ks->flags || !fresh ||
-      !pwritten) {
+      !pwritten || !holds) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
@@ -385,16 +411,26 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
     ooc_kernel *k;
     uint8_t *acc;
     ks->of_instr[i] = -1;
-    if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE)
+    if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE) {
       fresh[in->tensor] = 1;
-    else if (in->kind == OOC_I_H2D)
+      holds[in->tensor] = i < p->prologue_end;
+    } else if (in->kind == OOC_I_FREE && in->where == OOC_WHERE_DEVICE) {
+      holds[in->tensor] = 0;
+    } else if (in->kind == OOC_I_H2D) {
       fresh[in->tensor] = 0;
+      holds[in->tensor] = 1;
+    }
     if (in->kind != OOC_I_COMPUTE)
       continue;
     k = &ks->k[ks->n];
     acc = fc;
     if ((rc = resolve(&r, m, p, i, k, &ic, &fc, err)) != OOC_OK)
       goto out;
+    if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK)
+      goto out;
+    for (j = 0; j < in->n_args; j++)
+      if (p->args[in->arg_first + j] & OOC_ARG_WRITE)
+        holds[OOC_ARG_TENSOR(p->args[in->arg_first + j])] = 1;
     ks->of_instr[i] = ks->n++;
     if (k->phase != OOC_PH_BWD || k->skip)
       continue;
@@ -423,6 +459,7 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
 out:
   free(fresh);
   free(pwritten);
+  free(holds);
   roles_free(&r);
   if (rc != OOC_OK)
     ooc_kernels_free(ks);

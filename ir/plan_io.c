@@ -552,6 +552,16 @@ read_program(reader *R, const cJSON *root)
                  elem(f2, sizeof f2, field, "layer"), &layer));
     TRY(as_int(R, cJSON_GetArrayItem(e, 5), -1, (double)p->n_tensors - 1,
                elem(f2, sizeof f2, field, "tensor"), &tensor));
+    /* A copy's or an allocation's layer is its tensor's (ir/program.h):
+     * traces and timelines label the instruction by it. */
+    if (kind != OOC_I_COMPUTE && kind != OOC_I_HOST && tensor >= 0 &&
+        layer != p->tensors[tensor].layer) {
+      char why[96];
+      snprintf(why, sizeof why, "%lld is not the layer of tensor %lld (%d)",
+               (long long)layer, (long long)tensor,
+               (int)p->tensors[tensor].layer);
+      return bad(R, OOC_EINVAL, elem(f2, sizeof f2, field, "layer"), why);
+    }
     args = cJSON_GetArrayItem(e, 6);
     waits = cJSON_GetArrayItem(e, 7);
     if (!cJSON_IsArray(args))

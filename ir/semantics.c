@@ -325,6 +325,17 @@ ooc_program_validate(const ooc_program *p, ooc_err *err)
                      (now & bit) ? "absent" : "allocated");
     goto done;
   }
+  /* The next iteration starts from what this one leaves: data it did not
+   * bring back (weights a host step updated and nothing copied in) fail
+   * there. */
+  for (i = p->prologue_end; i < p->n_instr; i++) {
+    if ((rc = ooc_sem_check(&s, i, err)) != OOC_OK) {
+      ooc_err_prefix(err, rc, "program: in the second iteration: ");
+      goto done;
+    }
+    ooc_sem_start(&s, i);
+    ooc_sem_finish(&s, i);
+  }
   rc = happens_before(&c);
 done:
   ooc_sem_fini(&s);

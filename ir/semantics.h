@@ -17,7 +17,9 @@
  *   - a HOST step (the CPU optimizer of an offloaded layer) touches host
  *     copies only: those it reads allocated and valid, those it writes
  *     allocated with no copy in flight; they become valid when it
- *     completes;
+ *     completes, and from its start the device copy of a tensor it writes
+ *     is stale (the updated weights must be copied in before a kernel
+ *     reads them);
  *   - a FREE needs its tensor allocated and no copy of it in flight, and
  *     from a copy stream it may not free what the running kernel uses;
  *   - an ALLOC of a live tensor is an error. Whether memory can be found is
@@ -31,9 +33,11 @@
  *
  * ooc_program_validate() is the static checker built on the same rules:
  * the structure (ooc_program_check_structure), one run of the prologue and
- * the timed part in index order (a valid order: waits point backwards)
- * through the rules above, the iteration leaving allocations as it found
- * them, and a happens-before check: any two accesses to a tensor's device
+ * two of the timed part in index order (a valid order: waits point
+ * backwards) through the rules above (the second from the state the first
+ * leaves, as the next iteration starts: a stale device copy shows there),
+ * the iteration leaving allocations as it found them, and a happens-before
+ * check: any two accesses to a tensor's device
  * or host copy from different streams, one of them a write (a kernel's
  * output, a copy's destination, an ALLOC or FREE), must be ordered by
  * stream order and waits (vector clocks), so that no timing of a real
@@ -55,7 +59,10 @@ enum {
   OOC_TS_DEV = 1,     /* allocated on the device */
   OOC_TS_VALID = 2,   /* the device copy holds valid data */
   OOC_TS_HOST = 4,    /* a pinned host buffer is allocated */
-  OOC_TS_HVALID = 8   /* the host copy holds valid data */
+  OOC_TS_HVALID = 8,  /* the host copy holds valid data */
+  OOC_TS_STALE = 16   /* the device copy lost its validity to a HOST step
+                         that rewrites the tensor (the updated weights
+                         must be copied in before the device reads them) */
 };
 
 typedef struct ooc_sem {
@@ -130,7 +137,9 @@ ooc_sem_args_bad(const ooc_sem *s, const ooc_instr *in, unsigned live,
 }
 
 /* The host copies a HOST step writes: valid (its completion) or not (its
- * start: they hold no valid data until it completes). */
+ * start: they hold no valid data until it completes). The step rewrites
+ * the tensor, so from its start a device copy holds old data: stale until
+ * a copy in (or a kernel) writes it. */
 static inline void
 ooc_sem_host_writes(ooc_sem *s, const ooc_instr *in, int valid)
 {
@@ -140,8 +149,13 @@ ooc_sem_host_writes(ooc_sem *s, const ooc_instr *in, int valid)
   for (k = 0; k < in->n_args; k++)
     if (ar[k] & OOC_ARG_WRITE) {
       uint8_t *f = &s->flags[OOC_ARG_TENSOR(ar[k])];
-      *f = valid ? (uint8_t)(*f | OOC_TS_HVALID)
-                 : (uint8_t)(*f & ~OOC_TS_HVALID);
+      if (valid)
+        *f = (uint8_t)(*f | OOC_TS_HVALID);
+      else if (*f & OOC_TS_VALID)
+        *f = (uint8_t)((*f & ~(OOC_TS_HVALID | OOC_TS_VALID)) |
+                       OOC_TS_STALE);
+      else
+        *f = (uint8_t)(*f & ~OOC_TS_HVALID);
     }
 }
 
@@ -179,7 +193,10 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
       } else if (!(f & OOC_TS_VALID)) {
         return ooc_sem_fail(s, i, "reads", u,
                     s->inflight[u] ? "while it is still being copied in"
-                                   : "before any data was written to it",
+                    : (f & OOC_TS_STALE)
+                        ? "whose device copy a host optimizer step has "
+                          "updated since (no copy in brought the new data)"
+                        : "before any data was written to it",
                     err);
       }
     }
@@ -193,7 +210,11 @@ ooc_sem_check_inline(const ooc_sem *s, int32_t i, ooc_err *err)
       return ooc_sem_fail(s, i, d2h ? "copies out" : "copies into", t,
                   "which is not allocated on the device", err);
     if (d2h && !(f & OOC_TS_VALID))
-      return ooc_sem_fail(s, i, "copies out", t, "which holds no valid data", err);
+      return ooc_sem_fail(s, i, "copies out", t,
+                          (f & OOC_TS_STALE)
+                              ? "whose device copy a host optimizer step has "
+                                "updated since"
+                              : "which holds no valid data", err);
     if (d2h && !(f & OOC_TS_HOST))
       return ooc_sem_fail(s, i, "copies out", t, "which has no pinned host buffer",
                   err);
@@ -281,13 +302,14 @@ ooc_sem_start_inline(ooc_sem *s, int32_t i)
     if (in->where == OOC_WHERE_HOST)
       s->flags[t] = (uint8_t)((s->flags[t] & ~OOC_TS_HVALID) | OOC_TS_HOST);
     else
-      s->flags[t] = (uint8_t)((s->flags[t] & ~OOC_TS_VALID) | OOC_TS_DEV);
+      s->flags[t] = (uint8_t)((s->flags[t] & ~(OOC_TS_VALID | OOC_TS_STALE)) |
+                              OOC_TS_DEV);
     break;
   case OOC_I_FREE:
     if (in->where == OOC_WHERE_HOST)
       s->flags[t] &= (uint8_t)~(OOC_TS_HOST | OOC_TS_HVALID);
     else
-      s->flags[t] &= (uint8_t)~(OOC_TS_DEV | OOC_TS_VALID);
+      s->flags[t] &= (uint8_t)~(OOC_TS_DEV | OOC_TS_VALID | OOC_TS_STALE);
     break;
   default:
     break;
@@ -351,7 +373,8 @@ ooc_sem_begin_alloc(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
   } else {
     if (f & OOC_TS_DEV)
       return ooc_sem_check(s, i, err);
-    s->flags[t] = (uint8_t)((f & ~OOC_TS_VALID) | OOC_TS_DEV);
+    s->flags[t] = (uint8_t)((f & ~(OOC_TS_VALID | OOC_TS_STALE)) |
+                            OOC_TS_DEV);
   }
   return OOC_OK;
 }
@@ -370,7 +393,8 @@ ooc_sem_begin_free(ooc_sem *s, int32_t i, const ooc_instr *in, ooc_err *err)
     if (!(f & OOC_TS_DEV) || s->inflight[t] ||
         (in->stream != OOC_STREAM_COMPUTE && ooc_sem_kernel_uses(s, t, 0)))
       return ooc_sem_check(s, i, err);
-    s->flags[t] = (uint8_t)(f & ~(OOC_TS_DEV | OOC_TS_VALID));
+    s->flags[t] = (uint8_t)(f & ~(OOC_TS_DEV | OOC_TS_VALID |
+                                  OOC_TS_STALE));
   }
   return OOC_OK;
 }
@@ -415,7 +439,8 @@ static inline void
 ooc_sem_finish_copy(ooc_sem *s, int32_t t, int d2h)
 {
   s->inflight[t]--;
-  s->flags[t] |= (uint8_t)(d2h ? OOC_TS_HVALID : OOC_TS_VALID);
+  s->flags[t] = d2h ? (uint8_t)(s->flags[t] | OOC_TS_HVALID)
+                    : (uint8_t)((s->flags[t] | OOC_TS_VALID) & ~OOC_TS_STALE);
 }
 
 /* Instruction i completes: a kernel's outputs and a copy's destination

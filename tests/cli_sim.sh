@@ -153,6 +153,41 @@ expect_fail "exec refuses it too" "instruction 4 (COMPUTE fwd" \
 cmp -s "$TMP/err" "$TMP/noparam-sim.err" &&
   ok "simulate and exec say the same" ||
   not_ok "simulate and exec say the same: $(cat "$TMP/err")"
+# Instructions deleted by hand that the checks above cannot see alone:
+# the recompute that fills what an in-place relu recomputes on, and the
+# copy in of weights a host optimizer step updated (stale next iteration).
+TC="$top_srcdir/tests/data/models/tiny_cnn.json"
+"$OOCSIM" plan -m "$TC" -b 4 --hw v100-pcie3 -p superneurons --budget 30KiB \
+  --allocator ideal -o "$TMP/sn.json" >/dev/null 2>&1
+l=$(grep -n '^\["compute",0,"recomp","device",[0-9]*,-1,\[-[0-9]*\],' \
+  "$TMP/sn.json" | head -n 1 | cut -d: -f1)
+if [ -n "$l" ]; then
+  plan_drop $(plan_index $((l - 1)) "$TMP/sn.json") "$TMP/sn.json" >"$TMP/sn-del.json"
+  expect_fail "an in-place recompute whose input was not recomputed" \
+    "sn-del.json: instruction 27 (COMPUTE recomp, layer 3 'relu1'): its kernel works in place on tensor 5 (act of layer 2 'bn1'), which holds no data then (nothing wrote it since its ALLOC)" \
+    "$OOCSIM" simulate "$TMP/sn-del.json"
+else
+  not_ok "superneurons recomputes an in-place relu of tiny_cnn at 30 KiB"
+fi
+"$OOCSIM" plan -m "$TC" -b 4 --hw v100-pcie3 -p zero-offload --budget 30KiB \
+  --allocator ideal -o "$TMP/zo.json" >/dev/null 2>&1
+l=$(grep -n '^\["h2d"' "$TMP/zo.json" | head -n 1 | cut -d: -f1)
+if [ -n "$l" ]; then
+  plan_drop $(plan_index "$l" "$TMP/zo.json") "$TMP/zo.json" >"$TMP/zo-del.json"
+  expect_fail "updated weights never copied back in" \
+    "zo-del.json: program: in the second iteration: instruction 24 (COMPUTE fwd, layer 6): reads tensor 2 (layer 6) whose device copy a host optimizer step has updated since (no copy in brought the new data)" \
+    "$OOCSIM" simulate "$TMP/zo-del.json"
+else
+  not_ok "zero-offload copies weights in on tiny_cnn at 30 KiB"
+fi
+# A copy's layer is its tensor's: traces label it by the layer.
+l=$(grep -n '^\["d2h"' "$TMP/zo.json" | head -n 1 | cut -d: -f1)
+k=$(plan_index "${l:-0}" "$TMP/zo.json")
+sed "${l:-1}s/^\[\"d2h\",\([0-9]*\),\"none\",\"device\",[0-9]*,/[\"d2h\",\1,\"none\",\"device\",0,/" \
+  "$TMP/zo.json" >"$TMP/zo-layer.json"
+expect_fail "a copy labelled with another layer" \
+  "zo-layer.json: program[$k] layer: 0 is not the layer of tensor" \
+  "$OOCSIM" simulate "$TMP/zo-layer.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \

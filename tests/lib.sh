@@ -29,6 +29,32 @@ expect_ok() {
     not_ok "$name (rc=$?, stderr: $(head -c 400 "$TMP/err"))"; fi
 }
 
+# plan_drop K PLAN > OUT: PLAN.json without its program[K] (not the
+# last), every wait renumbered: a hand edit that deletes one instruction.
+plan_drop() {
+  awk -v K="$1" '
+    /^"program": \[/ { inprog = 1; n = 0; print; next }
+    inprog && /^\]/ { inprog = 0 }
+    inprog {
+      if (n++ == K) next
+      if (match($0, /\],\[[0-9,]*\]/)) {
+        w = substr($0, RSTART + 3, RLENGTH - 4); out = ""
+        k = split(w, ws, ",")
+        for (j = 1; j <= k; j++) {
+          if (ws[j] == "" || ws[j] + 0 == K) continue
+          out = out (out == "" ? "" : ",") (ws[j] + 0 > K ? ws[j] - 1 : ws[j])
+        }
+        $0 = substr($0, 1, RSTART + 2) out substr($0, RSTART + RLENGTH - 1)
+      }
+    }
+    { print }' "$2"
+}
+
+# plan_index LINE PLAN: the program index of line LINE of PLAN.json.
+plan_index() {
+  echo $(( $1 - 1 - $(grep -n '^"program": \[' "$2" | cut -d: -f1) ))
+}
+
 finish() {
   echo "$passes passed, $fails failed"
   [ $fails -eq 0 ]
