@@ -1190,7 +1190,7 @@ run_bwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
     int wacc = k->tied >= 0 ? k->tied_acc : k->dparam_acc;
     if (tw != NULL) {
       const ooc_layer *e = &m->layers[m->n_layers > 0 ?
-                                      ooc_kernel_tied_embedding(m, k->layer)
+                                      ooc_model_tied_embedding(m, k->layer)
                                       : 0];
       dtw = (char *)ptr[k->tied_dparam] + k->tied_dparam_off;
       if (!wacc)   /* the table's position rows get no gradient here */

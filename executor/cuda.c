@@ -847,7 +847,7 @@ linear_run(cu_state *s, const ooc_kernel *k, cu_layer *L,
     return OOC_OK;
   }
   if (k->tied >= 0) {
-    const ooc_layer *e = &s->m->layers[ooc_kernel_tied_embedding(s->m,
+    const ooc_layer *e = &s->m->layers[ooc_model_tied_embedding(s->m,
                                                                 k->layer)];
     dW = (float *)((char *)ptr[k->tied_dparam] + k->tied_dparam_off);
     if (!wacc)

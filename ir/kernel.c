@@ -189,23 +189,6 @@ ooc_kernels_free(ooc_kernels *ks)
   memset(ks, 0, sizeof *ks);
 }
 
-int
-ooc_kernel_tied_embedding(const ooc_model *m, int layer)
-{
-  const ooc_layer *ly = &m->layers[layer];
-  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
-  int64_t fin = x->d[x->ndim - 1];
-  int e;
-
-  for (e = 1; e < m->n_layers; e++) {
-    const ooc_layer *em = &m->layers[e];
-    if (em->op == OOC_OPK_EMBEDDING && em->a.vocab == ly->a.out &&
-        em->a.out == fin)
-      return e;
-  }
-  return -1;
-}
-
 /* Resolve COMPUTE i into k (arrays from the cursors). */
 static int
 resolve(const roles *r, const ooc_model *m, const ooc_program *p,
@@ -271,7 +254,7 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
   k->inplace = (ly->op == OOC_OPK_RELU || ly->op == OOC_OPK_ACT ||
                 ly->op == OOC_OPK_DROPOUT) && ly->alias_of >= 0;
   if (ly->op == OOC_OPK_LINEAR && ly->a.tied) {
-    int e = ooc_kernel_tied_embedding(m, in->layer);
+    int e = ooc_model_tied_embedding(m, in->layer);
     if (e < 0 || r->param[e] < 0)
       return ooc_err_set(err, OOC_EINVAL,
                          "layer %d '%s' is a tied linear, but no "

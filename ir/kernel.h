@@ -86,10 +86,6 @@ int ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                       const ooc_program *p, ooc_err *err);
 void ooc_kernels_free(ooc_kernels *ks);
 
-/* The tied linear's embedding (the first with vocab == out and out == the
- * linear's input features), or -1. */
-int ooc_kernel_tied_embedding(const ooc_model *m, int layer);
-
 /* The same check as ooc_kernels_build without keeping the result. */
 int ooc_kernels_check(const ooc_model *m, const ooc_program *p,
                       ooc_err *err);

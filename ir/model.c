@@ -208,3 +208,20 @@ ooc_layer_signature(const ooc_model *m, int layer, char *buf, size_t n)
   put(buf, n, &off, " %s", ooc_dtype_name(m->dtype));
   return (int)off;
 }
+
+int
+ooc_model_tied_embedding(const ooc_model *m, int layer)
+{
+  const ooc_layer *ly = &m->layers[layer];
+  const ooc_shape *x = &m->layers[ooc_layer_input(m, ly, 0)].out;
+  int64_t fin = x->d[x->ndim - 1];
+  int e;
+
+  for (e = 1; e < m->n_layers; e++) {
+    const ooc_layer *em = &m->layers[e];
+    if (em->op == OOC_OPK_EMBEDDING && em->a.vocab == ly->a.out &&
+        em->a.out == fin)
+      return e;
+  }
+  return -1;
+}

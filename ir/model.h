@@ -354,4 +354,9 @@ const char *ooc_needs_name(unsigned needs);
  * Writes at most n bytes; returns the length. */
 int ooc_layer_signature(const ooc_model *m, int layer, char *buf, size_t n);
 
+/* The embedding whose table tied linear `layer` computes with: the first
+ * with vocab == the linear's out and width (out) == its input features,
+ * or -1 (the loader refuses a model whose tied linear has none). */
+int ooc_model_tied_embedding(const ooc_model *m, int layer);
+
 #endif

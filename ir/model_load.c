@@ -1491,6 +1491,21 @@ totals(struct ld *ld, ooc_model *m)
                 ooc_fmt_bytes(ws, b4, sizeof b4),
                 ooc_fmt_bytes(OOC_MODEL_MAX_TOTAL_BYTES, b5, sizeof b5));
   }
+  /* A tied linear has no weights of its own: it computes with an
+   * embedding's table, which must have its shape. */
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *l = &m->layers[i];
+    if (l->op == OOC_OPK_LINEAR && l->a.tied &&
+        ooc_model_tied_embedding(m, i) < 0) {
+      const ooc_shape *x = &m->layers[ooc_layer_input(m, l, 0)].out;
+      ld->ctx = CTX_NAME;
+      ld->ctx_s = l->name ? l->name : "?";
+      return ferr(ld, OOC_EINVAL, "tied", "no embedding layer has vocab "
+                  "%lld and width %lld, the table this layer's weights "
+                  "would be ([out x input features])",
+                  (long long)l->a.out, (long long)x->d[x->ndim - 1]);
+    }
+  }
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
     m->total_params += l->params;

@@ -1284,6 +1284,18 @@ START_TEST(test_bad_strings)
           "\"f\"]}]}", OOC_EINVAL,
           "the second input (the size to resize to) must have the first's "
           "rank 3 (got 1)");
+  /* A tied linear computes with an embedding's table: one of its shape
+   * must exist, or its weights would vanish from the counts. */
+  bad_str("{\"name\":\"t\",\"input\":[16],\"layers\":["
+          "{\"name\":\"a\",\"op\":\"linear\",\"out\":4,\"tied\":true}]}",
+          OOC_EINVAL, "t.json: layer 'a': tied: no embedding layer has vocab "
+          "4 and width 16, the table this layer's weights would be ([out x "
+          "input features])");
+  bad_str("{\"name\":\"t\",\"input\":[8],\"layers\":["
+          "{\"name\":\"emb\",\"op\":\"embedding\",\"vocab\":10,\"out\":4},"
+          "{\"name\":\"head\",\"op\":\"linear\",\"out\":7,\"tied\":true}]}",
+          OOC_EINVAL, "t.json: layer 'head': tied: no embedding layer has "
+          "vocab 7 and width 4");
   bad_str("{\"name\":\"x\",\"input\":[3,8,8]}", OOC_EINVAL,
           "t.json: layers: missing");
   bad_str("{\"name\":\"x\",\"layers\":[]}", OOC_EINVAL,
