@@ -58,7 +58,36 @@ struct sweep_ctx {
   ooc_sweep_grid *g;
   ooc_sweep_opts *o;
   int merge;
+  int grid_opt;         /* the first option other than --merge and -o, 0 */
 };
+
+/* How the user spelled option id, for the message that refuses it with
+ * --merge (the shards' grid.json fixes the grid and how it ran). */
+static const char *
+opt_spelling(int id)
+{
+  switch (id) {
+  case OOC_OPT_MODEL: return "-m";
+  case OOC_OPT_BATCH: return "-b";
+  case OOC_OPT_HW: return "--hw";
+  case OOC_OPT_PLANNER: return "-p";
+  case OOC_OPT_DTYPE: return "--dtype";
+  case OOC_OPT_PRECISION: return "--precision";
+  case OOC_OPT_OPTIMIZER: return "--optimizer";
+  case OOC_OPT_ALLOCATOR: return "--allocator";
+  case OOC_OPT_BUDGET: return "--budget";
+  case OOC_OPT_HW_SET: return "--hw-set";
+  case OOC_OPT_SET: return "--set";
+  case OOC_OPT_JOBS: return "-j";
+  case OOC_OPT_SHARD: return "--shard";
+  case OOC_OPT_MAXBATCH: return "--maxbatch";
+  case OOC_OPT_STEADY: return "--steady";
+  case OOC_OPT_NOTIMING: return "--no-timing";
+  case OOC_OPT_ITERS: return "--iterations";
+  case OOC_OPT_FRESH: return "--fresh";
+  default: return "an option";
+  }
+}
 
 static int
 handle(void *ctx, int id, const char *arg, ooc_err *err)
@@ -67,6 +96,8 @@ handle(void *ctx, int id, const char *arg, ooc_err *err)
   ooc_sweep_grid *g = c->g;
   int64_t v;
 
+  if (id != OOC_OPT_MERGE && id != OOC_OPT_OUTPUT && c->grid_opt == 0)
+    c->grid_opt = id;
   switch (id) {
   case OOC_OPT_MODEL: return ooc_sweep_set_model(g, arg, err);
   case OOC_OPT_BATCH: return ooc_sweep_parse_batches(g, arg, err);
@@ -142,6 +173,19 @@ ooc_cmd_sweep(int argc, char **argv)
       ooc_cli_fail("sweep --merge: name the shard directories");
       goto out;
     }
+    if (ctx.grid_opt != 0) {
+      ooc_cli_fail("sweep --merge: %s cannot be given (a merge only joins "
+                   "the shards' rows; their grid.json fixes the grid and "
+                   "how its points ran)",
+                   opt_spelling(ctx.grid_opt));
+      goto out;
+    }
+    for (int i = 0; i < n_pos; i++)
+      if (ooc_cli_same_file(pos[i], o.dir)) {
+        ooc_cli_fail("sweep --merge: -o %s is shard '%s'; merge into "
+                     "another directory", o.dir, pos[i]);
+        goto out;
+      }
     if (ooc_sweep_merge(pos, n_pos, o.dir, &ms, &err)) {
       ooc_cli_fail("%s", err.msg);
       goto out;

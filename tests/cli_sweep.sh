@@ -217,6 +217,10 @@ touch "$TMP/afile"
 expect_fail "unwritable output directory" "afile/out" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/afile/out"
 expect_fail "bad shard" "--shard '3/2'" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn --shard 3/2 -o "$TMP/e"
 expect_fail "merge without -o" "sweep --merge: missing -o DIR" $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2"
+expect_fail "merge with a grid option" "oocsim: sweep --merge: -p cannot be given (a merge only joins the shards' rows; their grid.json fixes the grid and how its points ran)" \
+  $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2" -p vdnn -o "$TMP/e7"
+expect_fail "merge into one of its shards" "oocsim: sweep --merge: -o $TMP/sh1/ is shard '$TMP/sh1'; merge into another directory" \
+  $OOCSIM sweep --merge "$TMP/sh1" "$TMP/sh2" -o "$TMP/sh1/"
 expect_fail "merge of a directory without results" "$TMP/nosuchdir/grid.json" $OOCSIM sweep --merge "$TMP/nosuchdir" -o "$TMP/e3"
 # A grid.json edited by hand: the field is named. A value twice on an
 # axis would give each of its rows twice, and the settings the rows were
