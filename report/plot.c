@@ -86,24 +86,34 @@ ooc_plot_gnuplot(const char **path)
   return runnable(g);
 }
 
-/* gnuplot string literal in single quotes ('' escapes a quote). */
-static void
-gp_str(char *dst, size_t n, const char *s)
+/* gnuplot string literal in double quotes, with backslash escapes (the
+ * single-quoted form, with a doubled quote for a quote, is misread by
+ * gnuplot 5.4's -e when two quotes come together). A newline becomes \n
+ * (a line break in a title); other control characters are dropped. */
+void
+ooc_plot_quote(char *dst, size_t n, const char *s)
 {
   size_t k = 0;
   if (n < 3)
     return;
-  dst[k++] = '\'';
-  for (; *s && k + 3 < n; s++) {
-    if (*s == '\'')
-      dst[k++] = '\'';
-    dst[k++] = *s;
+  dst[k++] = '"';
+  for (; *s && k + 4 < n; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      dst[k++] = '\\';
+      dst[k++] = (char)c;
+    } else if (c == '\n') {
+      dst[k++] = '\\';
+      dst[k++] = 'n';
+    } else if (c >= 0x20 && c != 0x7f) {
+      dst[k++] = (char)c;
+    }
   }
-  dst[k++] = '\'';
+  dst[k++] = '"';
   dst[k] = '\0';
 }
 
-/* Variables passed with -e, built up as "name='value'; ". */
+/* Variables passed with -e, built up as "name=\"value\"; ". */
 typedef struct gpvars {
   char buf[32768];
   size_t len;
@@ -113,7 +123,7 @@ static void
 var_s(gpvars *v, const char *name, const char *value)
 {
   char q[4096];
-  gp_str(q, sizeof q, value);
+  ooc_plot_quote(q, sizeof q, value);
   v->len += (size_t)snprintf(v->buf + v->len, sizeof v->buf - v->len,
                              "%s=%s; ", name, q);
   if (v->len >= sizeof v->buf)

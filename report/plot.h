@@ -72,6 +72,10 @@ int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
 int ooc_plot_script(const char *name, const char *dat, const char *out,
                     const char *vars, ooc_err *err);
 
+/* s as a gnuplot string literal (double quotes, backslash escapes) in
+ * dst (n bytes, truncated to fit), for the vars of ooc_plot_script. */
+void ooc_plot_quote(char *dst, size_t n, const char *s);
+
 /* The gnuplot program that would run; sets *path and returns 1 when it is
  * runnable, 0 when not. */
 int ooc_plot_gnuplot(const char **path);

@@ -259,7 +259,8 @@ ooc_vreport_write(const ooc_validate *v, const char *dir, int *plots_missing,
 {
   ooc_atomic_file af;
   ooc_err first = { 0 };
-  char path[4096], data[4096], name[160], fp[96], vars[512], *text = NULL;
+  char path[4096], data[4096], name[160], fp[96], vars[2048], *text = NULL;
+  char title[512], q[1100];
   int *drawn_tl = NULL, drawn_iter = 0, drawn_hist = 0, i, rc, n_hist = 0;
   int64_t bins[HIST_BINS];
 
@@ -299,8 +300,10 @@ ooc_vreport_write(const ooc_validate *v, const char *dir, int *plots_missing,
   if ((rc = ooc_atomic_commit(&af, err)) < 0)
     goto done;
   if (drawn_iter) {
-    snprintf(vars, sizeof vars, "plottitle='%s, batch %lld: iteration "
-             "predicted and measured'; ", v->model, (long long)v->batch);
+    snprintf(title, sizeof title, "%s, batch %lld: iteration predicted "
+             "and measured", v->model, (long long)v->batch);
+    ooc_plot_quote(q, sizeof q, title);
+    snprintf(vars, sizeof vars, "plottitle=%s; ", q);
     drawn_iter = draw("verrors", path, dir, "iteration.png", vars,
                       plots_missing, &first) == OOC_OK;
   }
@@ -327,9 +330,11 @@ ooc_vreport_write(const ooc_validate *v, const char *dir, int *plots_missing,
   if ((rc = ooc_atomic_commit(&af, err)) < 0)
     goto done;
   if (n_hist > 0) {
-    snprintf(vars + strlen(vars), sizeof vars - strlen(vars),
-             "plottitle='%s, batch %lld: per-op error'; ", v->model,
+    snprintf(title, sizeof title, "%s, batch %lld: per-op error", v->model,
              (long long)v->batch);
+    ooc_plot_quote(q, sizeof q, title);
+    snprintf(vars + strlen(vars), sizeof vars - strlen(vars),
+             "plottitle=%s; ", q);
     drawn_hist = draw("vhist", path, dir, "op-errors.png", vars,
                       plots_missing, &first) == OOC_OK;
   }
@@ -347,12 +352,15 @@ ooc_vreport_write(const ooc_validate *v, const char *dir, int *plots_missing,
     timeline_data(r, af.f, &tmax);
     if ((rc = ooc_atomic_commit(&af, err)) < 0)
       goto done;
+    snprintf(title, sizeof title, "%s: predicted (upper) and measured "
+             "(lower)", r->planner);
+    ooc_plot_quote(q, sizeof q, title);
     snprintf(vars, sizeof vars, "tmax=%.6f; pred_ms=%.6f; meas_ms=%.6f; "
-             "plottitle='%s: predicted (upper) and measured (lower)'; ",
+             "plottitle=%s; ",
              fmax(tmax, 1e3 * fmax(r->predicted_iteration_s,
                                    r->measured_iteration_s)) * 1.02,
              1e3 * r->predicted_iteration_s, 1e3 * r->measured_iteration_s,
-             r->planner);
+             q);
     snprintf(name, sizeof name, "timeline-%s.png", fp);
     drawn_tl[i] = draw("vtimeline", path, dir, name, vars, plots_missing,
                        &first) == OOC_OK;
