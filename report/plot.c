@@ -1290,10 +1290,23 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     struct gitem x = {
       .lane = !strcmp(row[lc], "compute") ? 3
               : !strcmp(row[lc], "h2d") ? 2
-              : !strcmp(row[lc], "host") ? 0 : 1,
+              : !strcmp(row[lc], "d2h") ? 1
+              : !strcmp(row[lc], "host") ? 0 : -1,
       .kind = gantt_kind(row[pc], cc >= 0 ? row[cc] : NULL),
       .s = cell_d(row[sc]) * 1e3, .e = cell_d(row[ec]) * 1e3,
     };
+    /* Rows are numbered as check_numbers numbers them (the header is 1). */
+    if (x.lane < 0) {
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column 'lane': "
+                       "'%s' is not compute, h2d, d2h or host", in, r + 2,
+                       row[lc]);
+      goto out;
+    }
+    if (x.e < x.s) {
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": end_s %s is "
+                       "before start_s %s", in, r + 2, row[ec], row[sc]);
+      goto out;
+    }
     if (x.kind < 0 || !(x.e > x.s))
       continue;               /* zero-cost allocator calls: nothing to see */
     if (x.s < tmin)
