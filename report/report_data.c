@@ -348,6 +348,23 @@ ooc_report_load(const ooc_report_opts *o, ooc_report_data *d, ooc_err *err)
   rc = base_grid(o, &g, err);
   if (!rc)
     rc = ooc_sweep_parse_batches_as(&g, d->batches, "--batches", err);
+  if (!rc) {
+    /* The model at the largest batch: sizes grow with it, so when it
+     * loads every smaller one does, and a size it overflows is bad
+     * input found before the folder is made. */
+    int64_t top = 0;
+    ooc_model *big = NULL;
+    for (int i = 0; i < g.n_batches; i++)
+      if (g.batches[i] > top)
+        top = g.batches[i];
+    if (top > o->batch) {
+      ooc_model_opts bo = mo;
+      bo.batch = top;
+      if ((rc = ooc_model_load(o->model, &bo, &big, err)) < 0)
+        ooc_err_prefix(err, rc, "--batches: batch %lld: ", (long long)top);
+      ooc_model_free(big);
+    }
+  }
   for (int i = 0; !rc && i < g.n_planners; i++)
     if (ooc_planner_find(g.planners[i], err) == NULL)
       rc = ooc_err_prefix(err, OOC_EINVAL, "-p: ");

@@ -295,6 +295,10 @@ expect_fail "plot without KIND" "missing KIND" $OOCSIM plot --in "$TMP/thr/resul
 expect_ok "report --precision" $OOCSIM report -m gpt2 --set seq=128 -b 16 --hw h100-pcie5 -p window --precision amp-bf16 --optimizer adam --no-maxbatch -j 2 -o "$TMP/rp"
 grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report names the precision" || not_ok "report precision line: $(grep -m1 'Model:' "$TMP/rp/report.md")"
 head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
+expect_fail "report --batches past what sizes can hold" \
+  "oocsim: --batches: batch 9223372036854775807: $top_srcdir/tests/data/cli_mlp.json: layer 'input': out: shape [16] x batch 9223372036854775807 overflows a 64-bit size" \
+  $OOCSIM report -m "$top_srcdir/tests/data/cli_mlp.json" -b 4 --hw v100-pcie3 -p incore --no-maxbatch --batches 9223372036854775807 -o "$TMP/rbig"
+[ ! -e "$TMP/rbig" ] && ok "a refused report makes no folder" || not_ok "$TMP/rbig left behind"
 expect_fail "report --precision with --dtype" "give --precision or --dtype, not both" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --dtype fp16 --precision amp-fp16 -o "$TMP/r3"
 expect_fail "report unknown precision" "--precision: unknown precision 'fp4'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --precision fp4 -o "$TMP/r3"
 printf 'time_s,allocated_bytes,reserved_bytes\n0,1,2\n0.5,abc,2\n' >"$TMP/mbad.csv"
