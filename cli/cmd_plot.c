@@ -36,7 +36,8 @@ static const ooc_cli_doc doc = {
     "              `simulate --timeline-csv`, `oocsim report`): compute/H2D/D2H\n"
     "              lanes, stalls in red\n"
     "\n"
-    "The gnuplot data is written beside OUT as OUT.dat. gnuplot is\n"
+    "The gnuplot data is written beside OUT, with .dat for its extension\n"
+    "(throughput.png: throughput.dat). gnuplot is\n"
     OOC_GNUPLOT " unless $OOCSIM_GNUPLOT names another program; without it,\n"
     "or when it draws no image, the command exits 1 and OUT is left as it\n"
     "was.\n",
