@@ -36,7 +36,8 @@ ooc_parse_budget(const char *s, uint64_t *out, ooc_err *err)
   int rc = ooc_parse_size(s, "--budget", out, err);
 
   if (rc == OOC_OK && *out == 0)
-    return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0", s);
+    return ooc_err_set(err, OOC_EINVAL, "--budget: '%s' must be > 0%s", s,
+                       strtod(s, NULL) > 0 ? " (it rounds to 0 bytes)" : "");
   return rc;
 }
 
@@ -620,7 +621,14 @@ ooc_data_find(const char *subdir, const char *name, char **path, ooc_err *err)
 
   *path = NULL;
   if (L == 0)
-    return ooc_err_set(err, OOC_EINVAL, "empty %s name", subdir);
+    return ooc_err_set(err, OOC_EINVAL, "empty %s name (give a name from "
+                       "'oocsim list %s' or a JSON path)",
+                       strcmp(subdir, "models") == 0 ? "model"
+                       : strcmp(subdir, "hwprofiles") == 0 ? "profile"
+                                                           : subdir,
+                       strcmp(subdir, "models") == 0 ? "models"
+                       : strcmp(subdir, "hwprofiles") == 0 ? "hw"
+                                                           : subdir);
   if (strchr(name, '/') != NULL || (L > 5 && strcmp(name + L - 5, ".json") == 0)) {
     *path = strdup(name);
     return *path ? OOC_OK : ooc_err_set(err, OOC_ENOMEM, "out of memory");

@@ -883,6 +883,14 @@ check_consistency(const ooc_hw *hw, const char *origin, ooc_err *err)
                        "allocator.va_granularity_MiB (got %g and %g)", origin,
                        (double)hw->va_chunk_bytes / MiB,
                        (double)hw->va_granularity / MiB);
+  /* The va allocator maps memory a chunk at a time: one larger than the
+   * device would make every plan under it run out of memory. */
+  if (hw->va_chunk_bytes > hw->mem_total)
+    return ooc_err_set(err, OOC_ERANGE,
+                       "%s: allocator.va_chunk_MiB: must be at most the "
+                       "device's memory.total_GiB (got %g MiB > %g GiB)",
+                       origin, (double)hw->va_chunk_bytes / MiB,
+                       (double)hw->mem_total / GiB);
   return OOC_OK;
 }
 

@@ -327,4 +327,19 @@ expect_fail "calibrated times whose sum overflows" \
   "model cli_mlp: one iteration's compute time overflows: profile 'v100-pcie3' calibration.layers times are (their sum is) out of range" \
   "$OOCSIM" simulate -m "$MLP" -b 4 --hw "$TMP/calbig.json" -p incore
 
+# A VA chunk larger than the device: every va plan would run out of
+# memory with a message about small segments; the profile is refused.
+expect_fail "a VA chunk larger than the device" \
+  "allocator.va_chunk_MiB: must be at most the device's memory.total_GiB (got 1e+12 MiB > 16 GiB)" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --allocator va \
+  --hw-set allocator.va_chunk_MiB=1e12
+expect_fail "an empty model name" \
+  "oocsim: empty model name (give a name from 'oocsim list models' or a JSON path)" \
+  "$OOCSIM" info -m ''
+expect_fail "an empty profile name" \
+  "oocsim: empty profile name (give a name from 'oocsim list hw' or a JSON path)" \
+  "$OOCSIM" info --hw ''
+expect_fail "a budget under a byte" "oocsim: --budget: '0.1' must be > 0 (it rounds to 0 bytes)" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget 0.1
+
 finish
