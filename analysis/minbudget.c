@@ -115,9 +115,9 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   const ooc_planner_type *const *ts = planners;
   const ooc_planner_type *best_t = NULL;
   const ooc_allocator_type *al;
-  int64_t floor_mib, start_mib, cap_mib, best = 0;
-  uint64_t big;
-  int rc, i;
+  int64_t floor_mib, start_mib, cap_mib, best = 0, floor_res, floor_off;
+  uint64_t big, ws_off;
+  int rc, i, any_res = 0, any_off = 0;
 
   *res = (ooc_minbudget_result){ .budget = 0 };
   if (caps != NULL)
@@ -133,7 +133,21 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   if ((rc = ooc_scenario_lookup(&S.spec, NULL, &al, NULL, err)) < 0 ||
       (rc = ooc_scenario_open(&S.spec, &S.sc, err)) < 0)
     return rc;
+  /* Each planner's floor: the working set with every parameter on the
+   * device, or, for one that may offload them (zero-offload, joint), with
+   * the offloadable ones on the host. The least of the chosen planners'
+   * is the search's. */
   res->working_set = ooc_scenario_working_set(S.sc, NULL, 0);
+  ws_off = ooc_scenario_working_set_offload(S.sc);
+  floor_res = (int64_t)((res->working_set + MIB - 1) / MIB);
+  floor_off = (int64_t)((ws_off + MIB - 1) / MIB);
+  for (i = 0; i < n; i++)
+    if (ts[i]->flags & OOC_PLANNER_OFFLOAD)
+      any_off = 1;
+    else
+      any_res = 1;
+  if (any_off && (!any_res || floor_off < floor_res))
+    res->working_set = ws_off;
   floor_mib = (int64_t)((res->working_set + MIB - 1) / MIB);
   start_mib = (int64_t)(ooc_scenario_hw(S.sc)->mem_usable / MIB);
   if (start_mib < floor_mib)
@@ -150,6 +164,9 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
       res->capped = 1;
       break;
     }
+    if ((ts[i]->flags & OOC_PLANNER_OFFLOAD ? floor_off : floor_res) !=
+        floor_mib)
+      continue;               /* its floor is above: bisected below */
     if ((rc = fits(&S, ts[i], floor_mib, err)) < 0)
       goto done;
     if (rc) {
@@ -160,7 +177,10 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   }
   for (i = best_t != NULL || res->capped ? n : 0; i < n; i++) {
     const ooc_planner_type *t = ts[i];
-    int64_t lo = floor_mib, hi;       /* lo never fits, hi fits */
+    int64_t own = t->flags & OOC_PLANNER_OFFLOAD ? floor_off : floor_res;
+    /* lo never fits: the floor itself was tried above when it is the
+     * search's, else only below it is certain not to fit. */
+    int64_t lo = own == floor_mib ? own : own - 1, hi;
 
     if (spent(&S)) {
       res->capped = 1;
@@ -169,7 +189,7 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
     if (best > 0) {
       /* Only a planner that fits just below the best can improve on it. */
       if (best - 1 <= lo)
-        break;
+        continue;
       if ((rc = fits(&S, t, best - 1, err)) < 0)
         goto done;
       if (rc == 0)

@@ -4,12 +4,15 @@
  *
  * The search works in MiB. No plan fits below the scenario's largest
  * working set (ooc_scenario_working_set: persistent bytes plus the largest
- * step, the check of ooc_plan_check_budget), so that is the floor. The
+ * step, the check of ooc_plan_check_budget), or for a planner that may
+ * offload optimizer steps (OOC_PLANNER_OFFLOAD) below the same with the
+ * offloadable parameters on the host (ooc_scenario_working_set_offload):
+ * each planner's floor, the least of them the search's. The
  * upper end is the profile's usable memory, doubled until some planner
  * fits (at most 64 times the larger of it and the naive in-core peak).
- * First each planner is tried at the floor, in order: the first that
- * fits there is the answer. Else each planner is bisected between the
- * floor and the best budget found so far: a planner that does not fit
+ * First each planner whose floor is the search's is tried there, in order:
+ * the first that fits is the answer. Else each planner is bisected between
+ * its floor and the best budget found so far: a planner that does not fit
  * just below that best is skipped without a bisection. Each probe is one
  * scenario run (ooc_scenario_probe: plan + simulate, no baseline); a
  * planner that reports that it cannot fit counts as not fitting. Each

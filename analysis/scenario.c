@@ -128,6 +128,14 @@ ooc_scenario_working_set(const ooc_scenario *sc, char *step, size_t n)
   return sc->lv->persistent_bytes + sc->lv->max_step_bytes;
 }
 
+uint64_t
+ooc_scenario_working_set_offload(const ooc_scenario *sc)
+{
+  uint64_t mx, off = ooc_liveness_offloadable(sc->lv, 1, NULL, &mx);
+
+  return sc->lv->persistent_bytes - off + 2 * mx + sc->lv->max_step_bytes;
+}
+
 int
 ooc_scenario_baseline(ooc_scenario *sc, double *incore_s, double *compute_s,
                       ooc_err *err)

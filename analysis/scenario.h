@@ -124,6 +124,10 @@ const ooc_hw *ooc_scenario_hw(const ooc_scenario *sc);
  * a budget below it. */
 uint64_t ooc_scenario_working_set(const ooc_scenario *sc, char *step,
                                   size_t n);
+/* The same for a planner that may run optimizer steps on the CPU
+ * (OOC_PLANNER_OFFLOAD): the persistent bytes with the offloadable
+ * parameters on the host (ooc_plan_check_budget_offload). */
+uint64_t ooc_scenario_working_set_offload(const ooc_scenario *sc);
 
 /* Run spec's planner, allocator, budget, options and iterations on the
  * opened scenario (spec's model, batch, dtype, sets, hw and hw_sets are

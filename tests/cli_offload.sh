@@ -65,6 +65,15 @@ expect_ok "replay" "$OOCSIM" simulate "$TMP/p.json" --json --trace "$TMP/t.json"
 grep -q '"args":{"name":"host"}' "$TMP/t.json" && grep -q '"cat":"cpu-update"' "$TMP/t.json" &&
   ok "trace has the host lane" || not_ok "trace has the host lane"
 
+# A budget only an offloading planner can meet: compare ranks it and
+# shows the others out of memory, rather than refusing the budget.
+expect_ok "compare under the resident working set" "$OOCSIM" compare -m gpt2_medium -b 4 \
+  --hw v100-pcie3 --optimizer adam --budget 6GiB -p window,zero-offload --format csv
+grep -q ',zero-offload,4,fp32,adam,6442450944,1,' "$TMP/out" &&
+  grep -q ',window,4,fp32,adam,6442450944,0,.*it would need to offload parameters' "$TMP/out" &&
+  ok "zero-offload fits, window would need to offload" ||
+  not_ok "mixed compare: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
+
 # A smaller scenario where everything fits: zero-offload still offloads.
 expect_ok "resnet50 zero-offload" "$OOCSIM" simulate -m resnet50 -b 64 --hw v100-pcie3 -p zero-offload
 grep -q '^offload     optimizer of 107 layers on the CPU' "$TMP/out" && ok "resnet50: offload line" || not_ok "resnet50: offload line"
