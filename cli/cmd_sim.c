@@ -85,6 +85,8 @@ plan_file_from(ooc_plan_file *pf, const ooc_cli_args *a, const char *model,
     .opts = a->opts, .n_opts = a->n_opts,
     .allocator = s->allocator,
     .budget_bytes = s->budget_bytes,
+    .iterations = a->iterations,
+    .steady = a->steady,
     .note = s->plan_note,
     .program = *prog,
   };
@@ -200,6 +202,7 @@ done:
 static const ooc_cli_doc simulate_doc = {
   .name = "simulate", .cmd = OOC_CMD_SIMULATE,
   .usage = "Usage: oocsim simulate PLAN.json [--allocator A] [--budget SIZE]\n"
+           "                       [--iterations N] [--steady]\n"
            "                       [--json] [--trace FILE] [--mem-csv FILE]\n"
            "                       [--timeline-csv FILE]\n"
            "       oocsim simulate -m MODEL -b BATCH --hw HW -p PLANNER ...\n"
@@ -365,8 +368,9 @@ ooc_cmd_simulate(int argc, char **argv)
       .allocator = a.allocator != NULL ? a.allocator : pf.allocator,
       .budget = a.budget != 0 ? a.budget : pf.budget_bytes,
       .budget_field = a.budget != 0 ? NULL : "scenario.budget_bytes",
-      .iterations = a.iterations,
-      .steady = a.steady,
+      /* As it was planned, unless the options say otherwise. */
+      .iterations = a.iterations > 0 ? a.iterations : pf.iterations,
+      .steady = a.steady || pf.steady,
     };
     if (ooc_scenario_run_program(&spec, &pf.program, pf.note, &sum, &out,
                                  &err) < 0) {

@@ -97,6 +97,10 @@ scenario_json(const ooc_plan_file *pf)
   cJSON_AddItemToObject(s, "opts", o);
   STR("allocator", pf->allocator);
   NUM("budget_bytes", pf->budget_bytes);
+  if (pf->iterations > 0)
+    NUM("iterations", pf->iterations);
+  if (pf->steady && cJSON_AddBoolToObject(s, "steady", 1) == NULL)
+    goto fail;
   STR("note", pf->note);
 #undef STR
 #undef NUM
@@ -359,8 +363,8 @@ known_keys(reader *R, const cJSON *o, const char *where,
 
 static const char *const scenario_keys[] = {
   "model", "model_path", "batch", "dtype", "precision", "optimizer", "set",
-  "hw", "hw_set", "planner", "opts", "allocator", "budget_bytes", "note",
-  NULL,
+  "hw", "hw_set", "planner", "opts", "allocator", "budget_bytes",
+  "iterations", "steady", "note", NULL,
 };
 static const char *const top_keys[] = {
   "format", "version", "scenario", "model_fingerprint", "n_layers",
@@ -444,6 +448,19 @@ read_scenario(reader *R, const cJSON *s)
   TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(s, "budget_bytes"), 1,
              MAX_EXACT, "scenario.budget_bytes", &v));
   pf->budget_bytes = (uint64_t)v;
+  /* How the planner simulated (absent: the defaults, as older files). */
+  pf->iterations = 0;
+  if (cJSON_GetObjectItemCaseSensitive(s, "iterations") != NULL) {
+    TRY(as_int(R, cJSON_GetObjectItemCaseSensitive(s, "iterations"), 1, 1000,
+               "scenario.iterations", &v));
+    pf->iterations = (int)v;
+  }
+  {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "steady");
+    if (st != NULL && !cJSON_IsBool(st))
+      return bad(R, OOC_EPARSE, "scenario.steady", "must be true or false");
+    pf->steady = cJSON_IsTrue(st);
+  }
   TRY(get_str(R, s, "note", "scenario.note", &str));
   pf->note = str;
 #undef TRY

@@ -53,6 +53,10 @@ typedef struct ooc_plan_file {
   const ooc_kv *opts; int n_opts;                 /* --opt */
   const char *allocator;
   uint64_t budget_bytes;
+  int iterations;             /* --iterations it was planned and simulated
+                                 with (written only when given; 0: the
+                                 default) */
+  int steady;                 /* --steady (written only when set) */
   const char *note;           /* the planner's note */
   /* The lowered program (its model_fingerprint and n_layers included). */
   ooc_program program;

@@ -1250,7 +1250,16 @@ START_TEST(test_plan_file_errors)
   t = edit(text, "\"batch\":1", "\"batch\":1,\"colour\":\"red\"");
   expect_bad(t, OOC_EPARSE, "p.json: scenario.colour: unknown key (valid: "
              "model, model_path, batch, dtype, precision, optimizer, set, "
-             "hw, hw_set, planner, opts, allocator, budget_bytes, note)");
+             "hw, hw_set, planner, opts, allocator, budget_bytes, "
+             "iterations, steady, note)");
+  free(t);
+  /* How the plan was simulated: iterations 1 to 1000, steady a bool. */
+  t = edit(text, "\"batch\":1", "\"batch\":1,\"iterations\":0");
+  expect_bad(t, OOC_EINVAL, "p.json: scenario.iterations: 0 is out of range "
+             "[1, 1000]");
+  free(t);
+  t = edit(text, "\"batch\":1", "\"batch\":1,\"steady\":\"yes\"");
+  expect_bad(t, OOC_EPARSE, "p.json: scenario.steady: must be true or false");
   free(t);
   t = edit(text, "\"version\": 2", "\"version\": 2, \"extra\": 1");
   expect_bad(t, OOC_EPARSE, "p.json: extra: unknown key (valid: format, "

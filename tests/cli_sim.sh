@@ -63,6 +63,19 @@ for p in incore vdnn window; do
     not_ok "plan.json replays to the one-shot result ($p): $(head -c 300 "$TMP/err"; diff "$TMP/p1.json" "$TMP/p2.json" | head -5)"
   fi
 done
+# The same with --steady and --iterations, which plan.json records.
+for o in "--steady" "--iterations 3"; do
+  S="-m resnet50 -b 256 --hw v100-pcie3 -p checkpoint-dp $o"
+  if "$OOCSIM" plan $S -o "$TMP/plan-it.json" >/dev/null 2>"$TMP/err" &&
+     "$OOCSIM" simulate "$TMP/plan-it.json" --json --no-timing >"$TMP/p1.json" 2>>"$TMP/err" &&
+     "$OOCSIM" simulate $S --json --no-timing 2>>"$TMP/err" |
+       sed '/"planner_metrics"/,/}/d' >"$TMP/p2.json" &&
+     cmp -s "$TMP/p1.json" "$TMP/p2.json"; then
+    ok "plan.json made with $o replays to the one-shot result"
+  else
+    not_ok "replay with $o: $(head -c 300 "$TMP/err"; diff "$TMP/p1.json" "$TMP/p2.json" | head -5)"
+  fi
+done
 "$OOCSIM" simulate "$TMP/plan-incore.json" >"$TMP/t1" 2>&1
 "$OOCSIM" simulate -m resnet50 -b 256 --hw v100-pcie3 -p incore --allocator va >"$TMP/t2" 2>&1
 grep -v '^simulation' "$TMP/t1" >"$TMP/t1b"; grep -v '^simulation' "$TMP/t2" >"$TMP/t2b"
@@ -101,7 +114,7 @@ expect_fail "a plan by an unknown planner" "nop.json: scenario.planner: unknown 
 # profile; each message names the file and the field.
 sed 's/"planner":"incore"/"planner":"vdnn","colour":"red"/' "$TMP/mlp.json" >"$TMP/key.json"
 expect_fail "a plan with an unknown scenario key" \
-  "oocsim: $TMP/key.json: scenario.colour: unknown key (valid: model, model_path, batch, dtype, precision, optimizer, set, hw, hw_set, planner, opts, allocator, budget_bytes, note)" \
+  "oocsim: $TMP/key.json: scenario.colour: unknown key (valid: model, model_path, batch, dtype, precision, optimizer, set, hw, hw_set, planner, opts, allocator, budget_bytes, iterations, steady, note)" \
   "$OOCSIM" simulate "$TMP/key.json"
 sed 's/"opts":{}/"opts":{"bogus":"1"}/' "$TMP/mlp.json" >"$TMP/opt.json"
 expect_fail "a plan with an option its planner does not take" \
