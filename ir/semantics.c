@@ -268,6 +268,24 @@ happens_before(checker *c)
   return OOC_OK;
 }
 
+/* One run of the timed part through the rules, in index order; a
+ * violation's message gets prefix. */
+static int
+timed_pass(ooc_sem *s, const char *prefix, ooc_err *err)
+{
+  const ooc_program *p = s->p;
+  int32_t i;
+  int rc;
+
+  for (i = p->prologue_end; i < p->n_instr; i++) {
+    if ((rc = ooc_sem_check(s, i, err)) != OOC_OK)
+      return ooc_err_prefix(err, rc, "%s", prefix);
+    ooc_sem_start(s, i);
+    ooc_sem_finish(s, i);
+  }
+  return OOC_OK;
+}
+
 int
 ooc_program_validate(const ooc_program *p, ooc_err *err)
 {
@@ -298,14 +316,8 @@ ooc_program_validate(const ooc_program *p, ooc_err *err)
     }
   for (t = 0; t < p->n_tensors; t++)
     at_start[t] = s.flags[t] & (OOC_TS_DEV | OOC_TS_HOST);
-  for (i = p->prologue_end; i < p->n_instr; i++) {
-    if ((rc = ooc_sem_check(&s, i, err)) != OOC_OK) {
-      ooc_err_prefix(err, rc, "program: ");
-      goto done;
-    }
-    ooc_sem_start(&s, i);
-    ooc_sem_finish(&s, i);
-  }
+  if ((rc = timed_pass(&s, "program: ", err)) != OOC_OK)
+    goto done;
   /* The timed part runs again and again: it must leave every allocation
    * as it found it. */
   for (t = 0; t < p->n_tensors; t++) {
@@ -328,14 +340,9 @@ ooc_program_validate(const ooc_program *p, ooc_err *err)
   /* The next iteration starts from what this one leaves: data it did not
    * bring back (weights a host step updated and nothing copied in) fail
    * there. */
-  for (i = p->prologue_end; i < p->n_instr; i++) {
-    if ((rc = ooc_sem_check(&s, i, err)) != OOC_OK) {
-      ooc_err_prefix(err, rc, "program: in the second iteration: ");
-      goto done;
-    }
-    ooc_sem_start(&s, i);
-    ooc_sem_finish(&s, i);
-  }
+  if ((rc = timed_pass(&s, "program: in the second iteration: ", err)) !=
+      OOC_OK)
+    goto done;
   rc = happens_before(&c);
 done:
   ooc_sem_fini(&s);
