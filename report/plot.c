@@ -86,34 +86,41 @@ ooc_plot_gnuplot(const char **path)
   return runnable(g);
 }
 
-/* gnuplot string literal in double quotes, with backslash escapes (the
- * single-quoted form, with a doubled quote for a quote, is misread by
- * gnuplot 5.4's -e when two quotes come together). A newline becomes \n
- * (a line break in a title); other control characters are dropped. */
+/* gnuplot string literal: single-quoted pieces, in which gnuplot expands
+ * nothing (a double-quoted string would run `backquoted` text as a shell
+ * command), joined by "." with a double-quoted "'" for each quote and
+ * "\n" for each newline (the doubled quote of the single-quoted form is
+ * misread by gnuplot 5.4's -e when two come together). Other control
+ * characters are dropped; a value too long for dst is cut between
+ * characters, never inside a piece. */
 void
 ooc_plot_quote(char *dst, size_t n, const char *s)
 {
   size_t k = 0;
   if (n < 3)
     return;
-  dst[k++] = '"';
-  for (; *s && k + 4 < n; s++) {
+  dst[k++] = '\'';
+  for (; *s && k + 10 < n; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      dst[k++] = '\\';
-      dst[k++] = (char)c;
-    } else if (c == '\n') {
-      dst[k++] = '\\';
-      dst[k++] = 'n';
+    if (c == '\'' || c == '\n') {
+      const char *piece = c == '\'' ? "'.\"'\".'" : "'.\"\\n\".'";
+      size_t len = strlen(piece);
+      memcpy(dst + k, piece, len);
+      k += len;
     } else if (c >= 0x20 && c != 0x7f) {
       dst[k++] = (char)c;
     }
   }
-  dst[k++] = '"';
+  /* A multibyte character cut short by the size is cut whole. */
+  while (*s && k > 1 && ((unsigned char)dst[k - 1] & 0xC0) == 0x80)
+    k--;
+  if (*s && k > 1 && ((unsigned char)dst[k - 1] & 0xC0) == 0xC0)
+    k--;
+  dst[k++] = '\'';
   dst[k] = '\0';
 }
 
-/* Variables passed with -e, built up as "name=\"value\"; ". */
+/* Variables passed with -e, built up as "name='value'; ". */
 typedef struct gpvars {
   char buf[32768];
   size_t len;

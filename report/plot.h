@@ -72,8 +72,9 @@ int ooc_plot_draw(ooc_plot_kind kind, const char *in, const char *out,
 int ooc_plot_script(const char *name, const char *dat, const char *out,
                     const char *vars, ooc_err *err);
 
-/* s as a gnuplot string literal (double quotes, backslash escapes) in
- * dst (n bytes, truncated to fit), for the vars of ooc_plot_script. */
+/* s as a gnuplot string literal in dst (n bytes, cut to fit between
+ * characters), for the vars of ooc_plot_script: single-quoted pieces, in
+ * which gnuplot runs no `command` and expands nothing. */
 void ooc_plot_quote(char *dst, size_t n, const char *s);
 
 /* The gnuplot program that would run; sets *path and returns 1 when it is

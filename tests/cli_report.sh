@@ -211,8 +211,9 @@ if [ $have_gnuplot -eq 1 ]; then
     && [ "$(grep -c '>vdnn<' "$TMP/thr2.svg")" -eq 1 ] \
     && ok "throughput over two profiles: a panel each, one key" || not_ok "throughput panels: $(cat "$TMP/perr")"
   # Any title draws as given: quotes (two together once broke gnuplot's
-  # -e), double quotes and backslashes.
-  for t in "'" "a''b" 'say "hi" \ back'; do
+  # -e), double quotes, backslashes, UTF-8, and backquotes, which gnuplot
+  # runs as a shell command in a double-quoted string.
+  for t in "'" "a''b" 'say "hi" \ back' 'é漢😀' "T\`touch $TMP/PWNED\`"; do
     if $OOCSIM plot throughput --in "$TMP/thr2/results.csv" -o "$TMP/title.svg" \
          --title "$t" 2>"$TMP/perr" && is_svg "$TMP/title.svg" &&
        grep -qF ">$t<" "$TMP/title.svg"; then
@@ -221,6 +222,8 @@ if [ $have_gnuplot -eq 1 ]; then
       not_ok "title [$t]: $(cat "$TMP/perr")"
     fi
   done
+  [ ! -e "$TMP/PWNED" ] && ok "a backquoted title runs nothing" ||
+    not_ok "a backquoted title ran a shell command"
   # The bandwidth data holds one block per planner, sorted by bandwidth.
   x=$(awk '/^# vdnn/ {b=1; next} b && NF==2 {printf "%s ", $1} b && NF==0 {exit}' "$TMP/p-bandwidth.dat")
   [ "$x" = "8 32 128 " ] && ok "bandwidth data per planner in order" || not_ok "bandwidth data: $x"
