@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -195,7 +196,21 @@ ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
   d->open_html = 1;
   d->md = d->amd.f;
   d->html = d->ahtml.f;
-  fprintf(d->html, html_head, title);
+  {
+    /* The title escaped in <title> too, as in <h1> below. */
+    char *esc = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&esc, &n);
+    if (m != NULL) {
+      html_esc(m, title);
+      if (fclose(m) != 0) {
+        free(esc);
+        esc = NULL;
+      }
+    }
+    fprintf(d->html, html_head, esc != NULL ? esc : "oocsim");
+    free(esc);
+  }
   fprintf(d->md, "# %s\n", title);
   fputs("<h1>", d->html);
   html_esc(d->html, title);

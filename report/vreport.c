@@ -125,6 +125,51 @@ pct(char *buf, size_t n, int ok, double x)
     snprintf(buf, n, "-");
 }
 
+/* s for the report being written: HTML-escaped for the HTML one (a model
+ * or profile name, an error message may hold markup), as is for the
+ * Markdown; kept in pool (up to 16 strings, freed by pool_free), "" when
+ * out of memory or full. */
+struct pool {
+  char *s[16];
+  int n;
+};
+
+static const char *
+txt(struct pool *pl, const char *s, int html)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f;
+
+  if (s == NULL)
+    return "";
+  if (!html)
+    return s;
+  if (pl->n == 16 || (f = open_memstream(&buf, &len)) == NULL)
+    return "";
+  for (; *s; s++)
+    switch (*s) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default: fputc(*s, f);
+    }
+  if (fclose(f) != 0) {
+    free(buf);
+    return "";
+  }
+  return pl->s[pl->n++] = buf;
+}
+
+static void
+pool_free(struct pool *pl)
+{
+  for (int i = 0; i < pl->n; i++)
+    free(pl->s[i]);
+  pl->n = 0;
+}
+
 /* The Markdown report (html 0) or the body of the HTML one (html 1). */
 static char *
 report_text(const ooc_validate *v, int html, const int *drawn_tl,
@@ -133,10 +178,14 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
   char *buf = NULL, b1[32], b2[32], e1[16], e2[16], e3[16], fp[96];
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
+  struct pool pl = { .n = 0 };
+  const char *model, *hw;
   int i;
 
   if (f == NULL)
     return NULL;
+  model = txt(&pl, v->model, html);
+  hw = txt(&pl, v->hw, html);
   if (html)
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             "<title>oocsim validate: %s</title>\n<style>body{font-family:"
@@ -145,7 +194,7 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
             "padding:3px 8px;text-align:right}th{background:#f4f4f4}"
             "td:first-child{text-align:left}img{max-width:100%%}</style>"
             "</head><body>\n<h1>Validation: %s, batch %lld on %s</h1>\n",
-            v->model, v->model, (long long)v->batch, v->hw);
+            model, model, (long long)v->batch, hw);
   else
     fprintf(f, "# Validation: %s, batch %lld on %s\n\n", v->model,
             (long long)v->batch, v->hw);
@@ -154,8 +203,9 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
           "replayed on the **%s** backend (%s) under budget %s with the "
           "%s allocator: %d warm-up and %d timed iterations, the median "
           "reported%s.%s",
-          v->hw, v->backend, v->note,
-          ooc_fmt_bytes(v->budget_bytes, b1, sizeof b1), v->allocator,
+          hw, txt(&pl, v->backend, html), txt(&pl, v->note, html),
+          ooc_fmt_bytes(v->budget_bytes, b1, sizeof b1),
+          txt(&pl, v->allocator, html),
           v->warmup, v->iterations,
           v->link_GBps > 0 ? "; copies paced to the link rate" : "",
           html ? "</p>\n" : "\n\n");
@@ -186,7 +236,8 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
     snprintf(e3, sizeof e3, both(r) ? "%.1f%%" : "-", 100 * r->op_error_p95);
     ooc_fmt_bytes(r->predicted_peak_reserved_bytes, b1, sizeof b1);
     ooc_fmt_bytes(r->measured_peak_reserved_bytes, b2, sizeof b2);
-    fprintf(f, html ? "<tr><td>%s</td><td>" : "| %s | ", r->planner);
+    fprintf(f, html ? "<tr><td>%s</td><td>" : "| %s | ",
+            txt(&pl, r->planner, html));
     if (r->feasible_predicted)
       fprintf(f, "%.4f", r->predicted_iteration_s);
     else
@@ -200,7 +251,8 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
       fprintf(f, html ? "</td><td>-</td><td>-</td><td>-</td><td>-</td>"
                         "<td>-</td><td>FAILED: %s</td></tr>\n"
                       : " | - | - | - | - | - | FAILED: %s |\n",
-              r->integrity);
+              txt(&pl, r->integrity, html));
+      pool_free(&pl);
       continue;
     }
     fprintf(f, html ? "</td><td>%s</td><td>%.4f / %.4f</td><td>%s / %s"
@@ -208,7 +260,9 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
                     : " | %s | %.4f / %.4f | %s / %s | %s / %s | %d | %s %s "
                       "|\n",
             e1, r->predicted_stall_s, r->measured_stall_s, b1, b2, e2, e3,
-            r->counts[1], r->integrity_ok ? "ok:" : "FAILED:", r->integrity);
+            r->counts[1], r->integrity_ok ? "ok:" : "FAILED:",
+            txt(&pl, r->integrity, html));
+    pool_free(&pl);
   }
   fprintf(f, html ? "</table>\n" : "\n");
   fprintf(f, html ? "<p>" : "");
@@ -246,6 +300,7 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
             "data/*.dat.</p>\n</body></html>\n");
   else
     fprintf(f, "Data: `results.json`, `data/*.dat`.\n");
+  pool_free(&pl);
   if (fclose(f) != 0) {
     free(buf);
     return NULL;

@@ -298,6 +298,13 @@ expect_fail "plot without KIND" "missing KIND" $OOCSIM plot --in "$TMP/thr/resul
 expect_ok "report --precision" $OOCSIM report -m gpt2 --set seq=128 -b 16 --hw h100-pcie5 -p window --precision amp-bf16 --optimizer adam --no-maxbatch -j 2 -o "$TMP/rp"
 grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report names the precision" || not_ok "report precision line: $(grep -m1 'Model:' "$TMP/rp/report.md")"
 head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
+# A model name with markup is text in the HTML report, <title> included.
+sed '0,/"name": *"[^"]*"/s//"name": "<\/title><script>x<\/script>"/' "$top_srcdir/tests/data/cli_mlp.json" >"$TMP/xss.json"
+expect_ok "report on a model named with markup" \
+  $OOCSIM report -m "$TMP/xss.json" -b 4 --hw v100-pcie3 -p incore,vdnn --no-maxbatch -o "$TMP/rxss"
+! grep -q '<script>' "$TMP/rxss/report.html" &&
+  grep -q '<title>oocsim report: &lt;/title&gt;&lt;script&gt;' "$TMP/rxss/report.html" &&
+  ok "report's HTML escapes the name in <title>" || not_ok "report HTML: $(grep -m2 'script' "$TMP/rxss/report.html")"
 expect_fail "report --batches past what sizes can hold" \
   "oocsim: --batches: batch 9223372036854775807: $top_srcdir/tests/data/cli_mlp.json: layer 'input': out: shape [16] x batch 9223372036854775807 overflows a 64-bit size" \
   $OOCSIM report -m "$top_srcdir/tests/data/cli_mlp.json" -b 4 --hw v100-pcie3 -p incore --no-maxbatch --batches 9223372036854775807 -o "$TMP/rbig"
