@@ -2,7 +2,8 @@
  *
  * Ownership: the two streams are the document's from ooc_doc_open to
  * ooc_doc_close. Cost: linear in the text written; a paragraph or list
- * item is formatted once into a bounded buffer (4096 and 2048 bytes).
+ * item is formatted once, into a buffer of its size (a 6000-byte model
+ * name is not cut).
  */
 #include "config.h"
 
@@ -78,15 +79,32 @@ ooc_doc_h(ooc_doc *d, int level, const char *text)
   doc_text(d, pre, "\n\n", tag, text);
 }
 
+/* fmt with ap as doc_text's text: on the stack when it fits, else on
+ * the heap (out of memory: the part that fit). */
+static void
+doc_vtext(ooc_doc *d, const char *md_pre, const char *md_post,
+          const char *tag, const char *fmt, va_list ap)
+{
+  char small[2048], *big = NULL;
+  va_list ap2;
+  int len;
+
+  va_copy(ap2, ap);
+  len = vsnprintf(small, sizeof small, fmt, ap);
+  if (len >= (int)sizeof small && (big = malloc((size_t)len + 1)) != NULL)
+    vsnprintf(big, (size_t)len + 1, fmt, ap2);
+  va_end(ap2);
+  doc_text(d, md_pre, md_post, tag, big != NULL ? big : small);
+  free(big);
+}
+
 void
 ooc_doc_p(ooc_doc *d, const char *fmt, ...)
 {
-  char buf[4096];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  doc_vtext(d, "", "\n\n", "p", fmt, ap);
   va_end(ap);
-  doc_text(d, "", "\n\n", "p", buf);
 }
 
 void
@@ -103,12 +121,10 @@ ooc_doc_ul(ooc_doc *d, int open)
 void
 ooc_doc_li(ooc_doc *d, const char *fmt, ...)
 {
-  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  doc_vtext(d, "- ", "\n", "li", fmt, ap);
   va_end(ap);
-  doc_text(d, "- ", "\n", "li", buf);
 }
 
 void

@@ -724,15 +724,24 @@ int
 ooc_report_write(const ooc_report_opts *o, const ooc_report_data *rd,
                  ooc_report_info *info, ooc_err *err)
 {
-  char title[512], md_path[4096], html_path[4096];
+  char *title, md_path[4096], html_path[4096];
   ooc_doc d;
   int rc;
 
   snprintf(md_path, sizeof md_path, "%s/report.md", o->dir);
   snprintf(html_path, sizeof html_path, "%s/report.html", o->dir);
-  snprintf(title, sizeof title, "oocsim report: %s, batch %" PRId64 ", %s",
-           rd->model->name, o->batch, rd->hw->name);
-  if ((rc = ooc_doc_open(&d, md_path, html_path, title, err)) == OOC_OK) {
+  {
+    /* As long as the names: a model's may run to thousands of bytes. */
+    int len = snprintf(NULL, 0, "oocsim report: %s, batch %" PRId64 ", %s",
+                       rd->model->name, o->batch, rd->hw->name);
+    if (len < 0 || (title = malloc((size_t)len + 1)) == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+    snprintf(title, (size_t)len + 1, "oocsim report: %s, batch %" PRId64
+             ", %s", rd->model->name, o->batch, rd->hw->name);
+  }
+  rc = ooc_doc_open(&d, md_path, html_path, title, err);
+  free(title);
+  if (rc == OOC_OK) {
     section_scenario(&d, o, rd);
     rc = section_comparison(&d, o, rd, err);
   }

@@ -305,6 +305,15 @@ expect_ok "report on a model named with markup" \
 ! grep -q '<script>' "$TMP/rxss/report.html" &&
   grep -q '<title>oocsim report: &lt;/title&gt;&lt;script&gt;' "$TMP/rxss/report.html" &&
   ok "report's HTML escapes the name in <title>" || not_ok "report HTML: $(grep -m2 'script' "$TMP/rxss/report.html")"
+# A long model name (3,000 two-byte characters) is not cut: the title
+# keeps the batch and profile after it, the Model line its figures.
+long=$(printf 'é%.0s' $(seq 1 3000))
+sed "0,/\"name\": *\"[^\"]*\"/s//\"name\": \"$long\"/" "$top_srcdir/tests/data/cli_mlp.json" >"$TMP/long.json"
+expect_ok "report on a model with a long name" \
+  $OOCSIM report -m "$TMP/long.json" -b 4 --hw v100-pcie3 -p incore,vdnn --no-maxbatch -o "$TMP/rlong"
+head -n 1 "$TMP/rlong/report.md" | grep -q "é, batch 4, v100-pcie3\$" &&
+  grep -q "^- Model: .*activations kept for backward" "$TMP/rlong/report.md" &&
+  ok "a long name is not cut" || not_ok "long name: $(head -n 1 "$TMP/rlong/report.md" | tail -c 80)"
 expect_fail "report --batches past what sizes can hold" \
   "oocsim: --batches: batch 9223372036854775807: $top_srcdir/tests/data/cli_mlp.json: layer 'input': out: shape [16] x batch 9223372036854775807 overflows a 64-bit size" \
   $OOCSIM report -m "$top_srcdir/tests/data/cli_mlp.json" -b 4 --hw v100-pcie3 -p incore --no-maxbatch --batches 9223372036854775807 -o "$TMP/rbig"
