@@ -349,6 +349,7 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
 {
   size_t o = 0;
   const char *p = src;
+  int over = 0;         /* a byte did not fit */
   while (*p) {
     if (*p == '{') {
       const char *q = strchr(p, '}');
@@ -383,19 +384,22 @@ template_name(struct ld *ld, const char *src, const char *field, char *out,
       for (k = 0; num[k]; k++)
         if (o + 1 < n)
           out[o++] = num[k];
+        else
+          over = 1;
       p = q + 1;
     } else if (*p == '}') {
       return ferr(ld, OOC_EINVAL, field, "'%s': unbalanced '}' in name", src);
     } else {
       if (o + 1 < n)
         out[o++] = *p;
+      else
+        over = 1;
       p++;
     }
   }
-  if (o + 1 >= n)
+  if (over)
     return ferr(ld, OOC_EINVAL, field,
-                "'%.40s...' is too long (at most %zu characters)", src,
-                n - 1);
+                "'%.40s...' is too long (at most %zu bytes)", src, n - 1);
   out[o] = '\0';
   if (o == 0)
     return ferr(ld, OOC_EINVAL, field, "empty name");

@@ -1255,6 +1255,23 @@ END_TEST
 
 START_TEST(test_bad_strings)
 {
+  {
+    /* A layer name holds 255 bytes, not one more. */
+    char json[700], name[300];
+    ooc_model *m = NULL;
+    ooc_model_opts o = { .batch = 1 };
+    memset(name, 'n', 255);
+    name[255] = '\0';
+    snprintf(json, sizeof json, "{\"name\":\"x\",\"input\":[4],\"layers\":"
+             "[{\"name\":\"%s\",\"op\":\"relu\"}]}", name);
+    ck_assert_int_eq(ooc_model_load_string(json, "t.json", &o, &m, NULL),
+                     OOC_OK);
+    ck_assert_int_eq((int)strlen(m->layers[1].name), 255);
+    ooc_model_free(m);
+    snprintf(json, sizeof json, "{\"name\":\"x\",\"input\":[4],\"layers\":"
+             "[{\"name\":\"%sn\",\"op\":\"relu\"}]}", name);
+    bad_str(json, OOC_EINVAL, "is too long (at most 255 bytes)");
+  }
   bad_str("\x89PNG\r\n\x1a\n garbage", OOC_EPARSE,
           "t.json: not UTF-8 text: byte 0x89 at line 1, column 1 (a model)");
   bad_str("PNG\r\n\x1a\n garbage", OOC_EPARSE,
