@@ -35,8 +35,8 @@ static const char html_head[] =
 "footer{margin-top:3em;color:#888;font-size:.85em}\n"
 "</style>\n</head>\n<body>\n";
 
-static void
-html_esc(FILE *f, const char *s)
+void
+ooc_doc_html_esc(FILE *f, const char *s)
 {
   for (; *s; s++) {
     switch (*s) {
@@ -65,7 +65,7 @@ doc_text(ooc_doc *d, const char *md_pre, const char *md_post,
 {
   fprintf(d->md, "%s%s%s", md_pre, text, md_post);
   fprintf(d->html, "<%s>", tag);
-  html_esc(d->html, text);
+  ooc_doc_html_esc(d->html, text);
   fprintf(d->html, "</%s>\n", tag);
 }
 
@@ -143,7 +143,7 @@ ooc_doc_table_head(ooc_doc *d, int n, const char *const *h)
   fputs("<table>\n<tr>", d->html);
   for (int i = 0; i < n; i++) {
     fputs("<th>", d->html);
-    html_esc(d->html, h[i]);
+    ooc_doc_html_esc(d->html, h[i]);
     fputs("</th>", d->html);
   }
   fputs("</tr>\n", d->html);
@@ -162,7 +162,7 @@ ooc_doc_table_row(ooc_doc *d, int n, char cells[][96], int mark)
   fputs(mark ? "<tr class=\"win\">" : "<tr>", d->html);
   for (int i = 0; i < n; i++) {
     fputs(i ? "<td class=\"n\">" : "<td>", d->html);
-    html_esc(d->html, cells[i]);
+    ooc_doc_html_esc(d->html, cells[i]);
     fputs("</td>", d->html);
   }
   fputs("</tr>\n", d->html);
@@ -184,11 +184,11 @@ ooc_doc_img(ooc_doc *d, const char *dir, const char *file, const char *alt,
   if (access(path, R_OK) == 0) {
     fprintf(d->md, "![%s](%s)\n\n", alt, file);
     fputs("<figure><img src=\"", d->html);
-    html_esc(d->html, file);
+    ooc_doc_html_esc(d->html, file);
     fputs("\" alt=\"", d->html);
-    html_esc(d->html, alt);
+    ooc_doc_html_esc(d->html, alt);
     fputs("\"><figcaption>", d->html);
-    html_esc(d->html, alt);
+    ooc_doc_html_esc(d->html, alt);
     fputs("</figcaption></figure>\n", d->html);
   } else {
     ooc_doc_p(d, "(%s: not drawn: %s)", alt, missing);
@@ -218,7 +218,7 @@ ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
     size_t n = 0;
     FILE *m = open_memstream(&esc, &n);
     if (m != NULL) {
-      html_esc(m, title);
+      ooc_doc_html_esc(m, title);
       if (fclose(m) != 0) {
         free(esc);
         esc = NULL;
@@ -229,7 +229,7 @@ ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
   }
   fprintf(d->md, "# %s\n", title);
   fputs("<h1>", d->html);
-  html_esc(d->html, title);
+  ooc_doc_html_esc(d->html, title);
   fputs("</h1>\n", d->html);
   return OOC_OK;
 }

@@ -67,4 +67,7 @@ int ooc_doc_close(ooc_doc *d, ooc_err *err);
 /* Give up: remove both temporary files; the targets are untouched. */
 void ooc_doc_abort(ooc_doc *d);
 
+/* s to f with <, >, & and " escaped for HTML text and attributes. */
+void ooc_doc_html_esc(FILE *f, const char *s);
+
 #endif

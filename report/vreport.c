@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report/vreport.h"
+#include "report/doc.h"
 #include "report/plot.h"
 #include "report/sweep.h"
 #include "base/atomic.h"
@@ -147,14 +148,7 @@ txt(struct pool *pl, const char *s, int html)
     return s;
   if (pl->n == 16 || (f = open_memstream(&buf, &len)) == NULL)
     return "";
-  for (; *s; s++)
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
-    }
+  ooc_doc_html_esc(f, s);
   if (fclose(f) != 0) {
     free(buf);
     return "";
