@@ -465,13 +465,20 @@ ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
   return sum;
 }
 
+uint64_t
+ooc_liveness_offload_persistent(const ooc_liveness *lv)
+{
+  uint64_t mx, off = ooc_liveness_offloadable(lv, 1, NULL, &mx);
+
+  return lv->persistent_bytes - off + 2 * mx;
+}
+
 int
 ooc_plan_check_budget_offload(const ooc_liveness *lv, uint64_t budget,
                               ooc_err *err)
 {
   char b1[32], b2[32], b3[32], name[160];
-  uint64_t mx, off = ooc_liveness_offloadable(lv, 1, NULL, &mx);
-  uint64_t pers = lv->persistent_bytes - off + 2 * mx;
+  uint64_t pers = ooc_liveness_offload_persistent(lv);
 
   if (budget >= pers && budget - pers >= lv->max_step_bytes)
     return OOC_OK;

@@ -144,10 +144,12 @@ ooc_liveness_can_offload(const ooc_liveness *lv, int32_t l)
  * and its weights when streamed). O(layers). */
 uint64_t ooc_liveness_offloadable(const ooc_liveness *lv, int stream,
                                   const uint8_t *skip, uint64_t *max_wgrad);
-/* ooc_plan_check_budget for a plan that streams every layer it can: the
- * persistent state less ooc_liveness_offloadable(lv, 1) plus twice the
+/* The persistent state of a plan that streams every layer it can: the
+ * persistent bytes less ooc_liveness_offloadable(lv, 1) plus twice the
  * largest layer it allocates (the next one's copy arrives while one
  * runs). */
+uint64_t ooc_liveness_offload_persistent(const ooc_liveness *lv);
+/* ooc_plan_check_budget against ooc_liveness_offload_persistent. */
 int ooc_plan_check_budget_offload(const ooc_liveness *lv, uint64_t budget,
                                   ooc_err *err);
 
