@@ -131,9 +131,7 @@ ooc_scenario_working_set(const ooc_scenario *sc, char *step, size_t n)
 uint64_t
 ooc_scenario_working_set_offload(const ooc_scenario *sc)
 {
-  uint64_t mx, off = ooc_liveness_offloadable(sc->lv, 1, NULL, &mx);
-
-  return sc->lv->persistent_bytes - off + 2 * mx + sc->lv->max_step_bytes;
+  return ooc_liveness_offload_persistent(sc->lv) + sc->lv->max_step_bytes;
 }
 
 int
@@ -549,7 +547,7 @@ ooc_scenario_check_budget_for(const ooc_scenario *sc, uint64_t budget,
 
 int
 ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
-                    ooc_summary *sum, ooc_err *err)
+                    const char *reason, ooc_summary *sum, ooc_err *err)
 {
   const ooc_planner_type *t;
   const ooc_allocator_type *a;
@@ -558,7 +556,10 @@ ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
   *sum = (ooc_summary){ 0 };
   if ((rc = ooc_scenario_lookup(spec, &t, &a, NULL, err)) < 0)
     return rc;
-  return no_fit_summary(sc, t->name, ooc_scenario_alloc_spec(spec),
-                        spec->budget != 0 ? spec->budget : sc->hw->mem_usable,
-                        1, sum, err);
+  rc = no_fit_summary(sc, t->name, ooc_scenario_alloc_spec(spec),
+                      spec->budget != 0 ? spec->budget : sc->hw->mem_usable,
+                      1, sum, err);
+  if (rc == OOC_OK && reason != NULL)
+    snprintf(sum->oom.reason, sizeof sum->oom.reason, "%s", reason);
+  return rc;
 }

@@ -179,9 +179,12 @@ int ooc_scenario_check_budget_for(const ooc_scenario *sc, uint64_t budget,
 /* The INFEASIBLE summary ooc_scenario_run_in gives when spec's budget (0:
  * the profile's) is below the largest working set, for any budget: for a
  * sweep over budgets, where a too small one is a point, not bad input.
- * The oom object names the step and the shortfall (docs/lower-bound.md). */
+ * The oom object names the step and the shortfall (docs/lower-bound.md);
+ * its reason is `reason` when not NULL (the budget check's own words,
+ * e.g. a planner's that must keep its parameters on the device), else
+ * "working set ... exceeds the budget by ...: no plan can fit". */
 int ooc_scenario_no_fit(ooc_scenario *sc, const ooc_scenario_spec *spec,
-                        ooc_summary *sum, ooc_err *err);
+                        const char *reason, ooc_summary *sum, ooc_err *err);
 
 /* The in-core baseline (incore planner, ideal allocator, unlimited device)
  * of the opened scenario: its iteration time and the pure compute time of

@@ -360,20 +360,15 @@ ooc_cmd_compare(int argc, char **argv)
     ps.n_opts = k;
     rows[i].order = i;
     /* A budget only an offloading planner of the list can meet (checked
-     * above against the offload floor) is a result for the others: no
-     * plan that keeps their parameters on the device fits. */
+     * above against the offload floor) is a result for the others, in the
+     * words of their own check, as a sweep point's (report/sweep_runner.c). */
+    ooc_err why = { 0 };
     if (j && !(ts[i]->flags & OOC_PLANNER_OFFLOAD) &&
-        ooc_scenario_check_budget_for(sc, spec.budget, 0, NULL) < 0) {
-      char *end;
-      if (ooc_scenario_no_fit(sc, &ps, &rows[i].s, &err) < 0) {
+        ooc_scenario_check_budget_for(sc, spec.budget, 0, &why) < 0) {
+      if (ooc_scenario_no_fit(sc, &ps, why.msg, &rows[i].s, &err) < 0) {
         nrows = i;
         goto fail;
       }
-      end = strstr(rows[i].s.oom.reason, ": no plan can fit");
-      if (end != NULL)
-        snprintf(end, sizeof rows[i].s.oom.reason -
-                          (size_t)(end - rows[i].s.oom.reason),
-                 ": it would need to offload parameters");
     } else if (ooc_scenario_run_in(sc, &ps, &rows[i].s, NULL, &perr) < 0) {
       /* A planner that reports it cannot fit (OOC_EOOM) is a result, shown
        * as an infeasible row; anything else (a bad option value, a bug) is

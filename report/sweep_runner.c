@@ -143,14 +143,7 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
       ooc_err_prefix(err, rc, "--budget: ");
     else if (ooc_scenario_check_budget_for(cache->sc, spec.budget, offload,
                                            &why)) {
-      rc = ooc_scenario_no_fit(cache->sc, &spec, &sum, err);
-      if (!rc) {
-        size_t n = strlen(why.msg);
-        if (n >= sizeof sum.oom.reason)
-          n = sizeof sum.oom.reason - 1;
-        memcpy(sum.oom.reason, why.msg, n);
-        sum.oom.reason[n] = '\0';
-      }
+      rc = ooc_scenario_no_fit(cache->sc, &spec, why.msg, &sum, err);
     } else
       rc = ooc_scenario_run_in(cache->sc, &spec, &sum, NULL, err);
   }

@@ -403,7 +403,7 @@ START_TEST(scenario_budget_semantics)
   ck_assert_int_eq(ooc_scenario_check_budget(sc, 6160 + 6144, &err), 0);
   ck_assert_int_eq(ooc_scenario_check_budget(sc, 0, &err), 0);
   /* the same budget as a sweep point: a result */
-  ck_assert_int_eq(ooc_scenario_no_fit(sc, &spec, &s, &err), 0);
+  ck_assert_int_eq(ooc_scenario_no_fit(sc, &spec, NULL, &s, &err), 0);
   ck_assert_int_eq(s.feasible, 0);
   ck_assert_str_eq(s.oom_op, "bwd relu1");
   ck_assert_str_eq(s.planner, "window");
