@@ -407,6 +407,16 @@ ooc_cli_same_file(const char *a, const char *b)
   return strcmp(a, b) == 0;
 }
 
+const char *
+ooc_cli_model_option(const ooc_cli_args *a)
+{
+  return a->batch_set ? "-b"
+         : a->n_sets > 0 ? "--set"
+         : a->dtype_set ? "--dtype"
+         : a->precision != OOC_PREC_NONE ? "--precision"
+         : a->optimizer_set ? "--optimizer" : NULL;
+}
+
 char *
 ooc_cli_input_file(const char *subdir, const char *name)
 {

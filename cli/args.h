@@ -239,6 +239,11 @@ int ooc_cli_same_file(const char *a, const char *b);
  * heap string the caller frees. */
 char *ooc_cli_input_file(const char *subdir, const char *name);
 
+/* The first option given that shapes the model (-b, --set, --dtype,
+ * --precision, --optimizer), as spelled, or NULL: for the commands where
+ * no model is loaded from them. */
+const char *ooc_cli_model_option(const ooc_cli_args *a);
+
 /* ooc_cli_check_distinct for outputs paths[0 .. n) (opts their
  * options, n <= 6) against the model and profile a command reads, named
  * by path or zoo name (ooc_cli_input_file; NULL: none): "-m and -o name

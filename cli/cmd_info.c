@@ -458,11 +458,7 @@ ooc_cmd_info(int argc, char **argv)
   }
   if (a.model == NULL) {
     /* A model option without a model would be ignored in silence. */
-    const char *opt = a.batch_set ? "-b"
-                      : a.n_sets > 0 ? "--set"
-                      : a.dtype_set ? "--dtype"
-                      : a.precision != OOC_PREC_NONE ? "--precision"
-                      : a.optimizer_set ? "--optimizer" : NULL;
+    const char *opt = ooc_cli_model_option(&a);
     rc = opt != NULL ? ooc_cli_fail("%s needs -m MODEL (--hw alone prints "
                                     "the profile)", opt)
                      : print_hw(&a);

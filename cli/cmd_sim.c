@@ -325,13 +325,12 @@ ooc_cmd_simulate(int argc, char **argv)
   if (a.n_pos == 1) {
     /* The plan file fixes the scenario: name the first option that
      * would change it. */
-    const char *fixed = a.model != NULL ? "-m" : a.batch_set ? "-b"
+    const char *fixed = a.model != NULL ? "-m"
+                        : ooc_cli_model_option(&a) != NULL
+                            ? ooc_cli_model_option(&a)
                         : a.hw != NULL ? "--hw" : a.planner != NULL ? "-p"
-                        : a.n_sets > 0 ? "--set"
                         : a.n_hw_sets > 0 ? "--hw-set"
-                        : a.n_opts > 0 ? "--opt" : a.dtype_set ? "--dtype"
-                        : a.precision != OOC_PREC_NONE ? "--precision"
-                        : a.optimizer_set ? "--optimizer" : NULL;
+                        : a.n_opts > 0 ? "--opt" : NULL;
     if (fixed != NULL) {
       ooc_err_set(&err, OOC_EINVAL, "simulate: %s cannot be given with a "
                   "plan file (%s fixes the scenario; only --allocator and "
