@@ -90,6 +90,19 @@ n_recomputed(const ooc_model *m)
   return n;
 }
 
+/* The columns a name takes on a terminal: its characters, not its bytes
+ * (a layer name is UTF-8; model files are checked for it), so that the
+ * table's columns line up after names with accents. */
+static int
+text_cols(const char *s)
+{
+  int n = 0;
+
+  for (; *s != '\0'; s++)
+    n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
 static void
 shape_str(const ooc_shape *s, char *buf, size_t n)
 {
@@ -138,7 +151,7 @@ print_text(const ooc_model *m)
   int i, w = 8;
 
   for (i = 0; i < m->n_layers; i++) {
-    int len = (int)strlen(m->layers[i].name);
+    int len = text_cols(m->layers[i].name);
     if (len > w)
       w = len;
   }
@@ -163,8 +176,9 @@ print_text(const ooc_model *m)
   for (i = 0; i < m->n_layers; i++) {
     const ooc_layer *l = &m->layers[i];
     shape_str(&l->out, shape, sizeof shape);
-    printf("%-*s %-11s %-16s %12s %11llu %12.4f %12.4f  %s\n", w, l->name,
-           ooc_op_name(l->op), shape,
+    int pad = w - text_cols(l->name);
+    printf("%s%*s %-11s %-16s %12s %11llu %12.4f %12.4f  %s\n", l->name,
+           pad > 0 ? pad : 0, "", ooc_op_name(l->op), shape,
            ooc_fmt_bytes(l->out_bytes, b1, sizeof b1),
            (unsigned long long)l->params, l->fwd_flops * 1e-9,
            (l->bwd_data_flops + l->bwd_weight_flops) * 1e-9,

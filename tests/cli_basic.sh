@@ -49,6 +49,19 @@ expect_ok "info mlp" "$OOCSIM" info -m "$MLP" -b 2
 grep -q 'parameters *172$' "$TMP/out" && ok "info mlp params 172" || not_ok "info mlp params 172"
 grep -q '^fc1 .*linear .*8 ' "$TMP/out" && ok "info mlp fc1 row" || not_ok "info mlp fc1 row"
 grep -q '^relu1 .* output$' "$TMP/out" && ok "info relu needs output" || not_ok "info relu needs output"
+# A layer name with accents (two bytes each in UTF-8) takes as many
+# columns as it has characters: the op column lines up on every row.
+sed 's/"fc1"/"d\\u00e9j\\u00e0"/; s/"name": "relu1", "op": "relu"/"name": "relu1", "op": "relu", "in": "d\\u00e9j\\u00e0"/' \
+  "$MLP" > "$TMP/accents.json"
+expect_ok "info accented layer" "$OOCSIM" info -m "$TMP/accents.json" -b 2
+# (Each accented letter made one ASCII byte, the op's byte offset is its
+# column.)
+sed "s/$(printf '\303\251')/e/g; s/$(printf '\303\240')/a/g" "$TMP/out" |
+  awk '$2 == "linear" || $2 == "relu" { print index($0, " " $2 " ") }' |
+  sort -u > "$TMP/cols"
+[ "$(wc -l < "$TMP/cols")" -eq 1 ] && grep -q "$(printf '^d\303\251j\303\240 ')" "$TMP/out" &&
+  ok "info: columns line up after an accented name" ||
+  not_ok "info: columns line up after an accented name"
 expect_ok "info mlp --json --set" "$OOCSIM" info -m "$MLP" --set hidden=10 --json
 grep -q '"params":	214,' "$TMP/out" && ok "info --json params 214" || not_ok "info --json params 214"
 grep -q '"hidden":	10' "$TMP/out" && ok "info --json settings" || not_ok "info --json settings"
