@@ -21,6 +21,7 @@
 #include "analysis/scenario.h"
 #include "base/strv.h"
 #include "base/util.h"
+#include "report/doc.h"
 #include "report/table.h"
 
 static const ooc_cli_doc doc = {
@@ -228,7 +229,11 @@ print_table(const struct row *rows, int n, int md)
     if (md) {
       for (c = 0; c < 8; c++)
         printf("| %s ", cell[c]);
-      printf("| %s |\n", sv);
+      /* A reason may name a layer: its '<' as text (status() made its
+       * '|' a ';'). */
+      fputs("| ", stdout);
+      ooc_doc_md_cell(stdout, sv);
+      puts(" |");
     } else {
       printf("%-*s", width[0], cell[0]);
       for (c = 1; c < 8; c++)

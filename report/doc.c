@@ -49,12 +49,25 @@ ooc_doc_html_esc(FILE *f, const char *s)
   }
 }
 
-/* Markdown table cells must not contain '|'. */
-static void
-md_cell(FILE *f, const char *s)
+/* (Nothing oocsim writes uses HTML in Markdown, so every '<' is text.) */
+void
+ooc_doc_md_text(FILE *f, const char *s)
 {
   for (; *s; s++)
-    fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
+    if (*s == '<')
+      fputs("&lt;", f);
+    else
+      fputc(*s, f);
+}
+
+void
+ooc_doc_md_cell(FILE *f, const char *s)
+{
+  for (; *s; s++)
+    if (*s == '<')
+      fputs("&lt;", f);
+    else
+      fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
 }
 
 /* text as a Markdown line (md_pre text md_post) and as an HTML element
@@ -63,7 +76,9 @@ static void
 doc_text(ooc_doc *d, const char *md_pre, const char *md_post,
          const char *tag, const char *text)
 {
-  fprintf(d->md, "%s%s%s", md_pre, text, md_post);
+  fputs(md_pre, d->md);
+  ooc_doc_md_text(d->md, text);
+  fputs(md_post, d->md);
   fprintf(d->html, "<%s>", tag);
   ooc_doc_html_esc(d->html, text);
   fprintf(d->html, "</%s>\n", tag);
@@ -133,7 +148,7 @@ ooc_doc_table_head(ooc_doc *d, int n, const char *const *h)
   fputs("|", d->md);
   for (int i = 0; i < n; i++) {
     fputc(' ', d->md);
-    md_cell(d->md, h[i]);
+    ooc_doc_md_cell(d->md, h[i]);
     fputs(" |", d->md);
   }
   fputs("\n|", d->md);
@@ -155,7 +170,7 @@ ooc_doc_table_row(ooc_doc *d, int n, char cells[][96], int mark)
   fputs("|", d->md);
   for (int i = 0; i < n; i++) {
     fputs(mark && i == 0 ? " **" : " ", d->md);
-    md_cell(d->md, cells[i]);
+    ooc_doc_md_cell(d->md, cells[i]);
     fputs(mark && i == 0 ? "** |" : " |", d->md);
   }
   fputs("\n", d->md);
@@ -182,7 +197,9 @@ ooc_doc_img(ooc_doc *d, const char *dir, const char *file, const char *alt,
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, file);
   if (access(path, R_OK) == 0) {
-    fprintf(d->md, "![%s](%s)\n\n", alt, file);
+    fputs("![", d->md);
+    ooc_doc_md_text(d->md, alt);
+    fprintf(d->md, "](%s)\n\n", file);
     fputs("<figure><img src=\"", d->html);
     ooc_doc_html_esc(d->html, file);
     fputs("\" alt=\"", d->html);
@@ -227,7 +244,9 @@ ooc_doc_open(ooc_doc *d, const char *md_path, const char *html_path,
     fprintf(d->html, html_head, esc != NULL ? esc : "oocsim");
     free(esc);
   }
-  fprintf(d->md, "# %s\n", title);
+  fputs("# ", d->md);
+  ooc_doc_md_text(d->md, title);
+  fputs("\n", d->md);
   fputs("<h1>", d->html);
   ooc_doc_html_esc(d->html, title);
   fputs("</h1>\n", d->html);

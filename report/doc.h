@@ -69,5 +69,10 @@ void ooc_doc_abort(ooc_doc *d);
 
 /* s to f with <, >, & and " escaped for HTML text and attributes. */
 void ooc_doc_html_esc(FILE *f, const char *s);
+/* s to f as Markdown text: '<' as "&lt;" (renderers that allow HTML would
+ * take a name such as "<script>" for markup). */
+void ooc_doc_md_text(FILE *f, const char *s);
+/* The same for a table cell: '|' as '/', a newline as a space. */
+void ooc_doc_md_cell(FILE *f, const char *s);
 
 #endif

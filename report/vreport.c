@@ -127,9 +127,10 @@ pct(char *buf, size_t n, int ok, double x)
 }
 
 /* s for the report being written: HTML-escaped for the HTML one (a model
- * or profile name, an error message may hold markup), as is for the
- * Markdown; kept in pool (up to 16 strings, freed by pool_free), "" when
- * out of memory or full. */
+ * or profile name, an error message may hold markup), for the Markdown
+ * with '<' as its entity (renderers that allow HTML would run it); kept
+ * in pool (up to 16 strings, freed by pool_free), "" when out of memory
+ * or full. */
 struct pool {
   char *s[16];
   int n;
@@ -144,11 +145,15 @@ txt(struct pool *pl, const char *s, int html)
 
   if (s == NULL)
     return "";
-  if (!html)
+  if (!html && strchr(s, '<') == NULL)
     return s;
   if (pl->n == 16 || (f = open_memstream(&buf, &len)) == NULL)
     return "";
-  ooc_doc_html_esc(f, s);
+  if (html)
+    ooc_doc_html_esc(f, s);
+  else
+    for (; *s != '\0'; s++)
+      fputs(*s == '<' ? "&lt;" : (char[2]){ *s, '\0' }, f);
   if (fclose(f) != 0) {
     free(buf);
     return "";
@@ -190,8 +195,8 @@ report_text(const ooc_validate *v, int html, const int *drawn_tl,
             "</head><body>\n<h1>Validation: %s, batch %lld on %s</h1>\n",
             model, model, (long long)v->batch, hw);
   else
-    fprintf(f, "# Validation: %s, batch %lld on %s\n\n", v->model,
-            (long long)v->batch, v->hw);
+    fprintf(f, "# Validation: %s, batch %lld on %s\n\n", model,
+            (long long)v->batch, hw);
   fprintf(f, html ? "<p>" : "");
   fprintf(f, "Each planner's plan was simulated with profile `%s` and "
           "replayed on the **%s** backend (%s) under budget %s with the "

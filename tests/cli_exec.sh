@@ -84,6 +84,9 @@ expect_ok "validate a model named with markup" \
 ! grep -q '<script>' "$TMP/vxss/report.html" &&
   grep -q '<h1>Validation: &lt;script&gt;x&lt;/script&gt;&amp;amp;, batch 4' "$TMP/vxss/report.html" &&
   ok "validate's HTML escapes the name" || not_ok "validate's HTML: $(grep -m2 'script' "$TMP/vxss/report.html")"
+! grep -q '<script>' "$TMP/vxss/report.md" &&
+  grep -q '^# Validation: &lt;script>x&lt;/script>&amp;, batch 4' "$TMP/vxss/report.md" &&
+  ok "validate's Markdown writes '<' of a name as text" || not_ok "validate's Markdown: $(grep -m2 'script' "$TMP/vxss/report.md")"
 expect_ok "validate upsample sized by a second input" \
   "$OOCSIM" validate -m "$top_srcdir/tests/data/models/upsample_sized.json" -b 2 \
   --hw "$HW" -p incore,vdnn --iterations 1 --warmup 1 --json

@@ -305,6 +305,9 @@ expect_ok "report on a model named with markup" \
 ! grep -q '<script>' "$TMP/rxss/report.html" &&
   grep -q '<title>oocsim report: &lt;/title&gt;&lt;script&gt;' "$TMP/rxss/report.html" &&
   ok "report's HTML escapes the name in <title>" || not_ok "report HTML: $(grep -m2 'script' "$TMP/rxss/report.html")"
+! grep -q '<script>' "$TMP/rxss/report.md" &&
+  grep -q '^# oocsim report: &lt;/title>&lt;script>x&lt;/script>' "$TMP/rxss/report.md" &&
+  ok "report.md writes '<' of a name as text" || not_ok "report.md: $(grep -m2 'script' "$TMP/rxss/report.md")"
 # A long model name (3,000 two-byte characters) is not cut: the title
 # keeps the batch and profile after it, the Model line its figures.
 long=$(printf 'é%.0s' $(seq 1 3000))

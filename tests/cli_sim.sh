@@ -403,6 +403,13 @@ expect_ok "compare json" "$OOCSIM" compare -m "$MLP" -b 8 --hw v100-pcie3 -p inc
 [ "$(grep -c '"lower_bound_s":' "$TMP/out")" = 2 ] && ok "compare json has 2 summaries" || not_ok "compare json has 2 summaries"
 expect_ok "compare md" "$OOCSIM" compare -m "$MLP" -b 8 --hw v100-pcie3 -p incore --format md
 grep -q '^| incore | ' "$TMP/out" && ok "compare md row" || not_ok "compare md row"
+# An out-of-memory reason naming a layer called "<i>fc1": its '<' is
+# text in the Markdown table (31 MiB fits the working set, not the plan).
+sed 's/"fc1"/"<i>fc1"/; s/"name": "relu1", "op": "relu"/&, "in": "<i>fc1"/' "$MLP" >"$TMP/lt.json"
+expect_ok "compare md, OOM at a layer named with markup" \
+  "$OOCSIM" compare -m "$TMP/lt.json" -b 200000 --hw v100-pcie3 -p incore --budget 31MiB --format md
+grep -q '^| incore | - | .* | OOM at fwd &lt;i>fc1: caching: no free block of 6.10 MiB; ' "$TMP/out" &&
+  ok "compare md writes '<' of a reason as text" || not_ok "compare md: $(grep incore "$TMP/out")"
 
 # maxbatch
 expect_ok "maxbatch json" "$OOCSIM" maxbatch -m resnet50 --hw v100-pcie3 -p incore --json
