@@ -150,8 +150,11 @@ check_old_settings(const ooc_sweep_grid *g, const char *dir, ooc_err *err)
     return OOC_OK;
   if ((rc = ooc_read_file(path, &text, &len, err)))
     return rc;
+  /* (0 is the default, which older grid files wrote as 0.) */
   if (ooc_sweep_grid_from_json(text, path, &old, NULL) == OOC_OK &&
-      (old.iterations != g->iterations || old.steady != (g->steady != 0))) {
+      ((old.iterations > 0 ? old.iterations : OOC_PLANSIM_ITERATIONS) !=
+           (g->iterations > 0 ? g->iterations : OOC_PLANSIM_ITERATIONS) ||
+       old.steady != (g->steady != 0))) {
     snprintf(was, sizeof was, "%s--iterations %d",
              old.steady ? "--steady, " : "",
              old.iterations > 0 ? old.iterations : OOC_PLANSIM_ITERATIONS);

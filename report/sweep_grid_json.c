@@ -13,6 +13,7 @@
 
 #include <cJSON.h>
 
+#include "analysis/plansim.h"
 #include "report/sweep_grid.h"
 
 char *
@@ -27,7 +28,12 @@ ooc_sweep_grid_to_json(const ooc_sweep_grid *g)
   cJSON_AddStringToObject(o, "model", g->model);
   cJSON_AddStringToObject(o, "set", g->set_label ? g->set_label : "");
   cJSON_AddBoolToObject(o, "maxbatch", g->maxbatch);
-  cJSON_AddNumberToObject(o, "iterations", g->iterations);
+  /* The count the rows were simulated with: the default written as its
+   * value, so that a sweep resumed or sharded with --iterations 2 and one
+   * without it have the same grid. */
+  cJSON_AddNumberToObject(o, "iterations", g->iterations > 0
+                                               ? g->iterations
+                                               : OOC_PLANSIM_ITERATIONS);
   if (g->steady)        /* absent otherwise: older sweeps still resume */
     cJSON_AddBoolToObject(o, "steady", 1);
   a = cJSON_AddArrayToObject(o, "hw");

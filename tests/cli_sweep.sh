@@ -341,6 +341,21 @@ expect_fail "sweep --iterations 0" "oocsim: --iterations: '0' must be an integer
 expect_fail "resume with another --iterations" \
   "its rows were simulated with --iterations 2, this sweep with --iterations 3" \
   $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --iterations 3 -o "$TMP/nst"
+# --iterations 2 is the default: a sweep written without it resumes with
+# it and the other way round (grid.json records 2 either way), and shards
+# of the two merge.
+grep -q '"iterations":[[:space:]]*2,' "$TMP/nst/grid.json" &&
+  ok "grid.json records the default iterations as 2" || not_ok "grid.json iterations: $(grep iterations "$TMP/nst/grid.json")"
+expect_ok "resume a default sweep with --iterations 2" \
+  $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --iterations 2 -o "$TMP/nst"
+expect_ok "and again without it" $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn -o "$TMP/nst"
+[ "$(grep -c ',vdnn,' "$TMP/nst/results.csv")" -eq 2 ] &&
+  ok "the resumed sweep has its two rows once" || not_ok "resumed sweep rows: $(grep -c ',vdnn,' "$TMP/nst/results.csv")"
+expect_ok "shard 1/2 with --iterations 2" \
+  $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --iterations 2 --shard 1/2 -o "$TMP/itsh1"
+expect_ok "shard 2/2 without it" \
+  $OOCSIM sweep -m alexnet -b 32,64 --hw v100-pcie3 -p vdnn --shard 2/2 -o "$TMP/itsh2"
+expect_ok "merge them" $OOCSIM sweep --merge "$TMP/itsh1" "$TMP/itsh2" -o "$TMP/itm"
 
 # A value given twice on an axis would only repeat rows: refused, naming
 # the option and the value.
