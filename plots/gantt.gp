@@ -1,9 +1,9 @@
 # plots/gantt.gp — timeline of one simulated iteration: the compute lane and
 # the H2D (swap-in) and D2H (swap-out) copy lanes. Forward, backward,
 # recompute and optimizer-update kernels are coloured apart; red boxes on
-# the compute lane are stalls (the stream idle, waiting), in three shades by
-# cause: waiting for a swap-in, for a swap-out (or the free after it), or
-# for anything else.
+# the compute lane are stalls (the stream idle, waiting), in four shades by
+# cause: waiting for a swap-in, for a swap-out (or the free after it), for
+# the host to issue the kernel, or for anything else.
 # What a reader can see, not every span: spans narrower than the visible
 # width (the iteration / 200, 3 to 4 pixels) that come in runs are drawn as
 # stacked bars about that wide, each colour as high as its share of the
@@ -19,7 +19,7 @@
 # has_update, upd_x (ms), has_host, stacked (1 when stacked bars were drawn), vis_ms
 # (the visible width), plottitle.
 load plotdir.'/common.gp'
-colors = '#1f77b4 #ff7f0e #9467bd #2ca02c #17becf #e377c2 #7f7f7f #d62728 #7b0f14 #f4a582 #d62728 #8c564b'
+colors = '#1f77b4 #ff7f0e #9467bd #2ca02c #17becf #e377c2 #7f7f7f #d62728 #7b0f14 #c51b7d #f4a582 #d62728 #8c564b'
 set xlabel 'time in the iteration (ms)'
 set xrange [tmin:tmax]
 if (has_host) {

@@ -1118,7 +1118,8 @@ out:
  * its cause; a timeline without the cause column has plain stalls. */
 enum {
   GK_FWD, GK_BWD, GK_RECOMP, GK_UPDATE, GK_SWAPIN, GK_SWAPOUT, GK_ALLOC,
-  GK_STALL_IN, GK_STALL_OUT, GK_STALL_OTHER, GK_STALL, GK_CPU, GK_COUNT
+  GK_STALL_IN, GK_STALL_OUT, GK_STALL_HOST, GK_STALL_OTHER, GK_STALL, GK_CPU,
+  GK_COUNT
 };
 
 /* The visible width: an iteration is about GANTT_COLUMNS of them across
@@ -1144,6 +1145,8 @@ gantt_kind(const char *phase, const char *cause)
       return GK_STALL_IN;
     if (cause && strcmp(cause, "swapout") == 0)
       return GK_STALL_OUT;
+    if (cause && strcmp(cause, "host") == 0)
+      return GK_STALL_HOST;
     if (cause && strcmp(cause, "other") == 0)
       return GK_STALL_OTHER;
     return GK_STALL;
@@ -1256,8 +1259,8 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
 {
   static const char *const names[GK_COUNT] = {
     "forward", "backward", "recompute", "update", "swap-in", "swap-out",
-    "allocator", "stall: swap-in", "stall: swap-out", "stall: other",
-    "stall", "CPU optimizer step",
+    "allocator", "stall: swap-in", "stall: swap-out", "stall: host",
+    "stall: other", "stall", "CPU optimizer step",
   };
   ooc_table t;
   int lc, sc, ec, pc, cc, rc, stacked = 0;

@@ -132,6 +132,14 @@ if [ $have_gnuplot -eq 1 ]; then
     && grep -q '>stall: swap-in<' "$TMP/vdnn-gantt.svg" && grep -q '>stall: swap-out<' "$TMP/vdnn-gantt.svg" \
     && awk '/^# stall/ {s=1; next} /^#/ {s=0} s && NF==4 && $3 >= 2.5 {n++} END {exit !(n > 0)}' "$TMP/vdnn-gantt.dat" \
     && ok "stalls drawn on the compute lane by cause" || not_ok "vdnn gantt stalls: $(cat "$TMP/perr")"
+  # Waits for the host (lms: the host blocked in an allocation a swap-out's
+  # free holds up) have a shade and key of their own, not plain red.
+  $OOCSIM simulate -m resnet50 -b 256 --hw v100-pcie3 -p lms --timeline-csv "$TMP/lms-tl.csv" >/dev/null 2>&1
+  $OOCSIM plot gantt --in "$TMP/lms-tl.csv" -o "$TMP/lms-gantt.svg" 2>"$TMP/perr"
+  grep -q ',host$' "$TMP/lms-tl.csv" && is_svg "$TMP/lms-gantt.svg" &&
+    grep -q '^# stall: host$' "$TMP/lms-gantt.dat" && ! grep -q '^# stall$' "$TMP/lms-gantt.dat" &&
+    grep -q '>stall: host<' "$TMP/lms-gantt.svg" &&
+    ok "host waits drawn as stall: host" || not_ok "lms gantt host stalls: $(grep '^#' "$TMP/lms-gantt.dat" | tr '\n' ' ') $(cat "$TMP/perr")"
   stripes=$(awk 'NR==1 {w=$NF+0; it=$5+0} /^#/ {next} NF==4 { print int($3 + 0.5), $1, $2 }' "$TMP/vdnn-gantt.dat" | sort -k1,1n -k2,2g -u |
     awk -v w="$(sed -n '1s/.*visible width \([0-9.e+-]*\) ms/\1/p' "$TMP/vdnn-gantt.dat")" '
       { if ($1 != lane) { lane = $1; prevn = 0; px = "" } if ($2 == px) next; px = $2
