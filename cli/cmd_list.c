@@ -84,13 +84,18 @@ list_hw(void)
 static int
 list_planners(void)
 {
-  int i;
+  int i, w = 10;
 
+  /* The summaries in one column, after the longest name (checkpoint-dp,
+   * superneurons, zero-offload). */
+  for (i = 0; ooc_planner_types[i] != NULL; i++)
+    if ((int)strlen(ooc_planner_types[i]->name) > w)
+      w = (int)strlen(ooc_planner_types[i]->name);
   for (i = 0; ooc_planner_types[i] != NULL; i++) {
     const ooc_planner_type *t = ooc_planner_types[i];
-    printf("%-10s %s\n", t->name, t->summary);
+    printf("%-*s %s\n", w, t->name, t->summary);
     if (t->cite != NULL && t->cite[0] != '\0')
-      printf("%-10s   (%s)\n", "", t->cite);
+      printf("%-*s   (%s)\n", w, "", t->cite);
   }
   return 0;
 }

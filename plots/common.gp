@@ -26,4 +26,8 @@ set linetype 7 lc rgb '#e377c2' lw 2 pt 5
 set linetype 8 lc rgb '#7f7f7f' lw 2 pt 9
 set linetype 9 lc rgb '#bcbd22' lw 2 pt 11
 set linetype 10 lc rgb '#17becf' lw 2 pt 13
-set linetype cycle 10
+set linetype 11 lc rgb '#393b79' lw 2 pt 7
+set linetype 12 lc rgb '#e6ab02' lw 2 pt 5
+# As many as there are planners ('oocsim list planners'; a test checks),
+# so that a report of all of them gives each its own colour.
+set linetype cycle 12

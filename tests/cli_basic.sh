@@ -33,6 +33,15 @@ grep -q 'seed' "$TMP/out" && not_ok "list planners says seed" || ok "list planne
 grep -q 'schedule-window paper (Out-of-core Training for Extremely Large-' "$TMP/out" &&
   grep -q 'SuperNeurons paper (SuperNeurons: Dynamic GPU Memory Management' "$TMP/out" &&
   ok "list planners names the papers" || not_ok "list planners: papers not named"
+# The summaries start in one column, after the longest name.
+[ "$(grep -v '^ ' "$TMP/out" | awk '{ print index($0, $2) }' | sort -u | wc -l)" -eq 1 ] &&
+  ok "list planners: summaries in one column" || not_ok "list planners: summaries not aligned"
+# The plots have a colour per planner: a report of all of them (-p all)
+# gives none of them another's (plots/common.gp).
+np=$(grep -c -v '^ ' "$TMP/out")
+nl=$(grep -c "^set linetype [0-9]* lc rgb" "$top_srcdir/plots/common.gp")
+[ "$nl" -ge "$np" ] && grep -q "^set linetype cycle $nl\$" "$top_srcdir/plots/common.gp" &&
+  ok "plots: $nl colours for $np planners" || not_ok "plots: $nl colours for $np planners"
 expect_ok "list allocators" "$OOCSIM" list allocators
 for al in ideal caching bestfit pool va; do
   grep -q "^$al " "$TMP/out" && ok "list allocators has $al" || not_ok "list allocators has $al"
