@@ -354,7 +354,8 @@ winner_offload(ooc_doc *d, const ooc_summary *s)
 
 /* The winner's decisions per tensor class and what they cost (oocsim
  * explain), the costliest first; classes that cost nothing and move
- * nothing are left to the last row. */
+ * nothing (all kept) are one row, "other classes, all kept", so that the
+ * rows add up to the total. */
 static void
 winner_classes(ooc_doc *d, const ooc_explain *x)
 {
@@ -363,18 +364,32 @@ winner_classes(ooc_doc *d, const ooc_explain *x)
                                    "swap-in wait s", "swap-out wait s",
                                    "recompute s" };
   char c[9][96];
-  int32_t i;
+  ooc_explain_row rest = { .op = "other classes, all kept" };
+  int32_t i, n_rest = 0;
 
   if (x->n_rows == 0 || x->total.swap + x->total.recompute == 0)
     return;
+  for (i = 0; i < x->n_rows; i++) {
+    const ooc_explain_row *r = &x->rows[i];
+    if (r->swap + r->recompute != 0)
+      continue;
+    n_rest++;
+    rest.tensors += r->tensors;
+    rest.bytes += r->bytes;
+    rest.keep += r->keep;
+    rest.exposed_swapin_s += r->exposed_swapin_s;
+    rest.exposed_swapout_s += r->exposed_swapout_s;
+  }
   ooc_doc_p(d, "What it does per tensor class (the op that produced each "
             "activation; oocsim explain): how many it keeps, swaps and "
             "recomputes, and what each choice costs in compute-stream "
             "waiting and recompute time.");
   ooc_doc_table_head(d, 9, h);
-  for (i = 0; i <= x->n_rows; i++) {
-    const ooc_explain_row *r = i < x->n_rows ? &x->rows[i] : &x->total;
-    if (i < x->n_rows && r->swap + r->recompute == 0)
+  for (i = 0; i <= x->n_rows + 1; i++) {
+    const ooc_explain_row *r = i < x->n_rows ? &x->rows[i]
+                               : i == x->n_rows ? &rest : &x->total;
+    if (i < x->n_rows ? r->swap + r->recompute == 0 : i == x->n_rows &&
+                                                      n_rest == 0)
       continue;
     snprintf(c[0], sizeof c[0], "%s", r->op);
     snprintf(c[1], sizeof c[1], "%d", (int)r->tensors);
@@ -385,7 +400,7 @@ winner_classes(ooc_doc *d, const ooc_explain *x)
     snprintf(c[6], sizeof c[6], "%.4f", r->exposed_swapin_s);
     snprintf(c[7], sizeof c[7], "%.4f", r->exposed_swapout_s);
     snprintf(c[8], sizeof c[8], "%.4f", r->recompute_s);
-    ooc_doc_table_row(d, 9, c, i == x->n_rows);
+    ooc_doc_table_row(d, 9, c, i == x->n_rows + 1);
   }
   ooc_doc_table_end(d);
 }

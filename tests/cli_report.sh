@@ -288,6 +288,13 @@ got=$(grep '^| \*\*total\*\* |' "$TMP/rx/report.md" | awk -F'|' '{gsub(/ /, "");
 want=$($OOCSIM explain -m resnet50 -b 256 --hw v100-nvlink2 -p "${win:-none}" | awk '$1 == "total" {print $2, $5, $6, $7, $8 $9}')
 [ -n "$got" ] && [ "$got" = "$want" ] && ok "report's class table is explain's ($got)" ||
   not_ok "report's class table '$got', explain's '$want'"
+# Its rows add up to the total: the classes it neither swaps nor
+# recomputes are one row, "other classes, all kept".
+sums=$(sed -n '/^| tensor class |/,/^| \*\*total\*\* |/p' "$TMP/rx/report.md" | grep -v '^| tensor class\|^|---' |
+  awk -F'|' '{ gsub(/[ *]/, "", $2) } $2 != "total" { for (c = 3; c <= 6; c++) s[c] += $c } $2 == "total" { t = ($3 + 0) " " ($4 + 0) " " ($5 + 0) " " ($6 + 0) }
+    END { print s[3] " " s[4] " " s[5] " " s[6] " = " t }')
+[ -n "$got" ] && echo "$sums" | awk -F' = ' '$1 == $2 { exit 0 } { exit 1 }' &&
+  ok "the class table's rows add up to its total ($sums)" || not_ok "class table sums: $sums"
 
 # Errors.
 expect_fail "unknown plot kind" "unknown plot kind 'pie'" $OOCSIM plot pie --in "$TMP/thr/results.csv" -o "$TMP/x.png"
