@@ -434,7 +434,9 @@ ooc_validate_json(const ooc_validate *v)
          add_num_or_null(e, "op_error_median", both, r->op_error_median) &&
          add_num_or_null(e, "op_error_p95", both, r->op_error_p95) &&
          cJSON_AddBoolToObject(e, "refused", r->refused) != NULL &&
-         cJSON_AddBoolToObject(e, "integrity_ok", r->integrity_ok) != NULL &&
+         /* null when nothing was checked (not run, or not to the end) */
+         (both ? cJSON_AddBoolToObject(e, "integrity_ok", r->integrity_ok)
+               : cJSON_AddNullToObject(e, "integrity_ok")) != NULL &&
          cJSON_AddStringToObject(e, "integrity", r->integrity) != NULL &&
          add_num(e, "swap", r->counts[1]) &&
          add_num(e, "recompute", r->counts[2]) &&

@@ -279,8 +279,10 @@ static const ooc_cli_doc validate_doc = {
     "same rate. --json prints the results object (docs/validation.md);\n"
     "-o DIR writes a report with predicted and measured timelines\n"
     "overlaid, the iteration error per planner and a per-op error\n"
-    "histogram. Exit status 1 when an integrity check fails or a\n"
-    "planner could not run (its row says why; the others still run).\n",
+    "histogram. Exit status 1 when an integrity check fails, a plan\n"
+    "predicted to fit runs out of memory or a planner could not run (its\n"
+    "row says why; the others still run); a plan predicted to run out of\n"
+    "memory is not run, which is no failure.\n",
   .examples =
     "  oocsim calibrate --backend cpu -m resnet50 -b 16 --set image=64 "
     "--link-GBps 2 -o cpu.json\n"
@@ -305,7 +307,7 @@ ooc_cmd_validate(int argc, char **argv)
   ooc_hw_override *hws = NULL;
   ooc_progress prog;
   char *text = NULL, gbps[32], b1[32], b2[32], e[16];
-  int n = 0, i, rc = 1, missing = 0, bad = 0, refused = 0, first_refused = 0;
+  int n = 0, i, rc = 1, missing = 0, bad = 0, oom = 0, refused = 0, first_refused = 0;
 
   ooc_validate_init(&v);
   if (ooc_cli_args_start(&a, argc, argv, &validate_doc, 0,
@@ -395,12 +397,18 @@ ooc_cmd_validate(int argc, char **argv)
   }
   for (i = 0; i < v.n_rows; i++) {
     bad += v.rows[i].feasible_measured && !v.rows[i].integrity_ok;
+    /* Predicted to fit, ran out of memory: it could not run. */
+    oom += v.rows[i].feasible_predicted && !v.rows[i].feasible_measured;
     if (v.rows[i].refused && refused++ == 0)
       first_refused = i;
   }
   if (bad > 0)
     rc = ooc_cli_fail("validate: integrity failed for %d planner%s", bad,
                       bad == 1 ? "" : "s");
+  else if (oom > 0)
+    rc = ooc_cli_fail("validate: %d planner%s ran out of memory though "
+                      "predicted to fit (see the table)", oom,
+                      oom == 1 ? "" : "s");
   else if (refused > 0)
     rc = ooc_cli_fail("validate: planner %s %s%s",
                       v.rows[first_refused].planner,
