@@ -13,6 +13,7 @@
 
 #include <cJSON.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,11 +186,49 @@ cell_d(double v)
   return strdup(b);
 }
 
+/* A time in seconds, which the simulator keeps in whole nanoseconds: to
+ * the nanosecond (as simulate --json prints it; %.9g gave 4.06488132 for
+ * 4.064881323), trailing zeros dropped. */
+static char *
+cell_s(double v)
+{
+  char b[48];
+  size_t n;
+
+  if (!isfinite(v) || fabs(v) >= 1e9)
+    return cell_d(v);
+  snprintf(b, sizeof b, "%.9f", v);
+  n = strlen(b);
+  while (n > 1 && b[n - 1] == '0' && b[n - 2] != '.')
+    b[--n] = '\0';
+  if (n > 2 && b[n - 1] == '0' && b[n - 2] == '.')
+    b[n -= 2] = '\0';
+  return strdup(b);
+}
+
+/* A count kept in a double (recompute_flops): an integer, not 3.7e+11. */
+static char *
+cell_n(double v)
+{
+  char b[48];
+
+  if (!isfinite(v) || fabs(v) >= 1e18)
+    return cell_d(v);
+  snprintf(b, sizeof b, "%.0f", v);
+  return strdup(b);
+}
+
 /* A double that exists only when `valid`: "" otherwise. */
 static char *
 cell_d_if(int valid, double v)
 {
   return valid ? cell_d(v) : strdup("");
+}
+
+static char *
+cell_s_if(int valid, double v)
+{
+  return valid ? cell_s(v) : strdup("");
 }
 
 static char *
@@ -213,35 +252,35 @@ ooc_summary_cells(const ooc_summary *s, char **c)
 
   c[k++] = cell_u(s->budget_bytes);
   c[k++] = strdup(s->feasible ? "1" : "0");
-  c[k++] = cell_d_if(s->feasible, s->iteration_s);
+  c[k++] = cell_s_if(s->feasible, s->iteration_s);
   c[k++] = cell_d_if(s->feasible, s->samples_per_s);
-  c[k++] = cell_d(s->incore_iteration_s);
+  c[k++] = cell_s(s->incore_iteration_s);
   c[k++] = cell_d_if(s->feasible && s->slowdown > 0, s->slowdown);
   c[k++] = cell_d_if(s->feasible && s->lower_bound_s > 0,
                      ooc_summary_vs_bound(s));
-  c[k++] = cell_d(s->lower_bound_s);
-  c[k++] = cell_d(s->compute_s);
+  c[k++] = cell_s(s->lower_bound_s);
+  c[k++] = cell_s(s->compute_s);
   c[k++] = cell_u(s->peak_allocated_bytes);
   c[k++] = cell_u(s->peak_reserved_bytes);
   c[k++] = cell_u(s->peak_host_pinned_bytes);
   c[k++] = cell_d(s->fragmentation);
   c[k++] = cell_u(s->h2d_bytes);
   c[k++] = cell_u(s->d2h_bytes);
-  c[k++] = cell_d(s->recompute_flops);
-  c[k++] = cell_d(s->recompute_s);
-  c[k++] = cell_d(s->compute_busy_s);
-  c[k++] = cell_d(s->h2d_busy_s);
-  c[k++] = cell_d(s->d2h_busy_s);
-  c[k++] = cell_d(ooc_summary_stall_s(s));
+  c[k++] = cell_n(s->recompute_flops);
+  c[k++] = cell_s(s->recompute_s);
+  c[k++] = cell_s(s->compute_busy_s);
+  c[k++] = cell_s(s->h2d_busy_s);
+  c[k++] = cell_s(s->d2h_busy_s);
+  c[k++] = cell_s(ooc_summary_stall_s(s));
   for (st = 0; st < OOC_STALL_COUNT; st++)
-    c[k++] = cell_d(s->stall_s[st]);
-  c[k++] = cell_d(s->alloc_s);
+    c[k++] = cell_s(s->stall_s[st]);
+  c[k++] = cell_s(s->alloc_s);
   c[k++] = cell_u((uint64_t)s->counts[0]);
   c[k++] = cell_u((uint64_t)s->counts[1]);
   c[k++] = cell_u((uint64_t)s->counts[2]);
   c[k++] = cell_u(s->events);
   c[k++] = strdup(oom && s->oom_op ? s->oom_op : "");
-  c[k++] = cell_d_if(oom, (double)s->oom.time_ns / 1e9);
+  c[k++] = cell_s_if(oom, (double)s->oom.time_ns / 1e9);
   c[k++] = cell_u_if(oom, s->oom.requested_bytes);
   c[k++] = cell_u_if(oom, s->oom.live_bytes);
   c[k++] = cell_u_if(oom, s->oom.reserved_bytes);

@@ -319,12 +319,12 @@ expect_fail "-o under a file" "cannot create output directory '$TMP/afile/x': No
 # grid.json says so
 expect_ok "sweep --steady" $OOCSIM sweep -m bert_large -b 18 --hw v100-pcie3 -p window --steady -o "$TMP/st"
 grep -q '"steady":[[:space:]]*true' "$TMP/st/grid.json" && ok "grid.json: steady" || not_ok "grid.json: no steady"
-# the point's feasible and iteration_s columns: 1 and 2.46940359 (the
+# the point's feasible and iteration_s columns: 1 and 2.469403589 (the
 # --steady plan; two iterations of the default plan give 2.474209 s and
 # the third runs out of memory)
 col() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i } NR == 2 { print $c }' "$2"; }
-[ "$(col feasible "$TMP/st/results.csv")" = 1 ] && [ "$(col iteration_s "$TMP/st/results.csv")" = 2.46940359 ] &&
-  ok "the sweep's point is the --steady plan (2.46940359 s)" ||
+[ "$(col feasible "$TMP/st/results.csv")" = 1 ] && [ "$(col iteration_s "$TMP/st/results.csv")" = 2.469403589 ] &&
+  ok "the sweep's point is the --steady plan (2.469403589 s)" ||
   not_ok "sweep --steady: $(col feasible "$TMP/st/results.csv") $(col iteration_s "$TMP/st/results.csv")"
 expect_ok "sweep without" $OOCSIM sweep -m alexnet -b 32 --hw v100-pcie3 -p vdnn -o "$TMP/nst"
 ! grep -q '"steady"' "$TMP/nst/grid.json" && ok "grid.json: no steady key by default" || not_ok "grid.json has steady"
