@@ -463,6 +463,9 @@ ooc_cmd_calibrate(int argc, char **argv)
     if (ooc_cli_check_not_inputs("-m", a.model, "--base", base_name, opt,
                                  path, 1, &err) < 0)
       goto fail;
+    /* ... and can be written: said now, not after the measuring. */
+    if (ooc_cli_check_outputs(opt, path, 1, 0, &err) < 0)
+      goto fail;
   }
   if ((rc = ooc_exec_backend_probe(b, &err)) < 0)
     goto fail;

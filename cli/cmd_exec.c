@@ -24,6 +24,7 @@
 #include "analysis/measure.h"
 #include "analysis/validate.h"
 #include "report/trace_out.h"
+#include "report/sweep.h"
 #include "report/vreport.h"
 #include "ir/plan_io.h"
 #include "base/progress.h"
@@ -335,6 +336,12 @@ ooc_cmd_validate(int argc, char **argv)
       hws[nk + (size_t)i] = a.hw_sets[i];
     spec.hw_sets = hws;
     spec.n_hw_sets = (int)nk + a.n_hw_sets;
+  }
+  /* The report's folder, made (and found writable) before the runs, not
+   * after them. */
+  if (a.output != NULL && ooc_sweep_mkdir(a.output, &err) < 0) {
+    ooc_err_prefix(&err, err.code, "-o: ");
+    goto fail;
   }
   ooc_progress_begin(&prog, isatty(2) ? stderr : NULL, "validate");
   rc = ooc_validate_run(&spec, ts, n, &mc, a.output != NULL, &prog, &v,

@@ -67,6 +67,11 @@ expect_fail "repeat 0" "--repeat: '0' must be an integer in [1, 64]" "$OOCSIM" c
 expect_fail "unknown backend" "--backend: unknown executor backend 'tpu'" "$OOCSIM" calibrate --backend tpu -m "$M" -b 8 -o "$TMP/c.json"
 expect_fail "fp16" "--dtype: the executor runs fp32 only" "$OOCSIM" calibrate -m "$M" -b 8 --dtype fp16 -o "$TMP/c.json"
 expect_fail "unknown base" "nope" "$OOCSIM" calibrate -m "$M" -b 8 --base nope -o "$TMP/c.json"
+# An -o that cannot be written is refused before the measuring (it was
+# found only after it, seconds to minutes later).
+: > "$TMP/afile"
+expect_fail "-o under a file" "oocsim: -o: cannot write '$TMP/afile/c.json': Not a directory" \
+  "$OOCSIM" calibrate -m "$M" -b 8 -o "$TMP/afile/c.json"
 expect_fail "-o into a missing folder" "-o: " "$OOCSIM" calibrate -m "$M" -b 8 --repeat 1 -o "$TMP/no/such/c.json"
 [ ! -e "$TMP/c.json" ] && ok "nothing written on failure" || not_ok "nothing written on failure"
 expect_fail "cuda needs a base" "--base: the cuda backend needs a base profile" "$OOCSIM" calibrate --backend cuda -m "$M" -b 8 -o "$TMP/c.json"

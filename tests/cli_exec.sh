@@ -203,6 +203,11 @@ cmp -s "$TMP/plan.json" "$TMP/keep.json" && ok "the plan file is untouched" ||
 expect_fail "exec --trace in a missing folder" \
   "oocsim: --trace: cannot write '$TMP/no/t.json': No such file or directory" \
   "$OOCSIM" exec "$TMP/plan.json" --trace "$TMP/no/t.json"
+# validate's -o folder is made before the runs: a file in its way is
+# said at once, with nothing run.
+: > "$TMP/afile"
+expect_fail "validate -o over a file" "oocsim: -o: cannot write to output directory '$TMP/afile': Not a directory" \
+  "$OOCSIM" validate -m "$top_srcdir/tests/data/cli_mlp.json" -b 4 --hw "$HW" -p vdnn -o "$TMP/afile"
 echo '{"format": "oocsim-plan", "version": 2' > "$TMP/trunc.json"
 expect_fail "exec truncated plan" "trunc.json" "$OOCSIM" exec "$TMP/trunc.json"
 expect_fail "unknown backend" "--backend: unknown executor backend 'tpu' (valid: " "$OOCSIM" exec "$TMP/plan.json" --backend tpu
