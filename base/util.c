@@ -539,11 +539,13 @@ ooc_data_dir_describe(char *buf, size_t n)
     return buf;
   }
   k = data_dirs(dirs, origins);
+  /* (A data directory is one with a models/ folder: the zoo.) */
   if (k == 1)
-    snprintf(buf, n, "none: %s (%s) has no models/", dirs[0], origins[0]);
+    snprintf(buf, n, "none: %s (%s) is not one, it has no models/",
+             dirs[0], origins[0]);
   else
-    snprintf(buf, n, "none: neither %s nor %s has models/", dirs[0],
-             dirs[1]);
+    snprintf(buf, n, "none: neither %s nor %s is one, neither has "
+             "models/", dirs[0], dirs[1]);
   return buf;
 }
 
@@ -653,10 +655,19 @@ ooc_data_find(const char *subdir, const char *name, char **path, ooc_err *err)
       ooc_data_list_free(names, cnt);
     }
   }
+  if (list[0] == '\0') {
+    /* Nothing to choose from: the data directory is what is wrong. */
+    char where[PATH_MAX + 64];
+    return ooc_err_set(err, OOC_ENOTFOUND, "unknown %s '%s' (none "
+                       "available; data directory: %s)",
+                       strcmp(subdir, "hwprofiles") == 0 ? "hardware profile"
+                                                         : "model",
+                       name, ooc_data_dir_describe(where, sizeof where));
+  }
   return ooc_err_set(err, OOC_ENOTFOUND, "unknown %s '%s' (available: %s)",
                      strcmp(subdir, "hwprofiles") == 0 ? "hardware profile"
                                                        : "model",
-                     name, list[0] ? list : "none");
+                     name, list);
 }
 
 double

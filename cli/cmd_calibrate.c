@@ -38,7 +38,7 @@
 
 static const ooc_cli_doc calibrate_doc = {
   .name = "calibrate", .cmd = OOC_CMD_CALIBRATE,
-  .usage = "Usage: oocsim calibrate --backend cpu|cuda -m MODEL -b BATCH "
+  .usage = "Usage: oocsim calibrate [--backend cpu|cuda] -m MODEL -b BATCH "
            "[--base PROFILE]\n"
            "                        [--repeat N] [--link-GBps X] "
            "-o PROFILE.json\n",

@@ -74,6 +74,12 @@ grep -qF "data directory: $TMP/data (--datadir)" "$TMP/out" &&
 expect_fail "--datadir missing" "--datadir $TMP/none: not a directory" \
   "$TMP/p2/bin/oocsim" --datadir "$TMP/none" list models
 OOCSIM_DATADIR="$TMP/none" "$TMP/p2/bin/oocsim" list models >"$TMP/out" 2>&1
-grep -qF "$TMP/none (OOCSIM_DATADIR) has no models/" "$TMP/out" &&
+grep -qF "$TMP/none (OOCSIM_DATADIR) is not one, it has no models/" "$TMP/out" &&
   ok "bad OOCSIM_DATADIR is named" || not_ok "bad OOCSIM_DATADIR: $(cat "$TMP/out")"
+# A folder without the zoo: an unknown model names the data directory,
+# not just "available: none".
+mkdir -p "$TMP/empty"
+expect_fail "model, no data directory" \
+  "unknown model 'resnet50' (none available; data directory: none: $TMP/empty (--datadir) is not one, it has no models/)" \
+  "$TMP/p2/bin/oocsim" --datadir "$TMP/empty" info -m resnet50
 finish
