@@ -29,6 +29,16 @@ release(ooc_atomic_file *af)
   *af = (ooc_atomic_file){ .f = NULL };
 }
 
+/* "-" as an output: a user means standard output, which the files
+ * written through here are not (a file named "-" was made). */
+static int
+dash(ooc_err *err)
+{
+  return ooc_err_set(err, OOC_EINVAL, "'-': this output is a file, not "
+                     "standard output; name one ('./-' for a file called "
+                     "'-')");
+}
+
 int
 ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
 {
@@ -40,6 +50,8 @@ ooc_atomic_open(ooc_atomic_file *af, const char *path, ooc_err *err)
   *af = (ooc_atomic_file){ .f = NULL };
   if (path[0] == '\0')
     return ooc_err_set(err, OOC_EINVAL, "empty output name");
+  if (strcmp(path, "-") == 0)
+    return dash(err);
   if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
     /* Replace the file the link names, and keep the link. */
     if ((real = realpath(path, NULL)) == NULL)
@@ -172,6 +184,8 @@ ooc_atomic_check(const char *path, ooc_err *err)
 
   if (path[0] == '\0')
     return ooc_err_set(err, OOC_EINVAL, "empty output name");
+  if (strcmp(path, "-") == 0)
+    return dash(err);
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return ooc_err_set(err, OOC_EIO, "cannot write '%s': is a directory",
                        path);

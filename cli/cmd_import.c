@@ -35,9 +35,9 @@ static const ooc_cli_doc doc = {
     "not fit its input. A softmax_ce loss goes on the graph's output (a\n"
     "final Softmax becomes it) unless --no-loss.\n"
     "\n"
-    "The model is written to -o MODEL.json (atomically) or standard\n"
-    "output; a summary goes to standard error: the ONNX ops and how many of\n"
-    "each, the layers made, and the nodes folded.\n",
+    "The model is written to -o MODEL.json (atomically) or to standard\n"
+    "output (no -o, or -o -); a summary goes to standard error: the ONNX\n"
+    "ops and how many of each, the layers made, and the nodes folded.\n",
   .examples =
     "  oocsim import resnet50.onnx -o resnet50_onnx.json\n"
     "  oocsim import encoder.onnx --set seq=512 -o encoder.json\n",
@@ -61,6 +61,8 @@ ooc_cmd_import(int argc, char **argv)
                                    : "import: give one MODEL.onnx");
     goto done;
   }
+  if (a.output != NULL && strcmp(a.output, "-") == 0)
+    a.output = NULL;            /* standard output, the default */
   {
     const char *opt[2] = { "MODEL.onnx", "-o" };
     const char *path[2] = { a.pos[0], a.output };

@@ -299,6 +299,12 @@ echo '{"name": "t", "input": [1073741824], "layers": [{"op": "linear", "out": 10
 expect_fail "a layer whose parameters overflow" \
   "oocsim: $TMP/bigw.json: layer 'linear_1': its 1152921505680588800 parameters overflow a 64-bit size" \
   "$OOCSIM" info -m "$TMP/bigw.json" -b 2
+# -o - means standard output to a user; a plan file is a file: refused,
+# and no file called '-' made.
+(cd "$TMP" && "$OOCSIM" plan -m alexnet -b 8 --hw v100-pcie3 -p incore -o - >"$TMP/out" 2>"$TMP/err"); rc=$?
+[ $rc -eq 1 ] && [ ! -e "$TMP/-" ] &&
+  grep -qxF "oocsim: -o: '-': this output is a file, not standard output; name one ('./-' for a file called '-')" "$TMP/err" &&
+  ok "plan -o - refused" || not_ok "plan -o - (rc=$rc): $(cat "$TMP/err")"
 "$OOCSIM" >"$TMP/out" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 2 ] && [ ! -s "$TMP/out" ] &&
   grep -qx 'Usage: oocsim COMMAND \[OPTIONS\]' "$TMP/err" &&

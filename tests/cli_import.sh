@@ -20,6 +20,10 @@ total() { "$OOCSIM" info -m "$1" -b 1 | grep "^  $2" | sed 's/  */ /g'; }
 # A CNN with a residual add: conv1 3x8x3x3 + bias 8 = 224, batch norm 16,
 # conv2 8x8x3x3 = 576, fc 10x8 + 10 = 90: 906.
 expect_ok "import cnn_residual" "$OOCSIM" import "$D/cnn_residual.onnx" -o "$TMP/cnn.json"
+# -o - is standard output, as no -o is; no file called '-' appears.
+(cd "$TMP" && "$OOCSIM" import "$D/cnn_residual.onnx" -o - >"$TMP/dash.json" 2>/dev/null)
+cmp -s "$TMP/dash.json" "$TMP/cnn.json" && [ ! -e "$TMP/-" ] &&
+  ok "import -o - writes the model to standard output" || not_ok "import -o -"
 [ "$(params "$TMP/cnn.json")" = 906 ] && ok "cnn: 906 parameters" || not_ok "cnn: $(params "$TMP/cnn.json") parameters"
 grep -q '10 nodes (producer oocsim-tests, opset 17) -> 12 layers, 0 nodes folded' "$TMP/err" &&
   grep -q 'ops: Conv 2, BatchNormalization 1, Relu 2, Add 1, MaxPool 1, GlobalAveragePool 1, Flatten 1, Gemm 1' "$TMP/err" &&
