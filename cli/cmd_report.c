@@ -44,7 +44,7 @@ static const ooc_cli_doc doc = {
   .examples =
     "  oocsim report -m resnet50 -b 256 --hw v100-nvlink2 -o out/report\n"
     "  oocsim report -m resnet --set depth=1001 -b 16 --hw v100-pcie3 "
-    "--no-maxbatch -o out/r1001\n",
+    "-p vdnn,window,checkpoint-dp --no-maxbatch -o out/r1001\n",
 };
 
 /* The options report reads its own way (a planner list, the budget as
