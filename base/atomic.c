@@ -232,7 +232,15 @@ ooc_atomic_write(const char *path, const char *text, ooc_err *err)
 
   if ((rc = ooc_atomic_open(&af, path, err)) < 0)
     return rc;
-  fputs(text, af.f);
+  /* A text longer than the stream's buffer is written here, and its
+   * error (ENOSPC) would be gone by the commit's flush: said now. */
+  errno = 0;
+  if (fputs(text, af.f) == EOF) {
+    int e = errno != 0 ? errno : EIO;
+    ooc_atomic_abort(&af);
+    return ooc_err_set(err, OOC_EIO, "cannot write '%s': %s", path,
+                       strerror(e));
+  }
   return ooc_atomic_commit(&af, err);
 }
 
