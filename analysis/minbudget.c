@@ -227,6 +227,45 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
     if (hi - lo > 1)
       res->capped = 1;        /* hi fits, the least may be below */
   }
+  /* Feasibility need not be monotone in the budget (a planner's
+   * heuristics change with it; the caching allocator fragments otherwise
+   * with more memory): below the answer, whose next MiB down does not
+   * fit, look ahead with its planner at best - 2, - 3, - 5, ..., - 2^k - 1,
+   * down to half of it (not past its floor); where one fits, bisect again
+   * between it and the floor, and look ahead again. O(log2(best)) runs a
+   * round. */
+  while (best_t != NULL && !res->capped) {
+    int64_t own = best_t->flags & OOC_PLANNER_OFFLOAD ? floor_off : floor_res;
+    int64_t lo = own == floor_mib ? own : own - 1, found = 0, step, hi;
+
+    for (step = 2; best - step > lo && step <= best / 2 + 1; step *= 2) {
+      if (spent(&S)) {
+        res->capped = 1;
+        break;
+      }
+      if ((rc = fits(&S, best_t, best - step, err)) < 0)
+        goto done;
+      if (rc) {
+        found = best - step;
+        break;
+      }
+    }
+    if (found == 0)
+      break;
+    hi = found;
+    while (hi - lo > 1 && !spent(&S)) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if ((rc = fits(&S, best_t, mid, err)) < 0)
+        goto done;
+      if (rc)
+        hi = mid;
+      else
+        lo = mid;
+    }
+    best = hi;
+    if (hi - lo > 1)
+      res->capped = 1;
+  }
   if (res->ceiling < (uint64_t)start_mib * MIB)
     res->ceiling = (uint64_t)start_mib * MIB;
   rc = OOC_OK;

@@ -18,12 +18,17 @@
  * planner that reports that it cannot fit counts as not fitting. Each
  * planner gets the --opt values whose keys it accepts (as in compare).
  *
- * Feasibility is taken to be monotone in the budget for each planner; the
- * result is checked once more, with the baseline and bound, at the end.
+ * Feasibility need not be monotone in the budget (a planner's heuristics
+ * change with it, and the caching allocator fragments otherwise with more
+ * memory), so below the answer the search looks ahead with its planner at
+ * 2, 3, 5, 9, ... MiB less, down to half of it, and bisects again below
+ * one that fits (then looks ahead again); a smaller budget out of that
+ * reach, or for another planner, may still fit. The result is checked
+ * once more, with the baseline and bound, at the end.
  *
  * Ownership: spec and planners are borrowed; the result's summary is the
  * caller's (ooc_minbudget_result_fini). Cost: O(planners x log2(range in
- * MiB)) scenario runs at worst, far fewer with the pruning (one a
+ * MiB)) scenario runs at worst, plus O(log2(answer in MiB)) a look-ahead, far fewer with the pruning (one a
  * planner, up to the first, when one fits at the floor); the model,
  * profile, costs and liveness are loaded once.
  */

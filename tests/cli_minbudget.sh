@@ -100,6 +100,18 @@ fmb=$(num min_budget_bytes "$TMP/out"); fws=$(num working_set_bytes "$TMP/out")
 expect_ok "zero-offload 1 MiB below" "$OOCSIM" simulate -m gpt2 -b 8 --hw v100-pcie3 -p zero-offload --budget $((fmb / 1048576 - 1))MiB --json
 grep -q '"feasible":[[:space:]]*false' "$TMP/out" && ok "zero-offload does not fit 1 MiB below" || not_ok "fits 1 MiB below"
 
+# Not monotone in the budget: window finds no plan for gpt2 b16 at 10 GiB
+# but one at 7794 MiB (8172601344 B). The bisection from the profile's
+# memory stopped at 10.68 GiB; the look-ahead below it finds the lower one.
+expect_ok "window, gpt2 b16, 10 GiB" "$OOCSIM" simulate -m gpt2 -b 16 --hw v100-pcie3 -p window --budget 10GiB --json
+grep -q '"feasible":[[:space:]]*false' "$TMP/out" && ok "window does not fit 10 GiB" || not_ok "window fits 10 GiB"
+expect_ok "minbudget of window, gpt2 b16" "$OOCSIM" minbudget -m gpt2 -b 16 --hw v100-pcie3 -p window --json
+wmb=$(num min_budget_bytes "$TMP/out")
+[ "$wmb" = 8172601344 ] && ok "minbudget looks below a budget that does not fit (7794 MiB)" ||
+  not_ok "window's min budget $wmb"
+expect_ok "window at 7793 MiB" "$OOCSIM" simulate -m gpt2 -b 16 --hw v100-pcie3 -p window --budget 7793MiB --json
+grep -q '"feasible":[[:space:]]*false' "$TMP/out" && ok "window does not fit 1 MiB below it" || not_ok "window fits 1 MiB below"
+
 expect_fail "minbudget needs -b" "missing -b BATCH" "$OOCSIM" minbudget -m resnet50 --hw v100-nvlink2
 expect_fail "minbudget takes no --budget" "unknown option '--budget'" "$OOCSIM" minbudget $S --budget 8GiB
 finish
