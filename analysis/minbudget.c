@@ -88,6 +88,25 @@ fits(struct search *S, const ooc_planner_type *t, int64_t mib, ooc_err *err)
   return ok;
 }
 
+/* Bisect planner t between *lo (does not fit) and *hi (fits) until they
+ * are 1 MiB apart or the caps are spent. */
+static int
+bisect(struct search *S, const ooc_planner_type *t, int64_t *lo,
+       int64_t *hi, ooc_err *err)
+{
+  while (*hi - *lo > 1 && !spent(S)) {
+    int64_t mid = *lo + (*hi - *lo) / 2;
+    int rc = fits(S, t, mid, err);
+    if (rc < 0)
+      return rc;
+    if (rc)
+      *hi = mid;
+    else
+      *lo = mid;
+  }
+  return OOC_OK;
+}
+
 void
 ooc_minbudget_result_fini(ooc_minbudget_result *res)
 {
@@ -213,15 +232,8 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
       if (hi > cap_mib)
         continue;
     }
-    while (hi - lo > 1 && !spent(&S)) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if ((rc = fits(&S, t, mid, err)) < 0)
-        goto done;
-      if (rc)
-        hi = mid;
-      else
-        lo = mid;
-    }
+    if ((rc = bisect(&S, t, &lo, &hi, err)) < 0)
+      goto done;
     best = hi;
     best_t = t;
     if (hi - lo > 1)
@@ -230,38 +242,31 @@ ooc_minbudget_find_capped(const ooc_scenario_spec *spec,
   /* Feasibility need not be monotone in the budget (a planner's
    * heuristics change with it; the caching allocator fragments otherwise
    * with more memory): below the answer, whose next MiB down does not
-   * fit, look ahead with its planner at best - 2, - 3, - 5, ..., - 2^k - 1,
-   * down to half of it (not past its floor); where one fits, bisect again
-   * between it and the floor, and look ahead again. O(log2(best)) runs a
-   * round. */
+   * fit, look ahead with its planner at best - 1 - d for d = 1, 2, 4, ...
+   * (2, 3, 5, 9, ... MiB below it), down to half of it and not past its
+   * floor; where one fits, bisect again between it and the floor, and look
+   * ahead again. O(log2(best)) runs a round. */
   while (best_t != NULL && !res->capped) {
     int64_t own = best_t->flags & OOC_PLANNER_OFFLOAD ? floor_off : floor_res;
-    int64_t lo = own == floor_mib ? own : own - 1, found = 0, step, hi;
+    int64_t lo = own == floor_mib ? own : own - 1, found = 0, d, hi;
 
-    for (step = 2; best - step > lo && step <= best / 2 + 1; step *= 2) {
+    for (d = 1; best - 1 - d > lo && d <= best / 2; d *= 2) {
       if (spent(&S)) {
         res->capped = 1;
         break;
       }
-      if ((rc = fits(&S, best_t, best - step, err)) < 0)
+      if ((rc = fits(&S, best_t, best - 1 - d, err)) < 0)
         goto done;
       if (rc) {
-        found = best - step;
+        found = best - 1 - d;
         break;
       }
     }
     if (found == 0)
       break;
     hi = found;
-    while (hi - lo > 1 && !spent(&S)) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if ((rc = fits(&S, best_t, mid, err)) < 0)
-        goto done;
-      if (rc)
-        hi = mid;
-      else
-        lo = mid;
-    }
+    if ((rc = bisect(&S, best_t, &lo, &hi, err)) < 0)
+      goto done;
     best = hi;
     if (hi - lo > 1)
       res->capped = 1;

@@ -49,25 +49,30 @@ ooc_doc_html_esc(FILE *f, const char *s)
   }
 }
 
-/* (Nothing oocsim writes uses HTML in Markdown, so every '<' is text.) */
-void
-ooc_doc_md_text(FILE *f, const char *s)
+/* (Nothing oocsim writes uses HTML in Markdown, so every '<' is text.)
+ * In a cell, '|' becomes '/' and a newline a space too. */
+static void
+md_write(FILE *f, const char *s, int cell)
 {
   for (; *s; s++)
     if (*s == '<')
       fputs("&lt;", f);
+    else if (cell && (*s == '|' || *s == '\n'))
+      fputc(*s == '|' ? '/' : ' ', f);
     else
       fputc(*s, f);
 }
 
 void
+ooc_doc_md_text(FILE *f, const char *s)
+{
+  md_write(f, s, 0);
+}
+
+void
 ooc_doc_md_cell(FILE *f, const char *s)
 {
-  for (; *s; s++)
-    if (*s == '<')
-      fputs("&lt;", f);
-    else
-      fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, f);
+  md_write(f, s, 1);
 }
 
 /* text as a Markdown line (md_pre text md_post) and as an HTML element
