@@ -28,8 +28,9 @@
  *
  * Ownership: spec and planners are borrowed; the result's summary is the
  * caller's (ooc_minbudget_result_fini). Cost: O(planners x log2(range in
- * MiB)) scenario runs at worst, plus O(log2(answer in MiB)) a look-ahead, far fewer with the pruning (one a
- * planner, up to the first, when one fits at the floor); the model,
+ * MiB)) scenario runs at worst, far fewer with the pruning (one a
+ * planner, up to the first, when one fits at the floor), plus
+ * O(log2(answer in MiB)) for each look-ahead below the answer; the model,
  * profile, costs and liveness are loaded once.
  */
 #ifndef OOC_MINBUDGET_H

@@ -308,7 +308,8 @@ ooc_cmd_validate(int argc, char **argv)
   ooc_hw_override *hws = NULL;
   ooc_progress prog;
   char *text = NULL, gbps[32], b1[32], b2[32], e[16];
-  int n = 0, i, rc = 1, missing = 0, bad = 0, oom = 0, refused = 0, first_refused = 0;
+  int n = 0, i, rc = 1, missing = 0, bad = 0, oom = 0, refused = 0;
+  int first_refused = 0;
 
   ooc_validate_init(&v);
   if (ooc_cli_args_start(&a, argc, argv, &validate_doc, 0,
