@@ -1184,6 +1184,17 @@ expect_bad(const char *text, int code, const char *msg)
   ck_assert_ptr_null(rd.store);
 }
 
+/* expect_bad on text with `from` replaced by `to` (edit). */
+static void
+bad_edit(const char *text, const char *from, const char *to, int code,
+         const char *msg)
+{
+  char *t = edit(text, from, to);
+
+  expect_bad(t, code, msg);
+  free(t);
+}
+
 START_TEST(test_plan_file_errors)
 {
   size_t len;
@@ -1210,91 +1221,74 @@ START_TEST(test_plan_file_errors)
   expect_bad("{\"format\": \"other\"}", OOC_EPARSE,
              "p.json: not a plan file (field 'format' must be "
              "\"oocsim-plan\")");
-  t = edit(text, "\"version\": 2", "\"version\": 3");
-  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 3 is not "
-             "supported (this oocsim reads version 2)");
-  free(t);
-  t = edit(text, "\"version\": 2", "\"version\": 1");
-  expect_bad(t, OOC_EPARSE, "p.json: version: plan format version 1 "
-             "predates kernel algorithms and out-of-memory ALLOCs (this "
-             "oocsim reads version 2): write the plan again with 'oocsim "
-             "plan'");
-  free(t);
-  t = edit(text, "\"batch\":1", "\"batch\":\"1\"");
-  expect_bad(t, OOC_EPARSE, "p.json: scenario.batch: must be an integer");
-  free(t);
+  bad_edit(text, "\"version\": 2", "\"version\": 3",
+           OOC_EPARSE, "p.json: version: plan format version 3 is not "
+           "supported (this oocsim reads version 2)");
+  bad_edit(text, "\"version\": 2", "\"version\": 1",
+           OOC_EPARSE, "p.json: version: plan format version 1 "
+           "predates kernel algorithms and out-of-memory ALLOCs (this "
+           "oocsim reads version 2): write the plan again with 'oocsim "
+           "plan'");
+  bad_edit(text, "\"batch\":1", "\"batch\":\"1\"",
+           OOC_EPARSE, "p.json: scenario.batch: must be an integer");
   /* Beyond 2^53 (and int64_t): an integer out of range, rejected before
    * any conversion. */
-  t = edit(text, "\"batch\":1", "\"batch\":1e300");
-  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 1e+300 is out of "
-             "range [1, 9007199254740992]");
-  free(t);
-  t = edit(text, "\"batch\":1", "\"batch\":1e999");
-  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: a number beyond "
-             "1e308 is out of range [1, 9007199254740992]");
-  free(t);
-  t = edit(text, "\"batch\":1", "\"batch\":4611686018427387904");
-  expect_bad(t, OOC_EINVAL, "p.json: scenario.batch: 4611686018427387904 "
-             "is out of range [1, 9007199254740992]");
-  free(t);
-  t = edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"");
-  expect_bad(t, OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
-             "(valid: fp32, fp16, bf16)");
-  free(t);
-  t = edit(text, "\"model_fingerprint\": \"000000001234abcd\"",
-           "\"model_fingerprint\": \"xyz\"");
-  expect_bad(t, OOC_EPARSE, "p.json: model_fingerprint: must be a string of "
-             "1 to 16 hex digits");
-  free(t);
+  bad_edit(text, "\"batch\":1", "\"batch\":1e300",
+           OOC_EINVAL, "p.json: scenario.batch: 1e+300 is out of "
+           "range [1, 9007199254740992]");
+  bad_edit(text, "\"batch\":1", "\"batch\":1e999",
+           OOC_EINVAL, "p.json: scenario.batch: a number beyond "
+           "1e308 is out of range [1, 9007199254740992]");
+  bad_edit(text, "\"batch\":1", "\"batch\":4611686018427387904",
+           OOC_EINVAL, "p.json: scenario.batch: 4611686018427387904 "
+           "is out of range [1, 9007199254740992]");
+  bad_edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"",
+           OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
+           "(valid: fp32, fp16, bf16)");
+  bad_edit(text, "\"model_fingerprint\": \"000000001234abcd\"",
+           "\"model_fingerprint\": \"xyz\"",
+           OOC_EPARSE, "p.json: model_fingerprint: must be a string of "
+           "1 to 16 hex digits");
   /* Keys the format does not have: a typo or a hand edit, named. */
-  t = edit(text, "\"batch\":1", "\"batch\":1,\"colour\":\"red\"");
-  expect_bad(t, OOC_EPARSE, "p.json: scenario.colour: unknown key (valid: "
-             "model, model_path, batch, dtype, precision, optimizer, set, "
-             "hw, hw_set, planner, opts, allocator, budget_bytes, "
-             "iterations, steady, note)");
-  free(t);
+  bad_edit(text, "\"batch\":1", "\"batch\":1,\"colour\":\"red\"",
+           OOC_EPARSE, "p.json: scenario.colour: unknown key (valid: "
+           "model, model_path, batch, dtype, precision, optimizer, set, "
+           "hw, hw_set, planner, opts, allocator, budget_bytes, "
+           "iterations, steady, note)");
   /* How the plan was simulated: iterations 1 to 1000, steady a bool. */
-  t = edit(text, "\"batch\":1", "\"batch\":1,\"iterations\":0");
-  expect_bad(t, OOC_EINVAL, "p.json: scenario.iterations: 0 is out of range "
-             "[1, 1000]");
-  free(t);
-  t = edit(text, "\"batch\":1", "\"batch\":1,\"steady\":\"yes\"");
-  expect_bad(t, OOC_EPARSE, "p.json: scenario.steady: must be true or false");
-  free(t);
-  t = edit(text, "\"version\": 2", "\"version\": 2, \"extra\": 1");
-  expect_bad(t, OOC_EPARSE, "p.json: extra: unknown key (valid: format, "
-             "version, scenario, model_fingerprint, n_layers, prologue_end, "
-             "tensors, program)");
-  free(t);
+  bad_edit(text, "\"batch\":1", "\"batch\":1,\"iterations\":0",
+           OOC_EINVAL, "p.json: scenario.iterations: 0 is out of range "
+           "[1, 1000]");
+  bad_edit(text, "\"batch\":1", "\"batch\":1,\"steady\":\"yes\"",
+           OOC_EPARSE, "p.json: scenario.steady: must be true or false");
+  bad_edit(text, "\"version\": 2", "\"version\": 2, \"extra\": 1",
+           OOC_EPARSE, "p.json: extra: unknown key (valid: format, "
+           "version, scenario, model_fingerprint, n_layers, prologue_end, "
+           "tensors, program)");
   /* More layers than any model has: refused before anything is sized by
    * it. */
-  t = edit(text, "\"n_layers\": 8", "\"n_layers\": 2000000000");
-  expect_bad(t, OOC_EINVAL, "p.json: n_layers: 2000000000 is out of range "
-             "[1, 1048576]");
-  free(t);
+  bad_edit(text, "\"n_layers\": 8", "\"n_layers\": 2000000000",
+           OOC_EINVAL, "p.json: n_layers: 2000000000 is out of range "
+           "[1, 1048576]");
   /* Instruction 5 (the first timed one, ALLOC t4) on a stream 7. */
-  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
-           "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program[5] stream: 7 is out of range "
-             "[0, 3]");
-  free(t);
-  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
-           "[\"alloc\",0,\"none\",\"device\",1,4,[],[9]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program[5] waits: 9 is out of range "
-             "[0, 4]");
-  free(t);
-  t = edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
-           "[\"alloc\",0,\"none\",\"device\",1,4,[]]");
-  expect_bad(t, OOC_EPARSE, "p.json: program[5]: must be [kind, stream, "
-             "phase, where, layer, tensor, [args], [waits] (, algorithm)]");
-  free(t);
+  bad_edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",7,\"none\",\"device\",1,4,[],[]]",
+           OOC_EINVAL, "p.json: program[5] stream: 7 is out of range "
+           "[0, 3]");
+  bad_edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,4,[],[9]]",
+           OOC_EINVAL, "p.json: program[5] waits: 9 is out of range "
+           "[0, 4]");
+  bad_edit(text, "[\"alloc\",0,\"none\",\"device\",1,4,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,4,[]]",
+           OOC_EPARSE, "p.json: program[5]: must be [kind, stream, "
+           "phase, where, layer, tensor, [args], [waits] (, algorithm)]");
   /* A FREE turned into an ALLOC: the structure is fine, pairing is not. */
-  t = edit(text, "[\"free\",0,\"none\",\"device\",1,14,[],[]]",
-           "[\"alloc\",0,\"none\",\"device\",1,14,[],[]]");
-  expect_bad(t, OOC_EINVAL, "p.json: program: instruction 8 (ALLOC, layer "
-             "1, tensor 14): allocates tensor 14 (layer 1) which is already "
-             "live");
-  free(t);
+  bad_edit(text, "[\"free\",0,\"none\",\"device\",1,14,[],[]]",
+           "[\"alloc\",0,\"none\",\"device\",1,14,[],[]]",
+           OOC_EINVAL, "p.json: program: instruction 8 (ALLOC, layer "
+           "1, tensor 14): allocates tensor 14 (layer 1) which is already "
+           "live");
   free(text);
 }
 END_TEST
