@@ -78,7 +78,7 @@ grep -q "bit-identical to the in-core plan's" "$TMP/val.json" && ok "integrity: 
 # An upsample sized by a second input (9x9 -> 5x5 -> 9x9: no integer
 # scale) runs on the cpu backend as predicted, the swap plan bit-identical.
 # A model name with markup is text in the HTML report, not markup.
-sed '0,/"name": *"[^"]*"/s//"name": "<script>x<\/script>\&amp;"/' "$top_srcdir/tests/data/cli_mlp.json" >"$TMP/xss.json"
+mlp_named '<script>x</script>&amp;' >"$TMP/xss.json"
 expect_ok "validate a model named with markup" \
   "$OOCSIM" validate -m "$TMP/xss.json" -b 4 --hw "$HW" -p incore --iterations 1 --warmup 0 -o "$TMP/vxss"
 ! grep -q '<script>' "$TMP/vxss/report.html" &&

@@ -314,7 +314,7 @@ expect_ok "report --precision" $OOCSIM report -m gpt2 --set seq=128 -b 16 --hw h
 grep -q "batch 16, bf16 (precision amp-bf16);" "$TMP/rp/report.md" && ok "report names the precision" || not_ok "report precision line: $(grep -m1 'Model:' "$TMP/rp/report.md")"
 head -n 1 "$TMP/rp/data/throughput/results.csv" | grep -q ',batch,precision,dtype,optimizer,' && ok "report data carry the precision" || not_ok "report data precision column"
 # A model name with markup is text in the HTML report, <title> included.
-sed '0,/"name": *"[^"]*"/s//"name": "<\/title><script>x<\/script>"/' "$top_srcdir/tests/data/cli_mlp.json" >"$TMP/xss.json"
+mlp_named '</title><script>x</script>' >"$TMP/xss.json"
 expect_ok "report on a model named with markup" \
   $OOCSIM report -m "$TMP/xss.json" -b 4 --hw v100-pcie3 -p incore,vdnn --no-maxbatch -o "$TMP/rxss"
 ! grep -q '<script>' "$TMP/rxss/report.html" &&
@@ -326,7 +326,7 @@ expect_ok "report on a model named with markup" \
 # A long model name (3,000 two-byte characters) is not cut: the title
 # keeps the batch and profile after it, the Model line its figures.
 long=$(printf 'é%.0s' $(seq 1 3000))
-sed "0,/\"name\": *\"[^\"]*\"/s//\"name\": \"$long\"/" "$top_srcdir/tests/data/cli_mlp.json" >"$TMP/long.json"
+mlp_named "$long" >"$TMP/long.json"
 expect_ok "report on a model with a long name" \
   $OOCSIM report -m "$TMP/long.json" -b 4 --hw v100-pcie3 -p incore,vdnn --no-maxbatch -o "$TMP/rlong"
 head -n 1 "$TMP/rlong/report.md" | grep -q "é, batch 4, v100-pcie3\$" &&

@@ -55,6 +55,13 @@ plan_index() {
   echo $(( $1 - 1 - $(grep -n '^"program": \[' "$2" | cut -d: -f1) ))
 }
 
+# mlp_named NAME > OUT: tests/data/cli_mlp.json with its model named NAME
+# as given (markup, UTF-8, '/', '&' and '\' need no escaping; no '"').
+mlp_named() {
+  sed "0,/\"name\": *\"[^\"]*\"/s//\"name\": \"$(printf '%s' "$1" | sed 's/[\/&]/\\&/g')\"/" \
+    "$top_srcdir/tests/data/cli_mlp.json"
+}
+
 finish() {
   echo "$passes passed, $fails failed"
   [ $fails -eq 0 ]
