@@ -345,6 +345,9 @@ ooc_summary_write_text(FILE *f, const ooc_summary *s)
     fprintf(f, ", largest free %s\n",
             ooc_fmt_bytes(s->oom.largest_free_bytes, b1, sizeof b1));
     fprintf(f, "            %s\n", s->oom.reason);
+    if (!s->measured && s->iterations >= 1)
+      fprintf(f, "            link, compute and stalls below: timed "
+              "iteration %d up to then\n", s->iterations);
   }
   fprintf(f, "in-core     %.6f s per iteration on an unlimited device",
           s->incore_iteration_s);

@@ -217,9 +217,16 @@ print_table(const struct row *rows, int n, int md)
       snprintf(cell[3], sizeof cell[3], "-");
     }
     snprintf(cell[4], sizeof cell[4], "%.2f", gib(s->peak_reserved_bytes));
-    snprintf(cell[5], sizeof cell[5], "%.2f", gib(s->h2d_bytes));
-    snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
-    snprintf(cell[7], sizeof cell[7], "%.4f", ooc_summary_stall_s(s));
+    if (s->feasible) {
+      snprintf(cell[5], sizeof cell[5], "%.2f", gib(s->h2d_bytes));
+      snprintf(cell[6], sizeof cell[6], "%.2f", gib(s->d2h_bytes));
+      snprintf(cell[7], sizeof cell[7], "%.4f", ooc_summary_stall_s(s));
+    } else {
+      /* An iteration's figures: it ran out before the end. */
+      snprintf(cell[5], sizeof cell[5], "-");
+      snprintf(cell[6], sizeof cell[6], "-");
+      snprintf(cell[7], sizeof cell[7], "-");
+    }
     if (s->feasible && !s->steady && !s->measured) {
       sv = "ok (not steady)";
       unsteady = 1;

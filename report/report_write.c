@@ -205,9 +205,16 @@ section_comparison(ooc_doc *d, const ooc_report_opts *o,
              tv(thr, r, "lower_bound_s"));
     fmt_size(c[6], 96, tv(thr, r, "peak_allocated_bytes"));
     fmt_size(c[7], 96, tv(thr, r, "peak_reserved_bytes"));
-    fmt_size(c[8], 96, tv(thr, r, "h2d_bytes"));
-    fmt_size(c[9], 96, tv(thr, r, "d2h_bytes"));
-    snprintf(c[10], 96, "%.1f", tv(thr, r, "recompute_flops") / 1e9);
+    /* An iteration's traffic: an OOM row's stopped before its end. */
+    if (f) {
+      fmt_size(c[8], 96, tv(thr, r, "h2d_bytes"));
+      fmt_size(c[9], 96, tv(thr, r, "d2h_bytes"));
+      snprintf(c[10], 96, "%.1f", tv(thr, r, "recompute_flops") / 1e9);
+    } else {
+      snprintf(c[8], 96, "-");
+      snprintf(c[9], 96, "-");
+      snprintf(c[10], 96, "-");
+    }
     snprintf(c[11], 96, "%s/%s/%s", ts(thr, r, "keep"), ts(thr, r, "swap"),
              ts(thr, r, "recompute"));
     ooc_doc_table_row(d, 12, c, r == win);

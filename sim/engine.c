@@ -664,12 +664,12 @@ is_done(const ooc_sim *s, int32_t w)
 static void
 stall_account(ooc_sim *s)
 {
-  if (s->stall != STALL_NONE && s->last_iter && s->now > s->stall_since) {
+  if (s->stall != STALL_NONE && s->now > s->stall_since) {
     int64_t dt = s->now - s->stall_since;
     s->r->stall_ns[s->stall] += dt;
     if (s->stall == OOC_STALL_HOST)
       s->host_pend += dt;
-    if (s->detail != NULL) {
+    if (s->last_iter && s->detail != NULL) {
       s->pend_stall[s->stall] += dt;
       if (s->stall_on >= 0 && s->stall != OOC_STALL_OTHER) {
         int32_t t = s->p->instr[s->stall_on].tensor;
@@ -922,16 +922,16 @@ try_start(ooc_sim *s, int k)
     if ((rc = ooc_sem_begin_compute(&s->sem, i, in, s->err)) != OOC_OK)
       return rc;
     dur = ooc_sim_instr_ns(s, p, i);
+    s->r->compute_busy_ns += dur;
+    if (in->phase == OOC_PH_RECOMP) {
+      s->r->recompute_ns += dur;
+      if (s->model != NULL && in->layer < s->model->n_layers)
+        s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
+    }
     if (s->last_iter) {
       if (s->cutoff > 0 && k == OOC_STREAM_COMPUTE) {
         s->rem_comp -= dur;
         s->comp_end = s->now + dur;
-      }
-      s->r->compute_busy_ns += dur;
-      if (in->phase == OOC_PH_RECOMP) {
-        s->r->recompute_ns += dur;
-        if (s->model != NULL && in->layer < s->model->n_layers)
-          s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
       }
       if (s->detail != NULL)
         kernel_starts(s, i);
@@ -958,8 +958,7 @@ try_start(ooc_sim *s, int k)
     if ((rc = ooc_sem_begin_host(&s->sem, i, in, s->err)) != OOC_OK)
       return rc;
     dur = ooc_sim_instr_ns(s, p, i);
-    if (s->last_iter)
-      s->r->host_busy_ns += dur;
+    s->r->host_busy_ns += dur;
     rc = push(s, i, dur, EV_DONE, k, 0);
     break;
   case OOC_I_H2D:
@@ -970,14 +969,12 @@ try_start(ooc_sim *s, int k)
       return rc;
     s->engine_busy = 1;
     s->ch[d].remaining = (double)p->tensors[t].bytes;
-    if (s->last_iter) {
-      if (s->detail != NULL)
-        s->detail->start_ns[i] = s->now - s->t0;
-      if (d)
-        s->r->d2h_bytes += p->tensors[t].bytes;
-      else
-        s->r->h2d_bytes += p->tensors[t].bytes;
-    }
+    if (s->last_iter && s->detail != NULL)
+      s->detail->start_ns[i] = s->now - s->t0;
+    if (d)
+      s->r->d2h_bytes += p->tensors[t].bytes;
+    else
+      s->r->h2d_bytes += p->tensors[t].bytes;
     rc = push(s, i, s->hw->copy_latency_ns, EV_LAT, d, 0);
     break;
   }
@@ -993,8 +990,7 @@ try_start(ooc_sim *s, int k)
       return OOC_OK;
     if (rc != OOC_OK)
       return rc;
-    if (s->last_iter)
-      s->r->alloc_ns += cost;
+    s->r->alloc_ns += cost;
     rc = s->drv_sync ? barrier_start(s, k, i, cost)
                      : push(s, i, cost, EV_DONE, k, 0);
     break;
@@ -1008,8 +1004,7 @@ try_start(ooc_sim *s, int k)
     rc = do_free(s, i, &cost);
     if (rc != OOC_OK)
       return rc;
-    if (s->last_iter)
-      s->r->alloc_ns += cost;
+    s->r->alloc_ns += cost;
     rc = s->drv_sync ? barrier_start(s, k, i, cost)
                      : push(s, i, cost, EV_DONE, k, 0);
     break;
@@ -1052,12 +1047,10 @@ finish(ooc_sim *s, int k)
     if (s->last_iter && s->detail != NULL)
       s->detail->end_ns[i] = s->now - s->t0;
     s->engine_busy = 0;
-    if (s->last_iter) {
-      if (in->kind == OOC_I_H2D)
-        s->r->h2d_busy_ns += s->now - st->start;
-      else
-        s->r->d2h_busy_ns += s->now - st->start;
-    }
+    if (in->kind == OOC_I_H2D)
+      s->r->h2d_busy_ns += s->now - st->start;
+    else
+      s->r->d2h_busy_ns += s->now - st->start;
     break;
   default:
     break;
@@ -1115,7 +1108,7 @@ dispatch(ooc_sim *s, const ooc_event *ev)
       return OOC_OK;
     s->r->events++;
     s->comp.active = 0;
-    if (s->last_iter) {
+    {
       /* Busy time is the kernel's real span: what the copies added. */
       const ooc_instr *in = &s->p->instr[s->st[OOC_STREAM_COMPUTE].cur];
       int64_t extra = s->now - s->st[OOC_STREAM_COMPUTE].start -
@@ -1161,8 +1154,7 @@ schedule(ooc_sim *s)
       s->barrier_pending = 0;
       /* The call waited for the device to drain: time in it, as the
        * executor measures a synchronising cudaFree's span. */
-      if (s->last_iter)
-        s->r->alloc_ns += s->now - s->st[s->barrier_stream].start;
+      s->r->alloc_ns += s->now - s->st[s->barrier_stream].start;
       return push(s, s->barrier, s->barrier_cost, EV_DONE, s->barrier_stream,
                   0);
     }
@@ -1300,8 +1292,10 @@ run_iteration(ooc_sim *s)
       }
     }
   }
-  if (s->oom)
+  if (s->oom) {
+    stall_account(s);           /* the wait the failed ALLOC ends */
     return OOC_OK;
+  }
   for (k = 0; k < OOC_NSTREAMS; k++) {
     const struct stream *st = &s->st[k];
     if (st->pos < st->n)
@@ -1361,8 +1355,9 @@ ooc_sim_run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
 
   /* The trace records the reported iteration only. One that ran out of
    * memory before it is what the trace must show: run again, the same
-   * events up to it, with that iteration the reported one (the result,
-   * its figures included, stays the first run's). */
+   * events up to it, with that iteration the reported one (the result
+   * stays the first run's; its figures are that iteration's either
+   * way). */
   if (rc == OOC_OK && trace != NULL && !r->feasible && r->iterations >= 1 &&
       r->iterations < s->iterations) {
     ooc_sim_result again;
@@ -1485,18 +1480,21 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
   if (rc != OOC_OK)
     return rc;
   for (it = 0; it < s->max_iterations; it++) {
-    /* From the iterations-th on, each may be the one reported: its
-     * figures replace the previous one's. */
+    /* Every iteration's figures replace the previous one's, so that they
+     * are the reported iteration's, or the one that ran out of memory's
+     * up to its failed ALLOC (its kernels and copies that had started
+     * counted whole). From the iterations-th on, each may be the one
+     * reported: the detail and the trace record it. */
     s->last_iter = it >= s->iterations - 1;
     s->final_iter = it == s->max_iterations - 1;
+    r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
+    r->alloc_ns = 0;
+    r->recompute_ns = 0;
+    r->recompute_flops = 0;
+    r->h2d_bytes = r->d2h_bytes = 0;
+    r->host_busy_ns = 0;
+    memset(r->stall_ns, 0, sizeof r->stall_ns);
     if (s->last_iter) {
-      r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
-      r->alloc_ns = 0;
-      r->recompute_ns = 0;
-      r->recompute_flops = 0;
-      r->h2d_bytes = r->d2h_bytes = 0;
-      r->host_busy_ns = 0;
-      memset(r->stall_ns, 0, sizeof r->stall_ns);
       if (detail != NULL)
         ooc_sim_detail_clear(detail);
       if (trace != NULL)

@@ -44,7 +44,9 @@
  * blocks are what the live ones leave of the segments, merged), so every
  * later iteration repeats it; r->steady says whether the last one did.
  * Times, busy, stall, byte and flop figures are those of the last
- * iteration; peaks and `events` cover the whole run. Trace times are
+ * iteration (out of memory: of the iteration that ran out, up to its
+ * failed ALLOC, its kernels and copies that had started counted whole);
+ * peaks and `events` cover the whole run. Trace times are
  * relative to the start of the last iteration; spans are appended as
  * instructions complete, memory samples after each device ALLOC/FREE (plus
  * one at the iteration's start).

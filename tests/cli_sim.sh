@@ -685,6 +685,20 @@ awk -v t="$last" 'BEGIN { exit !(t > 0.1 && t < 0.118699) }' &&
   grep -q '"name":"fwd res2_1_conv3"' "$TMP/oom.json" &&
   ok "infeasible: trace, memory and timeline up to the failure (last sample $last s)" ||
   not_ok "infeasible outputs: last sample '$last', $(wc -l <"$TMP/oomtl.csv") timeline rows"
+# Its figures are the first iteration's up to the failure (sim/sim.h): in
+# core, everything runs on the compute stream, so its busy time, stalls
+# and allocator time add up to the 0.118699 s (before, they were zeros).
+grep -q "^            link, compute and stalls below: timed iteration 1 up to then$" "$TMP/out" &&
+  ok "infeasible text: the figures are iteration 1's up to then" ||
+  not_ok "infeasible text: $(sed -n 4,8p "$TMP/out")"
+expect_ok "infeasible simulate --json" "$OOCSIM" simulate -m resnet50 -b 512 \
+  --hw v100-pcie3 -p incore --json --no-timing
+busy=$(num compute_busy_s "$TMP/out"); host=$(num host "$TMP/out")
+alloc=$(num alloc_s "$TMP/out"); when=$(num time_s "$TMP/out")
+awk -v b="$busy" -v h="$host" -v a="$alloc" -v t="$when" \
+  'BEGIN { d = b + h + a - t; exit !(b > 0.1 && d < 1e-6 && d > -1e-6) }' &&
+  ok "infeasible: busy $busy + host stall $host + allocator $alloc = $when s" ||
+  not_ok "infeasible: busy $busy + host stall $host + allocator $alloc != $when s"
 if "$OOCSIM" plot memory --in "$TMP/oom.csv" -o "$TMP/oom.png" 2>"$TMP/perr"; then
   ok "plot memory of an infeasible run"
 elif grep -q "gnuplot is missing" "$TMP/perr"; then
