@@ -16,37 +16,47 @@ before(const ooc_fit_node *a, uint64_t size, uint64_t addr)
   return a->size < size || (a->size == size && a->addr < addr);
 }
 
-/* Split treap t into the nodes before (size, addr) (*l) and the rest (*r).
- * Recursion depth is the treap's height, O(log n) expected. */
+/* Split treap t into the nodes before (size, addr) (*l) and the rest (*r):
+ * one walk down, O(log n) expected, each node hung on the open link of
+ * its side. */
 static void
 split(ooc_fit_node *nodes, int32_t t, uint64_t size, uint64_t addr,
       int32_t *l, int32_t *r)
 {
-  if (t < 0) {
-    *l = *r = -1;
-  } else if (before(&nodes[t], size, addr)) {
-    split(nodes, nodes[t].right, size, addr, &nodes[t].right, r);
-    *l = t;
-  } else {
-    split(nodes, nodes[t].left, size, addr, l, &nodes[t].left);
-    *r = t;
+  while (t >= 0) {
+    if (before(&nodes[t], size, addr)) {
+      *l = t;
+      l = &nodes[t].right;
+      t = *l;
+    } else {
+      *r = t;
+      r = &nodes[t].left;
+      t = *r;
+    }
   }
+  *l = *r = -1;
 }
 
-/* Join treaps a and b, every key of a before every key of b. */
+/* Join treaps a and b, every key of a before every key of b: one walk
+ * down their facing spines. */
 static int32_t
 join(ooc_fit_node *nodes, int32_t a, int32_t b)
 {
-  if (a < 0)
-    return b;
-  if (b < 0)
-    return a;
-  if (nodes[a].prio > nodes[b].prio) {
-    nodes[a].right = join(nodes, nodes[a].right, b);
-    return a;
+  int32_t root, *link = &root;
+
+  while (a >= 0 && b >= 0) {
+    if (nodes[a].prio > nodes[b].prio) {
+      *link = a;
+      link = &nodes[a].right;
+      a = *link;
+    } else {
+      *link = b;
+      link = &nodes[b].left;
+      b = *link;
+    }
   }
-  nodes[b].left = join(nodes, a, nodes[b].left);
-  return b;
+  *link = a >= 0 ? a : b;
+  return root;
 }
 
 void

@@ -14,8 +14,8 @@
  * array belongs to the caller, who may move it (realloc) between calls.
  * A node's size and address are its key: change them only while the node is
  * out of the tree. Cost: insert, remove, best fit and coalesce O(log n)
- * expected in the n nodes of the tree (split and join recurse to the
- * tree's height); carve O(1).
+ * expected in the n nodes of the tree (split and join walk down it once,
+ * without recursion); carve O(1).
  */
 #ifndef OOC_FITTREE_H
 #define OOC_FITTREE_H
