@@ -222,6 +222,10 @@ ooc_explain_write_text(FILE *f, const ooc_explain *x)
             s->iteration_s, s->compute_s, s->lower_bound_s);
   else
     fprintf(f, "INFEASIBLE (%s)\n", s->oom.reason);
+  if (!s->feasible && !s->measured && s->iterations >= 1 && x->n_rows > 0)
+    fprintf(f, "swap-in s and swap-out s below: timed iteration %d up to "
+            "the out of memory at %.6f s\n", s->iterations,
+            (double)s->oom.time_ns * 1e-9);
   if (x->n_rows == 0) {
     fprintf(f, x->planned ? "no tensor to explain (no layer has an "
             "activation of its own: each is a view of its input)\n"

@@ -669,7 +669,7 @@ stall_account(ooc_sim *s)
     s->r->stall_ns[s->stall] += dt;
     if (s->stall == OOC_STALL_HOST)
       s->host_pend += dt;
-    if (s->last_iter && s->detail != NULL) {
+    if (s->detail != NULL) {
       s->pend_stall[s->stall] += dt;
       if (s->stall_on >= 0 && s->stall != OOC_STALL_OTHER) {
         int32_t t = s->p->instr[s->stall_on].tensor;
@@ -928,14 +928,12 @@ try_start(ooc_sim *s, int k)
       if (s->model != NULL && in->layer < s->model->n_layers)
         s->r->recompute_flops += s->model->layers[in->layer].fwd_flops;
     }
-    if (s->last_iter) {
-      if (s->cutoff > 0 && k == OOC_STREAM_COMPUTE) {
-        s->rem_comp -= dur;
-        s->comp_end = s->now + dur;
-      }
-      if (s->detail != NULL)
-        kernel_starts(s, i);
+    if (s->last_iter && s->cutoff > 0 && k == OOC_STREAM_COMPUTE) {
+      s->rem_comp -= dur;
+      s->comp_end = s->now + dur;
     }
+    if (s->detail != NULL)
+      kernel_starts(s, i);
     if (s->any_interference) {
       double x = s->hw->interference[kernel_class(s, in)];
       if (x > 0) {
@@ -969,7 +967,7 @@ try_start(ooc_sim *s, int k)
       return rc;
     s->engine_busy = 1;
     s->ch[d].remaining = (double)p->tensors[t].bytes;
-    if (s->last_iter && s->detail != NULL)
+    if (s->detail != NULL)
       s->detail->start_ns[i] = s->now - s->t0;
     if (d)
       s->r->d2h_bytes += p->tensors[t].bytes;
@@ -1035,7 +1033,7 @@ finish(ooc_sim *s, int k)
   switch (in->kind) {
   case OOC_I_COMPUTE:
     ooc_sem_finish_compute(&s->sem, i, in);
-    if (s->last_iter && s->detail != NULL)
+    if (s->detail != NULL)
       s->detail->end_ns[i] = s->now - s->t0;
     break;
   case OOC_I_HOST:
@@ -1044,7 +1042,7 @@ finish(ooc_sim *s, int k)
   case OOC_I_H2D:
   case OOC_I_D2H:
     ooc_sem_finish_copy(&s->sem, in->tensor, in->kind == OOC_I_D2H);
-    if (s->last_iter && s->detail != NULL)
+    if (s->detail != NULL)
       s->detail->end_ns[i] = s->now - s->t0;
     s->engine_busy = 0;
     if (in->kind == OOC_I_H2D)
@@ -1483,8 +1481,9 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
     /* Every iteration's figures replace the previous one's, so that they
      * are the reported iteration's, or the one that ran out of memory's
      * up to its failed ALLOC (its kernels and copies that had started
-     * counted whole). From the iterations-th on, each may be the one
-     * reported: the detail and the trace record it. */
+     * counted whole), and so does the detail's record (but mem_order,
+     * which covers every timed iteration). From the iterations-th on,
+     * each may be the one reported: the trace records it. */
     s->last_iter = it >= s->iterations - 1;
     s->final_iter = it == s->max_iterations - 1;
     r->compute_busy_ns = r->h2d_busy_ns = r->d2h_busy_ns = 0;
@@ -1494,12 +1493,10 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
     r->h2d_bytes = r->d2h_bytes = 0;
     r->host_busy_ns = 0;
     memset(r->stall_ns, 0, sizeof r->stall_ns);
-    if (s->last_iter) {
-      if (detail != NULL)
-        ooc_sim_detail_clear(detail);
-      if (trace != NULL)
-        trace->n_spans = trace->n_mem = 0;
-    }
+    if (detail != NULL)
+      ooc_sim_detail_clear(detail);
+    if (s->last_iter && trace != NULL)
+      trace->n_spans = trace->n_mem = 0;
     s->iter_actions = 0;
     if (detail != NULL && (rc = record_iteration(s)) != OOC_OK)
       return rc;

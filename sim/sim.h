@@ -118,7 +118,8 @@ typedef struct ooc_sim_result {
 } ooc_sim_result;
 
 /* Optional recorder of the last iteration's figures per kernel and per
- * tensor, for planners that search (PoocH §4.4.2 takes the swap-outs and
+ * tensor (out of memory: the iteration that ran out's, up to then, as the
+ * result's figures), for planners that search (PoocH §4.4.2 takes the swap-outs and
  * swap-ins that compute cannot hide from exactly these). Arrays are
  * indexed by instruction (only COMPUTE entries are filled; start and end
  * are -1 elsewhere) and by tensor. Times are relative to the start of the

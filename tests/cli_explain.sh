@@ -59,6 +59,23 @@ grep -q '"classes":[[:space:]]*\[\]' "$TMP/out" &&
   ok "view-only model: no classes, total 0" ||
   not_ok "view-only model --json: $(cat "$TMP/out")"
 
+# A plan that runs out of memory (vdnn at 6 GiB, resnet50 b512 on
+# v100-pcie3: in the first iteration, at 0.626958 s): the class table's
+# idle times are that iteration's up to then, and add up to the summary's
+# stalls (before, the table had zeros and the summary too).
+expect_ok "explain an infeasible plan" \
+  "$OOCSIM" explain -m resnet50 -b 512 --hw v100-pcie3 -p vdnn --budget 6GiB
+[ "$(sed -n 2p "$TMP/out")" = "swap-in s and swap-out s below: timed iteration 1 up to the out of memory at 0.626958 s" ] &&
+  ok "infeasible: the table says what it covers" ||
+  not_ok "infeasible: $(sed -n 1,2p "$TMP/out")"
+expect_ok "explain an infeasible plan --json" \
+  "$OOCSIM" explain -m resnet50 -b 512 --hw v100-pcie3 -p vdnn --budget 6GiB --json
+out_s=$(last exposed_swapout_s "$TMP/out")
+so=$(sed -n 's/^[[:space:]]*"swapout":[[:space:]]*\([^,]*\),*$/\1/p' "$TMP/out" | head -n 1)
+close "$out_s" "$so" && close "$out_s" 0.558727 &&
+  ok "infeasible: swap-out idle $out_s s = the summary's stall_s.swapout" ||
+  not_ok "infeasible: swap-out idle $out_s s, stall_s.swapout $so s"
+
 expect_fail "explain without -p" "missing -p PLANNER" "$OOCSIM" explain -m resnet50 -b 8 --hw v100-pcie3
 expect_fail "explain unknown planner" "-p: unknown planner 'nope'" "$OOCSIM" explain -m resnet50 -b 8 --hw v100-pcie3 -p nope
 expect_fail "explain bad batch" "-b: batch 0 must be >= 1" "$OOCSIM" explain -m resnet50 -b 0 --hw v100-pcie3 -p window
