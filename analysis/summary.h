@@ -121,12 +121,19 @@ extern const char *const ooc_summary_columns[];
 #define OOC_SUMMARY_NCOLS 40
 
 /* The cells of s under ooc_summary_columns, as heap strings into
- * cells[0 .. OOC_SUMMARY_NCOLS): numbers as "%.9g" or integers, feasible
+ * cells[0 .. OOC_SUMMARY_NCOLS): simulated times as "%.9f" with trailing
+ * zeros dropped, other numbers as "%.9g" or integers, feasible
  * as "1" or "0", and "" where a value does not exist: iteration_s,
  * samples_per_s, slowdown and vs_lower_bound of an infeasible run, the oom_*
  * cells of a feasible one. OOC_ENOMEM when a cell could not be made (those
  * made are in cells, for the caller to free). */
 int ooc_summary_cells(const ooc_summary *s, char **cells);
+
+/* The same cells for a point with no run to summarise (a maxbatch point
+ * where not even batch 1 fits): budget_bytes, feasible "0" and oom_reason
+ * from s, every other cell "" (a value that does not exist). OOC_ENOMEM
+ * as above. */
+int ooc_summary_cells_none(const ooc_summary *s, char **cells);
 
 /* Iteration time over the lower bound, 0 when infeasible or unbounded. */
 double ooc_summary_vs_bound(const ooc_summary *s);

@@ -296,6 +296,25 @@ ooc_summary_cells(const ooc_summary *s, char **c)
 }
 
 int
+ooc_summary_cells_none(const ooc_summary *s, char **c)
+{
+  for (int k = 0; k < OOC_SUMMARY_NCOLS; k++) {
+    const char *name = ooc_summary_columns[k];
+    if (strcmp(name, "budget_bytes") == 0)
+      c[k] = cell_u(s->budget_bytes);
+    else if (strcmp(name, "feasible") == 0)
+      c[k] = strdup("0");
+    else if (strcmp(name, "oom_reason") == 0)
+      c[k] = strdup(s->oom.reason);
+    else
+      c[k] = strdup("");
+    if (c[k] == NULL)
+      return OOC_ENOMEM;
+  }
+  return OOC_OK;
+}
+
+int
 ooc_summary_write_json(FILE *f, const ooc_summary *s, int pretty)
 {
   cJSON *o = ooc_summary_to_cjson(s);

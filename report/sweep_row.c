@@ -84,6 +84,8 @@ ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
     for (int j = k - 5; j < k; j++)
       if (!row[j])
         return OOC_ENOMEM;
+    if (best == 0)
+      return ooc_summary_cells_none(s, row + k);
   }
   return ooc_summary_cells(s, row + k);
 }

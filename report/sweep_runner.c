@@ -113,11 +113,18 @@ run_point(const ooc_sweep_grid *g, int64_t i, scache *cache, char **row,
   if (g->maxbatch) {
     rc = ooc_maxbatch_find_limit(&spec, &best, &sum, &lim, err);
     if (!rc && best == 0) {
+      /* No summary: only the budget the search ran under (the profile's
+       * when the grid gives none) and why; ooc_sweep_row leaves the rest
+       * empty. */
+      ooc_scenario *one = NULL;
       ooc_summary_fini(&sum);
-      sum = (ooc_summary){ .feasible = 0 };
+      sum = (ooc_summary){ .feasible = 0, .budget_bytes = spec.budget };
       sum.oom.instr = -1;
       snprintf(sum.oom.reason, sizeof sum.oom.reason,
                "not even batch 1 fits the budget");
+      if (spec.budget == 0 && (rc = ooc_scenario_open(&spec, &one, err)) == 0)
+        sum.budget_bytes = ooc_scenario_hw(one)->mem_usable;
+      ooc_scenario_close(one);
     }
   } else {
     int64_t unit = unit_of(g, i);

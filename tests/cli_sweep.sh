@@ -159,6 +159,18 @@ H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
 [ "$(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")" = "705 640" ] &&
   ok "sweep --maxbatch: fail_below 640 under 705" || not_ok "fail_below: $(awk -F, "$H"' { print $c["max_batch"] " " $c["fail_below"] }' "$TMP/mbh/results.csv")"
 
+# Where not even batch 1 fits (gpt2_xl on a K40: the working set of 'bwd
+# loss' is above its 10.67 GiB), the point has no run: budget_bytes is the
+# profile's usable memory (11456825262 B), feasible 0 and the reason; every
+# other result cell is empty (null in JSON), never 0.
+expect_ok "sweep --maxbatch, nothing fits" $OOCSIM sweep --maxbatch -m gpt2_xl --hw k40-pcie3 -p incore -o "$TMP/mb0"
+H='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+[ "$(awk -F, "$H"' { print $c["max_batch"] "|" $c["budget_bytes"] "|" $c["feasible"] "|" $c["incore_iteration_s"] "|" $c["lower_bound_s"] "|" $c["events"] "|" $c["oom_time_s"] "|" $c["plan_wall_s"] "|" $c["oom_reason"] }' "$TMP/mb0/results.csv")" = \
+  "0|11456825262|0||||||not even batch 1 fits the budget" ] &&
+  grep -q '"budget_bytes": 11456825262, "feasible": false, "iteration_s": null, "samples_per_s": null, "incore_iteration_s": null' "$TMP/mb0/results.json" &&
+  ok "sweep --maxbatch, nothing fits: budget and reason, the rest empty" ||
+  not_ok "sweep --maxbatch, nothing fits: $(tail -1 "$TMP/mb0/results.csv")"
+
 # A budget above the profile's memory fails the maxbatch point as it fails
 # a batch's, not as "not even batch 1 fits" (a working-set row).
 "$OOCSIM" sweep --maxbatch -m resnet50 --hw v100-pcie3 -p vdnn --budget 20GiB -o "$TMP/mbb" >"$TMP/out" 2>&1
