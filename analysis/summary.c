@@ -68,11 +68,19 @@ oom_op_name(const ooc_model *m, const ooc_program *p, int32_t at)
     snprintf(buf, sizeof buf, "%s %s", ooc_phase_name((ooc_phase)in->phase),
              in->layer >= 0 && in->layer < m->n_layers
                  ? m->layers[in->layer].name : "-");
-  else
-    snprintf(buf, sizeof buf, "%s %s",
-             ooc_instr_kind_name((ooc_instr_kind)in->kind),
+  else {
+    /* Lower case, as the trace names copies: "h2d res2a". */
+    char kind[16];
+    size_t k;
+    snprintf(kind, sizeof kind, "%s",
+             ooc_instr_kind_name((ooc_instr_kind)in->kind));
+    for (k = 0; kind[k] != '\0'; k++)
+      if (kind[k] >= 'A' && kind[k] <= 'Z')
+        kind[k] = (char)(kind[k] - 'A' + 'a');
+    snprintf(buf, sizeof buf, "%s %s", kind,
              in->layer >= 0 && in->layer < m->n_layers
                  ? m->layers[in->layer].name : "-");
+  }
   return dup_str(buf);
 }
 
