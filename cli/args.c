@@ -53,8 +53,11 @@ const ooc_cli_option ooc_cli_options[] = {
     "the model's name (default: the file's stem)" },
   { "no-loss", 0, OOC_OPT_NOLOSS, NULL, OOC_CMD_IMPORT,
     "keep the graph as it is (default: a softmax_ce loss\non its output, a final Softmax becoming it)" },
-  { "dtype", 0, OOC_OPT_DTYPE, "D", MODELCMDS,
+  { "dtype", 0, OOC_OPT_DTYPE, "D",
+    MODELCMDS & ~(OOC_CMD_VALIDATE | OOC_CMD_CALIBRATE),
     "fp32, fp16 or bf16 (default: the model's)" },
+  { "dtype", 0, OOC_OPT_DTYPE, "D", OOC_CMD_VALIDATE | OOC_CMD_CALIBRATE,
+    "fp32 (the executor runs fp32 only; default: the\nmodel's)" },
   { "precision", 0, OOC_OPT_PRECISION, "P",
     ALLSCEN | OOC_CMD_INFO | OOC_CMD_REPORT,
     "fp32, tf32, amp-fp16 or amp-bf16: the dtypes of\n"
@@ -186,14 +189,16 @@ const ooc_cli_option ooc_cli_options[] = {
   { "trace", 0, OOC_OPT_TRACE, "FILE", OOC_CMD_SIMULATE,
     "write a Chrome trace (open it in\n"
     "https://ui.perfetto.dev): compute, H2D and D2H lanes\n"
-    "and a memory counter" },
+    "(and host, for a plan that offloads the optimizer) and\n"
+    "allocated and reserved memory counters" },
   { "mem-csv", 0, OOC_OPT_MEMCSV, "FILE", OOC_CMD_SIMULATE,
     "write time_s,allocated_bytes,reserved_bytes over the\niteration" },
   { "timeline-csv", 0, OOC_OPT_TIMELINE_CSV, "FILE", OOC_CMD_SIMULATE,
     "write the timeline that oocsim plot gantt draws (as\noocsim report does)" },
   { "no-timing", 0, OOC_OPT_NOTIMING, NULL,
     ALLSCEN | OOC_CMD_SWEEP | OOC_CMD_REPORT,
-    "print wall-clock fields as 0 (byte-comparable output)" },
+    "print wall-clock fields and plan_simulations as 0\n"
+    "(byte-comparable output)" },
   { "output", 'o', OOC_OPT_OUTPUT, "PLAN.json", OOC_CMD_PLAN,
     "the plan file to write" },
   { "output", 'o', OOC_OPT_OUTPUT, "DIR", OOC_CMD_SWEEP,

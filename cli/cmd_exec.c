@@ -67,11 +67,12 @@ static const ooc_cli_doc exec_doc = {
     "it: the same program the simulator runs, one thread per stream,\n"
     "real kernels (cpu: oneDNN; cuda: cuDNN/cuBLAS), device memory placed\n"
     "by the plan's allocator in the order the simulator predicted. Prints\n"
-    "the summary object of the measured iteration (median of N after W\n"
-    "warm-ups) with \"measured\": true and an \"exec\" object (backend,\n"
-    "pacing, spread, loss, what was predicted); peaks are the arena's real\n"
-    "high-water marks. The in-core time, compute time and lower bound are\n"
-    "the profile's. docs/executor.md.\n",
+    "the summary of the measured iteration (median of N after W warm-ups)\n"
+    "and what was predicted; with --json, the summary object with\n"
+    "\"measured\": true and an \"exec\" object (backend, pacing, spread,\n"
+    "loss, what was predicted). Peaks are the arena's real high-water\n"
+    "marks. The in-core time, compute time and lower bound are the\n"
+    "profile's. docs/executor.md.\n",
   .examples =
     "  oocsim calibrate --backend cpu -m resnet50 -b 16 --set image=64 "
     "--link-GBps 2 -o cpu.json\n"
