@@ -36,7 +36,11 @@
 #include "base/util.h"
 
 #define MAX_LAYERS OOC_MODEL_MAX_LAYERS
-#define MAX_ITERATIONS ((int64_t)1 << 26) /* all repeat iterations */
+/* The work of expanding the layer list: every repeat iteration and every
+ * item of a layers or in list visited, in all. 2^24 is 16 per layer at
+ * OOC_MODEL_MAX_LAYERS, and a few seconds at worst (a repeat of a body
+ * of ifs that emit nothing would otherwise run unbounded). */
+#define MAX_WORK ((int64_t)1 << 24)
 #define MAX_DIM ((int64_t)1 << 40)   /* any one dimension or width */
 #define MAX_SMALL (1 << 24)          /* kernel, stride, heads, ... */
 
@@ -80,7 +84,8 @@ struct ld {
   int32_t *ht;             /* name -> layer index; -1 empty */
   size_t ht_cap;
 
-  int64_t iterations;      /* repeat iterations so far (bounded) */
+  int64_t work;            /* repeat iterations and list items so far
+                              (bounded by MAX_WORK) */
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -653,6 +658,15 @@ add_ref(struct ld *ld, int idx, size_t name)
 static int parse_ref(struct ld *ld, const cJSON *it, int block_in);
 
 /* A name, a list, or a generator object (parse_ref) under "in". */
+/* The expansion went past MAX_WORK. */
+static int
+too_much(struct ld *ld, const char *field)
+{
+  return ferr(ld, OOC_ERANGE, field, "the layer list expands too far: more "
+              "than %lld repeat iterations and list items in all",
+              (long long)MAX_WORK);
+}
+
 static int
 parse_refs(struct ld *ld, const cJSON *v, int block_in)
 {
@@ -660,9 +674,12 @@ parse_refs(struct ld *ld, const cJSON *v, int block_in)
   int rc = OOC_OK;
   if (!cJSON_IsArray(v))
     return parse_ref(ld, v, block_in);
-  cJSON_ArrayForEach(it, v)
+  cJSON_ArrayForEach(it, v) {
+    if (++ld->work > MAX_WORK)
+      return too_much(ld, "in");
     if ((rc = parse_ref(ld, it, block_in)))
       break;
+  }
   return rc;
 }
 
@@ -709,9 +726,8 @@ parse_ref_gen(struct ld *ld, const cJSON *obj, int block_in)
     return rc;
   for (i = 0; i < n; i++) {
     int saved = ld->sc.n;
-    if (++ld->iterations > MAX_ITERATIONS)
-      return ferr(ld, OOC_ERANGE, "in", "more than %lld iterations in all",
-                  (long long)MAX_ITERATIONS);
+    if (++ld->work > MAX_WORK)
+      return too_much(ld, "in");
     if (var != NULL &&
         (rc = push_var(ld, var->valuestring, ooc_value_int(i))))
       return rc;
@@ -906,8 +922,10 @@ emit_repeat(struct ld *ld, const cJSON *obj)
   int64_t n, i;
   int rc;
 
+  size_t off = ld->name_off[ld->n - 1];
+
   ld->ctx = CTX_REPEAT;
-  ld->ctx_off = ld->name_off[ld->n - 1];
+  ld->ctx_off = off;
   cJSON_ArrayForEach(it, obj)
     if (strcmp(it->string, "repeat") != 0 && strcmp(it->string, "var") != 0 &&
         strcmp(it->string, "layers") != 0 && it->string[0] != '_')
@@ -921,9 +939,11 @@ emit_repeat(struct ld *ld, const cJSON *obj)
     return rc;
   for (i = 0; i < n; i++) {
     int saved = ld->sc.n;
-    if (++ld->iterations > MAX_ITERATIONS)
-      return ferr(ld, OOC_ERANGE, "repeat", "more than %lld iterations in "
-                  "all", (long long)MAX_ITERATIONS);
+    if (++ld->work > MAX_WORK) {
+      ld->ctx = CTX_REPEAT;     /* the body's items set it to theirs */
+      ld->ctx_off = off;
+      return too_much(ld, "repeat");
+    }
     if (var != NULL && (rc = push_var(ld, var->valuestring,
                                       ooc_value_int(i))))
       return rc;
@@ -973,6 +993,11 @@ emit_list(struct ld *ld, const cJSON *arr, int block_in)
       ld->ctx = CTX_INDEX;
       ld->ctx_i = ld->n;
       return ferr(ld, OOC_EINVAL, NULL, "expected an object");
+    }
+    if (++ld->work > MAX_WORK) {
+      ld->ctx = CTX_INDEX;
+      ld->ctx_i = ld->n;
+      return too_much(ld, NULL);
     }
     if (cJSON_GetObjectItemCaseSensitive(it, "repeat") != NULL)
       rc = emit_repeat(ld, it);

@@ -1371,8 +1371,25 @@ START_TEST(test_bad_strings)
                       "be at least 0");
   bad_str("{\"name\":\"x\",\"input\":[3],\"layers\":["
           "{\"repeat\":4096,\"layers\":[{\"repeat\":1000000,\"layers\":[]}]}]}",
-          OOC_ERANGE, "t.json: repeat after layer 'input': repeat: more than "
-                      "67108864 iterations in all");
+          OOC_ERANGE, "t.json: repeat after layer 'input': repeat: the "
+                      "layer list expands too far: more than 16777216 repeat "
+                      "iterations and list items in all");
+  /* A repeat of items that emit nothing counts them too: 2^20 iterations
+   * of 16 empty ifs would take minutes to expand (a fuzzed model), and
+   * fail at the 2^24th item instead. */
+  {
+    char body[16 * 32 + 256];
+    int n = snprintf(body, sizeof body, "{\"name\":\"x\",\"input\":[3],"
+                     "\"layers\":[{\"repeat\":1048576,\"layers\":[");
+    for (int k = 0; k < 16; k++)
+      n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"if\":\"0\","
+                    "\"layers\":[]}", k ? "," : "");
+    snprintf(body + n, sizeof body - (size_t)n, "]}]}");
+    bad_str(body, OOC_ERANGE, "t.json: repeat after layer 'input': repeat: "
+                              "the layer list expands too far: more than "
+                              "16777216 repeat iterations and list items in "
+                              "all");
+  }
   bad_str("{\"name\":\"x\",\"params\":{\"d\":4},\"check\":[[\"d % 3 == 2\","
           "\"d must be 3n+2\"]],\"input\":[3],\"layers\":[]}",
           OOC_EINVAL, "t.json: check: d must be 3n+2 ('d % 3 == 2' is "
