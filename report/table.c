@@ -65,14 +65,17 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
   char *text = NULL, *p, *cell = NULL;
   size_t len, cl = 0, ccap = 0;
   char **rec = NULL;
-  int nrec = 0, rcap = 0, line = 1, rc = OOC_OK, header = 1;
+  int nrec = 0, rcap = 0, line = 1, rc = OOC_OK, header = 1, last = 0;
 
   if ((rc = ooc_read_file(path, &text, &len, err)))
     return rc;
   p = text;
   ooc_table_init(t);
-  while (*p) {
+  /* last: a ',' ended the file, so one more (empty) field ends the
+   * record ("a,b," holds three). */
+  while (*p || last) {
     int quoted = 0, end_rec = 0;
+    last = 0;
     cl = 0;
     if (*p == '"') {
       quoted = 1;
@@ -129,6 +132,7 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
     nrec++;
     if (*p == ',') {
       p++;
+      last = *p == '\0';
       continue;
     }
     if (*p == '\r')
