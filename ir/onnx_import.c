@@ -1835,6 +1835,16 @@ opaque_const(imp *I, const Node *n)
 
 /* ---- ops ------------------------------------------------------------------ */
 
+/* An attribute with one value per spatial dim that has another count. */
+static int
+count_err(imp *I, const Node *n, const char *name, int nsp, size_t got)
+{
+  char b[96];
+  return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s: expected %d values, "
+                     "one per spatial dim, got %zu", I->path,
+                     node_label(I->g, n, b, sizeof b), name, nsp, got);
+}
+
 /* Spatial attributes of a conv or pool node with nsp spatial dims into L:
  * kernel (given), stride, pad (symmetric only), dilation. */
 static int
@@ -1858,9 +1868,10 @@ spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
   if (add_ints(L, "kernel", kernel, nsp))
     return nomem(I);
   a = attr(n, "strides");
+  if (a != NULL && a->n_ints != (size_t)nsp)
+    return count_err(I, n, "strides", nsp, a->n_ints);
   for (k = 0; k < nsp; k++)
-    if ((v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1) < 1 ||
-        v[k] > MAX_DIM)
+    if ((v[k] = a != NULL ? a->ints[k] : 1) < 1 || v[k] > MAX_DIM)
       return node_err(I, n, "strides: 1 to 2^40 expected", NULL);
   if (add_ints(L, "stride", v, nsp))
     return nomem(I);
@@ -1882,9 +1893,10 @@ spatial(imp *I, const Node *n, cJSON *L, const int64_t *kernel, int nsp,
     return nomem(I);
   if (with_dilation) {
     a = attr(n, "dilations");
+    if (a != NULL && a->n_ints != (size_t)nsp)
+      return count_err(I, n, "dilations", nsp, a->n_ints);
     for (k = 0; k < nsp; k++)
-      if ((v[k] = a && a->n_ints == (size_t)nsp ? a->ints[k] : 1) < 1 ||
-          v[k] > MAX_DIM)
+      if ((v[k] = a != NULL ? a->ints[k] : 1) < 1 || v[k] > MAX_DIM)
         return node_err(I, n, "dilations: 1 to 2^40 expected", NULL);
     if (add_ints(L, "dilation", v, nsp))
       return nomem(I);
@@ -2322,14 +2334,44 @@ norm_params(imp *I, const Node *n, int last)
   return OOC_OK;
 }
 
+/* The most inputs ONNX gives op (the ops node() maps; -1: no limit or
+ * not one of them). An input past it would be ignored, so that a file
+ * ('Add' of three inputs) would import as something it is not. */
+static int
+max_inputs(const char *op)
+{
+  static const struct { const char *op; int n; } t[] = {
+    { "Conv", 3 }, { "ConvTranspose", 3 }, { "MaxPool", 1 },
+    { "AveragePool", 1 }, { "GlobalAveragePool", 1 },
+    { "BatchNormalization", 5 }, { "Relu", 1 }, { "Sigmoid", 1 },
+    { "Tanh", 1 }, { "Elu", 1 }, { "HardSwish", 1 }, { "LeakyRelu", 1 },
+    { "Gelu", 1 }, { "Add", 2 }, { "Sub", 2 }, { "Mul", 2 }, { "Div", 2 },
+    { "MatMul", 2 }, { "Gemm", 3 }, { "Identity", 1 }, { "Dropout", 3 },
+    { "Constant", 0 }, { "Softmax", 1 }, { "LayerNormalization", 3 },
+    { "Flatten", 1 }, { "Reshape", 2 }, { "Transpose", 1 }, { "Pow", 2 },
+    { "Split", 2 }, { "Gather", 2 },
+  };
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+    if (strcmp(op, t[k].op) == 0)
+      return t[k].n;
+  return -1;
+}
+
 static int
 node(imp *I, const Node *n)
 {
   const char *op = n->op_type ? n->op_type : "";
   val *x;
   cJSON *L;
-  int rc;
+  int rc, most = max_inputs(op);
 
+  if (most >= 0 && n->n_input > (size_t)most) {
+    char b[96];
+    return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s takes at most %d "
+                       "input%s, got %zu", I->path,
+                       node_label(I->g, n, b, sizeof b), op, most,
+                       most == 1 ? "" : "s", n->n_input);
+  }
   if ((rc = fold_const(I, n, op)) != NOT_FOLDED ||
       (rc = opaque_const(I, n)) != NOT_FOLDED)
     return rc;

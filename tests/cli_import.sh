@@ -204,6 +204,10 @@ for c in \
   "huge_dims|initialiser 'w2' has shape [1099511627776,1099511627776,1099511627776]: more than 2^62 elements" \
   "attr_type|node 'conv1' (Conv): attribute 'group' is a FLOAT, expected an INT" \
   "init_twice|initialiser 'w1' is given twice" \
+  "pool_strides|node 'pool' (MaxPool): strides: expected 2 values, one per spatial dim, got 3" \
+  "conv_dilations|node 'conv1' (Conv): dilations: expected 2 values, one per spatial dim, got 3" \
+  "residual_inputs|node 'residual' (Add): Add takes at most 2 inputs, got 3" \
+  "bn1_inputs|node 'bn1' (BatchNormalization): BatchNormalization takes at most 5 inputs, got 6" \
   "no_inputs|1 node has no oocsim op: node 'relu2' (Pow)" \
   "deconv_outpad|node 'up' (ConvTranspose): output_padding: expected 2 values, one per spatial dim, got 1" \
   "deconv_oshape|node 'up' (ConvTranspose): output_shape is not supported (export the transposed convolution with pads and output_padding)"; do

@@ -26,7 +26,9 @@ tests/cli_import.sh imports, with the onnx package (Debian python3-onnx):
                           attention reads (refused: oocsim has no split)
   dup_output.onnx         two nodes writing one value (refused)
   bad_*.onnx              cnn_residual or transformer_block with a weight,
-                          bias or attribute that does not fit (refused)
+                          bias or attribute that does not fit, or a node
+                          with more inputs than ONNX gives its op
+                          (refused)
   zero_dim.onnx           cnn_residual with an input dim of 0
   opset6.onnx, opset24.onnx, no_opset.onnx
                           cnn_residual at opsets outside 7..23 or with no
@@ -310,9 +312,20 @@ def bad_weights(out):
         "attr_type": with_init(cnn(), None, None, (
             "conv1", helper.make_attribute("group", 1.0))),
     }
+    cases["pool_strides"] = with_init(cnn(), None, None, (
+        "pool", helper.make_attribute("strides", [2, 2, 2])))
+    cases["conv_dilations"] = with_init(cnn(), None, None, (
+        "conv1", helper.make_attribute("dilations", [1, 1, 1])))
     m = cnn()
     m.graph.initializer.append(init("w1", 8, 3, 3, 3))
     cases["init_twice"] = m
+    # An input past the most ONNX gives the op (found by fuzzing: they
+    # were ignored, so an Add of three imported as an Add of two).
+    for node, extra in (("residual", "r1"), ("bn1", "var")):
+        m = cnn()
+        nd = [x for x in m.graph.node if x.name == node][0]
+        nd.input.append(extra)
+        cases["%s_inputs" % node] = m
     m = cnn()
     nd = [x for x in m.graph.node if x.name == "relu2"][0]
     nd.op_type = "Pow"
