@@ -112,10 +112,11 @@ flush(const ooc_sweep_grid *g, const ooc_table *hdr, const ooc_table *old,
 }
 
 /* The rows of dir/results.csv when resuming (old stays empty otherwise);
- * they must have this sweep's columns. */
+ * they must have this sweep's columns, and result cells as a sweep
+ * writes them (the first nc columns are the coordinates). */
 static int
-read_old(const ooc_sweep_opts *o, const ooc_table *hdr, ooc_table *old,
-         ooc_err *err)
+read_old(const ooc_sweep_opts *o, const ooc_table *hdr, int nc,
+         ooc_table *old, ooc_err *err)
 {
   char path[4096];
   int rc;
@@ -130,7 +131,7 @@ read_old(const ooc_sweep_opts *o, const ooc_table *hdr, ooc_table *old,
                        "%s: its columns differ from this sweep's (another "
                        "grid, or an older oocsim, wrote it); use another -o "
                        "directory, or --fresh to replace it", path);
-  return OOC_OK;
+  return ooc_sweep_check_results(old, nc, path, err);
 }
 
 /* Rows kept by a resume must have been simulated as this sweep simulates:
@@ -345,7 +346,7 @@ ooc_sweep_run(const ooc_sweep_grid *g, const ooc_sweep_opts *o,
     return rc;
   if ((rc = ooc_sweep_header(g, &hdr, err)))
     goto out;
-  if ((rc = read_old(o, &hdr, &old, err)))
+  if ((rc = read_old(o, &hdr, nc, &old, err)))
     goto out;
   if (old.nrows > 0 && (rc = check_old_settings(g, o->dir, err)))
     goto out;
@@ -451,6 +452,11 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
     snprintf(path, sizeof path, "%s/results.csv", dirs[d]);
     if ((rc = ooc_table_read_csv(path, &part, err)))
       goto out;
+    if (part.ncols >= nc &&
+        (rc = ooc_sweep_check_results(&part, nc, path, err))) {
+      ooc_table_fini(&part);
+      goto out;
+    }
     if (d == 0) {
       all.cols = part.cols;
       all.ncols = part.ncols;

@@ -48,4 +48,15 @@ int ooc_sweep_resume_compose(const ooc_sweep_grid *g, const ooc_table *hdr,
                              const ooc_sweep_resume *km, char ***new_rows,
                              ooc_table *out);
 
+/* The result cells (columns nc on) of every row of t, read back from
+ * path (a resumed sweep's or a shard's results.csv), against what oocsim
+ * writes there (docs/output-schema.md): feasible 0 or 1; counts, bytes,
+ * batches and FLOPs non-negative integers; other numbers finite and
+ * non-negative; fail_limit one of its names; text anything; any cell
+ * but feasible may be empty. OOC_EPARSE naming the line, column and
+ * cell of the first that is not, so that a hand-edited or corrupted file
+ * is not copied into the merged results. O(cells). */
+int ooc_sweep_check_results(const ooc_table *t, int nc, const char *path,
+                            ooc_err *err);
+
 #endif

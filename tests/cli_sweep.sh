@@ -122,6 +122,28 @@ cmp -s "$TMP/a" "$TMP/b" && ok "a shard twice merges to the unsharded rows" || n
 mkdir -p "$TMP/odd" && cp "$TMP/sh2/grid.json" "$TMP/odd/" &&
   sed '3s/,window,/,lms,/' "$TMP/sh2/results.csv" >"$TMP/odd/results.csv"
 expect_fail "merge of a row outside the grid" "$TMP/odd/results.csv: line 3 (lms, " $OOCSIM sweep --merge "$TMP/sh1" "$TMP/odd" -o "$TMP/e4"
+# Result cells are read back as a sweep writes them, not copied blind
+# (found by fuzzing: feasible 'maybe' and a negative peak were merged
+# into results.json): the first cell that is not names its line and
+# column, and nothing is written; a resume is refused alike.
+edit_cell() {   # FILE LINE COLUMN VALUE
+  awk -F, -v OFS=, -v l="$2" -v col="$3" -v v="$4" \
+    'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == l { $c[col] = v } { print }' "$1"
+}
+mkdir -p "$TMP/badc" && cp "$TMP/sh2/grid.json" "$TMP/badc/" &&
+  edit_cell "$TMP/sh2/results.csv" 2 feasible maybe >"$TMP/badc/results.csv"
+expect_fail "merge of a cell that is not 0 or 1" \
+  "oocsim: $TMP/badc/results.csv: line 2, column 'feasible': 'maybe' is not 0 or 1" \
+  $OOCSIM sweep --merge "$TMP/sh1" "$TMP/badc" -o "$TMP/e8"
+[ ! -e "$TMP/e8/results.csv" ] && ok "nothing merged" || not_ok "a bad shard was merged"
+edit_cell "$TMP/sh2/results.csv" 3 peak_allocated_bytes -5 >"$TMP/badc/results.csv"
+expect_fail "merge of a negative byte count" \
+  "line 3, column 'peak_allocated_bytes': '-5' is not a count (an integer >= 0)" \
+  $OOCSIM sweep --merge "$TMP/badc" -o "$TMP/e8"
+edit_cell "$TMP/sh2/results.csv" 2 iteration_s abc >"$TMP/badc/results.csv"
+expect_fail "resume of a time that is not a number" \
+  "line 2, column 'iteration_s': 'abc' is not a number >= 0" \
+  $OOCSIM sweep $G --shard 2/2 -o "$TMP/badc"
 nowall "$TMP/full/results.csv" >"$TMP/a"; nowall "$TMP/merged/results.csv" >"$TMP/b"
 cmp -s "$TMP/a" "$TMP/b" && ok "merged rows equal the unsharded run" || not_ok "merge differs: $(diff "$TMP/a" "$TMP/b" | head -3)"
 head -n 1 "$TMP/full/results.csv" | grep -q ',hw,hw_set:link.h2d_GBps,allocator,' \
