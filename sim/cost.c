@@ -363,7 +363,10 @@ algo_rows(const ooc_model *m, const ooc_hw *hw, const char *sig, int i,
       t = (double)(base - launch) * hw->algo_factor[a];
       if (!(t < MAX_NS))
         return ooc_err_set(err, OOC_ERANGE, "layer %s: compute time of "
-                           "algorithm %s overflows", l->name,
+                           "algorithm %s overflows: profile '%s' "
+                           "compute.conv_algorithms.%s is out of range",
+                           l->name, ooc_algo_name((ooc_algo)a),
+                           hw->name ? hw->name : "?",
                            ooc_algo_name((ooc_algo)a));
       row[ph][a] = (int64_t)llround(t) + launch;
     }

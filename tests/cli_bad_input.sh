@@ -161,6 +161,9 @@ hw_set_fail "copies longer than the clock" \
 hw_set_fail "launches longer than the clock" \
   "model resnet50: one iteration's compute time overflows: profile 'v100-pcie3' compute.launch_us or its rates are out of range" \
   compute.launch_us=1e15
+hw_set_fail "an algorithm slower than the clock" \
+  "layer res2_0_conv2: compute time of algorithm winograd_nonfused overflows: profile 'v100-pcie3' compute.conv_algorithms.winograd_nonfused is out of range" \
+  compute.conv_algorithms.winograd_nonfused=9e15
 hw_set_fail "allocator costs longer than the clock" \
   "time overflow: instruction" allocator.malloc_us_per_GiB=1e300
 hw_set_fail "compute rate near 0" \
