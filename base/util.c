@@ -269,6 +269,58 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
   return OOC_OK;
 }
 
+int
+ooc_json_strict(const char *text, size_t len, const char *origin,
+                const char *kind, ooc_err *err)
+{
+  int in_str = 0, line, col;
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    char ch = text[i];
+    unsigned char u = (unsigned char)ch;
+    if (in_str) {
+      if (ch == '\\') {
+        i++;
+      } else if (ch == '"') {
+        in_str = 0;
+      } else if (u < 0x20) {
+        /* RFC 8259 §7: escaped, never raw (a tab, a newline, or an
+         * escape sequence that would reach a terminal as it is). */
+        ooc_text_pos(text, text + i, &line, &col);
+        return ooc_err_set(err, OOC_EPARSE, "%s: a string holds control "
+                           "character 0x%02x at line %d, column %d; write it "
+                           "escaped (%s)", origin, u, line, col, kind);
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_str = 1;
+    } else if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+      ooc_text_pos(text, text + i, &line, &col);
+      return ooc_err_set(err, OOC_EPARSE, "%s: control character 0x%02x at "
+                         "line %d, column %d (JSON whitespace is space, tab, "
+                         "newline and carriage return) (%s)", origin, u,
+                         line, col, kind);
+    } else if (ch == '0' && i + 1 < len && text[i + 1] >= '0' &&
+               text[i + 1] <= '9') {
+      /* RFC 8259 §6: a number's integer part has no leading zero (its
+       * exponent may). */
+      size_t j = i;
+      if (j > 0 && text[j - 1] == '-')
+        j--;
+      if (j == 0 || strchr("0123456789.eE+-", text[j - 1]) == NULL) {
+        ooc_text_pos(text, text + i, &line, &col);
+        return ooc_err_set(err, OOC_EPARSE, "%s: a number with a leading "
+                           "zero at line %d, column %d (JSON numbers have "
+                           "none; write 7, not 07) (%s)", origin, line, col,
+                           kind);
+      }
+    }
+  }
+  return OOC_OK;
+}
+
 /* A key of an object and its position there. */
 struct key_pos {
   const char *key;

@@ -68,6 +68,17 @@ int ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
                       int max_depth, const char *origin, const char *kind,
                       ooc_err *err);
 
+/* After a JSON text parsed: refuse what the parser lets through but RFC
+ * 8259 does not, so that every oocsim input is JSON another tool reads
+ * alike: a raw control character in a string ("a string holds control
+ * character 0x1b at line 9, column 18; write it escaped"), one outside a
+ * string other than tab, newline and carriage return, and a number with a
+ * leading zero ("07"). After the parse, so that a file that is not JSON
+ * at all gets the parser's message, naming where it stops. O(len), no
+ * allocation. */
+int ooc_json_strict(const char *text, size_t len, const char *origin,
+                    const char *kind, ooc_err *err);
+
 /* The first key given twice in one object of the JSON tree at node, as
  * "origin: key 'k' given twice (in <where>)"; OOC_OK when none. The
  * parser keeps both and lookups see the first, so a repeated key would

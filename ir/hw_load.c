@@ -934,6 +934,9 @@ load_tree(const char *json, const char *origin, const char *path,
   root = cJSON_ParseWithOpts(json, &end, 1);
   if (root == NULL)
     return parse_error(json, end, origin, err);
+  if ((rc = ooc_json_strict(json, strlen(json), origin, "a profile",
+                            err)) < 0)
+    goto fail;
   if (!cJSON_IsObject(root)) {
     rc = ooc_err_set(err, OOC_EINVAL, "%s: top level must be a JSON object",
                      origin);
@@ -1180,6 +1183,9 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
     rc = parse_error(text, end, origin, err);
     goto done;
   }
+  if ((rc = ooc_json_strict(text, strlen(text), origin, "a profile",
+                            err)) < 0)
+    goto done;
   if (!cJSON_IsObject(root)) {
     rc = ooc_err_set(err, OOC_EINVAL, "%s: top level must be a JSON object",
                      origin);

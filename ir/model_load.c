@@ -1607,7 +1607,9 @@ ooc_model_load_string(const char *json, const char *origin,
                      at_end ? " (unexpected end: truncated?)" : "");
     goto fail;
   }
-  if ((rc = ooc_json_check_dups(root, ld.origin, err)) < 0)
+  if ((rc = ooc_json_strict(json, strlen(json), ld.origin, "a model",
+                             err)) < 0 ||
+      (rc = ooc_json_check_dups(root, ld.origin, err)) < 0)
     goto fail;
   if (!cJSON_IsObject(root)) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: expected a JSON object at the "

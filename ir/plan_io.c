@@ -700,7 +700,8 @@ ooc_plan_file_read_string(const char *text, size_t len, const char *origin,
       goto fail;
     }
   }
-  if ((rc = ooc_json_check_dups(root, origin, err)) < 0)
+  if ((rc = ooc_json_strict(text, len, origin, "a plan file", err)) < 0 ||
+      (rc = ooc_json_check_dups(root, origin, err)) < 0)
     goto fail;
   if (!cJSON_IsObject(root)) {
     rc = ooc_err_set(err, OOC_EPARSE, "%s: not a plan file (the top level "

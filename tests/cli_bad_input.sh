@@ -38,6 +38,25 @@ printf '{"name": "ti\\u0000ny"}' >"$TMP/nul.json"
 info_fail "an escaped NUL" \
   "a string holds \\u0000 (a NUL character) at line 1, column 13 (a model)" \
   "$TMP/nul.json"
+# What cJSON lets through but RFC 8259 does not (found by fuzzing): a
+# number with a leading zero, a control character as whitespace, a raw
+# one inside a string (an ESC would reach the terminal in 'info').
+printf '{"name": "t", "input": [03]}' >"$TMP/lead0.json"
+info_fail "a leading zero" \
+  "a number with a leading zero at line 1, column 25 (JSON numbers have none; write 7, not 07) (a model)" \
+  "$TMP/lead0.json"
+printf '{"name":\016"t"}' >"$TMP/ctl.json"
+info_fail "a control character as whitespace" \
+  "control character 0x0e at line 1, column 9 (JSON whitespace is space, tab, newline and carriage return) (a model)" \
+  "$TMP/ctl.json"
+printf '{"name": "t\033[31m"}' >"$TMP/esc.json"
+info_fail "a raw control character in a string" \
+  "a string holds control character 0x1b at line 1, column 12; write it escaped (a model)" \
+  "$TMP/esc.json"
+printf '{"name": "e", "input": [2, 1e-01, 4], "layers": []}' >"$TMP/exp0.json"
+"$OOCSIM" info -m "$TMP/exp0.json" -b 1 >"$TMP/out" 2>&1
+! grep -q "leading zero" "$TMP/out" && ok "an exponent may have a leading zero" ||
+  not_ok "exponent: $(cat "$TMP/out")"
 printf '{"name": "a", "layers": [{"name": "x", "name": "y"}]}' >"$TMP/dup.json"
 info_fail "a key twice" "key 'name' given twice (in 'layers')" "$TMP/dup.json"
 : >"$TMP/empty.json"
