@@ -118,8 +118,11 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
                        what, s);
   if (!isfinite(v) || errno == ERANGE)
     return ooc_err_set(err, OOC_ERANGE, "%s: size '%s' overflows", what, s);
-  while (*end == ' ')
+  while (*end == ' ')           /* "5 GiB" */
     end++;
+  if (end > num_end && *end == '\0')
+    return ooc_err_set(err, OOC_EINVAL, "%s: '%s' ends with a space", what,
+                       s);
   for (i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].sfx) == 0)
       break;
@@ -127,6 +130,10 @@ ooc_parse_size(const char *s, const char *what, uint64_t *out, ooc_err *err)
     return ooc_err_set(err, OOC_EINVAL,
                        "%s: unknown unit in '%s' (use B, K or KB, KiB, M or "
                        "MB, MiB, G or GB, GiB, T or TB, TiB)", what, s);
+  if (units[i].mul == 1 && v != floor(v))
+    return ooc_err_set(err, OOC_EINVAL, "%s: '%s' is a fraction of a byte; "
+                       "give a unit (%.*sGiB) or whole bytes", what, s,
+                       (int)(num_end - s), s);
   v *= units[i].mul;
   if (v < 0 || v >= 18446744073709551615.0)
     return ooc_err_set(err, OOC_ERANGE, "%s: size '%s' overflows", what, s);

@@ -690,14 +690,13 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
     a->threads = (int)n;
     return OOC_OK;
   case OOC_OPT_LINK: {
-    char *end;
     double x;
-    errno = 0;
-    x = strtod(arg, &end);
+    ooc_err e2 = { 0 };
     /* From 10 MB/s: slower would leave a replay running for hours, and a
-     * rate near 0 makes the pacing's deadlines overflow. */
-    if (end == arg || *end != '\0' || errno != 0 || !(x >= 0.01) ||
-        x > 1e6)
+     * rate near 0 makes the pacing's deadlines overflow. A plain decimal
+     * (ooc_parse_double: no space, no hexadecimal). */
+    if (ooc_parse_double(arg, "--link-GBps", &x, &e2) != OOC_OK ||
+        !(x >= 0.01) || x > 1e6)
       return ooc_err_set(err, OOC_EINVAL, "--link-GBps: '%s' must be a "
                          "number of GB/s in [0.01, 1e6]", arg);
     a->link_GBps = x;

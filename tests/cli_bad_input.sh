@@ -367,7 +367,15 @@ expect_fail "an empty model name" \
 expect_fail "an empty profile name" \
   "oocsim: empty profile name (give a name from 'oocsim list hw' or a JSON path)" \
   "$OOCSIM" info --hw ''
-expect_fail "a budget under a byte" "oocsim: --budget: '0.1' must be > 0 (it rounds to 0 bytes)" \
+expect_fail "a budget under a byte" "oocsim: --budget: '0.1' is a fraction of a byte; give a unit (0.1GiB) or whole bytes" \
   "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget 0.1
+# Found by fuzzing: '1.5' was taken as 2 bytes, '5 ' as 5, and
+# --link-GBps read hexadecimal and leading spaces.
+expect_fail "a fraction of a byte" "oocsim: --budget: '1.5' is a fraction of a byte; give a unit (1.5GiB) or whole bytes" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget 1.5
+expect_fail "a size ending with a space" "oocsim: --budget: '5 ' ends with a space" \
+  "$OOCSIM" simulate -m alexnet -b 8 --hw v100-pcie3 -p vdnn --budget '5 '
+expect_fail "a hexadecimal link rate" "oocsim: --link-GBps: '0x10' must be a number of GB/s in [0.01, 1e6]" \
+  "$OOCSIM" exec "$TMP/none.json" --link-GBps 0x10
 
 finish
