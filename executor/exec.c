@@ -15,7 +15,7 @@
  * the lock through the backend, and its completion is published under it.
  * The host stream's HOST instructions (an offloaded layer's optimizer
  * step, docs/offload.md) run the same way, outside the lock, in C on the
- * host buffers, whatever the backend (check_host_steps() vets their args
+ * host buffers, whatever the backend (ooc_program_check_host_step() vets their args
  * before anything runs).
  *
  * The allocator order. The simulator records, per iteration, the order in
@@ -550,83 +550,10 @@ host_args(const ooc_exec *ex, int32_t i, float **w, float **g, float **o)
   }
 }
 
-/* Before anything runs: every HOST instruction names, for its own layer,
- * the weights and optimizer state it writes and the gradients it reads,
- * each at least as large as the step touches (n fp32 weights and
- * gradients; n state values with momentum, 2n with Adam), so that the
- * step, which the semantics let start only on allocated host copies,
- * stays inside them. O(args of the HOST instructions). */
-static int
-check_host_steps(const ooc_model *m, const ooc_program *p, ooc_err *err)
-{
-  int32_t i, k;
-
-  for (i = p->prologue_end; i < p->n_instr; i++) {
-    const ooc_instr *in = &p->instr[i];
-    uint64_t n, need[OOC_T_COUNT] = { 0 };
-    int32_t role[OOC_T_COUNT];
-    const char *bad = NULL;
-    int32_t bt = -1;
-    if (in->kind != OOC_I_HOST)
-      continue;
-    if (in->layer < 0 || in->layer >= m->n_layers ||
-        m->layers[in->layer].param_bytes == 0)
-      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST) "
-                         "steps layer %d, which has no parameters", i,
-                         in->layer);
-    n = m->layers[in->layer].param_bytes;
-    need[OOC_T_PARAM] = need[OOC_T_WGRAD] = n;
-    need[OOC_T_OPTSTATE] = m->optimizer == OOC_OPT_ADAM ? 2 * n
-                           : m->optimizer == OOC_OPT_SGD ? 0 : n;
-    role[OOC_T_PARAM] = role[OOC_T_WGRAD] = role[OOC_T_OPTSTATE] = -1;
-    for (k = 0; k < in->n_args && bad == NULL; k++) {
-      int32_t a = p->args[in->arg_first + k], t = OOC_ARG_TENSOR(a);
-      const ooc_ptensor *pt = &p->tensors[t];
-      bt = t;
-      if (pt->kind != OOC_T_PARAM && pt->kind != OOC_T_WGRAD &&
-          pt->kind != OOC_T_OPTSTATE)
-        bad = "which is not the layer's weights, weight gradients or "
-              "optimizer state";
-      else if (pt->layer != in->layer)
-        bad = "which belongs to another layer";
-      else if (role[pt->kind] >= 0)
-        bad = "a second time";
-      else if (!(a & OOC_ARG_WRITE) != (pt->kind == OOC_T_WGRAD))
-        bad = pt->kind == OOC_T_WGRAD ? "as written (the step reads it)"
-                                      : "as read only (the step writes it)";
-      else if (pt->bytes < need[pt->kind])
-        bad = "which is smaller than the step's";
-      else
-        role[pt->kind] = t;
-    }
-    if (bad == NULL) {
-      bt = -1;
-      if (role[OOC_T_PARAM] < 0)
-        bad = "weights";
-      else if (role[OOC_T_WGRAD] < 0)
-        bad = "weight gradients";
-      else if (role[OOC_T_OPTSTATE] < 0 && need[OOC_T_OPTSTATE] > 0)
-        bad = "optimizer state";
-    }
-    if (bad != NULL && bt >= 0)
-      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
-                         "layer %d) names tensor %d (%s of layer %d) %s", i,
-                         in->layer, bt,
-                         ooc_tensor_kind_name((ooc_tensor_kind)
-                                              p->tensors[bt].kind),
-                         p->tensors[bt].layer, bad);
-    if (bad != NULL)
-      return ooc_err_set(err, OOC_EINVAL, "executor: instruction %d (HOST, "
-                         "layer %d) does not name the host copy of the "
-                         "layer's %s", i, in->layer, bad);
-  }
-  return OOC_OK;
-}
-
 /* A HOST instruction: the optimizer step of an offloaded layer on the
  * host copies of its weights, gradients and state (docs/offload.md), on
  * this (the host stream's) thread, whatever the backend: its host
- * buffers are host memory. check_host_steps() vouched for the args, and
+ * buffers are host memory. ooc_program_check_host_step() vouched for the args, and
  * the semantics for the buffers being there. */
 static void
 host_step(ooc_exec *ex, int32_t i)
@@ -936,8 +863,11 @@ ooc_exec_alloc(const ooc_exec_config *cfg, ooc_exec **out, ooc_err *err)
                        ooc_instr_kind_name((ooc_instr_kind)p->instr[i].kind));
       goto fail;
     }
-  if ((rc = check_host_steps(ex->m, p, err)) != OOC_OK ||
-      (rc = ooc_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
+  for (i = p->prologue_end; i < p->n_instr; i++)
+    if (p->instr[i].kind == OOC_I_HOST &&
+        (rc = ooc_program_check_host_step(ex->m, p, i, err)) != OOC_OK)
+      goto fail;
+  if ((rc = ooc_kernels_build(&ex->ks, ex->m, p, err)) != OOC_OK)
     goto fail;
   if (ooc_sem_reset(&ex->sem, p) != OOC_OK)
     goto nomem;

@@ -352,3 +352,68 @@ done:
   free(c.host);
   return rc;
 }
+
+/* ---- HOST steps -------------------------------------------------------- */
+
+int
+ooc_program_check_host_step(const ooc_model *m, const ooc_program *p,
+                            int32_t i, ooc_err *err)
+{
+  const ooc_instr *in = &p->instr[i];
+  uint64_t n, need[OOC_T_COUNT] = { 0 };
+  int32_t role[OOC_T_COUNT], k;
+  const char *bad = NULL;
+  int32_t bt = -1;
+
+  if (in->layer < 0 || in->layer >= m->n_layers ||
+      m->layers[in->layer].param_bytes == 0)
+    return ooc_err_set(err, OOC_EINVAL, "program: instruction %d (HOST) "
+                       "steps layer %d, which has no parameters", i,
+                       in->layer);
+  n = m->layers[in->layer].param_bytes;
+  need[OOC_T_PARAM] = need[OOC_T_WGRAD] = n;
+  need[OOC_T_OPTSTATE] = m->optimizer == OOC_OPT_ADAM ? 2 * n
+                         : m->optimizer == OOC_OPT_SGD ? 0 : n;
+  role[OOC_T_PARAM] = role[OOC_T_WGRAD] = role[OOC_T_OPTSTATE] = -1;
+  for (k = 0; k < in->n_args && bad == NULL; k++) {
+    int32_t a = p->args[in->arg_first + k], t = OOC_ARG_TENSOR(a);
+    const ooc_ptensor *pt = &p->tensors[t];
+    bt = t;
+    if (pt->kind != OOC_T_PARAM && pt->kind != OOC_T_WGRAD &&
+        pt->kind != OOC_T_OPTSTATE)
+      bad = "which is not the layer's weights, weight gradients or "
+            "optimizer state";
+    else if (pt->layer != in->layer)
+      bad = "which belongs to another layer";
+    else if (role[pt->kind] >= 0)
+      bad = "a second time";
+    else if (!(a & OOC_ARG_WRITE) != (pt->kind == OOC_T_WGRAD))
+      bad = pt->kind == OOC_T_WGRAD ? "as written (the step reads it)"
+                                    : "as read only (the step writes it)";
+    else if (pt->bytes < need[pt->kind])
+      bad = "which is smaller than the step's";
+    else
+      role[pt->kind] = t;
+  }
+  if (bad == NULL) {
+    bt = -1;
+    if (role[OOC_T_PARAM] < 0)
+      bad = "weights";
+    else if (role[OOC_T_WGRAD] < 0)
+      bad = "weight gradients";
+    else if (role[OOC_T_OPTSTATE] < 0 && need[OOC_T_OPTSTATE] > 0)
+      bad = "optimizer state";
+  }
+  if (bad != NULL && bt >= 0)
+    return ooc_err_set(err, OOC_EINVAL, "program: instruction %d (HOST, "
+                       "layer %d) names tensor %d (%s of layer %d) %s", i,
+                       in->layer, bt,
+                       ooc_tensor_kind_name((ooc_tensor_kind)
+                                            p->tensors[bt].kind),
+                       p->tensors[bt].layer, bad);
+  if (bad != NULL)
+    return ooc_err_set(err, OOC_EINVAL, "program: instruction %d (HOST, "
+                       "layer %d) does not name the host copy of the "
+                       "layer's %s", i, in->layer, bad);
+  return OOC_OK;
+}

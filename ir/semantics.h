@@ -52,6 +52,7 @@
 
 #include <stdint.h>
 #include "base/error.h"
+#include "ir/model.h"
 #include "ir/program.h"
 
 /* Tensor state bits. */
@@ -501,5 +502,16 @@ ooc_sem_flags(const ooc_sem *s, int32_t t)
  * for a race, both instructions), or OOC_ENOMEM. O(instructions + waits
  * + args). */
 int ooc_program_validate(const ooc_program *p, ooc_err *err);
+
+/* HOST instruction i (docs/offload.md) against the model: it steps a
+ * layer with parameters and names, for that layer, the weights and
+ * optimizer state it writes and the gradients it reads, each at least as
+ * large as the step touches (n fp32 weights and gradients; n state values
+ * with momentum, 2n with Adam), so that the step stays inside them. The
+ * simulator and the executor both refuse a program that breaks it, with
+ * the same message ("program: instruction 72 (HOST) steps layer 0, which
+ * has no parameters"). O(args of i). */
+int ooc_program_check_host_step(const ooc_model *m, const ooc_program *p,
+                                int32_t i, ooc_err *err);
 
 #endif

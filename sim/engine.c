@@ -1400,6 +1400,9 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       s->st[in->stream].n++;
       n_mem += in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE;
     }
+    if (in->kind == OOC_I_HOST && s->model != NULL &&
+        (rc = ooc_program_check_host_step(s->model, p, i, err)) != OOC_OK)
+      return rc;
     if (in->kind == OOC_I_HOST &&
         (in->layer >= s->costs->n_layers ||
          s->costs->host_opt_ns[in->layer] < 0))

@@ -129,4 +129,22 @@ expect_fail "incore --budget 40G" "--budget: budget 37.25 GiB is below the worki
 # maxbatch: zero-offload trains seq 1024 where nothing else does.
 expect_ok "maxbatch zero-offload" "$OOCSIM" maxbatch -m llama2_7b --set seq=1024 --precision amp-bf16 --optimizer adam --hw h100-pcie5 -p zero-offload
 grep -q '^max batch [1-9][0-9]* for zero-offload on h100-pcie5' "$TMP/out" && ok "maxbatch finds a batch" || not_ok "maxbatch finds a batch ($(head -1 "$TMP/out"))"
+# A hand-edited HOST step is refused by simulate as by exec, with one
+# message (ir/semantics.h, ooc_program_check_host_step; found by fuzzing:
+# simulate used to run it): layer 0 of the MLP is its input, without
+# parameters.
+expect_ok "plan zero-offload mlp" "$OOCSIM" plan -m "$top_srcdir/tests/data/cli_mlp.json" -b 4 \
+  --hw v100-pcie3 -p zero-offload -o "$TMP/zm.json"
+n=$(grep -n '^\["host",3,"update","device",3,' "$TMP/zm.json" | cut -d: -f1)
+sed "${n}s/^\[\"host\",3,\"update\",\"device\",3,/[\"host\",3,\"update\",\"device\",0,/" \
+  "$TMP/zm.json" >"$TMP/zm0.json"
+k=$(plan_index "$n" "$TMP/zm.json")
+expect_fail "a HOST step of a layer without parameters" \
+  "oocsim: $TMP/zm0.json: program: instruction $k (HOST) steps layer 0, which has no parameters" \
+  "$OOCSIM" simulate "$TMP/zm0.json"
+sed "${n}s/,-15,/,/" "$TMP/zm.json" >"$TMP/zm1.json"
+expect_fail "a HOST step that does not write its optimizer state" \
+  "program: instruction $k (HOST, layer 3) does not name the host copy of the layer's optimizer state" \
+  "$OOCSIM" simulate "$TMP/zm1.json"
+
 finish
