@@ -2357,20 +2357,70 @@ max_inputs(const char *op)
   return -1;
 }
 
+/* The attributes ONNX defines for op, every opset (space-separated,
+ * each with a space on both sides), for the ops node() maps; NULL for
+ * the others. An attribute of another name would be ignored: a Conv's
+ * pads misspelt would import without padding. */
+static const char *
+known_attrs(const char *op)
+{
+  static const struct { const char *op, *names; } t[] = {
+    { "Conv", " auto_pad dilations group kernel_shape pads strides " },
+    { "ConvTranspose", " auto_pad dilations group kernel_shape "
+                       "output_padding output_shape pads strides " },
+    { "MaxPool", " auto_pad ceil_mode dilations kernel_shape pads "
+                 "storage_order strides " },
+    { "AveragePool", " auto_pad ceil_mode count_include_pad dilations "
+                     "kernel_shape pads strides " },
+    { "GlobalAveragePool", " " },
+    { "BatchNormalization", " consumed_inputs epsilon is_test momentum "
+                            "spatial training_mode " },
+    { "Relu", " consumed_inputs " }, { "Sigmoid", " consumed_inputs " },
+    { "Tanh", " consumed_inputs " }, { "Elu", " alpha consumed_inputs " },
+    { "HardSwish", " " }, { "LeakyRelu", " alpha consumed_inputs " },
+    { "Gelu", " approximate " },
+    { "Add", " axis broadcast consumed_inputs " },
+    { "Sub", " axis broadcast consumed_inputs " },
+    { "Mul", " axis broadcast consumed_inputs " },
+    { "Div", " axis broadcast consumed_inputs " },
+    { "MatMul", " " },
+    { "Gemm", " alpha beta broadcast transA transB " },
+    { "Identity", " " },
+    { "Dropout", " consumed_inputs is_test ratio seed " },
+    { "Softmax", " axis " },
+    { "LayerNormalization", " axis epsilon stash_type " },
+    { "Flatten", " axis " }, { "Reshape", " allowzero consumed_inputs "
+                                          "shape " },
+    { "Transpose", " perm " }, { "Pow", " " },
+  };
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+    if (strcmp(op, t[k].op) == 0)
+      return t[k].names;
+  return NULL;
+}
+
 static int
 node(imp *I, const Node *n)
 {
   const char *op = n->op_type ? n->op_type : "";
+  const char *known = known_attrs(op);
   val *x;
   cJSON *L;
   int rc, most = max_inputs(op);
+  char b[96], key[80];
 
-  if (most >= 0 && n->n_input > (size_t)most) {
-    char b[96];
+  if (most >= 0 && n->n_input > (size_t)most)
     return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s takes at most %d "
                        "input%s, got %zu", I->path,
                        node_label(I->g, n, b, sizeof b), op, most,
                        most == 1 ? "" : "s", n->n_input);
+  for (size_t k = 0; known != NULL && k < n->n_attribute; k++) {
+    const char *an = n->attribute[k]->name ? n->attribute[k]->name : "";
+    snprintf(key, sizeof key, " %.70s ", an);
+    if (strstr(known, key) == NULL || strchr(an, ' ') != NULL)
+      return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: '%.60s' is not an "
+                         "attribute of %s", I->path,
+                         node_label(I->g, n, b, sizeof b), an, op);
   }
   if ((rc = fold_const(I, n, op)) != NOT_FOLDED ||
       (rc = opaque_const(I, n)) != NOT_FOLDED)

@@ -207,6 +207,7 @@ for c in \
   "pool_strides|node 'pool' (MaxPool): strides: expected 2 values, one per spatial dim, got 3" \
   "conv_dilations|node 'conv1' (Conv): dilations: expected 2 values, one per spatial dim, got 3" \
   "residual_inputs|node 'residual' (Add): Add takes at most 2 inputs, got 3" \
+  "conv_attr|node 'conv1' (Conv): 'pad' is not an attribute of Conv" \
   "bn1_inputs|node 'bn1' (BatchNormalization): BatchNormalization takes at most 5 inputs, got 6" \
   "no_inputs|1 node has no oocsim op: node 'relu2' (Pow)" \
   "deconv_outpad|node 'up' (ConvTranspose): output_padding: expected 2 values, one per spatial dim, got 1" \

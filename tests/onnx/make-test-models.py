@@ -316,6 +316,10 @@ def bad_weights(out):
         "pool", helper.make_attribute("strides", [2, 2, 2])))
     cases["conv_dilations"] = with_init(cnn(), None, None, (
         "conv1", helper.make_attribute("dilations", [1, 1, 1])))
+    m = cnn()   # pads misspelt: it would import without padding
+    nd = [x for x in m.graph.node if x.name == "conv1"][0]
+    [x for x in nd.attribute if x.name == "pads"][0].name = "pad"
+    cases["conv_attr"] = m
     m = cnn()
     m.graph.initializer.append(init("w1", 8, 3, 3, 3))
     cases["init_twice"] = m
