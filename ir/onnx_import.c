@@ -2830,6 +2830,14 @@ read_binary(const char *path, char **out, size_t *len, ooc_err *err)
       buf = q;
     }
     got = fread(buf + n, 1, cap - n, f);
+    if (n == 0 && got > 0 && buf[0] == 0) {
+      /* Field 0 does not exist: no protobuf starts so (/dev/zero would
+       * be read to the 2 GiB limit first). */
+      free(buf);
+      fclose(f);
+      return ooc_err_set(err, OOC_EPARSE, "%s: not an ONNX model (it starts "
+                         "with a zero byte, which no protobuf does)", path);
+    }
     n += got;
     if (got == 0)
       break;

@@ -167,6 +167,10 @@ grep -q '20000 nodes (producer unknown, opset 17) -> 20002 layers' "$TMP/err" &&
 expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does not parse: truncated or another format?)" \
   "$OOCSIM" import "$D/truncated.onnx" -o "$TMP/x.json"
 [ ! -e "$TMP/x.json" ] && ok "nothing written on error" || not_ok "a file was written on error"
+# A stream of zeros is no protobuf: refused at its first byte, not after
+# reading it to the 2 GiB limit (fuzzing: 2.3 GB of memory first).
+expect_fail "/dev/zero" "/dev/zero: not an ONNX model (it starts with a zero byte, which no protobuf does)" \
+  "$OOCSIM" import /dev/zero -o "$TMP/zero.json"
 expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2' (Erf)" \
   "$OOCSIM" import "$D/unknown_op.onnx"
 # Pad (opset 9: its "value" a FLOAT) has no oocsim op: that error, not one
