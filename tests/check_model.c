@@ -1374,6 +1374,16 @@ START_TEST(test_bad_strings)
           OOC_ERANGE, "t.json: repeat after layer 'input': repeat: the "
                       "layer list expands too far: more than 16777216 repeat "
                       "iterations and list items in all");
+  /* A name with a control character (legal JSON, escaped) would reach
+   * the terminal as it is in info and the reports; the error does not
+   * print it either. */
+  bad_str("{\"name\":\"m\\u001b[31m\",\"input\":[3],\"layers\":[]}",
+          OOC_EINVAL, "t.json: name: holds control character 0x1b (names "
+                      "are printed as they are)");
+  bad_str("{\"name\":\"m\",\"input\":[3],\"layers\":[{\"name\":"
+          "\"fc\\u0007\",\"op\":\"linear\",\"out\":4}]}",
+          OOC_EINVAL, "t.json: layer #1: name: holds control character 0x07 "
+                      "(names are printed as they are)");
   /* A repeat of items that emit nothing counts them too: 2^20 iterations
    * of 16 empty ifs would take minutes to expand (a fuzzed model), and
    * fail at the 2^24th item instead. */
