@@ -205,10 +205,12 @@ cell_ok(const char *c, int k)
         return 0;
     return 1;
   }
+  /* As %.9f and %.9g write one: a digit first, no hexadecimal. */
+  if (!isdigit((unsigned char)c[0]) || strpbrk(c, "xX") != NULL)
+    return 0;
   errno = 0;
   v = strtod(c, &end);
-  return end != c && *end == '\0' && errno == 0 && isfinite(v) && v >= 0 &&
-         !isspace((unsigned char)c[0]);
+  return *end == '\0' && errno == 0 && isfinite(v) && v >= 0;
 }
 
 int
