@@ -86,6 +86,8 @@ struct ld {
 
   int64_t work;            /* repeat iterations and list items so far
                               (bounded by MAX_WORK) */
+  int in_repeat;           /* emitting a repeat's body: rep_off names it */
+  size_t rep_off;
 };
 
 /* The first control character of s (below 0x20, or 0x7f), or -1. A name
@@ -965,7 +967,15 @@ emit_repeat(struct ld *ld, const cJSON *obj)
     if (var != NULL && (rc = push_var(ld, var->valuestring,
                                       ooc_value_int(i))))
       return rc;
-    rc = emit_list(ld, body, ld->n - 1);
+    {
+      int was_in = ld->in_repeat;
+      size_t was_off = ld->rep_off;
+      ld->in_repeat = 1;
+      ld->rep_off = off;
+      rc = emit_list(ld, body, ld->n - 1);
+      ld->in_repeat = was_in;
+      ld->rep_off = was_off;
+    }
     ooc_expr_scope_pop_to(&ld->sc, saved);
     if (rc)
       return rc;
@@ -1013,6 +1023,13 @@ emit_list(struct ld *ld, const cJSON *arr, int block_in)
       return ferr(ld, OOC_EINVAL, NULL, "expected an object");
     }
     if (++ld->work > MAX_WORK) {
+      /* Name the repeat whose body expands (the items of an if or a
+       * nested repeat set the context to theirs). */
+      if (ld->in_repeat) {
+        ld->ctx = CTX_REPEAT;
+        ld->ctx_off = ld->rep_off;
+        return too_much(ld, "repeat");
+      }
       ld->ctx = CTX_INDEX;
       ld->ctx_i = ld->n;
       return too_much(ld, NULL);

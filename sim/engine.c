@@ -1401,6 +1401,7 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
       n_mem += in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE;
     }
     if (in->kind == OOC_I_HOST && s->model != NULL &&
+        i >= p->prologue_end &&   /* as the executor checks them */
         (rc = ooc_program_check_host_step(s->model, p, i, err)) != OOC_OK)
       return rc;
     if (in->kind == OOC_I_HOST &&

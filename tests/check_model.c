@@ -1386,12 +1386,14 @@ START_TEST(test_bad_strings)
                       "(names are printed as they are)");
   /* A repeat of items that emit nothing counts them too: 2^20 iterations
    * of 16 empty ifs would take minutes to expand (a fuzzed model), and
-   * fail at the 2^24th item instead. */
-  {
+   * fail at the 2^24th item instead, naming the repeat (with 16 items
+   * the repeat's own count crosses the cap; with 15, an item of its
+   * body). */
+  for (int items = 15; items <= 16; items++) {
     char body[16 * 32 + 256];
     int n = snprintf(body, sizeof body, "{\"name\":\"x\",\"input\":[3],"
                      "\"layers\":[{\"repeat\":1048576,\"layers\":[");
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; k < items; k++)
       n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"if\":\"0\","
                     "\"layers\":[]}", k ? "," : "");
     snprintf(body + n, sizeof body - (size_t)n, "]}]}");
