@@ -120,6 +120,14 @@ void ooc_summary_write_text(FILE *f, const ooc_summary *s);
 extern const char *const ooc_summary_columns[];
 #define OOC_SUMMARY_NCOLS 40
 
+/* How each column's cells are written (and so read back, as a resumed
+ * or merged sweep does): OOC_CELL_FLAG "0" or "1"; OOC_CELL_COUNT a
+ * non-negative integer; OOC_CELL_NUMBER a finite non-negative decimal,
+ * %.9f or %.9g; OOC_CELL_TEXT anything. Any but a flag may be empty (the
+ * value does not exist). Indexed as ooc_summary_columns. */
+enum { OOC_CELL_TEXT, OOC_CELL_FLAG, OOC_CELL_COUNT, OOC_CELL_NUMBER };
+extern const unsigned char ooc_summary_column_kinds[];
+
 /* The cells of s under ooc_summary_columns, as heap strings into
  * cells[0 .. OOC_SUMMARY_NCOLS): simulated times as "%.9f" with trailing
  * zeros dropped, other numbers as "%.9g" or integers, feasible

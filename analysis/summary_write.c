@@ -158,8 +158,29 @@ const char *const ooc_summary_columns[] = {
   "plan_wall_s", "sim_wall_s", NULL
 };
 
+#define C_ OOC_CELL_COUNT
+#define N_ OOC_CELL_NUMBER
+#define T_ OOC_CELL_TEXT
+const unsigned char ooc_summary_column_kinds[] = {
+  C_, OOC_CELL_FLAG, N_, N_,
+  N_, N_, N_, N_,
+  N_, C_, C_,
+  C_, N_, C_, C_,
+  N_, N_, N_, N_,           /* recompute_flops: %.9g from 1e18 on */
+  N_, N_, N_, N_,
+  N_, N_, N_, C_, C_, C_, C_,
+  T_, N_, C_, C_,
+  C_, C_, T_, T_,
+  N_, N_,
+};
+#undef C_
+#undef N_
+#undef T_
+
 _Static_assert(sizeof ooc_summary_columns / sizeof ooc_summary_columns[0] ==
                OOC_SUMMARY_NCOLS + 1, "OOC_SUMMARY_NCOLS is the column count");
+_Static_assert(sizeof ooc_summary_column_kinds == OOC_SUMMARY_NCOLS,
+               "one kind per column");
 _Static_assert(OOC_STALL_COUNT == 4, "one stall column per reason");
 
 double

@@ -277,6 +277,15 @@ ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
 }
 
 int
+ooc_control_char(const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+      return (unsigned char)*s;
+  return -1;
+}
+
+int
 ooc_json_strict(const char *text, size_t len, const char *origin,
                 const char *kind, ooc_err *err)
 {

@@ -68,6 +68,10 @@ int ooc_json_precheck(const char *text, size_t len, size_t max_bytes,
                       int max_depth, const char *origin, const char *kind,
                       ooc_err *err);
 
+/* The first control character of s (a byte below 0x20, or 0x7f), or -1:
+ * a name that holds one would reach a terminal as it is. O(length). */
+int ooc_control_char(const char *s);
+
 /* After a JSON text parsed: refuse what the parser lets through but RFC
  * 8259 does not, so that every oocsim input is JSON another tool reads
  * alike: a raw control character in a string ("a string holds control

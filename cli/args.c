@@ -727,11 +727,10 @@ ooc_cli_args_handle(void *ctx, int c, const char *arg, ooc_err *err)
   case OOC_OPT_NAME:
     if (*arg == '\0')
       return ooc_err_set(err, OOC_EINVAL, "--name: empty name");
-    for (const char *q = arg; *q; q++)
-      if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f)
-        return ooc_err_set(err, OOC_EINVAL, "--name: holds control "
-                           "character 0x%02x (a model's name holds none)",
-                           (unsigned char)*q);
+    if ((n = ooc_control_char(arg)) >= 0)
+      return ooc_err_set(err, OOC_EINVAL, "--name: holds control "
+                         "character 0x%02x (a model's name holds none)",
+                         (int)n);
     a->name = arg;
     return OOC_OK;
   case OOC_OPT_NOLOSS:

@@ -90,18 +90,6 @@ struct ld {
   size_t rep_off;
 };
 
-/* The first control character of s (below 0x20, or 0x7f), or -1. A name
- * holds none: JSON lets one in escaped ("\u001b"), and info, the reports
- * and the traces would print it to a terminal as it is. */
-static int
-control_char(const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
-      return (unsigned char)*s;
-  return -1;
-}
-
 /* ---- errors -------------------------------------------------------------- */
 
 static int
@@ -910,7 +898,9 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
   }
 
   /* name */
-  if ((rc = control_char(name)) >= 0) {
+  /* JSON lets a control character in escaped ("\u001b"); info, the
+   * reports and the traces would print it as it is. */
+  if ((rc = ooc_control_char(name)) >= 0) {
     ld->ctx = CTX_INDEX;      /* not the name: it would reach the terminal */
     ld->ctx_i = idx;
     return ferr(ld, OOC_EINVAL, "name", "holds control character 0x%02x "
@@ -1669,7 +1659,7 @@ ooc_model_load_string(const char *json, const char *origin,
                                           : "missing");
     goto fail;
   }
-  if ((rc = control_char(it->valuestring)) >= 0) {
+  if ((rc = ooc_control_char(it->valuestring)) >= 0) {
     rc = ferr(&ld, OOC_EINVAL, "name", "holds control character 0x%02x "
               "(names are printed as they are)", rc);
     goto fail;

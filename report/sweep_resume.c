@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "report/sweep_resume.h"
+#include "report/sweep_row.h"
 #include "base/strv.h"
 #include "base/util.h"
 
@@ -155,34 +156,6 @@ ooc_sweep_resume_compose(const ooc_sweep_grid *g, const ooc_table *hdr,
   return rc;
 }
 
-/* How a result column's cells read (ooc_sweep_check_results). */
-enum { K_TEXT, K_FEASIBLE, K_COUNT, K_NUMBER, K_LIMIT };
-
-static int
-col_kind(const char *name)
-{
-  static const char *const text[] = { "oom_op", "oom_reason", "plan_note",
-                                      "fail_op", NULL };
-  static const char *const count[] = { "keep", "swap", "recompute",
-                                       "events", "max_batch", "fail_batch",
-                                       "fail_below", NULL };
-  size_t n = strlen(name);
-
-  for (int k = 0; text[k] != NULL; k++)
-    if (strcmp(name, text[k]) == 0)
-      return K_TEXT;
-  for (int k = 0; count[k] != NULL; k++)
-    if (strcmp(name, count[k]) == 0)
-      return K_COUNT;
-  if (strcmp(name, "feasible") == 0)
-    return K_FEASIBLE;
-  if (strcmp(name, "fail_limit") == 0)
-    return K_LIMIT;
-  if (n > 6 && strcmp(name + n - 6, "_bytes") == 0)
-    return K_COUNT;
-  return K_NUMBER;
-}
-
 /* Does cell read as kind k? */
 static int
 cell_ok(const char *c, int k)
@@ -190,16 +163,17 @@ cell_ok(const char *c, int k)
   char *end;
   double v;
 
-  if (k == K_TEXT)
+  if (k == OOC_CELL_TEXT)
     return 1;
-  if (k == K_FEASIBLE)
+  if (k == OOC_CELL_FLAG)
     return strcmp(c, "0") == 0 || strcmp(c, "1") == 0;
   if (c[0] == '\0')
     return 1;                   /* a value that does not exist */
-  if (k == K_LIMIT)
-    return strcmp(c, "working_set") == 0 || strcmp(c, "largest_step") == 0 ||
-           strcmp(c, "oom") == 0;
-  if (k == K_COUNT) {
+  if (k == OOC_SWEEP_CELL_LIMIT)
+    return strcmp(c, ooc_limit_kind_name(OOC_LIMIT_WORKING_SET)) == 0 ||
+           strcmp(c, ooc_limit_kind_name(OOC_LIMIT_LARGEST_STEP)) == 0 ||
+           strcmp(c, ooc_limit_kind_name(OOC_LIMIT_OOM)) == 0;
+  if (k == OOC_CELL_COUNT) {
     for (const char *p = c; *p; p++)
       if (*p < '0' || *p > '9')
         return 0;
@@ -218,17 +192,17 @@ ooc_sweep_check_results(const ooc_table *t, int nc, const char *path,
                         ooc_err *err)
 {
   for (int j = nc; j < t->ncols; j++) {
-    int k = col_kind(t->cols[j]);
+    int k = ooc_sweep_col_kind(t->cols[j]);
     for (int64_t r = 0; r < t->nrows; r++)
       if (!cell_ok(t->rows[r][j], k))
         return ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
                            "'%s': '%.40s' is not %s", path, r + 2,
                            t->cols[j], t->rows[r][j],
-                           k == K_FEASIBLE ? "0 or 1"
-                           : k == K_COUNT ? "a count (an integer >= 0)"
-                           : k == K_LIMIT ? "working_set, largest_step or "
-                                            "oom"
-                                          : "a number >= 0");
+                           k == OOC_CELL_FLAG ? "0 or 1"
+                           : k == OOC_CELL_COUNT ? "a count (an integer >= 0)"
+                           : k == OOC_SWEEP_CELL_LIMIT
+                               ? "working_set, largest_step or oom"
+                               : "a number >= 0");
   }
   return OOC_OK;
 }

@@ -89,3 +89,21 @@ ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
   }
   return ooc_summary_cells(s, row + k);
 }
+
+int
+ooc_sweep_col_kind(const char *name)
+{
+  int k;
+
+  if (strcmp(name, "fail_limit") == 0)
+    return OOC_SWEEP_CELL_LIMIT;
+  if (strcmp(name, "fail_op") == 0)
+    return OOC_CELL_TEXT;
+  if (strcmp(name, "max_batch") == 0 || strcmp(name, "fail_batch") == 0 ||
+      strcmp(name, "fail_below") == 0)
+    return OOC_CELL_COUNT;
+  for (k = 0; ooc_summary_columns[k] != NULL; k++)
+    if (strcmp(name, ooc_summary_columns[k]) == 0)
+      return ooc_summary_column_kinds[k];
+  return OOC_CELL_TEXT;
+}

@@ -39,4 +39,11 @@ int ooc_sweep_row(const ooc_sweep_grid *g, int64_t i, int64_t best,
                   const ooc_maxbatch_limit *lim, const ooc_summary *s,
                   char **row);
 
+/* How the cells of result column `name` (one after the coordinates) are
+ * written: an OOC_CELL_* of analysis/summary.h, or OOC_SWEEP_CELL_LIMIT
+ * for fail_limit (one of ooc_limit_kind_name's names); OOC_CELL_TEXT for
+ * a name that is not a result column. */
+#define OOC_SWEEP_CELL_LIMIT (OOC_CELL_NUMBER + 1)
+int ooc_sweep_col_kind(const char *name);
+
 #endif
