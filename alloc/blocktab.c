@@ -124,7 +124,7 @@ ooc_blocktab_join(ooc_blocktab *bt, int32_t a, int32_t b)
   bt->slots[bt->n_slots++] = b;
 }
 
-/* In-order walk of treap t appending its nodes (all, or only whole
+/* In-order walk of the treap t (a bin) appending its nodes (all, or only whole
  * segments) to bt->scratch. Recursion depth is the treap's height. */
 static void
 walk(ooc_blocktab *bt, int32_t t, int whole_only, int32_t *n)
@@ -137,22 +137,29 @@ walk(ooc_blocktab *bt, int32_t t, int whole_only, int32_t *n)
   }
 }
 
+/* Every free block of class cls (all, or only whole segments) into
+ * bt->scratch, in (size, address) order: the bins in turn. */
+static int32_t
+collect(ooc_blocktab *bt, int cls, int whole_only)
+{
+  int32_t n = 0;
+  int b;
+
+  for (b = 0; b < OOC_FIT_BINS; b++)
+    walk(bt, bt->tree[cls].root[b], whole_only, &n);
+  return n;
+}
+
 int32_t
 ooc_blocktab_collect_whole(ooc_blocktab *bt, int cls)
 {
-  int32_t n = 0;
-
-  walk(bt, bt->tree[cls].root, 1, &n);
-  return n;
+  return collect(bt, cls, 1);
 }
 
 int32_t
 ooc_blocktab_collect(ooc_blocktab *bt, int cls)
 {
-  int32_t n = 0;
-
-  walk(bt, bt->tree[cls].root, 0, &n);
-  return n;
+  return collect(bt, cls, 0);
 }
 
 uint64_t

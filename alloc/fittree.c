@@ -1,11 +1,13 @@
-/* alloc/fittree.c — the segment blocks and the treap of free blocks by
- * (size, address) shared by the best-fit allocators (schedule-window seed
- * §4). See fittree.h: nodes live in a caller-owned array, priorities hash
- * the node id, every operation is O(log n) expected and allocation-free.
+/* alloc/fittree.c — the segment blocks and the free blocks by (size,
+ * address), binned by size, a treap per bin, shared by the best-fit
+ * allocators (schedule-window seed §4). See fittree.h: nodes live in a
+ * caller-owned array, priorities hash the node id, every operation is
+ * O(log n) expected and allocation-free.
  */
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "alloc/fittree.h"
 
@@ -62,15 +64,48 @@ join(ooc_fit_node *nodes, int32_t a, int32_t b)
 void
 ooc_fittree_clear(ooc_fittree *t)
 {
-  t->root = -1;
+  int b;
+
+  for (b = 0; b < OOC_FIT_BINS; b++)
+    t->root[b] = -1;
+  memset(t->used, 0, sizeof t->used);
   t->n = 0;
+}
+
+/* The first bin >= b that holds a node, or -1. */
+static int
+next_bin(const ooc_fittree *t, int b)
+{
+  int w = b >> 6;
+  uint64_t m;
+
+  if (b >= OOC_FIT_BINS)
+    return -1;
+  m = t->used[w] & (~0ull << (b & 63));
+  while (m == 0) {
+    if (++w == OOC_FIT_BINS / 64)
+      return -1;
+    m = t->used[w];
+  }
+  return w * 64 + __builtin_ctzll(m);
+}
+
+/* Bin b's bit after its root changed. */
+static void
+mark(ooc_fittree *t, int b)
+{
+  if (t->root[b] >= 0)
+    t->used[b >> 6] |= 1ull << (b & 63);
+  else
+    t->used[b >> 6] &= ~(1ull << (b & 63));
 }
 
 void
 ooc_fittree_insert(ooc_fittree *t, ooc_fit_node *nodes, int32_t id)
 {
   ooc_fit_node *b = &nodes[id];
-  int32_t *link = &t->root;
+  int bin = ooc_fittree_bin(b->size);
+  int32_t *link = &t->root[bin];
 
   b->prio = (uint32_t)id * 2654435761u ^ 0x9e3779b9u;
   while (*link >= 0 && nodes[*link].prio >= b->prio)
@@ -78,6 +113,7 @@ ooc_fittree_insert(ooc_fittree *t, ooc_fit_node *nodes, int32_t id)
                                                    : &nodes[*link].left;
   split(nodes, *link, b->size, b->addr, &b->left, &b->right);
   *link = id;
+  t->used[bin >> 6] |= 1ull << (bin & 63);
   t->n++;
 }
 
@@ -85,59 +121,65 @@ void
 ooc_fittree_remove(ooc_fittree *t, ooc_fit_node *nodes, int32_t id)
 {
   const ooc_fit_node *b = &nodes[id];
-  int32_t *link = &t->root;
+  int bin = ooc_fittree_bin(b->size);
+  int32_t *link = &t->root[bin];
 
   while (*link != id)
     link = before(&nodes[*link], b->size, b->addr) ? &nodes[*link].right
                                                    : &nodes[*link].left;
   *link = join(nodes, b->left, b->right);
+  mark(t, bin);
   t->n--;
-}
-
-int32_t
-ooc_fittree_take_best_fit(ooc_fittree *t, ooc_fit_node *nodes, uint64_t size)
-{
-  int32_t *link = &t->root, *best = NULL, id;
-
-  while (*link >= 0) {
-    if (nodes[*link].size >= size) {
-      best = link;
-      link = &nodes[*link].left;
-    } else {
-      link = &nodes[*link].right;
-    }
-  }
-  if (best == NULL)
-    return -1;
-  id = *best;
-  *best = join(nodes, nodes[id].left, nodes[id].right);
-  t->n--;
-  return id;
 }
 
 int32_t
 ooc_fittree_lower_bound(const ooc_fittree *t, const ooc_fit_node *nodes,
                         uint64_t size, uint64_t addr)
 {
-  int32_t i = t->root, best = -1;
+  int b;
 
-  while (i >= 0) {
-    if (before(&nodes[i], size, addr)) {
-      i = nodes[i].right;
-    } else {
-      best = i;
-      i = nodes[i].left;
+  /* The key's bin first: when every node there is before the key, the
+   * next bin that holds any, whose first node is the answer (its sizes
+   * are all above the key's bin). */
+  for (b = next_bin(t, ooc_fittree_bin(size)); b >= 0;
+       b = next_bin(t, b + 1)) {
+    int32_t i = t->root[b], best = -1;
+    while (i >= 0) {
+      if (before(&nodes[i], size, addr)) {
+        i = nodes[i].right;
+      } else {
+        best = i;
+        i = nodes[i].left;
+      }
     }
+    if (best >= 0)
+      return best;
   }
-  return best;
+  return -1;
+}
+
+int32_t
+ooc_fittree_take_best_fit(ooc_fittree *t, ooc_fit_node *nodes, uint64_t size)
+{
+  int32_t id = ooc_fittree_lower_bound(t, nodes, size, 0);
+
+  if (id >= 0)
+    ooc_fittree_remove(t, nodes, id);
+  return id;
 }
 
 int32_t
 ooc_fittree_last(const ooc_fittree *t, const ooc_fit_node *nodes)
 {
-  int32_t i = t->root;
+  int w, b;
+  int32_t i;
 
-  while (i >= 0 && nodes[i].right >= 0)
+  for (w = OOC_FIT_BINS / 64 - 1; w >= 0 && t->used[w] == 0; w--)
+    ;
+  if (w < 0)
+    return -1;
+  b = w * 64 + 63 - __builtin_clzll(t->used[w]);
+  for (i = t->root[b]; nodes[i].right >= 0;)
     i = nodes[i].right;
   return i;
 }

@@ -61,7 +61,7 @@
  *
  * State, sized by init for n_handles and grown by doubling on a bigger
  * pattern: per handle its bytes, range (large) or block (small); ranges
- * (fittree nodes: a treap of the free ones by (size, address), and each
+ * (fittree nodes: the free ones by (size, address), binned, and each
  * one's first chunk); per chunk the next one in its range or in the FIFO
  * cache; the small segments' block table (alloc/blocktab.h). Cost: large
  * path O(k + log r) in its chunks and the ranges r; small path O(log f)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/fittree.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024ull)
@@ -1359,6 +1360,135 @@ START_TEST(test_footprint)
 }
 END_TEST
 
+/* The free-block index of the best-fit policies (alloc/fittree.h): its
+ * bins by hand, then 20,000 random inserts, removes, best fits and lower
+ * bounds against a plain list searched by brute force, with sizes on and
+ * around the bins' edges and repeated sizes at other addresses. */
+static uint64_t fit_rng = 88172645463325252ull;
+
+static uint64_t
+fit_next(void)
+{
+  fit_rng ^= fit_rng << 13;
+  fit_rng ^= fit_rng >> 7;
+  fit_rng ^= fit_rng << 17;
+  return fit_rng;
+}
+
+/* The first of ref[0..n) by (size, addr) at or after (size, addr). */
+static int32_t
+fit_ref(const ooc_fit_node *nodes, const int32_t *ref, int n, uint64_t size,
+        uint64_t addr)
+{
+  int32_t best = -1;
+
+  for (int k = 0; k < n; k++) {
+    const ooc_fit_node *x = &nodes[ref[k]];
+    if (x->size < size || (x->size == size && x->addr < addr))
+      continue;
+    if (best < 0 || x->size < nodes[best].size ||
+        (x->size == nodes[best].size && x->addr < nodes[best].addr))
+      best = ref[k];
+  }
+  return best;
+}
+
+/* The last of ref[0..n) by (size, addr), -1 when n = 0. */
+static int32_t
+fit_last(const ooc_fit_node *nodes, const int32_t *ref, int n)
+{
+  int32_t l = n > 0 ? ref[0] : -1;
+
+  for (int k = 1; k < n; k++)
+    if (nodes[ref[k]].size > nodes[l].size ||
+        (nodes[ref[k]].size == nodes[l].size &&
+         nodes[ref[k]].addr > nodes[l].addr))
+      l = ref[k];
+  return l;
+}
+
+static uint64_t
+fit_size(const ooc_fit_node *nodes, const int32_t *ref, int n)
+{
+  int e = (int)(fit_next() % 41);
+  uint64_t p = 1ull << e;
+
+  switch (fit_next() % 6) {
+  case 0: return p;                            /* a bin's first size */
+  case 1: return p - 1;                        /* the last of the one before */
+  case 2: return p + (p >> 2);                 /* the second bin of 2^e */
+  case 3: return n > 0 ? nodes[ref[fit_next() % (uint64_t)n]].size : p;
+  case 4: /* just above a block: its bin may hold nothing large enough */
+    return n > 0 ? nodes[ref[fit_next() % (uint64_t)n]].size + 1 : p;
+  default: return p + fit_next() % p;
+  }
+}
+
+START_TEST(test_fittree_order)
+{
+  enum { N = 512 };
+  static ooc_fit_node nodes[N];
+  static ooc_fittree t;
+  int32_t ref[N], unused[N];
+  int n = 0, n_unused = N;
+  uint64_t addr = 0;
+
+  /* Sizes 0-3 a bin each, then four per power of two: 8, 9 | 10, 11 |
+   * 12, 13 | 14, 15 for 2^3, and the largest size in bin 251. */
+  ck_assert_int_eq(ooc_fittree_bin(3), 3);
+  ck_assert_int_eq(ooc_fittree_bin(4), 4);
+  ck_assert_int_eq(ooc_fittree_bin(7), 7);
+  ck_assert_int_eq(ooc_fittree_bin(9), 8);
+  ck_assert_int_eq(ooc_fittree_bin(10), 9);
+  ck_assert_int_eq(ooc_fittree_bin(13), 10);
+  ck_assert_int_eq(ooc_fittree_bin(15), 11);
+  ck_assert_int_eq(ooc_fittree_bin(16), 12);
+  ck_assert_int_eq(ooc_fittree_bin(UINT64_MAX), 251);
+  for (uint64_t x = 1; x < 100000; x++)
+    ck_assert_int_le(ooc_fittree_bin(x - 1), ooc_fittree_bin(x));
+
+  for (int i = 0; i < N; i++)
+    unused[i] = N - 1 - i;
+  ooc_fittree_clear(&t);
+  ck_assert_int_eq(ooc_fittree_last(&t, nodes), -1);
+  ck_assert_uint_eq(ooc_fittree_largest(&t, nodes), 0);
+  for (int step = 0; step < 20000; step++) {
+    uint64_t op = fit_next() % 8, size = fit_size(nodes, ref, n);
+    if (op < 3 && n_unused > 0) {              /* insert */
+      int32_t id = unused[--n_unused];
+      nodes[id] = (ooc_fit_node){ .size = size, .addr = addr++ };
+      ooc_fittree_insert(&t, nodes, id);
+      ref[n++] = id;
+    } else if (op < 5 && n > 0) {              /* remove */
+      int k = (int)(fit_next() % (uint64_t)n);
+      ooc_fittree_remove(&t, nodes, ref[k]);
+      unused[n_unused++] = ref[k];
+      ref[k] = ref[--n];
+    } else if (op < 7) {                       /* best fit */
+      int32_t want = fit_ref(nodes, ref, n, size, 0);
+      ck_assert_int_eq(ooc_fittree_take_best_fit(&t, nodes, size), want);
+      for (int k = 0; want >= 0 && k < n; k++)
+        if (ref[k] == want) {
+          unused[n_unused++] = want;
+          ref[k] = ref[--n];
+          break;
+        }
+    } else {                                   /* lower bound */
+      uint64_t a = addr > 0 ? fit_next() % addr : 0;
+      if (n > 0 && fit_next() % 2) {           /* the block after one */
+        const ooc_fit_node *x = &nodes[ref[fit_next() % (uint64_t)n]];
+        size = x->size;
+        a = x->addr + 1;
+      }
+      ck_assert_int_eq(ooc_fittree_lower_bound(&t, nodes, size, a),
+                       fit_ref(nodes, ref, n, size, a));
+    }
+    ck_assert_int_eq(t.n, n);
+    ck_assert_int_eq(ooc_fittree_last(&t, nodes), fit_last(nodes, ref, n));
+  }
+}
+END_TEST
+
 static Suite *
 alloc_suite(void)
 {
@@ -1406,6 +1536,7 @@ alloc_suite(void)
   tcase_add_test(tc, test_find);
   tcase_add_test(tc, test_option_values);
   tcase_add_test(tc, test_footprint);
+  tcase_add_test(tc, test_fittree_order);
   suite_add_tcase(s, tc);
   return s;
 }
