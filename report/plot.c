@@ -257,8 +257,8 @@ check_numbers(const ooc_table *t, const char *in, const int *cols, int n,
       x = cell_d(cell);
       if (!isfinite(x) || x < 0)
         return ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column "
-                           "'%s': '%s' is not a number >= 0", in, r + 2,
-                           t->cols[cols[k]], cell);
+                           "'%s': '%s' is not a number >= 0", in,
+                           ooc_table_row_line(t, r), t->cols[cols[k]], cell);
     }
   return OOC_OK;
 }
@@ -1074,8 +1074,8 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
   for (int64_t r = 1; r < t.nrows; r++)
     if (cell_d(t.rows[r][tc]) < cell_d(t.rows[r - 1][tc])) {
       rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": time_s goes "
-                       "back (%s after %s)", in, r + 2, t.rows[r][tc],
-                       t.rows[r - 1][tc]);
+                       "back (%s after %s)", in, ooc_table_row_line(&t, r),
+                       t.rows[r][tc], t.rows[r - 1][tc]);
       goto out;
     }
   fprintf(f, "# time_ms allocated_GiB reserved_GiB\n");
@@ -1308,13 +1308,14 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     /* Rows are numbered as check_numbers numbers them (the header is 1). */
     if (x.lane < 0) {
       rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column 'lane': "
-                       "'%s' is not compute, h2d, d2h or host", in, r + 2,
-                       row[lc]);
+                       "'%s' is not compute, h2d, d2h or host", in,
+                       ooc_table_row_line(&t, r), row[lc]);
       goto out;
     }
     if (x.e < x.s) {
       rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": end_s %s is "
-                       "before start_s %s", in, r + 2, row[ec], row[sc]);
+                       "before start_s %s", in, ooc_table_row_line(&t, r),
+                       row[ec], row[sc]);
       goto out;
     }
     if (x.kind < 0 || !(x.e > x.s))

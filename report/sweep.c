@@ -256,7 +256,8 @@ check_old_in_grid(const ooc_sweep_grid *g, const char *dir,
                      " row%s outside this sweep's grid (line %" PRId64 ": "
                      "%s; another sweep wrote them): use "
                      "another -o directory, or --fresh to replace them",
-                     dir, outside, outside == 1 ? "" : "s", first + 2,
+                     dir, outside, outside == 1 ? "" : "s",
+                     ooc_table_row_line(old, first),
                      row_name(old, first, name, sizeof name));
 }
 
@@ -469,7 +470,8 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
       goto out;
     }
     for (int64_t r = 0; r < part.nrows; r++) {
-      if (ooc_table_push(&all, part.rows[r])) {
+      if (ooc_table_push_line(&all, part.rows[r],
+                              ooc_table_row_line(&part, r))) {
         for (int64_t q = r; q < part.nrows; q++)
           ooc_strv_free(part.rows[q], part.ncols ? part.ncols : all.ncols);
         part.nrows = 0;
@@ -505,7 +507,7 @@ ooc_sweep_merge(const char *const *dirs, int n, const char *dir,
     rc = ooc_err_set(err, OOC_EINVAL, "%s/results.csv: line %" PRId64
                      " (%s) is not a point of its grid.json; shards to "
                      "merge must come from the same sweep", dirs[d],
-                     first_out - (d > 0 ? ends[d - 1] : 0) + 2,
+                     ooc_table_row_line(&all, first_out),
                      row_name(&all, first_out, name, sizeof name));
     goto out;
   }

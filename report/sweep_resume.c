@@ -196,7 +196,8 @@ ooc_sweep_check_results(const ooc_table *t, int nc, const char *path,
     for (int64_t r = 0; r < t->nrows; r++)
       if (!cell_ok(t->rows[r][j], k))
         return ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
-                           "'%s': '%.40s' is not %s", path, r + 2,
+                           "'%s': '%.40s' is not %s", path,
+                           ooc_table_row_line(t, r),
                            t->cols[j], t->rows[r][j],
                            k == OOC_CELL_FLAG ? "0 or 1"
                            : k == OOC_CELL_COUNT ? "a count (an integer >= 0)"

@@ -31,6 +31,7 @@ ooc_table_fini(ooc_table *t)
   for (int64_t i = 0; i < t->nrows; i++)
     ooc_strv_free(t->rows[i], t->ncols);
   free(t->rows);
+  free(t->line);
   ooc_strv_free(t->cols, t->ncols);
   *t = (ooc_table){ .ncols = 0 };
 }
@@ -45,18 +46,35 @@ ooc_table_col(const ooc_table *t, const char *name)
 }
 
 int
-ooc_table_push(ooc_table *t, char **row)
+ooc_table_push_line(ooc_table *t, char **row, int64_t line)
 {
   if (t->nrows == t->cap) {
     int64_t nc = t->cap ? t->cap * 2 : 64;
     char ***nr = realloc(t->rows, (size_t)nc * sizeof *nr);
+    int64_t *nl;
     if (!nr)
       return OOC_ENOMEM;
     t->rows = nr;
+    if (!(nl = realloc(t->line, (size_t)nc * sizeof *nl)))
+      return OOC_ENOMEM;
+    t->line = nl;
     t->cap = nc;
   }
+  t->line[t->nrows] = line;
   t->rows[t->nrows++] = row;
   return OOC_OK;
+}
+
+int
+ooc_table_push(ooc_table *t, char **row)
+{
+  return ooc_table_push_line(t, row, 0);
+}
+
+int64_t
+ooc_table_row_line(const ooc_table *t, int64_t r)
+{
+  return t->line != NULL && t->line[r] > 0 ? t->line[r] : r + 2;
 }
 
 int
@@ -66,6 +84,7 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
   size_t len, cl = 0, ccap = 0;
   char **rec = NULL;
   int nrec = 0, rcap = 0, line = 1, rc = OOC_OK, header = 1, last = 0;
+  int rec_line = 1;             /* the line the record starts on */
 
   if ((rc = ooc_read_file(path, &text, &len, err)))
     return rc;
@@ -75,6 +94,8 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
    * record ("a,b," holds three). */
   while (*p || last) {
     int quoted = 0, end_rec = 0;
+    if (nrec == 0)
+      rec_line = line;
     last = 0;
     cl = 0;
     if (*p == '"') {
@@ -149,14 +170,14 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
         char **r;
         if (nrec != t->ncols) {
           rc = ooc_err_set(err, OOC_EPARSE,
-                           "%s:%d: %d fields, the header has %d", path, line,
-                           nrec, t->ncols);
+                           "%s:%d: %d fields, the header has %d", path,
+                           rec_line, nrec, t->ncols);
           goto fail;
         }
         r = realloc(rec, (size_t)nrec * sizeof *r);
         if (!r)
           goto nomem;
-        if (ooc_table_push(t, r)) {
+        if (ooc_table_push_line(t, r, rec_line)) {
           rec = r;
           goto nomem;
         }

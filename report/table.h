@@ -23,6 +23,9 @@ typedef struct ooc_table {
   char **cols;
   int64_t nrows, cap;
   char ***rows;
+  int64_t *line;    /* cap entries: the line of its file each row starts
+                       on (a quoted cell may hold line breaks), 0 for a
+                       row made in memory; see ooc_table_row_line */
 } ooc_table;
 
 void ooc_table_init(ooc_table *t);
@@ -34,13 +37,19 @@ int ooc_table_col(const ooc_table *t, const char *name);
 /* Append a row of ncols cells; the table takes it over. OOC_ENOMEM (and
  * the row still the caller's) when out of memory. */
 int ooc_table_push(ooc_table *t, char **row);
+/* The same for a row read from line `line` (>= 1) of a file. */
+int ooc_table_push_line(ooc_table *t, char **row, int64_t line);
+
+/* The line of its file row r starts on, for messages: where it was read,
+ * else r + 2 (the line it takes when written, after the header). */
+int64_t ooc_table_row_line(const ooc_table *t, int64_t r);
 
 /* 1 when a and b have the same column names in the same order. */
 int ooc_table_same_cols(const ooc_table *a, const ooc_table *b);
 
-/* Read a CSV file with a header line (RFC 4180 quoting). OOC_EPARSE names
- * the file and line of an unterminated quote or a row whose field count
- * differs from the header's. */
+/* Read a CSV file with a header line (RFC 4180 quoting), each row's line
+ * kept. OOC_EPARSE names the file and line of an unterminated quote or of
+ * a row whose field count differs from the header's (where it starts). */
 int ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err);
 
 /* CSV with the header line first. OOC_EIO on a write error. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/strv.h"
 #include "report/sweep.h"
 
 START_TEST(test_batches)
@@ -175,6 +176,35 @@ START_TEST(test_csv_roundtrip)
   fclose(f);
   ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_EPARSE);
   ck_assert_ptr_nonnull(strstr(err.msg, ":3: 1 fields, the header has 2"));
+
+  /* A quoted cell may hold line breaks: each row keeps the line it
+   * starts on, and a bad row is named by it. */
+  f = fopen(path, "w");
+  fputs("a,b\n\"x\ny\",2\n\"3\n4\"\n", f);
+  fclose(f);
+  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_EPARSE);
+  ck_assert_ptr_nonnull(strstr(err.msg, ":4: 1 fields, the header has 2"));
+  f = fopen(path, "w");
+  fputs("a,b\n\"x\ny\",\"1\n\n2\"\n3,4\n", f);
+  fclose(f);
+  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_OK);
+  ck_assert_int_eq(r.nrows, 2);
+  ck_assert_int_eq(ooc_table_row_line(&r, 0), 2);
+  ck_assert_int_eq(ooc_table_row_line(&r, 1), 6);
+  ooc_table_fini(&r);
+  /* A row made in memory: the line it takes when written. */
+  {
+    char c1[] = "1", c2[] = "2", *v[] = { c1, c2 };
+    char **row = ooc_strv_dup(v, 2);
+    ooc_table_init(&r);
+    r.ncols = 2;
+    r.cols = ooc_strv_dup(v, 2);
+    ck_assert_ptr_nonnull(row);
+    ck_assert_ptr_nonnull(r.cols);
+    ck_assert_int_eq(ooc_table_push(&r, row), OOC_OK);
+    ck_assert_int_eq(ooc_table_row_line(&r, 0), 2);
+    ooc_table_fini(&r);
+  }
 
   /* A ',' at the very end of the file ends a last, empty field: the
    * record is checked, not dropped (and not leaked, under ASan). */

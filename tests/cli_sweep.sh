@@ -140,6 +140,13 @@ edit_cell "$TMP/sh2/results.csv" 3 peak_allocated_bytes -5 >"$TMP/badc/results.c
 expect_fail "merge of a negative byte count" \
   "line 3, column 'peak_allocated_bytes': '-5' is not a count (an integer >= 0)" \
   $OOCSIM sweep --merge "$TMP/badc" -o "$TMP/e8"
+# A quoted cell may hold a line break (a model's path may): a row is
+# named by the line it starts on, not by its index.
+edit_cell "$TMP/sh2/results.csv" 3 feasible maybe >"$TMP/badc/r3.csv"
+edit_cell "$TMP/badc/r3.csv" 2 model '"alex\nnet"' >"$TMP/badc/results.csv"
+expect_fail "merge names the line a row starts on" \
+  "oocsim: $TMP/badc/results.csv: line 4, column 'feasible': 'maybe' is not 0 or 1" \
+  $OOCSIM sweep --merge "$TMP/badc" -o "$TMP/e8"
 edit_cell "$TMP/sh2/results.csv" 2 iteration_s abc >"$TMP/badc/results.csv"
 expect_fail "resume of a time that is not a number" \
   "line 2, column 'iteration_s': 'abc' is not a number >= 0" \
