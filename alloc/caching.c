@@ -694,7 +694,7 @@ get_free_block(struct caching_state *s, int pool, uint64_t size)
   int32_t it;
 
   if (!s->o.expandable && s->o.max_split == UINT64_MAX)
-    return ooc_blocktab_best_fit(&s->bt, pool, size);   /* one descent */
+    return ooc_blocktab_best_fit(&s->bt, pool, size);
   if ((it = ooc_fittree_lower_bound(t, node, size, 0)) < 0)
     return -1;
   if (s->o.expandable)

@@ -24,10 +24,11 @@
  * Ownership: ooc_fittree is caller-embedded and holds no memory; the node
  * array belongs to the caller, who may move it (realloc) between calls.
  * A node's size and address are its key: change them only while the node is
- * out of the tree. Cost: insert, remove, best fit and coalesce O(log n)
- * expected in the n nodes of the bins they touch, plus a scan of the
- * bitmap's OOC_FIT_BINS / 64 words (split and join walk down once,
- * without recursion); carve O(1); clear O(OOC_FIT_BINS).
+ * out of the tree. Cost: insert, remove and coalesce O(log n) expected in
+ * the n nodes of the bin they touch (split and join walk down once,
+ * without recursion); best fit, lower bound and last the same in at most
+ * two bins plus a scan of the bitmap's OOC_FIT_BINS / 64 words; carve
+ * O(1); clear O(OOC_FIT_BINS).
  */
 #ifndef OOC_FITTREE_H
 #define OOC_FITTREE_H
@@ -45,7 +46,8 @@ typedef struct ooc_fit_node {
   uint8_t is_free;
 } ooc_fit_node;
 
-/* Bins: sizes 0-3 one each, then four per power of two up to 2^64. */
+/* Bins: sizes 0-3 one each, then four per power of two up to 2^64 (bins
+ * 0-251 in use; the bitmap's words stay whole). */
 #define OOC_FIT_BINS 256
 
 typedef struct ooc_fittree {

@@ -256,7 +256,7 @@ check_numbers(const ooc_table *t, const char *in, const int *cols, int n,
         continue;
       x = cell_d(cell);
       if (!isfinite(x) || x < 0)
-        return ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column "
+        return ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
                            "'%s': '%s' is not a number >= 0", in,
                            ooc_table_row_line(t, r), t->cols[cols[k]], cell);
     }
@@ -1073,7 +1073,7 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     goto out;
   for (int64_t r = 1; r < t.nrows; r++)
     if (cell_d(t.rows[r][tc]) < cell_d(t.rows[r - 1][tc])) {
-      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": time_s goes "
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ": time_s goes "
                        "back (%s after %s)", in, ooc_table_row_line(&t, r),
                        t.rows[r][tc], t.rows[r - 1][tc]);
       goto out;
@@ -1305,15 +1305,15 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
       .kind = gantt_kind(row[pc], cc >= 0 ? row[cc] : NULL),
       .s = cell_d(row[sc]) * 1e3, .e = cell_d(row[ec]) * 1e3,
     };
-    /* Rows are numbered as check_numbers numbers them (the header is 1). */
+    /* Named by their line, as check_numbers names them. */
     if (x.lane < 0) {
-      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ", column 'lane': "
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column 'lane': "
                        "'%s' is not compute, h2d, d2h or host", in,
                        ooc_table_row_line(&t, r), row[lc]);
       goto out;
     }
     if (x.e < x.s) {
-      rc = ooc_err_set(err, OOC_EPARSE, "%s: row %" PRId64 ": end_s %s is "
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ": end_s %s is "
                        "before start_s %s", in, ooc_table_row_line(&t, r),
                        row[ec], row[sc]);
       goto out;

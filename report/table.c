@@ -107,7 +107,7 @@ ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err)
       if (quoted) {
         if (!ch) {
           rc = ooc_err_set(err, OOC_EPARSE, "%s:%d: unterminated quote",
-                           path, line);
+                           path, rec_line);
           goto fail;
         }
         if (ch == '"' && p[1] == '"') {

@@ -41,15 +41,17 @@ int ooc_table_push(ooc_table *t, char **row);
 int ooc_table_push_line(ooc_table *t, char **row, int64_t line);
 
 /* The line of its file row r starts on, for messages: where it was read,
- * else r + 2 (the line it takes when written, after the header). */
+ * else r + 2 (the line it takes when written after the header, unless an
+ * earlier cell holds a line break). */
 int64_t ooc_table_row_line(const ooc_table *t, int64_t r);
 
 /* 1 when a and b have the same column names in the same order. */
 int ooc_table_same_cols(const ooc_table *a, const ooc_table *b);
 
 /* Read a CSV file with a header line (RFC 4180 quoting), each row's line
- * kept. OOC_EPARSE names the file and line of an unterminated quote or of
- * a row whose field count differs from the header's (where it starts). */
+ * kept. OOC_EPARSE names the file and line of a row (where it starts) that
+ * holds an unterminated quote or whose field count differs from the
+ * header's. */
 int ooc_table_read_csv(const char *path, ooc_table *t, ooc_err *err);
 
 /* CSV with the header line first. OOC_EIO on a write error. */

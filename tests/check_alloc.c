@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/blocktab.h"
 #include "alloc/fittree.h"
 
 #define KIB 1024ull
@@ -1410,16 +1411,19 @@ fit_last(const ooc_fit_node *nodes, const int32_t *ref, int n)
 static uint64_t
 fit_size(const ooc_fit_node *nodes, const int32_t *ref, int n)
 {
-  int e = (int)(fit_next() % 41);
+  int e = (int)(fit_next() % 64);
   uint64_t p = 1ull << e;
 
-  switch (fit_next() % 6) {
+  switch (fit_next() % 7) {
+  case 6: return UINT64_MAX;                   /* the last bin in use */
   case 0: return p;                            /* a bin's first size */
   case 1: return p - 1;                        /* the last of the one before */
   case 2: return p + (p >> 2);                 /* the second bin of 2^e */
   case 3: return n > 0 ? nodes[ref[fit_next() % (uint64_t)n]].size : p;
   case 4: /* just above a block: its bin may hold nothing large enough */
-    return n > 0 ? nodes[ref[fit_next() % (uint64_t)n]].size + 1 : p;
+    if (n > 0 && nodes[ref[fit_next() % (uint64_t)n]].size < UINT64_MAX)
+      return nodes[ref[fit_next() % (uint64_t)n]].size + 1;
+    return p;
   default: return p + fit_next() % p;
   }
 }
@@ -1485,7 +1489,51 @@ START_TEST(test_fittree_order)
     }
     ck_assert_int_eq(t.n, n);
     ck_assert_int_eq(ooc_fittree_last(&t, nodes), fit_last(nodes, ref, n));
+    /* A bin's bit is set exactly when it holds a block. */
+    for (int b = 0; b < OOC_FIT_BINS; b++)
+      ck_assert_int_eq((int)(t.used[b / 64] >> (b % 64) & 1),
+                       t.root[b] >= 0);
+    if (step % 500 == 0) {
+      /* The whole order, one block after another (what the allocators'
+       * "next block" lookups walk). */
+      int32_t at = ooc_fittree_lower_bound(&t, nodes, 0, 0);
+      int k = 0;
+      for (; at >= 0; k++) {
+        ck_assert_int_eq(at, fit_ref(nodes, ref, n, nodes[at].size,
+                                     nodes[at].addr));
+        at = ooc_fittree_lower_bound(&t, nodes, nodes[at].size,
+                                     nodes[at].addr + 1);
+      }
+      ck_assert_int_eq(k, n);
+    }
   }
+}
+END_TEST
+
+/* The block table lists a class's free blocks in (size, address) order,
+ * the bins in turn (what the caching allocator's releases walk). */
+START_TEST(test_blocktab_collect_order)
+{
+  ooc_blocktab bt;
+  int32_t n, k;
+
+  ck_assert_int_eq(ooc_blocktab_init(&bt, 4), OOC_OK);
+  for (k = 0; k < 300; k++) {
+    uint64_t size = fit_size(bt.node, NULL, 0);
+    int32_t id = ooc_blocktab_open(&bt, 0, k, (uint64_t)(300 - k) << 20,
+                                   size);
+    ck_assert_int_ge(id, 0);
+    ooc_blocktab_insert(&bt, id);
+  }
+  n = ooc_blocktab_collect(&bt, 0);
+  ck_assert_int_eq(n, 300);
+  for (k = 1; k < n; k++) {
+    const ooc_fit_node *a = &bt.node[bt.scratch[k - 1]];
+    const ooc_fit_node *b = &bt.node[bt.scratch[k]];
+    ck_assert(a->size < b->size ||
+              (a->size == b->size && a->addr < b->addr));
+  }
+  ooc_blocktab_fini(&bt);
 }
 END_TEST
 
@@ -1537,6 +1585,7 @@ alloc_suite(void)
   tcase_add_test(tc, test_option_values);
   tcase_add_test(tc, test_footprint);
   tcase_add_test(tc, test_fittree_order);
+  tcase_add_test(tc, test_blocktab_collect_order);
   suite_add_tcase(s, tc);
   return s;
 }

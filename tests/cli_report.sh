@@ -339,14 +339,14 @@ expect_fail "report --batches past what sizes can hold" \
 expect_fail "report --precision with --dtype" "give --precision or --dtype, not both" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --dtype fp16 --precision amp-fp16 -o "$TMP/r3"
 expect_fail "report unknown precision" "--precision: unknown precision 'fp4'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 --precision fp4 -o "$TMP/r3"
 printf 'time_s,allocated_bytes,reserved_bytes\n0,1,2\n0.5,abc,2\n' >"$TMP/mbad.csv"
-expect_fail "plot a cell that is no number" "mbad.csv: row 3, column 'allocated_bytes': 'abc' is not a number >= 0" \
+expect_fail "plot a cell that is no number" "mbad.csv: line 3, column 'allocated_bytes': 'abc' is not a number >= 0" \
   $OOCSIM plot memory --in "$TMP/mbad.csv" -o "$TMP/mbad.png"
 [ ! -e "$TMP/mbad.dat" ] && ok "no data file for a bad input" || not_ok "mbad.dat left behind"
 printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\nbogus,1,2,fwd,y,\n' >"$TMP/tlbad.csv"
-expect_fail "gantt of an unknown lane" "tlbad.csv: row 3, column 'lane': 'bogus' is not compute, h2d, d2h or host" \
+expect_fail "gantt of an unknown lane" "tlbad.csv: line 3, column 'lane': 'bogus' is not compute, h2d, d2h or host" \
   $OOCSIM plot gantt --in "$TMP/tlbad.csv" -o "$TMP/tlbad.png"
 printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\nh2d,2,1,none,y,swapin\n' >"$TMP/tlbad.csv"
-expect_fail "gantt of a span that ends before it starts" "tlbad.csv: row 3: end_s 1 is before start_s 2" \
+expect_fail "gantt of a span that ends before it starts" "tlbad.csv: line 3: end_s 1 is before start_s 2" \
   $OOCSIM plot gantt --in "$TMP/tlbad.csv" -o "$TMP/tlbad.png"
 expect_fail "report unknown planner" "-p: unknown planner 'bogus'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p bogus -o "$TMP/r4"
 [ ! -e "$TMP/r4" ] && ok "bad input leaves no report folder" || not_ok "bad input left $TMP/r4"
