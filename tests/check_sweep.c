@@ -112,6 +112,18 @@ tmp_path(const char *tag)
   return buf[k];
 }
 
+/* Write text to path and read it back as CSV into r. */
+static int
+csv_text(const char *path, const char *text, ooc_table *r, ooc_err *err)
+{
+  FILE *f = fopen(path, "w");
+
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return ooc_table_read_csv(path, r, err);
+}
+
 START_TEST(test_csv_roundtrip)
 {
   static const char *const cols[] = { "model", "oom_reason", "iteration_s" };
@@ -171,23 +183,14 @@ START_TEST(test_csv_roundtrip)
   ooc_table_fini(&t);
 
   /* A row with the wrong number of fields names the line. */
-  f = fopen(path, "w");
-  fputs("a,b\n1,2\n3\n", f);
-  fclose(f);
-  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_EPARSE);
+  ck_assert_int_eq(csv_text(path, "a,b\n1,2\n3\n", &r, &err), OOC_EPARSE);
   ck_assert_ptr_nonnull(strstr(err.msg, ":3: 1 fields, the header has 2"));
 
   /* A quoted cell may hold line breaks: each row keeps the line it
    * starts on, and a bad row is named by it. */
-  f = fopen(path, "w");
-  fputs("a,b\n\"x\ny\",2\n\"3\n4\"\n", f);
-  fclose(f);
-  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_EPARSE);
+  ck_assert_int_eq(csv_text(path, "a,b\n\"x\ny\",2\n\"3\n4\"\n", &r, &err), OOC_EPARSE);
   ck_assert_ptr_nonnull(strstr(err.msg, ":4: 1 fields, the header has 2"));
-  f = fopen(path, "w");
-  fputs("a,b\n\"x\ny\",\"1\n\n2\"\n3,4\n", f);
-  fclose(f);
-  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_OK);
+  ck_assert_int_eq(csv_text(path, "a,b\n\"x\ny\",\"1\n\n2\"\n3,4\n", &r, &err), OOC_OK);
   ck_assert_int_eq(r.nrows, 2);
   ck_assert_int_eq(ooc_table_row_line(&r, 0), 2);
   ck_assert_int_eq(ooc_table_row_line(&r, 1), 6);
@@ -208,15 +211,9 @@ START_TEST(test_csv_roundtrip)
 
   /* A ',' at the very end of the file ends a last, empty field: the
    * record is checked, not dropped (and not leaked, under ASan). */
-  f = fopen(path, "w");
-  fputs("a,b,c\n1,2,3\n4,", f);
-  fclose(f);
-  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_EPARSE);
+  ck_assert_int_eq(csv_text(path, "a,b,c\n1,2,3\n4,", &r, &err), OOC_EPARSE);
   ck_assert_ptr_nonnull(strstr(err.msg, ":3: 2 fields, the header has 3"));
-  f = fopen(path, "w");
-  fputs("a,b\n1,2\n4,", f);
-  fclose(f);
-  ck_assert_int_eq(ooc_table_read_csv(path, &r, &err), OOC_OK);
+  ck_assert_int_eq(csv_text(path, "a,b\n1,2\n4,", &r, &err), OOC_OK);
   ck_assert_int_eq(r.nrows, 2);
   ck_assert_str_eq(r.rows[1][0], "4");
   ck_assert_str_eq(r.rows[1][1], "");
