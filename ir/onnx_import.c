@@ -2334,68 +2334,60 @@ norm_params(imp *I, const Node *n, int last)
   return OOC_OK;
 }
 
-/* The most inputs ONNX gives op (the ops node() maps; -1: no limit or
- * not one of them). An input past it would be ignored, so that a file
- * ('Add' of three inputs) would import as something it is not. */
-static int
-max_inputs(const char *op)
-{
-  static const struct { const char *op; int n; } t[] = {
-    { "Conv", 3 }, { "ConvTranspose", 3 }, { "MaxPool", 1 },
-    { "AveragePool", 1 }, { "GlobalAveragePool", 1 },
-    { "BatchNormalization", 5 }, { "Relu", 1 }, { "Sigmoid", 1 },
-    { "Tanh", 1 }, { "Elu", 1 }, { "HardSwish", 1 }, { "LeakyRelu", 1 },
-    { "Gelu", 1 }, { "Add", 2 }, { "Sub", 2 }, { "Mul", 2 }, { "Div", 2 },
-    { "MatMul", 2 }, { "Gemm", 3 }, { "Identity", 1 }, { "Dropout", 3 },
-    { "Constant", 0 }, { "Softmax", 1 }, { "LayerNormalization", 3 },
-    { "Flatten", 1 }, { "Reshape", 2 }, { "Transpose", 1 }, { "Pow", 2 },
-    { "Split", 2 }, { "Gather", 2 },
-  };
-  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
-    if (strcmp(op, t[k].op) == 0)
-      return t[k].n;
-  return -1;
-}
+/* What ONNX defines, every opset, for the ops node() maps: the most
+ * inputs the op takes, and its attributes (space-separated, each with a
+ * space on both sides; NULL: not checked). An input or attribute past
+ * these would be ignored, so that a file would import as something it
+ * is not: an 'Add' of three inputs as an Add of two, a Conv whose pads
+ * are misspelt without padding. NULL for the other ops. */
+struct op_spec {
+  const char *op;
+  int max_inputs;
+  const char *attrs;
+};
 
-/* The attributes ONNX defines for op, every opset (space-separated,
- * each with a space on both sides), for the ops node() maps; NULL for
- * the others. An attribute of another name would be ignored: a Conv's
- * pads misspelt would import without padding. */
-static const char *
-known_attrs(const char *op)
+static const struct op_spec *
+op_spec(const char *op)
 {
-  static const struct { const char *op, *names; } t[] = {
-    { "Conv", " auto_pad dilations group kernel_shape pads strides " },
-    { "ConvTranspose", " auto_pad dilations group kernel_shape "
-                       "output_padding output_shape pads strides " },
-    { "MaxPool", " auto_pad ceil_mode dilations kernel_shape pads "
-                 "storage_order strides " },
-    { "AveragePool", " auto_pad ceil_mode count_include_pad dilations "
-                     "kernel_shape pads strides " },
-    { "GlobalAveragePool", " " },
-    { "BatchNormalization", " consumed_inputs epsilon is_test momentum "
-                            "spatial training_mode " },
-    { "Relu", " consumed_inputs " }, { "Sigmoid", " consumed_inputs " },
-    { "Tanh", " consumed_inputs " }, { "Elu", " alpha consumed_inputs " },
-    { "HardSwish", " " }, { "LeakyRelu", " alpha consumed_inputs " },
-    { "Gelu", " approximate " },
-    { "Add", " axis broadcast consumed_inputs " },
-    { "Sub", " axis broadcast consumed_inputs " },
-    { "Mul", " axis broadcast consumed_inputs " },
-    { "Div", " axis broadcast consumed_inputs " },
-    { "MatMul", " " },
-    { "Gemm", " alpha beta broadcast transA transB " },
-    { "Identity", " " },
-    { "Dropout", " consumed_inputs is_test ratio seed " },
-    { "Softmax", " axis " },
-    { "LayerNormalization", " axis epsilon stash_type " },
-    { "Flatten", " axis " }, { "Reshape", " allowzero consumed_inputs "
-                                          "shape " },
-    { "Transpose", " perm " }, { "Pow", " " },
+  static const struct op_spec t[] = {
+    { "Conv", 3, " auto_pad dilations group kernel_shape pads strides " },
+    { "ConvTranspose", 3, " auto_pad dilations group kernel_shape "
+                          "output_padding output_shape pads strides " },
+    { "MaxPool", 1, " auto_pad ceil_mode dilations kernel_shape pads "
+                    "storage_order strides " },
+    { "AveragePool", 1, " auto_pad ceil_mode count_include_pad dilations "
+                        "kernel_shape pads strides " },
+    { "GlobalAveragePool", 1, " " },
+    { "BatchNormalization", 5, " consumed_inputs epsilon is_test momentum "
+                               "spatial training_mode " },
+    { "Relu", 1, " consumed_inputs " },
+    { "Sigmoid", 1, " consumed_inputs " },
+    { "Tanh", 1, " consumed_inputs " },
+    { "Elu", 1, " alpha consumed_inputs " },
+    { "HardSwish", 1, " " },
+    { "LeakyRelu", 1, " alpha consumed_inputs " },
+    { "Gelu", 1, " approximate " },
+    { "Add", 2, " axis broadcast consumed_inputs " },
+    { "Sub", 2, " axis broadcast consumed_inputs " },
+    { "Mul", 2, " axis broadcast consumed_inputs " },
+    { "Div", 2, " axis broadcast consumed_inputs " },
+    { "MatMul", 2, " " },
+    { "Gemm", 3, " alpha beta broadcast transA transB " },
+    { "Identity", 1, " " },
+    { "Dropout", 3, " consumed_inputs is_test ratio seed " },
+    { "Constant", 0, NULL },
+    { "Softmax", 1, " axis " },
+    { "LayerNormalization", 3, " axis epsilon stash_type " },
+    { "Flatten", 1, " axis " },
+    { "Reshape", 2, " allowzero consumed_inputs shape " },
+    { "Transpose", 1, " perm " },
+    { "Pow", 2, " " },
+    { "Split", 2, NULL },
+    { "Gather", 2, NULL },
   };
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
     if (strcmp(op, t[k].op) == 0)
-      return t[k].names;
+      return &t[k];
   return NULL;
 }
 
@@ -2403,17 +2395,18 @@ static int
 node(imp *I, const Node *n)
 {
   const char *op = n->op_type ? n->op_type : "";
-  const char *known = known_attrs(op);
+  const struct op_spec *sp = op_spec(op);
+  const char *known = sp != NULL ? sp->attrs : NULL;
   val *x;
   cJSON *L;
-  int rc, most = max_inputs(op);
+  int rc;
   char b[96], key[80];
 
-  if (most >= 0 && n->n_input > (size_t)most)
+  if (sp != NULL && n->n_input > (size_t)sp->max_inputs)
     return ooc_err_set(I->err, OOC_EINVAL, "%s: %s: %s takes at most %d "
                        "input%s, got %zu", I->path,
-                       node_label(I->g, n, b, sizeof b), op, most,
-                       most == 1 ? "" : "s", n->n_input);
+                       node_label(I->g, n, b, sizeof b), op, sp->max_inputs,
+                       sp->max_inputs == 1 ? "" : "s", n->n_input);
   for (size_t k = 0; known != NULL && k < n->n_attribute; k++) {
     const char *an = n->attribute[k]->name ? n->attribute[k]->name : "";
     snprintf(key, sizeof key, " %.70s ", an);
