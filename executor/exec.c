@@ -15,8 +15,8 @@
  * the lock through the backend, and its completion is published under it.
  * The host stream's HOST instructions (an offloaded layer's optimizer
  * step, docs/offload.md) run the same way, outside the lock, in C on the
- * host buffers, whatever the backend (ooc_program_check_host_step() vets their args
- * before anything runs).
+ * host buffers, whatever the backend (ooc_program_check_host_step(),
+ * ir/semantics.h, vets their args before anything runs).
  *
  * The allocator order. The simulator records, per iteration, the order in
  * which its allocator saw the device ALLOC and FREE instructions
@@ -553,8 +553,8 @@ host_args(const ooc_exec *ex, int32_t i, float **w, float **g, float **o)
 /* A HOST instruction: the optimizer step of an offloaded layer on the
  * host copies of its weights, gradients and state (docs/offload.md), on
  * this (the host stream's) thread, whatever the backend: its host
- * buffers are host memory. ooc_program_check_host_step() vouched for the args, and
- * the semantics for the buffers being there. */
+ * buffers are host memory. ooc_program_check_host_step() vouched for
+ * the args, and the semantics for the buffers being there. */
 static void
 host_step(ooc_exec *ex, int32_t i)
 {

@@ -659,7 +659,6 @@ add_ref(struct ld *ld, int idx, size_t name)
 
 static int parse_ref(struct ld *ld, const cJSON *it, int block_in);
 
-/* A name, a list, or a generator object (parse_ref) under "in". */
 /* The expansion went past MAX_WORK. */
 static int
 too_much(struct ld *ld, const char *field)
@@ -669,6 +668,7 @@ too_much(struct ld *ld, const char *field)
               (long long)MAX_WORK);
 }
 
+/* A name, a list, or a generator object (parse_ref) under "in". */
 static int
 parse_refs(struct ld *ld, const cJSON *v, int block_in)
 {
@@ -929,10 +929,9 @@ emit_repeat(struct ld *ld, const cJSON *obj)
   const cJSON *var = cJSON_GetObjectItemCaseSensitive(obj, "var");
   const cJSON *body = cJSON_GetObjectItemCaseSensitive(obj, "layers");
   const cJSON *it;
+  size_t off = ld->name_off[ld->n - 1];   /* the repeat's context */
   int64_t n, i;
   int rc;
-
-  size_t off = ld->name_off[ld->n - 1];
 
   ld->ctx = CTX_REPEAT;
   ld->ctx_off = off;
