@@ -191,19 +191,31 @@ int
 ooc_sweep_check_results(const ooc_table *t, int nc, const char *path,
                         ooc_err *err)
 {
-  for (int j = nc; j < t->ncols; j++) {
-    int k = ooc_sweep_col_kind(t->cols[j]);
-    for (int64_t r = 0; r < t->nrows; r++)
-      if (!cell_ok(t->rows[r][j], k))
-        return ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
-                           "'%s': '%.40s' is not %s", path,
-                           ooc_table_row_line(t, r),
-                           t->cols[j], t->rows[r][j],
-                           k == OOC_CELL_FLAG ? "0 or 1"
-                           : k == OOC_CELL_COUNT ? "a count (an integer >= 0)"
-                           : k == OOC_SWEEP_CELL_LIMIT
-                               ? "working_set, largest_step or oom"
-                               : "a number >= 0");
-  }
-  return OOC_OK;
+  unsigned char *kind;
+  int rc = OOC_OK;
+
+  if (nc >= t->ncols)
+    return OOC_OK;
+  if ((kind = malloc((size_t)(t->ncols - nc))) == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (int j = nc; j < t->ncols; j++)
+    kind[j - nc] = (unsigned char)ooc_sweep_col_kind(t->cols[j]);
+  /* Row by row, so that the cell named is the first in the file. */
+  for (int64_t r = 0; r < t->nrows && rc == OOC_OK; r++)
+    for (int j = nc; j < t->ncols; j++) {
+      int k = kind[j - nc];
+      if (cell_ok(t->rows[r][j], k))
+        continue;
+      rc = ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
+                       "'%s': '%.40s' is not %s", path,
+                       ooc_table_row_line(t, r), t->cols[j], t->rows[r][j],
+                       k == OOC_CELL_FLAG ? "0 or 1"
+                       : k == OOC_CELL_COUNT ? "a count (an integer >= 0)"
+                       : k == OOC_SWEEP_CELL_LIMIT
+                           ? "working_set, largest_step or oom"
+                           : "a number >= 0");
+      break;
+    }
+  free(kind);
+  return rc;
 }

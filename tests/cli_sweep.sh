@@ -147,6 +147,12 @@ edit_cell "$TMP/badc/r3.csv" 2 model '"alex\nnet"' >"$TMP/badc/results.csv"
 expect_fail "merge names the line a row starts on" \
   "oocsim: $TMP/badc/results.csv: line 4, column 'feasible': 'maybe' is not 0 or 1" \
   $OOCSIM sweep --merge "$TMP/badc" -o "$TMP/e8"
+# Of two bad cells, the first in the file is named, whatever its column.
+edit_cell "$TMP/sh2/results.csv" 3 feasible maybe >"$TMP/badc/r3.csv"
+edit_cell "$TMP/badc/r3.csv" 2 peak_allocated_bytes -5 >"$TMP/badc/results.csv"
+expect_fail "merge names the first bad cell of the file" \
+  "oocsim: $TMP/badc/results.csv: line 2, column 'peak_allocated_bytes': '-5' is not a count" \
+  $OOCSIM sweep --merge "$TMP/badc" -o "$TMP/e8"
 edit_cell "$TMP/sh2/results.csv" 2 iteration_s abc >"$TMP/badc/results.csv"
 expect_fail "resume of a time that is not a number" \
   "line 2, column 'iteration_s': 'abc' is not a number >= 0" \
