@@ -167,10 +167,12 @@ grep -q '20000 nodes (producer unknown, opset 17) -> 20002 layers' "$TMP/err" &&
 expect_fail "truncated" "truncated.onnx: not an ONNX model (the protobuf does not parse: truncated or another format?)" \
   "$OOCSIM" import "$D/truncated.onnx" -o "$TMP/x.json"
 [ ! -e "$TMP/x.json" ] && ok "nothing written on error" || not_ok "a file was written on error"
-# A stream of zeros is no protobuf: refused at its first byte, not after
-# reading it to the 2 GiB limit (fuzzing: 2.3 GB of memory first).
+# A model's name may not hold a control character (it would reach the
+# terminal in 'info').
 expect_fail "--name with a control character" "oocsim: --name: holds control character 0x01 (a model's name holds none)" \
   "$OOCSIM" import "$D/cnn_residual.onnx" --name "$(printf 'a\001b')" -o "$TMP/ctl.json"
+# A stream of zeros is no protobuf: refused at its first byte, not after
+# reading it to the 2 GiB limit (fuzzing: 2.3 GB of memory first).
 expect_fail "/dev/zero" "/dev/zero: not an ONNX model (it starts with a zero byte, which no protobuf does)" \
   "$OOCSIM" import /dev/zero -o "$TMP/zero.json"
 expect_fail "unknown op" "unknown_op.onnx: 1 node has no oocsim op: node 'relu2' (Erf)" \
