@@ -191,6 +191,9 @@ ooc_program_check_structure(const ooc_program *p, ooc_err *err)
       if (in->phase != OOC_PH_UPDATE &&
           (in->layer < 0 || (p->n_layers > 0 && in->layer >= p->n_layers)))
         return instr_err(err, p, i, "layer out of range");
+      if (in->phase == OOC_PH_UPDATE && in->layer != -1)
+        return instr_err(err, p, i, "the update runs every layer's step, "
+                         "and names none (layer -1)");
       if (in->tensor != -1)
         return instr_err(err, p, i, "COMPUTE must have tensor -1");
       if (in->algo >= OOC_ALGO_COUNT)

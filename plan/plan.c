@@ -1917,24 +1917,40 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
     if (rc != OOC_OK)
       return rc;
   }
-  /* Each workspace holds what the kernels that use it need. */
+  /* Each kernel lists the workspace its algorithm needs, and each
+   * workspace holds what the kernels that use it need: a kernel run
+   * without it would fail on the hardware (or take scratch the plan never
+   * allocated), and a simulation would not count that memory. */
   for (i = 0; i < p->n_instr; i++) {
     const ooc_instr *in = &p->instr[i];
+    uint64_t need = 0;
+    int listed = 0;
     if (in->kind != OOC_I_COMPUTE || in->layer < 0 ||
         in->layer >= m->n_layers)
       continue;
+    if (ooc_algo_workspace(m, in->layer, (ooc_algo)in->algo, &need) !=
+        OOC_OK)
+      need = 0;
     for (k = 0; k < in->n_args; k++) {
-      uint64_t need;
       t = OOC_ARG_TENSOR(p->args[in->arg_first + k]);
       if (t < 0 || t >= p->n_tensors ||
           p->tensors[t].kind != OOC_T_WORKSPACE)
         continue;
-      if (ooc_algo_workspace(m, in->layer, (ooc_algo)in->algo, &need) ==
-              OOC_OK &&
-          p->tensors[t].bytes < need)
+      listed = 1;
+      if (p->tensors[t].bytes < need)
         return tensor_err(err, p, t, "%llu bytes, its kernel needs %llu",
                           p->tensors[t].bytes, need);
     }
+    if (need > 0 && !listed)
+      return ooc_err_set(err, OOC_EINVAL,
+                         "instruction %d (COMPUTE %s, layer %d '%s'): its "
+                         "kernel (algorithm %s) needs %llu bytes of "
+                         "workspace, and the instruction lists none", i,
+                         ooc_phase_name((ooc_phase)in->phase), in->layer,
+                         m->layers[in->layer].name
+                             ? m->layers[in->layer].name : "?",
+                         ooc_algo_name((ooc_algo)in->algo),
+                         (unsigned long long)need);
   }
   return OOC_OK;
 }

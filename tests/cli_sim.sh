@@ -201,6 +201,21 @@ sed "${l:-1}s/^\[\"d2h\",\([0-9]*\),\"none\",\"device\",[0-9]*,/[\"d2h\",\1,\"no
 expect_fail "a copy labelled with another layer" \
   "zo-layer.json: program[$k] layer: 0 is not the layer of tensor" \
   "$OOCSIM" simulate "$TMP/zo-layer.json"
+# The update runs every layer's optimizer step and names no layer; a
+# kernel lists the workspace its algorithm needs (else a replay runs it
+# on scratch the plan never allocated, and the prediction misses it).
+"$OOCSIM" plan -m "$TC" -b 4 --hw v100-pcie3 -p incore -o "$TMP/tc.json" \
+  >/dev/null 2>&1
+sed 's/^\["compute",0,"update","device",-1,/["compute",0,"update","device",3,/' \
+  "$TMP/tc.json" >"$TMP/tc-upd.json"
+expect_fail "an update that names a layer" \
+  "tc-upd.json: program: instruction 42 (COMPUTE on compute stream, layer 3, tensor -1): the update runs every layer's step, and names none (layer -1)" \
+  "$OOCSIM" simulate "$TMP/tc-upd.json"
+sed 's/^\(\["compute",0,"fwd","device",1,-1,\[3,-5,0\),-15\]/\1]/' \
+  "$TMP/tc.json" >"$TMP/tc-ws.json"
+expect_fail "a convolution that does not list its workspace" \
+  "tc-ws.json: instruction 6 (COMPUTE fwd, layer 1 'conv1'): its kernel (algorithm default) needs 6912 bytes of workspace, and the instruction lists none" \
+  "$OOCSIM" simulate "$TMP/tc-ws.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
