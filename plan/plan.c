@@ -1936,6 +1936,15 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
       if (t < 0 || t >= p->n_tensors ||
           p->tensors[t].kind != OOC_T_WORKSPACE)
         continue;
+      if (p->tensors[t].layer != in->layer)
+        return ooc_err_set(err, OOC_EINVAL,
+                           "instruction %d (COMPUTE %s, layer %d '%s'): "
+                           "lists tensor %d, the workspace of layer %d, "
+                           "not one of its own", i,
+                           ooc_phase_name((ooc_phase)in->phase), in->layer,
+                           m->layers[in->layer].name
+                               ? m->layers[in->layer].name : "?",
+                           t, p->tensors[t].layer);
       listed = 1;
       if (p->tensors[t].bytes < need)
         return tensor_err(err, p, t, "%llu bytes, its kernel needs %llu",

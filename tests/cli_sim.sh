@@ -216,6 +216,14 @@ sed 's/^\(\["compute",0,"fwd","device",1,-1,\[3,-5,0\),-15\]/\1]/' \
 expect_fail "a convolution that does not list its workspace" \
   "tc-ws.json: instruction 6 (COMPUTE fwd, layer 1 'conv1'): its kernel (algorithm default) needs 6912 bytes of workspace, and the instruction lists none" \
   "$OOCSIM" simulate "$TMP/tc-ws.json"
+# ... and only its own layer's: the pool lent conv1's scratch.
+sed -e '39s/\[5,-7\]/[5,-7,-15]/' \
+  -e '39i ["alloc",0,"none","device",1,14,[],[]],' \
+  -e '39a ["free",0,"none","device",1,14,[],[]],' \
+  "$TMP/tc.json" >"$TMP/tc-wl.json"
+expect_fail "a kernel that lists another layer's workspace" \
+  "tc-wl.json: instruction 13 (COMPUTE fwd, layer 4 'pool1'): lists tensor 14, the workspace of layer 1, not one of its own" \
+  "$OOCSIM" simulate "$TMP/tc-wl.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
