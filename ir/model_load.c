@@ -906,6 +906,11 @@ emit_layer(struct ld *ld, const cJSON *obj, int block_in)
     return ferr(ld, OOC_EINVAL, "name", "holds control character 0x%02x "
                 "(names are printed as they are)", rc);
   }
+  /* "in" resolves @prev and @in before names: a layer so named could
+   * never be referred to. */
+  if (name[0] == '@')
+    return ferr(ld, OOC_EINVAL, "name", "'%s' starts with '@', which \"in\" "
+                "keeps for @prev and @in", name);
   if ((rc = pool_add(ld, name, strlen(name), &ld->name_off[idx])))
     return rc;
   if ((rc = ht_reserve(ld, ld->n + 1)))

@@ -1359,6 +1359,11 @@ START_TEST(test_bad_strings)
           OOC_EINVAL, "layer 'input': name: 'input' is reserved for the "
                       "implicit input layer");
   bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"r\",\"op\":\"relu\"},{\"name\":\"@prev\",\"op\":\"relu\"},"
+          "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"@prev\",\"r\"]}]}",
+          OOC_EINVAL, "t.json: layer '@prev': name: '@prev' starts with '@', "
+                      "which \"in\" keeps for @prev and @in");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
           "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"@prev\",\"@in\"]}]}",
           OOC_EINVAL, "layer 'a': in: '@in' is only defined inside a repeat "
                       "or if block");
