@@ -49,6 +49,10 @@ typedef struct ooc_calib_entry {
 typedef struct ooc_hw {
   char *name;             /* profile name */
   char *path;             /* file it came from */
+  char *origin;           /* that file as messages name it: a zoo
+                             profile by its place in the data directory
+                             ("hwprofiles/v100-pcie3.json"), a path as
+                             given (ooc_hw_origin) */
   char *gpu;              /* GPU model string */
   char *source;           /* _source, flattened to one string */
 
@@ -154,6 +158,13 @@ typedef struct ooc_hw_override {
 } ooc_hw_override;
 
 /* Load a profile by path or name (searched in the data dirs, util.h). */
+/* What messages call hw's file: its origin, else its name, else "?". */
+static inline const char *
+ooc_hw_origin(const struct ooc_hw *hw)
+{
+  return hw->origin != NULL ? hw->origin : hw->name != NULL ? hw->name : "?";
+}
+
 int ooc_hw_load(const char *name_or_path, const ooc_hw_override *ov, int n_ov,
                 ooc_hw **out, ooc_err *err);
 int ooc_hw_load_string(const char *json, const char *origin,

@@ -988,7 +988,8 @@ load_tree(const char *json, const char *origin, const char *path,
       hw->source = strdup("");
   }
   hw->path = strdup(path);
-  if (hw->source == NULL || hw->path == NULL) {
+  hw->origin = strdup(origin);
+  if (hw->source == NULL || hw->path == NULL || hw->origin == NULL) {
     rc = ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
     goto fail;
   }
@@ -1258,6 +1259,7 @@ ooc_hw_free(ooc_hw *hw)
     return;
   free(hw->name);
   free(hw->path);
+  free(hw->origin);
   free(hw->gpu);
   free(hw->source);
   for (i = 0; i < hw->n_calib; i++)

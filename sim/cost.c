@@ -257,7 +257,7 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
     return ooc_err_set(err, OOC_ERANGE,
                        "layer %s: compute time overflows (FLOPs or bytes too "
                        "large, or profile '%s' rates and efficiencies too "
-                       "small)", l->name, hw->name ? hw->name : "?");
+                       "small)", l->name, ooc_hw_origin(hw));
   launches = 0;
   if (bf > 0 || l->bwd_bytes_rw > 0)
     launches = 1;
@@ -272,7 +272,7 @@ layer_times(const ooc_model *m, const ooc_layer *l, const ooc_hw *hw,
     return ooc_err_set(err, OOC_ERANGE,
                        "layer %s: compute time overflows: profile '%s' "
                        "compute.launch_us is out of range", l->name,
-                       hw->name ? hw->name : "?");
+                       ooc_hw_origin(hw));
   return OOC_OK;
 }
 
@@ -366,7 +366,7 @@ algo_rows(const ooc_model *m, const ooc_hw *hw, const char *sig, int i,
                            "algorithm %s overflows: profile '%s' "
                            "compute.conv_algorithms.%s is out of range",
                            l->name, ooc_algo_name((ooc_algo)a),
-                           hw->name ? hw->name : "?",
+                           ooc_hw_origin(hw),
                            ooc_algo_name((ooc_algo)a));
       row[ph][a] = (int64_t)llround(t) + launch;
     }
@@ -437,7 +437,7 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
         cal = c->calibrated[k];
       rc = ooc_err_set(err, OOC_ERANGE, "model %s: one iteration's compute "
                        "time overflows: profile '%s' %s out of range",
-                       m->name, hw->name ? hw->name : "?",
+                       m->name, ooc_hw_origin(hw),
                        cal ? "calibration.layers times are (their sum is)"
                            : "compute.launch_us or its rates are");
       goto fail;
@@ -455,7 +455,7 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step time "
                        "overflows: profile '%s' compute.hbm_GBps, mem_eff or "
                        "launch_us is out of range", m->name,
-                       hw->name ? hw->name : "?");
+                       ooc_hw_origin(hw));
       goto fail;
     }
   }
@@ -464,7 +464,7 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
       (double)param_layers * m->fw_host_optimizer_param_us * 1e3 > 1e18) {
     rc = ooc_err_set(err, OOC_ERANGE, "model %s: optimizer step host time "
                      "overflows: profile '%s' host.optimizer_param_us is out "
-                     "of range", m->name, hw->name ? hw->name : "?");
+                     "of range", m->name, ooc_hw_origin(hw));
     goto fail;
   }
   {
@@ -494,7 +494,7 @@ ooc_costs_alloc(const ooc_model *m, const ooc_hw *hw, ooc_costs **out,
         rc = ooc_err_set(err, OOC_ERANGE, "model %s: the CPU optimizer step "
                          "of layer %d overflows: profile '%s' "
                          "host.optimizer_GBps is out of range", m->name, i,
-                         hw->name ? hw->name : "?");
+                         ooc_hw_origin(hw));
         goto fail;
       }
       c->host_opt_ns[i] = (int64_t)llround(t);

@@ -227,7 +227,7 @@ ooc_sim_alloc(const ooc_sim_config *cfg, ooc_sim **out, ooc_err *err)
   if (cfg->hw->h2d_Bps <= 0 || cfg->hw->d2h_Bps <= 0)
     return ooc_err_set(err, OOC_EINVAL,
                        "simulator: profile '%s' has no positive link "
-                       "bandwidth", cfg->hw->name ? cfg->hw->name : "?");
+                       "bandwidth", ooc_hw_origin(cfg->hw));
   if (cfg->iterations < 0)
     return ooc_err_set(err, OOC_EINVAL, "simulator: iterations must be >= 1");
   if (cfg->max_iterations < 0 ||
@@ -582,8 +582,7 @@ push_fail(ooc_sim *s, int32_t i, int64_t delta)
                      in->kind == OOC_I_COMPUTE
                          ? ooc_phase_name((ooc_phase)in->phase)
                          : ooc_instr_kind_name((ooc_instr_kind)in->kind),
-                     in->layer, s->hw->name ? s->hw->name : "?",
-                     fields_of(in));
+                     in->layer, ooc_hw_origin(s->hw), fields_of(in));
 }
 
 /* Schedule an event `delta` ns from now for instruction i (on behalf of
@@ -1415,7 +1414,7 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                              ? "the costs do not cover that layer"
                              : "profile '",
                          in->layer >= s->costs->n_layers
-                             ? "" : s->hw->name ? s->hw->name : "?",
+                             ? "" : ooc_hw_origin(s->hw),
                          in->layer >= s->costs->n_layers
                              ? "" : "' gives no host.optimizer_GBps");
     if (in->kind != OOC_I_COMPUTE || in->phase == OOC_PH_UPDATE)
@@ -1434,7 +1433,7 @@ run_detail(ooc_sim *s, const ooc_program *p, ooc_sim_result *r,
                          "does not offer for that layer", i,
                          ooc_phase_name((ooc_phase)in->phase), in->layer,
                          ooc_algo_name((ooc_algo)in->algo),
-                         s->hw->name ? s->hw->name : "?");
+                         ooc_hw_origin(s->hw));
   }
   rc = prepare(s, p);
   if (rc != OOC_OK)

@@ -174,18 +174,18 @@ hw_set_fail "rate that is infinite in bytes/s" \
   "link.h2d_GBps: too large (got 1e+308, set by --hw-set)" \
   link.h2d_GBps=1e308
 hw_set_fail "copies longer than the clock" \
-  "simulator: time overflow: instruction 764 (H2D, layer 170) would end more than 146 years into the run; profile 'v100-pcie3' has a value out of range (check link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us)" \
+  "simulator: time overflow: instruction 764 (H2D, layer 170) would end more than 146 years into the run; profile 'hwprofiles/v100-pcie3.json' has a value out of range (check link.h2d_GBps, link.duplex_h2d_GBps and link.latency_us)" \
   link.h2d_GBps=1e-12
 hw_set_fail "launches longer than the clock" \
-  "model resnet50: one iteration's compute time overflows: profile 'v100-pcie3' compute.launch_us or its rates are out of range" \
+  "model resnet50: one iteration's compute time overflows: profile 'hwprofiles/v100-pcie3.json' compute.launch_us or its rates are out of range" \
   compute.launch_us=1e15
 hw_set_fail "an algorithm slower than the clock" \
-  "layer res2_0_conv2: compute time of algorithm winograd_nonfused overflows: profile 'v100-pcie3' compute.conv_algorithms.winograd_nonfused is out of range" \
+  "layer res2_0_conv2: compute time of algorithm winograd_nonfused overflows: profile 'hwprofiles/v100-pcie3.json' compute.conv_algorithms.winograd_nonfused is out of range" \
   compute.conv_algorithms.winograd_nonfused=9e15
 hw_set_fail "allocator costs longer than the clock" \
   "time overflow: instruction" allocator.malloc_us_per_GiB=1e300
 hw_set_fail "compute rate near 0" \
-  "layer conv1: compute time overflows (FLOPs or bytes too large, or profile 'v100-pcie3' rates and efficiencies too small)" \
+  "layer conv1: compute time overflows (FLOPs or bytes too large, or profile 'hwprofiles/v100-pcie3.json' rates and efficiencies too small)" \
   compute.fp32_TFLOPS=1e-300
 
 # JSON too large or nested too deep: refused before the parser spends
@@ -351,7 +351,7 @@ MLP="$top_srcdir/tests/data/cli_mlp.json"
   printf '    {"sig": "linear b=4 in=8 out=4 bias=1 fp32", "fwd_us": 4.6e15}]}\n}\n'
 } >"$TMP/calbig.json"
 expect_fail "calibrated times whose sum overflows" \
-  "model cli_mlp: one iteration's compute time overflows: profile 'v100-pcie3' calibration.layers times are (their sum is) out of range" \
+  "model cli_mlp: one iteration's compute time overflows: profile '$TMP/calbig.json' calibration.layers times are (their sum is) out of range" \
   "$OOCSIM" simulate -m "$MLP" -b 4 --hw "$TMP/calbig.json" -p incore
 
 # A VA chunk larger than the device: every va plan would run out of
