@@ -1914,6 +1914,39 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
     if (rc == OOC_OK && n_upd == 0 && n_host == 0 && m->total_params > 0)
       rc = ooc_err_set(err, OOC_EINVAL, "the timed program has no "
                        "optimizer update");
+    /* The optimizer steps update every parameter tensor once: the
+     * update lists it as written, or its layer's CPU step does (an update
+     * that skips some is priced as less work). */
+    if (rc == OOC_OK) {
+      int32_t *nu = calloc((size_t)p->n_tensors + 1, sizeof *nu);
+      if (nu == NULL)
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+      for (i = p->prologue_end; i < p->n_instr; i++) {
+        const ooc_instr *in = &p->instr[i];
+        if (!((in->kind == OOC_I_COMPUTE && in->phase == OOC_PH_UPDATE) ||
+              in->kind == OOC_I_HOST))
+          continue;
+        for (k = 0; k < in->n_args; k++) {
+          int32_t g = p->args[in->arg_first + k];
+          t = OOC_ARG_TENSOR(g);
+          if (t >= 0 && t < p->n_tensors &&
+              p->tensors[t].kind == OOC_T_PARAM && (g & OOC_ARG_WRITE))
+            nu[t]++;
+        }
+      }
+      for (t = 0; t < p->n_tensors && rc == OOC_OK; t++) {
+        const ooc_ptensor *x = &p->tensors[t];
+        if (x->kind == OOC_T_PARAM && nu[t] != 1)
+          rc = ooc_err_set(err, OOC_EINVAL, "the timed program's optimizer "
+                           "steps update tensor %d (param of layer %d '%s') "
+                           "%d times, not once", t, x->layer,
+                           x->layer >= 0 && x->layer < m->n_layers &&
+                                   m->layers[x->layer].name
+                               ? m->layers[x->layer].name : "?",
+                           nu[t]);
+      }
+      free(nu);
+    }
     if (rc != OOC_OK)
       return rc;
   }

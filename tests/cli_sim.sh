@@ -224,6 +224,28 @@ sed -e '39s/\[5,-7\]/[5,-7,-15]/' \
 expect_fail "a kernel that lists another layer's workspace" \
   "tc-wl.json: instruction 13 (COMPUTE fwd, layer 4 'pool1'): lists tensor 14, the workspace of layer 1, not one of its own" \
   "$OOCSIM" simulate "$TMP/tc-wl.json"
+# The optimizer steps update every parameter tensor once: an update
+# that skips some (priced as less work) or lists one twice is refused,
+# and so is a CPU step dropped from an offloading plan.
+sed 's/^\["compute",0,"update","device",-1,-1,\[-1,-2,-3\]/["compute",0,"update","device",-1,-1,[]/' \
+  "$TMP/tc.json" >"$TMP/tc-u0.json"
+expect_fail "an update that updates nothing" \
+  "tc-u0.json: the timed program's optimizer steps update tensor 0 (param of layer 1 'conv1') 0 times, not once" \
+  "$OOCSIM" simulate "$TMP/tc-u0.json"
+sed 's/^\["compute",0,"update","device",-1,-1,\[-1,-2,-3\]/["compute",0,"update","device",-1,-1,[-1,-2,-3,-3]/' \
+  "$TMP/tc.json" >"$TMP/tc-u2.json"
+expect_fail "an update that updates a tensor twice" \
+  "tc-u2.json: the timed program's optimizer steps update tensor 2 (param of layer 6 'fc') 2 times, not once" \
+  "$OOCSIM" simulate "$TMP/tc-u2.json"
+l=$(grep -n '^\["host",3,"update","device",1,' "$TMP/zo.json" | cut -d: -f1)
+if [ -n "$l" ]; then
+  sed "${l}d" "$TMP/zo.json" >"$TMP/zo-host.json"
+  expect_fail "an offloading plan without a layer's CPU step" \
+    "zo-host.json: the timed program's optimizer steps update tensor 0 (param of layer 1 'conv1') 0 times, not once" \
+    "$OOCSIM" simulate "$TMP/zo-host.json"
+else
+  not_ok "zero-offload steps conv1 of tiny_cnn on the CPU at 30 KiB"
+fi
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
