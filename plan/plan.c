@@ -1814,6 +1814,7 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
   struct role { uint64_t want, alt; int32_t layer; uint8_t kind; } *r;
   const ooc_model *m = lv->model;
   int32_t t, i, a, k;
+  uint64_t *wmax;
   int rc = OOC_OK;
 
   if (p->n_tensors < lv->n_tensors)
@@ -1954,7 +1955,10 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
    * workspace holds what the kernels that use it need: a kernel run
    * without it would fail on the hardware (or take scratch the plan never
    * allocated), and a simulation would not count that memory. */
-  for (i = 0; i < p->n_instr; i++) {
+  wmax = calloc((size_t)p->n_tensors + 1, sizeof *wmax);
+  if (wmax == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (i = 0; i < p->n_instr && rc == OOC_OK; i++) {
     const ooc_instr *in = &p->instr[i];
     uint64_t need = 0;
     int listed = 0;
@@ -1969,30 +1973,45 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
       if (t < 0 || t >= p->n_tensors ||
           p->tensors[t].kind != OOC_T_WORKSPACE)
         continue;
-      if (p->tensors[t].layer != in->layer)
-        return ooc_err_set(err, OOC_EINVAL,
-                           "instruction %d (COMPUTE %s, layer %d '%s'): "
-                           "lists tensor %d, the workspace of layer %d, "
-                           "not one of its own", i,
-                           ooc_phase_name((ooc_phase)in->phase), in->layer,
-                           m->layers[in->layer].name
-                               ? m->layers[in->layer].name : "?",
-                           t, p->tensors[t].layer);
-      listed = 1;
-      if (p->tensors[t].bytes < need)
-        return tensor_err(err, p, t, "%llu bytes, its kernel needs %llu",
-                          p->tensors[t].bytes, need);
-    }
-    if (need > 0 && !listed)
-      return ooc_err_set(err, OOC_EINVAL,
-                         "instruction %d (COMPUTE %s, layer %d '%s'): its "
-                         "kernel (algorithm %s) needs %llu bytes of "
-                         "workspace, and the instruction lists none", i,
+      if (p->tensors[t].layer != in->layer) {
+        rc = ooc_err_set(err, OOC_EINVAL,
+                         "instruction %d (COMPUTE %s, layer %d '%s'): "
+                         "lists tensor %d, the workspace of layer %d, "
+                         "not one of its own", i,
                          ooc_phase_name((ooc_phase)in->phase), in->layer,
                          m->layers[in->layer].name
                              ? m->layers[in->layer].name : "?",
-                         ooc_algo_name((ooc_algo)in->algo),
-                         (unsigned long long)need);
+                         t, p->tensors[t].layer);
+        break;
+      }
+      listed = 1;
+      if (p->tensors[t].bytes < need) {
+        rc = tensor_err(err, p, t, "%llu bytes, its kernel needs %llu",
+                        p->tensors[t].bytes, need);
+        break;
+      }
+      if (need > wmax[t])
+        wmax[t] = need;
+    }
+    if (rc == OOC_OK && need > 0 && !listed)
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "instruction %d (COMPUTE %s, layer %d '%s'): its "
+                       "kernel (algorithm %s) needs %llu bytes of "
+                       "workspace, and the instruction lists none", i,
+                       ooc_phase_name((ooc_phase)in->phase), in->layer,
+                       m->layers[in->layer].name
+                           ? m->layers[in->layer].name : "?",
+                       ooc_algo_name((ooc_algo)in->algo),
+                       (unsigned long long)need);
   }
-  return OOC_OK;
+  /* ... and no more: the lowering sizes each by its kernels' algorithms
+   * (a larger one is memory no kernel asked for). */
+  for (t = 0; t < p->n_tensors && rc == OOC_OK; t++)
+    if (p->tensors[t].kind == OOC_T_WORKSPACE &&
+        p->tensors[t].bytes > wmax[t])
+      rc = tensor_err(err, p, t, "%llu bytes, more than the %llu its "
+                      "kernels' algorithms need", p->tensors[t].bytes,
+                      wmax[t]);
+  free(wmax);
+  return rc;
 }

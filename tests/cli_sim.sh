@@ -216,6 +216,12 @@ sed 's/^\(\["compute",0,"fwd","device",1,-1,\[3,-5,0\),-15\]/\1]/' \
 expect_fail "a convolution that does not list its workspace" \
   "tc-ws.json: instruction 6 (COMPUTE fwd, layer 1 'conv1'): its kernel (algorithm default) needs 6912 bytes of workspace, and the instruction lists none" \
   "$OOCSIM" simulate "$TMP/tc-ws.json"
+# A workspace holds what its kernels' algorithms need, no more.
+sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
+  "$TMP/tc.json" >"$TMP/tc-wbig.json"
+expect_fail "a workspace larger than its kernels need" \
+  "tc-wbig.json: tensor 14 (workspace, layer 1): 1099511627776 bytes, more than the 6912 its kernels' algorithms need" \
+  "$OOCSIM" simulate "$TMP/tc-wbig.json"
 # ... and only its own layer's: the pool lent conv1's scratch.
 sed -e '39s/\[5,-7\]/[5,-7,-15]/' \
   -e '39i ["alloc",0,"none","device",1,14,[],[]],' \
