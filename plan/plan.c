@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ir/algo.h"
+#include "ir/semantics.h"
 #include "plan/plan.h"
 
 /* Buckets of items keyed by step: items with key s are
@@ -1815,6 +1816,7 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
   const ooc_model *m = lv->model;
   int32_t t, i, a, k;
   uint64_t *wmax;
+  uint8_t *host;
   int rc = OOC_OK;
 
   if (p->n_tensors < lv->n_tensors)
@@ -1845,11 +1847,37 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
       r[t] = (struct role){ .kind = OOC_T_GRAD, .layer = lv->act_layer[a],
                             .want = lv->grad_bytes[a] };
   }
+  /* host[l]: 4 when a HOST step runs layer l's optimizer on the CPU, | 1
+   * once its wgrad tensor is met below, | 2 its optstate. */
+  if ((host = calloc((size_t)m->n_layers + 1, 1)) == NULL) {
+    free(r);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  for (i = 0; i < p->n_instr && rc == OOC_OK; i++) {
+    const ooc_instr *in = &p->instr[i];
+    /* The step itself first (as the simulator and the executor check
+     * it): its message names what was edited. */
+    if (in->kind == OOC_I_HOST && i >= p->prologue_end &&
+        (rc = ooc_program_check_host_step(m, p, i, err)) != OOC_OK)
+      break;
+    if (in->kind == OOC_I_HOST && in->layer >= 0 && in->layer < m->n_layers)
+      host[in->layer] = 4;
+    /* A CPU step's optimizer state lives on the host, where it runs. */
+    if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE &&
+        in->tensor >= 0 && in->tensor < p->n_tensors &&
+        p->tensors[in->tensor].kind == OOC_T_OPTSTATE)
+      rc = ooc_err_set(err, OOC_EINVAL, "instruction %d (ALLOC) puts tensor "
+                       "%d (optstate of layer %d) on the device; a CPU "
+                       "step's optimizer state lives on the host", i,
+                       in->tensor, p->tensors[in->tensor].layer);
+  }
   for (t = 0; t < p->n_tensors && rc == OOC_OK; t++) {
     const ooc_ptensor *x = &p->tensors[t];
     struct role w = t < lv->n_tensors ? r[t] : (struct role){ 0 };
     if (t >= lv->n_tensors) {
-      /* A CPU-run layer's gradient and state, after the table. */
+      /* A CPU-run layer's gradient and state, after the table: one of
+       * each per layer that the plan steps on the CPU. */
+      uint8_t bit;
       w.kind = x->kind == OOC_T_WGRAD ? OOC_T_WGRAD : OOC_T_OPTSTATE;
       w.layer = x->layer;
       if (x->layer < 0 || x->layer >= m->n_layers) {
@@ -1859,6 +1887,19 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
                          x->layer);
         break;
       }
+      bit = w.kind == OOC_T_WGRAD ? 1 : 2;
+      if (x->kind == w.kind && (!host[x->layer] || (host[x->layer] & bit))) {
+        rc = ooc_err_set(err, OOC_EINVAL, "tensor %d: %s of layer %d ('%s'), "
+                         "%s", t, ooc_tensor_kind_name(w.kind), x->layer,
+                         m->layers[x->layer].name
+                             ? m->layers[x->layer].name : "?",
+                         !host[x->layer]
+                             ? "a layer whose optimizer step the program "
+                               "does not run on the CPU"
+                             : "a second one");
+        break;
+      }
+      host[x->layer] |= bit;
       w.want = w.kind == OOC_T_WGRAD ? m->layers[x->layer].grad_bytes
                                      : m->layers[x->layer].opt_bytes;
     }
@@ -1877,6 +1918,7 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
                       x->bytes, w.want);
   }
   free(r);
+  free(host);
   if (rc != OOC_OK)
     return rc;
   /* The timed program runs every forward and backward step once, and the

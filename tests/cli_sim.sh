@@ -222,6 +222,13 @@ sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
 expect_fail "a workspace larger than its kernels need" \
   "tc-wbig.json: tensor 14 (workspace, layer 1): 1099511627776 bytes, more than the 6912 its kernels' algorithms need" \
   "$OOCSIM" simulate "$TMP/tc-wbig.json"
+# Host gradient and optimizer-state tensors, after the table, are one
+# of each per layer the plan steps on the CPU.
+sed '24s/^\["workspace",1,6912\]$/["workspace",1,6912],\n["optstate",6,2600]/' \
+  "$TMP/tc.json" >"$TMP/tc-os.json"
+expect_fail "optimizer state for a layer stepped on the device" \
+  "tc-os.json: tensor 16: optstate of layer 6 ('fc'), a layer whose optimizer step the program does not run on the CPU" \
+  "$OOCSIM" simulate "$TMP/tc-os.json"
 # ... and only its own layer's: the pool lent conv1's scratch.
 sed -e '39s/\[5,-7\]/[5,-7,-15]/' \
   -e '39i ["alloc",0,"none","device",1,14,[],[]],' \
@@ -232,7 +239,8 @@ expect_fail "a kernel that lists another layer's workspace" \
   "$OOCSIM" simulate "$TMP/tc-wl.json"
 # The optimizer steps update every parameter tensor once: an update
 # that skips some (priced as less work) or lists one twice is refused,
-# and so is a CPU step dropped from an offloading plan.
+# and so is a CPU step dropped from an offloading plan (its host
+# tensors then belong to no CPU step).
 sed 's/^\["compute",0,"update","device",-1,-1,\[-1,-2,-3\]/["compute",0,"update","device",-1,-1,[]/' \
   "$TMP/tc.json" >"$TMP/tc-u0.json"
 expect_fail "an update that updates nothing" \
@@ -246,8 +254,21 @@ expect_fail "an update that updates a tensor twice" \
 l=$(grep -n '^\["host",3,"update","device",1,' "$TMP/zo.json" | cut -d: -f1)
 if [ -n "$l" ]; then
   sed "${l}d" "$TMP/zo.json" >"$TMP/zo-host.json"
+  sed 's/^\["optstate",6,2600\]$/["optstate",6,2600],\n["optstate",6,2600]/' \
+    "$TMP/zo.json" >"$TMP/zo-os2.json"
+  expect_fail "a second optimizer state of a layer" \
+    "zo-os2.json: tensor 22: optstate of layer 6 ('fc'), a second one" \
+    "$OOCSIM" simulate "$TMP/zo-os2.json"
+  # (appended after the last instruction: no wait moves)
+  l=$(grep -n '^\["' "$TMP/zo.json" | tail -n 1 | cut -d: -f1)
+  sed "${l}s/\$/,\\
+[\"alloc\",0,\"none\",\"device\",6,21,[],[]],\\
+[\"free\",0,\"none\",\"device\",6,21,[],[]]/" "$TMP/zo.json" >"$TMP/zo-osd.json"
+  expect_fail "a CPU step's optimizer state also on the device" \
+    "(ALLOC) puts tensor 21 (optstate of layer 6) on the device; a CPU step's optimizer state lives on the host" \
+    "$OOCSIM" simulate "$TMP/zo-osd.json"
   expect_fail "an offloading plan without a layer's CPU step" \
-    "zo-host.json: the timed program's optimizer steps update tensor 0 (param of layer 1 'conv1') 0 times, not once" \
+    "zo-host.json: tensor 16: wgrad of layer 1 ('conv1'), a layer whose optimizer step the program does not run on the CPU" \
     "$OOCSIM" simulate "$TMP/zo-host.json"
 else
   not_ok "zero-offload steps conv1 of tiny_cnn on the CPU at 30 KiB"
