@@ -189,6 +189,61 @@ ooc_kernels_free(ooc_kernels *ks)
   memset(ks, 0, sizeof *ks);
 }
 
+/* Whether kernel k writes tensor t: its output (forward, recompute,
+ * and an alias's storage), its workspace, and in backward the gradients
+ * it produces, its weight gradients (in the param tensor when they live
+ * there), a tied table's, and its output's gradient when nothing wrote
+ * that yet (`fresh`: the loss seeds it, another kernel takes it as 0). */
+static int
+writes(const ooc_kernel *k, int32_t t, const uint8_t *fresh)
+{
+  int j;
+
+  if (t < 0)
+    return 0;
+  if (t == k->ws)
+    return 1;
+  if (k->phase != OOC_PH_BWD)
+    return t == k->out;
+  if (t == k->dparam || t == k->tied_dparam ||
+      (t == k->dout && fresh[t]) ||
+      (k->skip && (t == k->dout || t == k->out)))
+    return 1;
+  for (j = 0; j < k->n_in; j++)
+    if (t == k->din[j])
+      return 1;
+  return 0;
+}
+
+/* A COMPUTE lists as written only what its kernel writes: a written arg
+ * needs no valid data before it and leaves the tensor valid after, so one
+ * that the kernel only reads (or never touches) would let a plan drop the
+ * swap-in or recompute that should have brought its data. */
+static int
+check_writes(const ooc_model *m, const ooc_program *p, int32_t i,
+             const ooc_kernel *k, const uint8_t *fresh, ooc_err *err)
+{
+  const ooc_instr *in = &p->instr[i];
+  int32_t a;
+
+  for (a = 0; a < in->n_args; a++) {
+    int32_t g = p->args[in->arg_first + a], t = OOC_ARG_TENSOR(g), tl;
+    if (!(g & OOC_ARG_WRITE) || writes(k, t, fresh))
+      continue;
+    tl = p->tensors[t].layer;
+    return ooc_err_set(err, OOC_EINVAL,
+                       "instruction %d (COMPUTE %s, layer %d '%s'): lists "
+                       "tensor %d (%s of layer %d '%s') as written, which "
+                       "its kernel does not write", i,
+                       ooc_phase_name((ooc_phase)in->phase), in->layer,
+                       lname(m, in->layer), t,
+                       ooc_tensor_kind_name((ooc_tensor_kind)
+                                            p->tensors[t].kind),
+                       tl, lname(m, tl));
+  }
+  return OOC_OK;
+}
+
 /* Resolve COMPUTE i into k (arrays from the cursors). */
 static int
 resolve(const roles *r, const ooc_model *m, const ooc_program *p,
@@ -409,7 +464,9 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
     acc = fc;
     if ((rc = resolve(&r, m, p, i, k, &ic, &fc, err)) != OOC_OK)
       goto out;
-    if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK)
+    if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK ||
+        (k->phase != OOC_PH_UPDATE &&
+         (rc = check_writes(m, p, i, k, fresh, err)) != OOC_OK))
       goto out;
     for (j = 0; j < in->n_args; j++)
       if (p->args[in->arg_first + j] & OOC_ARG_WRITE)

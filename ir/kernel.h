@@ -8,7 +8,9 @@
  * the simulator (analysis/scenario.c, ooc_scenario_run_program) calls
  * ooc_kernels_check() on the same program, so that a hand-edited plan that
  * the executor would refuse is refused by 'oocsim simulate' too, with the
- * same message.
+ * same message. An instruction lists as written only what its kernel
+ * writes: the semantics ask no valid data of a written tensor, so a read
+ * listed as a write would excuse a missing swap-in or recompute.
  *
  * Ownership: ooc_kernels owns its arrays (ooc_kernels_free); the kernels
  * borrow nothing from the model or the program.

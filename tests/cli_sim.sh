@@ -273,6 +273,33 @@ if [ -n "$l" ]; then
 else
   not_ok "zero-offload steps conv1 of tiny_cnn on the CPU at 30 KiB"
 fi
+# A COMPUTE lists as written only what its kernel writes: a written arg
+# needs no valid data, so listing a read that way let a plan drop the
+# swap-in that brings it back (found by fuzzing: simulated, 0.4 us and
+# 4 KiB of H2D cheaper) or the recompute that rebuilds it.
+"$OOCSIM" plan -m "$TC" -b 4 --hw v100-pcie3 -p vdnn --budget 28KiB \
+  --allocator ideal -o "$TMP/v28.json" >/dev/null 2>&1
+l=$(grep -n '^\["h2d",1,"none","device",1,4,\[\],\[\]\],$' "$TMP/v28.json" | cut -d: -f1)
+c=$(grep -n '^\["compute",0,"bwd","device",2,-1,\[4,-2,10,-10\],\[46\]\],$' \
+  "$TMP/v28.json" | cut -d: -f1)
+if [ -n "$l" ] && [ -n "$c" ]; then
+  sed -e "${c}s/\[4,-2,10,-10\],\[46\]/[-5,-2,10,-10],[45]/" -e "${l}d" \
+    "$TMP/v28.json" >"$TMP/v28-noin.json"
+  expect_fail "a swap-in dropped, its reader listing the tensor as written" \
+    "v28-noin.json: instruction 49 (COMPUTE bwd, layer 2 'bn1'): lists tensor 4 (act of layer 1 'conv1') as written, which its kernel does not write" \
+    "$OOCSIM" simulate "$TMP/v28-noin.json"
+else
+  not_ok "vdnn swaps conv1's output of tiny_cnn in for bn1's backward at 28 KiB"
+fi
+sed 's/^\["compute",0,"recomp","device",2,-1,\[4,1,-6\],\[\]\]/["compute",0,"recomp","device",5,-1,[-6],[]]/' \
+  "$TMP/sn.json" >"$TMP/sn-flat.json"
+if ! cmp -s "$TMP/sn.json" "$TMP/sn-flat.json"; then
+  expect_fail "a recompute replaced by an alias's that claims its output" \
+    "sn-flat.json: instruction 27 (COMPUTE recomp, layer 5 'flat'): lists tensor 5 (act of layer 2 'bn1') as written, which its kernel does not write" \
+    "$OOCSIM" simulate "$TMP/sn-flat.json" --budget 1MiB
+else
+  not_ok "superneurons recomputes bn1 of tiny_cnn at 30 KiB"
+fi
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
