@@ -495,6 +495,41 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       pwritten[k->tied_dparam] = 1;
     }
   }
+  /* The optimizer update reads the weight gradients it steps with: every
+   * backward that writes them comes before it (one stream: index order is
+   * the order they run in). holds[] is free now: it marks the tensors an
+   * update steps, by the last such update's index in upd below. */
+  {
+    int32_t q, upd = -1;
+    memset(holds, 0, (size_t)p->n_tensors + 1);
+    for (q = 0; q < ks->n; q++) {
+      const ooc_kernel *k = &ks->k[q];
+      if (k->phase != OOC_PH_UPDATE)
+        continue;
+      upd = k->instr;
+      for (j = 0; j < k->n_params; j++)
+        holds[k->params[j]] = 1;
+    }
+    for (q = 0; q < ks->n && upd >= 0; q++) {
+      const ooc_kernel *k = &ks->k[q];
+      int32_t d = -1;
+      if (k->phase != OOC_PH_BWD || k->skip || k->instr < upd)
+        continue;
+      if (k->dparam >= 0 && holds[k->dparam])
+        d = k->dparam;
+      else if (k->tied >= 0 && k->tied_dparam >= 0 && holds[k->tied_dparam])
+        d = k->tied_dparam;
+      if (d >= 0) {
+        rc = ooc_err_set(err, OOC_EINVAL,
+                         "instruction %d (COMPUTE bwd, layer %d '%s'): "
+                         "writes the weight gradients in tensor %d after "
+                         "the optimizer update (instruction %d) stepped "
+                         "with them", k->instr, k->layer,
+                         lname(m, k->layer), d, upd);
+        goto out;
+      }
+    }
+  }
   rc = OOC_OK;
 out:
   free(fresh);

@@ -216,6 +216,17 @@ sed 's/^\(\["compute",0,"fwd","device",1,-1,\[3,-5,0\),-15\]/\1]/' \
 expect_fail "a convolution that does not list its workspace" \
   "tc-ws.json: instruction 6 (COMPUTE fwd, layer 1 'conv1'): its kernel (algorithm default) needs 6912 bytes of workspace, and the instruction lists none" \
   "$OOCSIM" simulate "$TMP/tc-ws.json"
+# The update steps with the weight gradients: it comes after every
+# backward that writes them (moved before the first backward: refused).
+u=$(grep -n '^\["compute",0,"update",' "$TMP/tc.json" | cut -d: -f1)
+b=$(grep -n '^\["compute",0,"bwd",' "$TMP/tc.json" | head -n 1 | cut -d: -f1)
+awk -v u="$u" -v b="$b" 'NR == u { next }
+  NR == b { print "[\"compute\",0,\"update\",\"device\",-1,-1,[-1,-2,-3],[]]," }
+  { print }' "$TMP/tc.json" | sed ':a;N;$!ba;s/,\n\]\n}/\n]\n}/' \
+  >"$TMP/tc-upd-early.json"
+expect_fail "an update before the backward" \
+  "tc-upd-early.json: instruction 26 (COMPUTE bwd, layer 6 'fc'): writes the weight gradients in tensor 2 after the optimizer update (instruction 21) stepped with them" \
+  "$OOCSIM" simulate "$TMP/tc-upd-early.json"
 # A workspace holds what its kernels' algorithms need, no more.
 sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
   "$TMP/tc.json" >"$TMP/tc-wbig.json"
