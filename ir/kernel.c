@@ -407,6 +407,73 @@ in_place_reads(const ooc_model *m, const ooc_program *p, int32_t i,
                      tl, lname(m, tl));
 }
 
+/* A backward reads its output's gradient once every kernel that adds to
+ * it has run: each consumer's backward (a higher layer: the layers are in
+ * topological order) that writes it as an input's gradient comes before
+ * the reader (one stream: index order). Aliases (flatten, reshape) skip
+ * and neither read nor write. O(kernels x inputs + pairs of a gradient's
+ * readers and writers). */
+static int
+grads_complete(const ooc_model *m, const ooc_program *p,
+               const ooc_kernels *ks, ooc_err *err)
+{
+  int32_t *first = calloc((size_t)p->n_tensors + 2, sizeof *first);
+  int32_t *wr = NULL, q, j, n = 0;
+  int rc = OOC_OK;
+
+  if (first == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  /* The writers of each gradient, bucketed by tensor (wr, from first). */
+  for (q = 0; q < ks->n; q++) {
+    const ooc_kernel *k = &ks->k[q];
+    if (k->phase != OOC_PH_BWD || k->skip)
+      continue;
+    for (j = 0; j < k->n_in; j++)
+      if (k->din[j] >= 0) {
+        first[k->din[j] + 1]++;
+        n++;
+      }
+  }
+  for (q = 0; q < p->n_tensors; q++)
+    first[q + 1] += first[q];
+  if ((wr = malloc(((size_t)n + 1) * sizeof *wr)) == NULL) {
+    free(first);
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  }
+  for (q = 0; q < ks->n; q++) {
+    const ooc_kernel *k = &ks->k[q];
+    if (k->phase != OOC_PH_BWD || k->skip)
+      continue;
+    for (j = 0; j < k->n_in; j++)
+      if (k->din[j] >= 0)
+        wr[first[k->din[j]]++] = q;
+  }
+  for (q = p->n_tensors; q > 0; q--)     /* back to the bucket starts */
+    first[q] = first[q - 1];
+  first[0] = 0;
+  for (q = 0; q < ks->n && rc == OOC_OK; q++) {
+    const ooc_kernel *k = &ks->k[q];
+    int32_t g = k->dout, w;
+    if (k->phase != OOC_PH_BWD || k->skip || g < 0)
+      continue;
+    for (w = first[g]; w < first[g + 1]; w++) {
+      const ooc_kernel *x = &ks->k[wr[w]];
+      if (x->layer > k->layer && x->instr > k->instr) {
+        rc = ooc_err_set(err, OOC_EINVAL,
+                         "instruction %d (COMPUTE bwd, layer %d '%s'): "
+                         "reads its output's gradient, tensor %d, before "
+                         "instruction %d (COMPUTE bwd, layer %d '%s') adds "
+                         "to it", k->instr, k->layer, lname(m, k->layer), g,
+                         x->instr, x->layer, lname(m, x->layer));
+        break;
+      }
+    }
+  }
+  free(first);
+  free(wr);
+  return rc;
+}
+
 int
 ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                        const ooc_program *p, ooc_err *err)
@@ -530,6 +597,8 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       }
     }
   }
+  if ((rc = grads_complete(m, p, ks, err)) != OOC_OK)
+    goto out;
   rc = OOC_OK;
 out:
   free(fresh);

@@ -227,6 +227,20 @@ awk -v u="$u" -v b="$b" 'NR == u { next }
 expect_fail "an update before the backward" \
   "tc-upd-early.json: instruction 26 (COMPUTE bwd, layer 6 'fc'): writes the weight gradients in tensor 2 after the optimizer update (instruction 21) stepped with them" \
   "$OOCSIM" simulate "$TMP/tc-upd-early.json"
+# A backward reads its output's gradient once every consumer has added
+# to it: b0_add's backward moved above b1_conv's, which adds to its
+# gradient, is refused (found by fuzzing: simulated).
+"$OOCSIM" plan -m "$top_srcdir/tests/data/models/residual.json" -b 4 \
+  --hw v100-pcie3 -p incore -o "$TMP/res.json" >/dev/null 2>&1
+a=$(grep -n '^\["alloc",0,"none","device",2,12,\[\],\[\]\],$' "$TMP/res.json" | cut -d: -f1)
+b=$(grep -n '^\["compute",0,"bwd","device",5,' "$TMP/res.json" | cut -d: -f1)
+awk -v a="$a" -v b="$b" 'NR == a || NR == a + 1 { next }
+  NR == b { print "[\"alloc\",0,\"none\",\"device\",2,12,[],[]],"
+            print "[\"compute\",0,\"bwd\",\"device\",3,-1,[13,-13],[]]," }
+  { print }' "$TMP/res.json" >"$TMP/res-early.json"
+expect_fail "a backward that reads its gradient before a consumer adds to it" \
+  "res-early.json: instruction 41 (COMPUTE bwd, layer 3 'b0_add'): reads its output's gradient, tensor 13, before instruction 46 (COMPUTE bwd, layer 4 'b1_conv') adds to it" \
+  "$OOCSIM" simulate "$TMP/res-early.json"
 # A workspace holds what its kernels' algorithms need, no more.
 sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
   "$TMP/tc.json" >"$TMP/tc-wbig.json"
