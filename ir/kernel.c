@@ -32,11 +32,20 @@
  * (a valid order: waits point backwards, and the semantics make every
  * write to a tensor from one stream ordered before the next).
  *
+ * The same pass checks the order the semantics cannot see, since they
+ * only know whether a tensor holds data, not whose: a COMPUTE lists as
+ * written only what its kernel writes; each input is read as its layer
+ * left it (the version of the activation: the last layer of its storage
+ * that wrote it, restored by a swap-in); a gradient is read once every
+ * consumer added to it; the update comes after the backwards that write
+ * its weight gradients.
+ *
  * Cost: O(layers + instructions x args). Ownership: ooc_kernels owns
  * its arrays (ooc_kernels_free).
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -474,6 +483,44 @@ grads_complete(const ooc_model *m, const ooc_program *p,
   return rc;
 }
 
+/* Kernel k (a forward or recompute, or a backward that needs its
+ * inputs) reads each input's output as that layer left it: the tensor
+ * holds the version of the last layer of its storage that wrote it
+ * (cur[t], -1 none), which must be verof[X] for input layer X (the last
+ * layer of X's storage up to X that computes: X itself, or before an
+ * alias). A swap-in brings back what its swap-out took. An in-place
+ * kernel moved after its reader, or run twice, is caught here. */
+static int
+check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
+               const int32_t *verof, ooc_err *err)
+{
+  const ooc_layer *ly = &m->layers[k->layer];
+  char what[160];
+  int j;
+
+  if (k->skip || (k->phase == OOC_PH_BWD && !(ly->needs & OOC_NEED_INPUT)))
+    return OOC_OK;
+  for (j = 0; j < k->n_in; j++) {
+    int32_t x = ooc_layer_input(m, ly, j), t = k->in[j], v;
+    if (x <= 0 || t < 0 || cur[t] == verof[x])
+      continue;
+    v = cur[t];
+    if (v < 0)
+      snprintf(what, sizeof what, "no layer's output");
+    else
+      snprintf(what, sizeof what, "the output of layer %d '%s'", v,
+               lname(m, v));
+    return ooc_err_set(err, OOC_EINVAL,
+                       "instruction %d (COMPUTE %s, layer %d '%s'): reads "
+                       "the output of layer %d '%s' in tensor %d, which "
+                       "holds %s then", k->instr,
+                       ooc_phase_name((ooc_phase)k->phase), k->layer,
+                       lname(m, k->layer), verof[x], lname(m, verof[x]), t,
+                       what);
+  }
+  return OOC_OK;
+}
+
 int
 ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                        const ooc_program *p, ooc_err *err)
@@ -481,6 +528,7 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
   roles r;
   int32_t i, n = 0, ni = 0, nf = 0, *ic;
   uint8_t *fc, *fresh = NULL, *pwritten = NULL, *holds = NULL;
+  int32_t *cur = NULL, *hver = NULL, *verof = NULL, *lastw = NULL;
   int rc, j;
 
   memset(ks, 0, sizeof *ks);
@@ -504,10 +552,28 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
   fresh = calloc((size_t)p->n_tensors + 1, 1);
   pwritten = calloc((size_t)p->n_tensors + 1, 1);
   holds = calloc((size_t)p->n_tensors + 1, 1);
+  cur = malloc(((size_t)p->n_tensors + 1) * sizeof *cur);
+  hver = malloc(((size_t)p->n_tensors + 1) * sizeof *hver);
+  verof = malloc(((size_t)m->n_layers + 1) * sizeof *verof);
+  lastw = malloc(((size_t)m->n_layers + 1) * sizeof *lastw);
   if (!ks->k || !ks->of_instr || !ks->ints || !ks->flags || !fresh ||
-      !pwritten || !holds) {
+      !pwritten || !holds || !cur || !hver || !verof || !lastw) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
+  }
+  /* Activation versions (check_versions): per storage layer its last
+   * computing layer so far, so verof[l] is the last one up to l. */
+  for (i = 0; i < p->n_tensors; i++)
+    cur[i] = hver[i] = -1;
+  for (i = 0; i < m->n_layers; i++)
+    lastw[i] = -1;
+  for (i = 0; i < m->n_layers; i++) {
+    const ooc_layer *ly = &m->layers[i];
+    int st = r.storage[i];
+    if (i > 0 && ly->op != OOC_OPK_FLATTEN && ly->op != OOC_OPK_RESHAPE &&
+        st >= 0 && st < m->n_layers)
+      lastw[st] = i;
+    verof[i] = st >= 0 && st < m->n_layers ? lastw[st] : -1;
   }
   ic = ks->ints;
   fc = ks->flags;
@@ -519,11 +585,16 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
     if (in->kind == OOC_I_ALLOC && in->where == OOC_WHERE_DEVICE) {
       fresh[in->tensor] = 1;
       holds[in->tensor] = i < p->prologue_end;
+      cur[in->tensor] = -1;
     } else if (in->kind == OOC_I_FREE && in->where == OOC_WHERE_DEVICE) {
       holds[in->tensor] = 0;
+      cur[in->tensor] = -1;
     } else if (in->kind == OOC_I_H2D) {
       fresh[in->tensor] = 0;
       holds[in->tensor] = 1;
+      cur[in->tensor] = hver[in->tensor];
+    } else if (in->kind == OOC_I_D2H) {
+      hver[in->tensor] = cur[in->tensor];
     }
     if (in->kind != OOC_I_COMPUTE)
       continue;
@@ -533,8 +604,12 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       goto out;
     if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK ||
         (k->phase != OOC_PH_UPDATE &&
-         (rc = check_writes(m, p, i, k, fresh, err)) != OOC_OK))
+         ((rc = check_writes(m, p, i, k, fresh, err)) != OOC_OK ||
+          (rc = check_versions(m, k, cur, verof, err)) != OOC_OK)))
       goto out;
+    if (k->phase != OOC_PH_BWD && k->phase != OOC_PH_UPDATE && !k->skip &&
+        k->out >= 0)
+      cur[k->out] = k->layer;
     for (j = 0; j < in->n_args; j++)
       if (p->args[in->arg_first + j] & OOC_ARG_WRITE)
         holds[OOC_ARG_TENSOR(p->args[in->arg_first + j])] = 1;
@@ -604,6 +679,10 @@ out:
   free(fresh);
   free(pwritten);
   free(holds);
+  free(cur);
+  free(hver);
+  free(verof);
+  free(lastw);
   roles_free(&r);
   if (rc != OOC_OK)
     ooc_kernels_free(ks);

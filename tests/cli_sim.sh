@@ -241,6 +241,16 @@ awk -v a="$a" -v b="$b" 'NR == a || NR == a + 1 { next }
 expect_fail "a backward that reads its gradient before a consumer adds to it" \
   "res-early.json: instruction 41 (COMPUTE bwd, layer 3 'b0_add'): reads its output's gradient, tensor 13, before instruction 46 (COMPUTE bwd, layer 4 'b1_conv') adds to it" \
   "$OOCSIM" simulate "$TMP/res-early.json"
+# A kernel reads each input as its layer left it: relu1 (in place on
+# bn1's output) moved below pool1, which reads relu1's output, is refused
+# (found by fuzzing: simulated).
+r=$(grep -n '^\["compute",0,"fwd","device",3,' "$TMP/tc.json" | cut -d: -f1)
+q=$(grep -n '^\["compute",0,"fwd","device",4,' "$TMP/tc.json" | cut -d: -f1)
+awk -v r="$r" -v q="$q" 'NR == r { hold = $0; next } { print }
+  NR == q { print hold }' "$TMP/tc.json" >"$TMP/tc-relu.json"
+expect_fail "an in-place kernel moved below its reader" \
+  "tc-relu.json: instruction 11 (COMPUTE fwd, layer 4 'pool1'): reads the output of layer 3 'relu1' in tensor 5, which holds the output of layer 2 'bn1' then" \
+  "$OOCSIM" simulate "$TMP/tc-relu.json"
 # A workspace holds what its kernels' algorithms need, no more.
 sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
   "$TMP/tc.json" >"$TMP/tc-wbig.json"
