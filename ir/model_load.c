@@ -86,6 +86,9 @@ struct ld {
 
   int64_t work;            /* repeat iterations and list items so far
                               (bounded by MAX_WORK) */
+  const cJSON **dead;      /* lists checked though not expanded (an if's
+                              branch not taken, a repeat of 0): once */
+  int n_dead, cap_dead;
   int in_repeat;           /* emitting a repeat's body: rep_off names it */
   size_t rep_off;
 };
@@ -643,6 +646,7 @@ parse_attr(struct ld *ld, ooc_attrs *a, enum attr_id id, const cJSON *it)
 /* ---- pass 1: emit layers ------------------------------------------------- */
 
 static int emit_list(struct ld *ld, const cJSON *arr, int block_in);
+static int check_dead(struct ld *ld, const cJSON *arr, const char *where);
 
 static int
 add_ref(struct ld *ld, int idx, size_t name)
@@ -951,6 +955,8 @@ emit_repeat(struct ld *ld, const cJSON *obj)
     return ferr(ld, OOC_EINVAL, "layers", "expected a list of layers");
   if ((rc = int_item(ld, cnt, "repeat", 0, MAX_LAYERS, &n)))
     return rc;
+  if (n == 0)
+    return check_dead(ld, body, "layers");
   for (i = 0; i < n; i++) {
     int saved = ld->sc.n;
     if (++ld->work > MAX_WORK) {
@@ -973,6 +979,120 @@ emit_repeat(struct ld *ld, const cJSON *obj)
     ooc_expr_scope_pop_to(&ld->sc, saved);
     if (rc)
       return rc;
+  }
+  return OOC_OK;
+}
+
+/* A list these parameters do not expand (an if's branch not taken, a
+ * repeat's body run 0 times) is checked for what holds whatever the
+ * parameters: items are objects; an if's and a repeat's fields and lists;
+ * a layer's op (known), name (a string), in (a name, a generator or a
+ * list of them),
+ * its fields (the op's attributes, present when required). Values are not
+ * evaluated: they may depend on what made the branch untaken. A typo there
+ * would otherwise surface only for the parameters that take it. `where`
+ * names the list ("else", "layers[2].layers"); the context is the caller's
+ * (the if or repeat). Each list once per file. */
+/* check_dead()'s message: where, what, and why it is checked at all. */
+static int
+dead_err(struct ld *ld, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+dead_err(struct ld *ld, const char *where, const char *fmt, ...)
+{
+  char msg[400];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ferr(ld, OOC_EINVAL, where, "%s (in a list these parameters do "
+              "not expand)", msg);
+}
+
+static int
+check_dead(struct ld *ld, const cJSON *arr, const char *where)
+{
+  const cJSON *it, *f;
+  char w[200];
+  int i = 0, k, rc;
+
+  for (k = 0; k < ld->n_dead; k++)
+    if (ld->dead[k] == arr)
+      return OOC_OK;
+  if ((rc = grow(ld, (void **)&ld->dead, &ld->cap_dead, ld->n_dead + 1,
+                 sizeof *ld->dead)))
+    return rc;
+  ld->dead[ld->n_dead++] = arr;
+  cJSON_ArrayForEach(it, arr) {
+    const cJSON *op_it = cJSON_GetObjectItemCaseSensitive(it, "op");
+    const cJSON *in_it = cJSON_GetObjectItemCaseSensitive(it, "in");
+    const ooc_op_type *op;
+    snprintf(w, sizeof w, "%.150s[%d]", where, i++);
+    if (!cJSON_IsObject(it))
+      return dead_err(ld, w, "expected an object");
+    if (cJSON_GetObjectItemCaseSensitive(it, "repeat") != NULL ||
+        cJSON_GetObjectItemCaseSensitive(it, "if") != NULL) {
+      int rep = cJSON_GetObjectItemCaseSensitive(it, "repeat") != NULL;
+      const cJSON *yes = cJSON_GetObjectItemCaseSensitive(it, "layers");
+      const cJSON *no = cJSON_GetObjectItemCaseSensitive(it, "else");
+      char sub[240];
+      cJSON_ArrayForEach(f, it)
+        if (strcmp(f->string, rep ? "repeat" : "if") != 0 &&
+            strcmp(f->string, "layers") != 0 && f->string[0] != '_' &&
+            strcmp(f->string, rep ? "var" : "else") != 0)
+          return dead_err(ld, w, "%s: not a field of %s (valid: %s)",
+                      f->string, rep ? "repeat" : "if",
+                      rep ? "repeat, var, layers" : "if, layers, else");
+      if (!cJSON_IsArray(yes) || (!rep && no != NULL && !cJSON_IsArray(no)))
+        return dead_err(ld, w, "%s: expected a list of layers",
+                    cJSON_IsArray(yes) ? "else" : "layers");
+      snprintf(sub, sizeof sub, "%s.layers", w);
+      if ((rc = check_dead(ld, yes, sub)))
+        return rc;
+      snprintf(sub, sizeof sub, "%s.else", w);
+      if (no != NULL && (rc = check_dead(ld, no, sub)))
+        return rc;
+      continue;
+    }
+    if (!cJSON_IsString(op_it))
+      return dead_err(ld, w, "op: %s",
+                      op_it ? "expected a string" : "missing");
+    op = ooc_op_find(op_it->valuestring);
+    if (op == NULL || op->kind == OOC_OPK_INPUT)
+      return dead_err(ld, w, "op: unknown op '%.60s'", op_it->valuestring);
+    f = cJSON_GetObjectItemCaseSensitive(it, "name");
+    if (f != NULL && !cJSON_IsString(f))
+      return dead_err(ld, w, "name: expected a string");
+    if (in_it != NULL && !cJSON_IsString(in_it) &&
+        !cJSON_IsObject(in_it)) {
+      const cJSON *r;
+      if (!cJSON_IsArray(in_it))
+        return dead_err(ld, w, "in: expected a name, a list or an "
+                    "input generator");
+      cJSON_ArrayForEach(r, in_it)
+        if (!cJSON_IsString(r) && !cJSON_IsObject(r))
+          return dead_err(ld, w, "in: expected a name, a list or "
+                      "an input generator");
+    }
+    cJSON_ArrayForEach(f, it) {
+      const char *key = f->string;
+      if (strcmp(key, "name") == 0 || strcmp(key, "op") == 0 ||
+          strcmp(key, "in") == 0 || strcmp(key, "recompute") == 0 ||
+          key[0] == '_')
+        continue;
+      for (k = 0; k < A_COUNT; k++)
+        if (strcmp(attr_names[k], key) == 0)
+          break;
+      if (k == A_COUNT || !in_list(op->attrs, key))
+        return dead_err(ld, w, "%s: not an attribute of %s (valid: "
+                    "%s)", key, op->name, op->attrs[0] ? op->attrs : "none");
+    }
+    for (k = 0; k < A_COUNT; k++)
+      if (in_list(op->required, attr_names[k]) &&
+          cJSON_GetObjectItemCaseSensitive(it, attr_names[k]) == NULL)
+        return dead_err(ld, w, "%s: missing", attr_names[k]);
   }
   return OOC_OK;
 }
@@ -1000,8 +1120,13 @@ emit_if(struct ld *ld, const cJSON *obj)
     return ferr(ld, OOC_EINVAL, "else", "expected a list of layers");
   if ((rc = eval_item(ld, c, "if", &v)))
     return rc;
-  if (v.is_int ? v.i != 0 : v.d != 0)
+  if (v.is_int ? v.i != 0 : v.d != 0) {
+    if (no != NULL && (rc = check_dead(ld, no, "else")))
+      return rc;
     return emit_list(ld, yes, ld->n - 1);
+  }
+  if ((rc = check_dead(ld, yes, "layers")))
+    return rc;
   return no ? emit_list(ld, no, ld->n - 1) : OOC_OK;
 }
 
@@ -1584,6 +1709,7 @@ ld_fini(struct ld *ld)
 {
   ooc_expr_scope_fini(&ld->sc);
   free(ld->wp);
+  free(ld->dead);
   free(ld->param_set);
   free(ld->pool);
   free(ld->L);

@@ -1358,6 +1358,42 @@ START_TEST(test_bad_strings)
           "{\"name\":\"input\",\"op\":\"relu\"}]}",
           OOC_EINVAL, "layer 'input': name: 'input' is reserved for the "
                       "implicit input layer");
+  /* A list these parameters do not expand is still checked for what
+   * holds whatever the parameters (a typo there would surface only for
+   * the parameters that take it); its values are not evaluated. */
+  bad_str("{\"name\":\"x\",\"params\":{\"k\":0},\"input\":[3,8,8],"
+          "\"layers\":[{\"name\":\"r\",\"op\":\"relu\"},"
+          "{\"if\":\"k > 0\",\"layers\":[1]}]}",
+          OOC_EINVAL, "t.json: if after layer 'r': layers[0]: expected an "
+                      "object (in a list these parameters do not expand)");
+  bad_str("{\"name\":\"x\",\"params\":{\"k\":1},\"input\":[3,8,8],"
+          "\"layers\":[{\"name\":\"r\",\"op\":\"relu\"},"
+          "{\"if\":\"k > 0\",\"layers\":[{\"op\":\"relu\"}],"
+          "\"else\":[{\"op\":\"relu\",\"pad\":\"1/0\"}]}]}",
+          OOC_EINVAL, "t.json: if after layer 'r': else[0]: pad: not an "
+                      "attribute of relu (valid: in_place) (in a list these "
+                      "parameters do not expand)");
+  bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"r\",\"op\":\"relu\"},"
+          "{\"repeat\":0,\"layers\":[{\"if\":1,\"layers\":["
+          "{\"op\":2147483648}]}]}]}",
+          OOC_EINVAL, "t.json: repeat after layer 'r': layers[0].layers[0]: "
+                      "op: expected a string (in a list these parameters do "
+                      "not expand)");
+  /* ... but not evaluated: what the branch guards against is fine. */
+  {
+    ooc_model *m = NULL;
+    ooc_err e = { 0 };
+    ooc_model_opts o = { .batch = 2 };
+    ck_assert_msg(
+        ooc_model_load_string(
+            "{\"name\":\"x\",\"params\":{\"w\":0},\"input\":[3,8,8],"
+            "\"layers\":[{\"name\":\"r\",\"op\":\"relu\"},"
+            "{\"if\":\"w > 0\",\"layers\":[{\"op\":\"conv2d\","
+            "\"out\":\"8 / w\",\"kernel\":3}]}]}",
+            "t.json", &o, &m, &e) == OOC_OK, "%s", e.msg);
+    ooc_model_free(m);
+  }
   bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
           "{\"name\":\"r\",\"op\":\"relu\"},{\"name\":\"@prev\",\"op\":\"relu\"},"
           "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"@prev\",\"r\"]}]}",
