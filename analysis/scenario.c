@@ -76,8 +76,9 @@ ooc_scenario_open(const ooc_scenario_spec *spec, ooc_scenario **out,
     for (int k = 0; k < spec->n_hw_sets; k++)
       ov[k] = spec->hw_sets[k];
     ov[spec->n_hw_sets] = (ooc_hw_override){
-      "compute.fp32_uses_tf32",
-      spec->precision == OOC_PREC_TF32 ? "true" : "false" };
+      .key = "compute.fp32_uses_tf32",
+      .value = spec->precision == OOC_PREC_TF32 ? "true" : "false",
+      .via = "--precision" };
     rc = ooc_hw_load(spec->hw, ov, spec->n_hw_sets + 1, &sc->hw, err);
     free(ov);
   } else {

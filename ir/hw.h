@@ -155,6 +155,8 @@ typedef struct ooc_hw {
 typedef struct ooc_hw_override {
   const char *key;
   const char *value;
+  const char *via;      /* where it was set, for messages: NULL is
+                           "--hw-set", a plan's "scenario.hw_set" */
 } ooc_hw_override;
 
 /* Load a profile by path or name (searched in the data dirs, util.h). */

@@ -265,24 +265,26 @@ show(char *buf, size_t n, const cJSON *it)
 
 /* --- overrides -------------------------------------------------------- */
 
-/* Apply one dotted-key override to the tree. `overridden[i]` marks field
- * i so that range errors can say where the value came from. */
+/* Apply one dotted-key override to the tree. `overridden[i]` is set to
+ * where field i's value came from (ov->via, "--hw-set" when NULL), so
+ * that range errors can say so. */
 static int
 apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
-               unsigned char *overridden, ooc_err *err)
+               const char **overridden, ooc_err *err)
 {
   char path[256], keybuf[256], keys[OOC_ERR_MSG_MAX / 2];
   char *comp, *dot;
   cJSON *node = root, *val = NULL, *child;
+  const char *via = ov->via != NULL ? ov->via : "--hw-set";
   int f;
 
   if (ov->key == NULL || ov->key[0] == '\0')
-    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set: empty key", origin);
+    return ooc_err_set(err, OOC_EINVAL, "%s: %s: empty key", origin, via);
   if (ov->value == NULL)
-    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set %s: missing value",
-                       origin, ov->key);
+    return ooc_err_set(err, OOC_EINVAL, "%s: %s %s: missing value",
+                       origin, via, ov->key);
   if (strlen(ov->key) >= sizeof keybuf)
-    return ooc_err_set(err, OOC_EINVAL, "%s: --hw-set: key too long", origin);
+    return ooc_err_set(err, OOC_EINVAL, "%s: %s: key too long", origin, via);
   path[0] = '\0';
   snprintf(keybuf, sizeof keybuf, "%s", ov->key);
   comp = keybuf;
@@ -293,13 +295,13 @@ apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
     o = find_child_object(path, comp);
     if (o >= 0 && strcmp(objects[o].path, "calibration") == 0)
       return ooc_err_set(err, OOC_EINVAL,
-                         "%s: --hw-set %s: the calibration table cannot be "
-                         "overridden", origin, ov->key);
+                         "%s: %s %s: the calibration table cannot be "
+                         "overridden", origin, via, ov->key);
     if (o < 0) {
       valid_keys(keys, sizeof keys, path);
       return ooc_err_set(err, OOC_ENOTFOUND,
-                         "%s: --hw-set %s: unknown key '%s' (%s)", origin,
-                         ov->key, comp, keys);
+                         "%s: %s %s: unknown key '%s' (%s)", origin,
+                         via, ov->key, comp, keys);
     }
     child = cJSON_GetObjectItemCaseSensitive(node, comp);
     if (child == NULL) {
@@ -321,16 +323,16 @@ apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
   if (f < 0) {
     if (path[0] == '\0' && strcmp(comp, "calibration") == 0)
       return ooc_err_set(err, OOC_EINVAL,
-                         "%s: --hw-set %s: the calibration table cannot be "
-                         "overridden", origin, ov->key);
+                         "%s: %s %s: the calibration table cannot be "
+                         "overridden", origin, via, ov->key);
     if (find_child_object(path, comp) >= 0)
       return ooc_err_set(err, OOC_EINVAL,
-                         "%s: --hw-set %s: is an object, set one of its keys",
-                         origin, ov->key);
+                         "%s: %s %s: is an object, set one of its keys",
+                         origin, via, ov->key);
     valid_keys(keys, sizeof keys, path);
     return ooc_err_set(err, OOC_ENOTFOUND,
-                       "%s: --hw-set %s: unknown key '%s' (%s)", origin,
-                       ov->key, comp, keys);
+                       "%s: %s %s: unknown key '%s' (%s)", origin,
+                       via, ov->key, comp, keys);
   }
   switch (fields[f].type) {
   case T_NUM:
@@ -338,7 +340,7 @@ apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
     double v;
     ooc_err e2;
     if (ooc_parse_double(ov->value, ov->key, &v, &e2) < 0)
-      return ooc_err_set(err, e2.code, "%s: --hw-set %s", origin, e2.msg);
+      return ooc_err_set(err, e2.code, "%s: %s %s", origin, via, e2.msg);
     val = cJSON_CreateNumber(v);
     break;
   }
@@ -349,8 +351,8 @@ apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
       val = cJSON_CreateFalse();
     else
       return ooc_err_set(err, OOC_EINVAL,
-                         "%s: --hw-set %s: '%s' is not true or false", origin,
-                         ov->key, ov->value);
+                         "%s: %s %s: '%s' is not true or false", origin,
+                         via, ov->key, ov->value);
     break;
   case T_STR:
     val = cJSON_CreateString(ov->value);
@@ -362,7 +364,7 @@ apply_override(cJSON *root, const ooc_hw_override *ov, const char *origin,
     cJSON_ReplaceItemInObjectCaseSensitive(node, comp, val);
   else
     cJSON_AddItemToObject(node, comp, val);
-  overridden[f] = 1;
+  overridden[f] = via;
   return OOC_OK;
 nomem:
   return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
@@ -391,7 +393,7 @@ read_link_rates(const cJSON *root, double orig[4])
 }
 
 static int
-scale_duplex(cJSON *root, const unsigned char *overridden,
+scale_duplex(cJSON *root, const char *const *overridden,
              const double orig[4], const char *origin, ooc_err *err)
 {
   cJSON *link = cJSON_GetObjectItemCaseSensitive(root, "link");
@@ -504,16 +506,19 @@ type_error(ooc_err *err, const char *origin, const char *name,
 }
 
 static int
-convert_field(const cJSON *root, const field *fd, int was_overridden,
+convert_field(const cJSON *root, const field *fd, const char *via,
               ooc_hw *hw, const char *origin, ooc_err *err)
 {
-  char name[160], got[64];
-  const char *from = was_overridden ? ", set by --hw-set" : "";
+  char name[160], got[64], from[80];
   const cJSON *obj, *it;
   char *base = (char *)hw + fd->off;
   double v = 0, x;
   int rc;
 
+  if (via != NULL)
+    snprintf(from, sizeof from, ", set by %.60s", via);
+  else
+    from[0] = '\0';
   dotted(name, sizeof name, fd->obj, fd->key);
   if ((rc = get_object(root, fd->obj, &obj, origin, err)) < 0)
     return rc;
@@ -917,7 +922,7 @@ static int
 load_tree(const char *json, const char *origin, const char *path,
           const ooc_hw_override *ov, int n_ov, ooc_hw **out, ooc_err *err)
 {
-  unsigned char overridden[N_FIELDS];
+  const char *overridden[N_FIELDS];
   double orig[4];
   const char *end = NULL;
   const cJSON *src;
@@ -1154,7 +1159,7 @@ ooc_hw_derive(const char *base, const ooc_hw_override *set, int n_set,
               int n_entries, const char *calib_source, char **json,
               ooc_err *err)
 {
-  unsigned char overridden[N_FIELDS];
+  const char *overridden[N_FIELDS];
   double orig[4];
   char origin[256], *path = NULL, *text = NULL, *out = NULL, *grown;
   const char *end = NULL;

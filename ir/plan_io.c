@@ -422,7 +422,8 @@ read_scenario(reader *R, const cJSON *s)
     if (R->st->hw_sets == NULL)
       rc = bad(R, OOC_ENOMEM, "scenario.hw_set", "out of memory");
     for (i = 0; rc == OOC_OK && i < n; i++)
-      R->st->hw_sets[i] = (ooc_hw_override){ .key = pairs[2 * i],
+      R->st->hw_sets[i] = (ooc_hw_override){ .via = "scenario.hw_set",
+                                             .key = pairs[2 * i],
                                              .value = pairs[2 * i + 1] };
     pf->hw_sets = R->st->hw_sets;
     pf->n_hw_sets = n;

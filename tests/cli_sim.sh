@@ -335,6 +335,14 @@ if ! cmp -s "$TMP/sn.json" "$TMP/sn-flat.json"; then
 else
   not_ok "superneurons recomputes bn1 of tiny_cnn at 30 KiB"
 fi
+# A profile override out of range names where it was set: the plan's
+# scenario.hw_set, not a --hw-set the user never gave.
+"$OOCSIM" plan -m "$MLP" -b 4 --hw v100-pcie3 -p incore \
+  --hw-set link.h2d_GBps=16 -o "$TMP/hs.json" >/dev/null 2>&1
+sed 's/"link.h2d_GBps":[ ]*"16"/"link.h2d_GBps": "0"/' "$TMP/hs.json" >"$TMP/hs0.json"
+expect_fail "a plan's hw_set out of range" \
+  "hs0.json: hwprofiles/v100-pcie3.json: link.h2d_GBps: must be > 0 (got 0, set by scenario.hw_set)" \
+  "$OOCSIM" simulate "$TMP/hs0.json"
 sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TMP/nl2.json"
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
