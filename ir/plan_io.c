@@ -40,7 +40,10 @@ static const char *const tkind_names[OOC_T_COUNT] = {
 static const char *const dtype_names[3] = { "fp32", "fp16", "bf16" };
 static const char *const optim_names[3] = { "sgd-momentum", "sgd", "adam" };
 
-#define MAX_EXACT 9007199254740992.0 /* 2^53: integers exact in a double */
+/* 2^53 - 1: every integer up to it is exact in a double, and a number
+ * read as more may have been rounded from what the file says (2^53 + 1
+ * reads as 2^53). */
+#define MAX_EXACT 9007199254740991.0
 
 /* --- writer ------------------------------------------------------------------ */
 
@@ -258,10 +261,14 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
        it->valuedouble != (double)(int64_t)it->valuedouble))
     return bad(R, OOC_EPARSE, field, "must be an integer");
   if (it->valuedouble < lo || it->valuedouble > hi) {
-    /* Digits up to 20 of them; beyond, an exponent (1e+300). */
-    snprintf(msg, sizeof msg, fabs(it->valuedouble) < 1e20
-                                  ? "%.0f is out of range [%.0f, %.0f]"
-                                  : "%g is out of range [%.0f, %.0f]",
+    /* Digits up to 20 of them; beyond, an exponent (1e+300). Past 2^53
+     * the digits read may not be the file's. */
+    double a = fabs(it->valuedouble);
+    snprintf(msg, sizeof msg,
+             a <= MAX_EXACT ? "%.0f is out of range [%.0f, %.0f]"
+             : a < 1e20 ? "a number past 2^53 (read as %.0f) is out of "
+                          "range [%.0f, %.0f]"
+                        : "%g is out of range [%.0f, %.0f]",
              it->valuedouble, lo, hi);
     return bad(R, OOC_EINVAL, field, msg);
   }

@@ -512,12 +512,12 @@ END_TEST
 START_TEST(derive_round_trip)
 {
   const ooc_hw_override set[] = {
-    { "name", "measured" },
-    { "link.h2d_GBps", "12.5" },
-    { "link.latency_us", "7.125" },
-    { "compute.copy_interference.conv", "0.25" },
-    { "compute.conv_algorithms", NULL },
-    { "allocator.va_unmap_us", "3.5" },
+    { .key = "name", .value = "measured" },
+    { .key = "link.h2d_GBps", .value = "12.5" },
+    { .key = "link.latency_us", .value = "7.125" },
+    { .key = "compute.copy_interference.conv", .value = "0.25" },
+    { .key = "compute.conv_algorithms", .value = NULL },
+    { .key = "allocator.va_unmap_us", .value = "3.5" },
   };
   const ooc_calib_entry ent[] = {
     { .sig = "relu b=1 in=8 out=8 fp32", .algo = OOC_ALGO_DEFAULT,
@@ -576,8 +576,8 @@ END_TEST
 /* What cannot be derived says so, naming the base and the key. */
 START_TEST(derive_errors)
 {
-  const ooc_hw_override req[] = { { "link.h2d_GBps", NULL } };
-  const ooc_hw_override zero[] = { { "link.h2d_GBps", "0" } };
+  const ooc_hw_override req[] = { { .key = "link.h2d_GBps", .value = NULL } };
+  const ooc_hw_override zero[] = { { .key = "link.h2d_GBps", .value = "0" } };
   char *out = NULL;
   ooc_err err = { 0 };
 

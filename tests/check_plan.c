@@ -1091,7 +1091,9 @@ END_TEST
 /* --- plan.json ------------------------------------------------------------------ */
 
 static ooc_kv sets[1] = { { "depth", "50" } };
-static ooc_hw_override hwsets[1] = { { "link.h2d_GBps", "32" } };
+static ooc_hw_override hwsets[1] = {
+  { .key = "link.h2d_GBps", .value = "32" }
+};
 static ooc_kv opts[1] = { { "window", "1GiB" } };
 
 /* The lowered swap plan written as plan.json into a heap string. */
@@ -1235,13 +1237,17 @@ START_TEST(test_plan_file_errors)
    * any conversion. */
   bad_edit(text, "\"batch\":1", "\"batch\":1e300",
            OOC_EINVAL, "p.json: scenario.batch: 1e+300 is out of "
-           "range [1, 9007199254740992]");
+           "range [1, 9007199254740991]");
   bad_edit(text, "\"batch\":1", "\"batch\":1e999",
            OOC_EINVAL, "p.json: scenario.batch: a number beyond "
-           "1e308 is out of range [1, 9007199254740992]");
+           "1e308 is out of range [1, 9007199254740991]");
   bad_edit(text, "\"batch\":1", "\"batch\":4611686018427387904",
-           OOC_EINVAL, "p.json: scenario.batch: 4611686018427387904 "
-           "is out of range [1, 9007199254740992]");
+           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 (read "
+           "as 4611686018427387904) is out of range [1, 9007199254740991]");
+  /* 2^53 + 1 reads as 2^53: refused, not taken as a number it is not. */
+  bad_edit(text, "\"batch\":1", "\"batch\":9007199254740993",
+           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 (read "
+           "as 9007199254740992) is out of range [1, 9007199254740991]");
   bad_edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"",
            OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
            "(valid: fp32, fp16, bf16)");

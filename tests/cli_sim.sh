@@ -347,7 +347,7 @@ sed 's/"n_layers":[[:space:]]*5,/"n_layers": 2000000000,/' "$TMP/mlp.json" >"$TM
 expect_fail "a plan for an absurd number of layers" \
   "oocsim: $TMP/nl2.json: n_layers: 2000000000 is out of range [1, 1048576]" \
   "$OOCSIM" simulate "$TMP/nl2.json"
-sed 's/"budget_bytes":[0-9]*/"budget_bytes":9007199254740992/' "$TMP/mlp.json" >"$TMP/bbig.json"
+sed 's/"budget_bytes":[0-9]*/"budget_bytes":9007199254740991/' "$TMP/mlp.json" >"$TMP/bbig.json"
 expect_fail "a plan for a budget past the profile" \
   "oocsim: $TMP/bbig.json: scenario.budget_bytes: budget 8192.00 TiB exceeds the 16.00 GiB of profile 'v100-pcie3'" \
   "$OOCSIM" simulate "$TMP/bbig.json"
@@ -358,8 +358,8 @@ expect_fail "a plan for budget 0" "b0.json: scenario.budget_bytes: 0 is out of r
 sed 's/"budget_bytes":[0-9]*/"budget_bytes":4611686018427387904/' \
   "$TMP/mlp.json" >"$TMP/b62.json"
 expect_fail "a plan for budget 2^62" \
-  "oocsim: $TMP/b62.json: scenario.budget_bytes: 4611686018427387904 is \
-out of range [1, 9007199254740992]" \
+  "oocsim: $TMP/b62.json: scenario.budget_bytes: a number past 2^53 (read \
+as 4611686018427387904) is out of range [1, 9007199254740991]" \
   "$OOCSIM" simulate "$TMP/b62.json"
 sed 's/"budget_bytes":[0-9]*/"budget_bytes":1.5/' "$TMP/mlp.json" \
   >"$TMP/bfrac.json"
