@@ -710,9 +710,12 @@ build_fwd(cpu_state *st, const ooc_kernel *k, cpu_layer *L,
       s = l->op == OOC_OPK_ADD
               ? dnnl_sum_primitive_desc_create(&pd, &dst, l->n_in, scales,
                                                src, attr, st->eng)
-              : dnnl_concat_primitive_desc_create(&pd, &dst, l->n_in,
-                                                  l->a.axis + 1, src, attr,
-                                                  st->eng);
+              : dnnl_concat_primitive_desc_create(
+                    &pd, &dst, l->n_in,
+                    /* oneDNN's axis counts the batch; ours does not, and
+                     * a negative one counts from the last dim. */
+                    (l->a.axis < 0 ? l->a.axis + l->out.ndim : l->a.axis) + 1,
+                    src, attr, st->eng);
     if (attr != NULL)
       dnnl_primitive_attr_destroy(attr);
     rc = s == dnnl_success

@@ -1329,7 +1329,8 @@ static const char *ops3d =
 
 /* Two projections of a [S, H] input multiplied (one of them transposed),
  * self-attention on three separate inputs that are one tensor, a layer
- * norm, a reshape and a concat along the last axis. */
+ * norm, a reshape and a concat along the last axis, counted from the end
+ * (-1: the cpu backend's oneDNN concat once took it for the batch's). */
 static const char *opsmm =
   "{ \"name\": \"opsmm\", \"input\": [6, 8], \"layers\": ["
   "  { \"name\": \"a\", \"op\": \"linear\", \"out\": 8 },"
@@ -1340,7 +1341,7 @@ static const char *opsmm =
   "  { \"name\": \"att\", \"op\": \"attention\", \"heads\": 2,"
   "    \"in\": [\"abv\", \"abv\", \"a\"] },"
   "  { \"name\": \"ln\", \"op\": \"layernorm\" },"
-  "  { \"name\": \"cat\", \"op\": \"concat\", \"axis\": 1,"
+  "  { \"name\": \"cat\", \"op\": \"concat\", \"axis\": -1,"
   "    \"in\": [\"ln\", \"a\"] },"
   "  { \"name\": \"rs\", \"op\": \"reshape\", \"shape\": [96] },"
   "  { \"name\": \"fc\", \"op\": \"linear\", \"out\": 9 },"
