@@ -1856,7 +1856,7 @@ search(struct jt_state *st, const ooc_planner_ctx *ctx,
   int64_t t_best;
   int64_t improved[MV_COUNT] = { 0 };
   int fatal = 0, m, rc, chain2 = 0;
-  char changes[160], swept[224], post_txt[96];
+  char changes[160], swept[384], post_txt[96];
   size_t n;
 
   st->threads = (int)o->threads;

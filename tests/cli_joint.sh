@@ -76,6 +76,15 @@ for sc in "resnet50 384 v100-pcie3" "densenet121 1280 h100-pcie5"; do
   done
 done
 
+# Every part of the note whole when all the sweeps changed the plan
+# (algorithms, offloaded layers back, classes): the three once overran
+# their buffer and cut the last mid-word ("(160 simulat").
+expect_ok "a note of every sweep" "$OOCSIM" simulate \
+  -m "$top_srcdir/tests/data/models/deep_resnet.json" -b 4 --hw v100-pcie3 \
+  -p joint --budget 340MiB --allocator ideal
+grep -q "offloaded layers back on the device, .* recomputes to swap, [0-9.]*% faster ([0-9]* simulations), [0-9.]*% faster after" "$TMP/out" &&
+  ok "the note's sweeps whole" || not_ok "the note's sweeps whole ($(grep planner "$TMP/out"))"
+
 # Two annealing chains, the second from the plan before the class sweeps
 # when they changed it; on resnet50 b752 v100-pcie3 the second's plan is
 # faster, and the note says it was taken and where it started.
