@@ -159,7 +159,6 @@ typedef struct ooc_hw_override {
                            "--hw-set", a plan's "scenario.hw_set" */
 } ooc_hw_override;
 
-/* Load a profile by path or name (searched in the data dirs, util.h). */
 /* What messages call hw's file: its origin, else its name, else "?". */
 static inline const char *
 ooc_hw_origin(const struct ooc_hw *hw)
@@ -167,6 +166,7 @@ ooc_hw_origin(const struct ooc_hw *hw)
   return hw->origin != NULL ? hw->origin : hw->name != NULL ? hw->name : "?";
 }
 
+/* Load a profile by path or name (searched in the data dirs, util.h). */
 int ooc_hw_load(const char *name_or_path, const ooc_hw_override *ov, int n_ov,
                 ooc_hw **out, ooc_err *err);
 int ooc_hw_load_string(const char *json, const char *origin,

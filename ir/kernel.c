@@ -40,7 +40,9 @@
  * consumer added to it; the update comes after the backwards that write
  * its weight gradients.
  *
- * Cost: O(layers + instructions x args). Ownership: ooc_kernels owns
+ * Cost: O(layers + instructions x args), plus, per gradient, its readers
+ * times its writers (grads_complete: a few, but an in-place chain of n
+ * layers shares one gradient, n^2). Ownership: ooc_kernels owns
  * its arrays (ooc_kernels_free).
  */
 #include "config.h"
@@ -229,15 +231,27 @@ writes(const ooc_kernel *k, int32_t t, const uint8_t *fresh)
  * that the kernel only reads (or never touches) would let a plan drop the
  * swap-in or recompute that should have brought its data. */
 static int
-check_writes(const ooc_model *m, const ooc_program *p, int32_t i,
-             const ooc_kernel *k, const uint8_t *fresh, ooc_err *err)
+check_writes(const roles *r, const ooc_model *m, const ooc_program *p,
+             int32_t i, const ooc_kernel *k, const uint8_t *fresh,
+             ooc_err *err)
 {
   const ooc_instr *in = &p->instr[i];
+  const ooc_layer *ly = &m->layers[k->layer];
   int32_t a;
+  int j, unused;
 
   for (a = 0; a < in->n_args; a++) {
     int32_t g = p->args[in->arg_first + a], t = OOC_ARG_TENSOR(g), tl;
     if (!(g & OOC_ARG_WRITE) || writes(k, t, fresh))
+      continue;
+    /* A backward that computes no input gradient (grad_in 0: its inputs'
+     * producers have none to take) still lists them as written, as the
+     * lowering gives every activation a gradient; nothing reads them. */
+    unused = 0;
+    if (k->phase == OOC_PH_BWD && !ly->grad_in)
+      for (j = 0; j < ly->n_in && !unused; j++)
+        unused = t == r->grad[r->storage[ooc_layer_input(m, ly, j)]];
+    if (unused)
       continue;
     tl = p->tensors[t].layer;
     return ooc_err_set(err, OOC_EINVAL,
@@ -484,41 +498,91 @@ grads_complete(const ooc_model *m, const ooc_program *p,
 }
 
 /* Kernel k (a forward or recompute, or a backward that needs its
- * inputs) reads each input's output as that layer left it: the tensor
+ * inputs) reads each input as the forward left it for k: the tensor
  * holds the version of the last layer of its storage that wrote it
- * (cur[t], -1 none), which must be verof[X] for input layer X (the last
- * layer of X's storage up to X that computes: X itself, or before an
- * alias). A swap-in brings back what its swap-out took. An in-place
- * kernel moved after its reader, or run twice, is caught here. */
+ * (cur[t], -1 none), which must be expect[j], the last layer of input
+ * j's storage that computed into it before k's layer in the forward
+ * (the input itself, or an in-place layer after it that k reads through,
+ * as the forward ran; a backward reading it the same, since a model whose
+ * backward needs memory an in-place layer overwrites is refused at load).
+ * A swap-in brings back what its swap-out took. An in-place kernel moved
+ * below its reader, or run twice, is caught here. */
 static int
 check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
-               const int32_t *verof, ooc_err *err)
+               const int32_t *expect, ooc_err *err)
 {
   const ooc_layer *ly = &m->layers[k->layer];
-  char what[160];
+  char what[160], as[160];
   int j;
 
   if (k->skip || (k->phase == OOC_PH_BWD && !(ly->needs & OOC_NEED_INPUT)))
     return OOC_OK;
   for (j = 0; j < k->n_in; j++) {
-    int32_t x = ooc_layer_input(m, ly, j), t = k->in[j], v;
-    if (x <= 0 || t < 0 || cur[t] == verof[x])
+    int32_t x = ooc_layer_input(m, ly, j), t = k->in[j], v = -1, e;
+    if (x <= 0 || t < 0 || cur[t] == expect[j])
       continue;
     v = cur[t];
+    e = expect[j];
     if (v < 0)
       snprintf(what, sizeof what, "no layer's output");
     else
       snprintf(what, sizeof what, "the output of layer %d '%s'", v,
                lname(m, v));
+    if (e >= 0 && e != x)
+      snprintf(as, sizeof as, " as layer %d '%s' left it in place", e,
+               lname(m, e));
+    else
+      as[0] = '\0';
     return ooc_err_set(err, OOC_EINVAL,
                        "instruction %d (COMPUTE %s, layer %d '%s'): reads "
-                       "the output of layer %d '%s' in tensor %d, which "
+                       "the output of layer %d '%s' in tensor %d%s, which "
                        "holds %s then", k->instr,
                        ooc_phase_name((ooc_phase)k->phase), k->layer,
-                       lname(m, k->layer), verof[x], lname(m, verof[x]), t,
-                       what);
+                       lname(m, k->layer), x, lname(m, x), t, as, what);
   }
   return OOC_OK;
+}
+
+/* The optimizer update reads the weight gradients it steps with: every
+ * backward that writes them (its own or a tied table's) comes before it
+ * (one stream: index order is the order they run in). O(kernels +
+ * tensors). */
+static int
+update_after_grads(const ooc_model *m, const ooc_program *p,
+                   const ooc_kernels *ks, ooc_err *err)
+{
+  uint8_t *stepped = calloc((size_t)p->n_tensors + 1, 1);
+  int32_t q, upd = -1;
+  int j, rc = OOC_OK;
+
+  if (stepped == NULL)
+    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
+  for (q = 0; q < ks->n; q++) {
+    const ooc_kernel *k = &ks->k[q];
+    if (k->phase != OOC_PH_UPDATE)
+      continue;
+    upd = k->instr;                     /* the last, when several */
+    for (j = 0; j < k->n_params; j++)
+      stepped[k->params[j]] = 1;
+  }
+  for (q = 0; q < ks->n && upd >= 0 && rc == OOC_OK; q++) {
+    const ooc_kernel *k = &ks->k[q];
+    int32_t d = -1;
+    if (k->phase != OOC_PH_BWD || k->skip || k->instr < upd)
+      continue;
+    if (k->dparam >= 0 && stepped[k->dparam])
+      d = k->dparam;
+    else if (k->tied >= 0 && k->tied_dparam >= 0 && stepped[k->tied_dparam])
+      d = k->tied_dparam;
+    if (d >= 0)
+      rc = ooc_err_set(err, OOC_EINVAL,
+                       "instruction %d (COMPUTE bwd, layer %d '%s'): writes "
+                       "the weight gradients in tensor %d after the "
+                       "optimizer update (instruction %d) stepped with them",
+                       k->instr, k->layer, lname(m, k->layer), d, upd);
+  }
+  free(stepped);
+  return rc;
 }
 
 int
@@ -528,7 +592,8 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
   roles r;
   int32_t i, n = 0, ni = 0, nf = 0, *ic;
   uint8_t *fc, *fresh = NULL, *pwritten = NULL, *holds = NULL;
-  int32_t *cur = NULL, *hver = NULL, *verof = NULL, *lastw = NULL;
+  int32_t *cur = NULL, *hver = NULL, *expect = NULL, *eoff = NULL;
+  int32_t *lastw = NULL;
   int rc, j;
 
   memset(ks, 0, sizeof *ks);
@@ -554,26 +619,36 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
   holds = calloc((size_t)p->n_tensors + 1, 1);
   cur = malloc(((size_t)p->n_tensors + 1) * sizeof *cur);
   hver = malloc(((size_t)p->n_tensors + 1) * sizeof *hver);
-  verof = malloc(((size_t)m->n_layers + 1) * sizeof *verof);
+  {
+    size_t tot = 0;
+    for (i = 0; i < m->n_layers; i++)
+      tot += (size_t)m->layers[i].n_in;
+    expect = malloc((tot + 1) * sizeof *expect);
+  }
+  eoff = malloc(((size_t)m->n_layers + 1) * sizeof *eoff);
   lastw = malloc(((size_t)m->n_layers + 1) * sizeof *lastw);
   if (!ks->k || !ks->of_instr || !ks->ints || !ks->flags || !fresh ||
-      !pwritten || !holds || !cur || !hver || !verof || !lastw) {
+      !pwritten || !holds || !cur || !hver || !expect || !eoff || !lastw) {
     rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
     goto out;
   }
-  /* Activation versions (check_versions): per storage layer its last
-   * computing layer so far, so verof[l] is the last one up to l. */
+  /* Activation versions (check_versions): walking the forward, per
+   * storage layer its last computing layer so far (lastw), so that layer
+   * i's input j is expected as expect[eoff[i] + j]. */
   for (i = 0; i < p->n_tensors; i++)
     cur[i] = hver[i] = -1;
   for (i = 0; i < m->n_layers; i++)
     lastw[i] = -1;
-  for (i = 0; i < m->n_layers; i++) {
-    const ooc_layer *ly = &m->layers[i];
-    int st = r.storage[i];
-    if (i > 0 && ly->op != OOC_OPK_FLATTEN && ly->op != OOC_OPK_RESHAPE &&
-        st >= 0 && st < m->n_layers)
-      lastw[st] = i;
-    verof[i] = st >= 0 && st < m->n_layers ? lastw[st] : -1;
+  {
+    int32_t o = 0;
+    for (i = 0; i < m->n_layers; i++) {
+      const ooc_layer *ly = &m->layers[i];
+      eoff[i] = o;
+      for (j = 0; j < ly->n_in; j++)
+        expect[o++] = lastw[r.storage[ooc_layer_input(m, ly, j)]];
+      if (i > 0 && ly->op != OOC_OPK_FLATTEN && ly->op != OOC_OPK_RESHAPE)
+        lastw[r.storage[i]] = i;
+    }
   }
   ic = ks->ints;
   fc = ks->flags;
@@ -604,8 +679,9 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       goto out;
     if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK ||
         (k->phase != OOC_PH_UPDATE &&
-         ((rc = check_writes(m, p, i, k, fresh, err)) != OOC_OK ||
-          (rc = check_versions(m, k, cur, verof, err)) != OOC_OK)))
+         ((rc = check_writes(&r, m, p, i, k, fresh, err)) != OOC_OK ||
+          (rc = check_versions(m, k, cur, expect + eoff[k->layer],
+                               err)) != OOC_OK)))
       goto out;
     if (k->phase != OOC_PH_BWD && k->phase != OOC_PH_UPDATE && !k->skip &&
         k->out >= 0)
@@ -637,41 +713,8 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       pwritten[k->tied_dparam] = 1;
     }
   }
-  /* The optimizer update reads the weight gradients it steps with: every
-   * backward that writes them comes before it (one stream: index order is
-   * the order they run in). holds[] is free now: it marks the tensors an
-   * update steps, by the last such update's index in upd below. */
-  {
-    int32_t q, upd = -1;
-    memset(holds, 0, (size_t)p->n_tensors + 1);
-    for (q = 0; q < ks->n; q++) {
-      const ooc_kernel *k = &ks->k[q];
-      if (k->phase != OOC_PH_UPDATE)
-        continue;
-      upd = k->instr;
-      for (j = 0; j < k->n_params; j++)
-        holds[k->params[j]] = 1;
-    }
-    for (q = 0; q < ks->n && upd >= 0; q++) {
-      const ooc_kernel *k = &ks->k[q];
-      int32_t d = -1;
-      if (k->phase != OOC_PH_BWD || k->skip || k->instr < upd)
-        continue;
-      if (k->dparam >= 0 && holds[k->dparam])
-        d = k->dparam;
-      else if (k->tied >= 0 && k->tied_dparam >= 0 && holds[k->tied_dparam])
-        d = k->tied_dparam;
-      if (d >= 0) {
-        rc = ooc_err_set(err, OOC_EINVAL,
-                         "instruction %d (COMPUTE bwd, layer %d '%s'): "
-                         "writes the weight gradients in tensor %d after "
-                         "the optimizer update (instruction %d) stepped "
-                         "with them", k->instr, k->layer,
-                         lname(m, k->layer), d, upd);
-        goto out;
-      }
-    }
-  }
+  if ((rc = update_after_grads(m, p, ks, err)) != OOC_OK)
+    goto out;
   if ((rc = grads_complete(m, p, ks, err)) != OOC_OK)
     goto out;
   rc = OOC_OK;
@@ -681,7 +724,8 @@ out:
   free(holds);
   free(cur);
   free(hver);
-  free(verof);
+  free(expect);
+  free(eoff);
   free(lastw);
   roles_free(&r);
   if (rc != OOC_OK)

@@ -83,7 +83,11 @@ typedef struct ooc_kernels {
 
 /* Resolve every COMPUTE of p. OOC_EINVAL when the tensor table does not
  * follow plan/'s layout, or an instruction does not list a tensor its
- * kernel reads or writes (the message names both), OOC_ENOMEM. */
+ * kernel reads or writes or lists as written one it does not write (the
+ * message names both), or the order breaks the dataflow: an input read
+ * as another layer left it, a gradient read before a consumer added to
+ * it, an update before a backward writing its weight gradients;
+ * OOC_ENOMEM. */
 int ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
                       const ooc_program *p, ooc_err *err);
 void ooc_kernels_free(ooc_kernels *ks);

@@ -983,16 +983,6 @@ emit_repeat(struct ld *ld, const cJSON *obj)
   return OOC_OK;
 }
 
-/* A list these parameters do not expand (an if's branch not taken, a
- * repeat's body run 0 times) is checked for what holds whatever the
- * parameters: items are objects; an if's and a repeat's fields and lists;
- * a layer's op (known), name (a string), in (a name, a generator or a
- * list of them),
- * its fields (the op's attributes, present when required). Values are not
- * evaluated: they may depend on what made the branch untaken. A typo there
- * would otherwise surface only for the parameters that take it. `where`
- * names the list ("else", "layers[2].layers"); the context is the caller's
- * (the if or repeat). Each list once per file. */
 /* check_dead()'s message: where, what, and why it is checked at all. */
 static int
 dead_err(struct ld *ld, const char *where, const char *fmt, ...)
@@ -1011,6 +1001,53 @@ dead_err(struct ld *ld, const char *where, const char *fmt, ...)
               "not expand)", msg);
 }
 
+/* Whether list arr was checked already; else note it (ld->dead, an open
+ * addressing set of the lists' nodes, so that an if inside a repeat of
+ * 10^4 costs one check, not one per iteration or per list checked). 1:
+ * seen, 0: noted, or an error. */
+static int
+dead_seen(struct ld *ld, const cJSON *arr)
+{
+  size_t h, mask;
+  int k;
+
+  if (2 * (ld->n_dead + 1) > ld->cap_dead) {
+    int cap = ld->cap_dead ? 2 * ld->cap_dead : 64;
+    const cJSON **t = calloc((size_t)cap, sizeof *t);
+    if (t == NULL)
+      return nomem(ld);
+    for (k = 0; k < ld->cap_dead; k++)
+      if (ld->dead[k] != NULL) {
+        for (h = ((uintptr_t)ld->dead[k] >> 4) * 0x9E3779B97F4A7C15ull &
+                 (size_t)(cap - 1);
+             t[h] != NULL; h = (h + 1) & (size_t)(cap - 1))
+          ;
+        t[h] = ld->dead[k];
+      }
+    free(ld->dead);
+    ld->dead = t;
+    ld->cap_dead = cap;
+  }
+  mask = (size_t)ld->cap_dead - 1;
+  for (h = ((uintptr_t)arr >> 4) * 0x9E3779B97F4A7C15ull & mask;
+       ld->dead[h] != NULL; h = (h + 1) & mask)
+    if (ld->dead[h] == arr)
+      return 1;
+  ld->dead[h] = arr;
+  ld->n_dead++;
+  return 0;
+}
+
+/* A list these parameters do not expand (an if's branch not taken, a
+ * repeat's body run 0 times) is checked for what holds whatever the
+ * parameters: items are objects; an if's and a repeat's fields and lists;
+ * a layer's op (known), name (a string), in (a name, a generator or a
+ * list of them), its fields (the op's attributes, present when
+ * required). Values are not evaluated: they may depend on what made the
+ * branch untaken. A typo there would otherwise surface only for the
+ * parameters that take it. `where` names the list ("else",
+ * "layers[2].layers"); the context is the caller's (the if or repeat).
+ * Each list once per file (dead_seen). */
 static int
 check_dead(struct ld *ld, const cJSON *arr, const char *where)
 {
@@ -1018,13 +1055,8 @@ check_dead(struct ld *ld, const cJSON *arr, const char *where)
   char w[200];
   int i = 0, k, rc;
 
-  for (k = 0; k < ld->n_dead; k++)
-    if (ld->dead[k] == arr)
-      return OOC_OK;
-  if ((rc = grow(ld, (void **)&ld->dead, &ld->cap_dead, ld->n_dead + 1,
-                 sizeof *ld->dead)))
-    return rc;
-  ld->dead[ld->n_dead++] = arr;
+  if ((rc = dead_seen(ld, arr)) != 0)
+    return rc < 0 ? rc : OOC_OK;
   cJSON_ArrayForEach(it, arr) {
     const cJSON *op_it = cJSON_GetObjectItemCaseSensitive(it, "op");
     const cJSON *in_it = cJSON_GetObjectItemCaseSensitive(it, "in");
@@ -1043,11 +1075,11 @@ check_dead(struct ld *ld, const cJSON *arr, const char *where)
             strcmp(f->string, "layers") != 0 && f->string[0] != '_' &&
             strcmp(f->string, rep ? "var" : "else") != 0)
           return dead_err(ld, w, "%s: not a field of %s (valid: %s)",
-                      f->string, rep ? "repeat" : "if",
-                      rep ? "repeat, var, layers" : "if, layers, else");
+                          f->string, rep ? "repeat" : "if",
+                          rep ? "repeat, var, layers" : "if, layers, else");
       if (!cJSON_IsArray(yes) || (!rep && no != NULL && !cJSON_IsArray(no)))
         return dead_err(ld, w, "%s: expected a list of layers",
-                    cJSON_IsArray(yes) ? "else" : "layers");
+                        cJSON_IsArray(yes) ? "else" : "layers");
       snprintf(sub, sizeof sub, "%s.layers", w);
       if ((rc = check_dead(ld, yes, sub)))
         return rc;
@@ -1070,11 +1102,11 @@ check_dead(struct ld *ld, const cJSON *arr, const char *where)
       const cJSON *r;
       if (!cJSON_IsArray(in_it))
         return dead_err(ld, w, "in: expected a name, a list or an "
-                    "input generator");
+                        "input generator");
       cJSON_ArrayForEach(r, in_it)
         if (!cJSON_IsString(r) && !cJSON_IsObject(r))
           return dead_err(ld, w, "in: expected a name, a list or "
-                      "an input generator");
+                          "an input generator");
     }
     cJSON_ArrayForEach(f, it) {
       const char *key = f->string;
@@ -1086,8 +1118,8 @@ check_dead(struct ld *ld, const cJSON *arr, const char *where)
         if (strcmp(attr_names[k], key) == 0)
           break;
       if (k == A_COUNT || !in_list(op->attrs, key))
-        return dead_err(ld, w, "%s: not an attribute of %s (valid: "
-                    "%s)", key, op->name, op->attrs[0] ? op->attrs : "none");
+        return dead_err(ld, w, "%s: not an attribute of %s (valid: %s)",
+                        key, op->name, op->attrs[0] ? op->attrs : "none");
     }
     for (k = 0; k < A_COUNT; k++)
       if (in_list(op->required, attr_names[k]) &&

@@ -261,13 +261,13 @@ as_int(reader *R, const cJSON *it, double lo, double hi, const char *field,
        it->valuedouble != (double)(int64_t)it->valuedouble))
     return bad(R, OOC_EPARSE, field, "must be an integer");
   if (it->valuedouble < lo || it->valuedouble > hi) {
-    /* Digits up to 20 of them; beyond, an exponent (1e+300). Past 2^53
-     * the digits read may not be the file's. */
+    /* Digits up to 20 of them; beyond, an exponent (1e+300). Past
+     * 2^53 - 1 the digits read may not be the file's. */
     double a = fabs(it->valuedouble);
     snprintf(msg, sizeof msg,
              a <= MAX_EXACT ? "%.0f is out of range [%.0f, %.0f]"
-             : a < 1e20 ? "a number past 2^53 (read as %.0f) is out of "
-                          "range [%.0f, %.0f]"
+             : a < 1e20 ? "a number past 2^53 - 1 (read as %.0f) is out "
+                          "of range [%.0f, %.0f]"
                         : "%g is out of range [%.0f, %.0f]",
              it->valuedouble, lo, hi);
     return bad(R, OOC_EINVAL, field, msg);

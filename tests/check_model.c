@@ -1395,7 +1395,8 @@ START_TEST(test_bad_strings)
     ooc_model_free(m);
   }
   bad_str("{\"name\":\"x\",\"input\":[3,8,8],\"layers\":["
-          "{\"name\":\"r\",\"op\":\"relu\"},{\"name\":\"@prev\",\"op\":\"relu\"},"
+          "{\"name\":\"r\",\"op\":\"relu\"},"
+          "{\"name\":\"@prev\",\"op\":\"relu\"},"
           "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"@prev\",\"r\"]}]}",
           OOC_EINVAL, "t.json: layer '@prev': name: '@prev' starts with '@', "
                       "which \"in\" keeps for @prev and @in");

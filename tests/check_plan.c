@@ -1242,12 +1242,14 @@ START_TEST(test_plan_file_errors)
            OOC_EINVAL, "p.json: scenario.batch: a number beyond "
            "1e308 is out of range [1, 9007199254740991]");
   bad_edit(text, "\"batch\":1", "\"batch\":4611686018427387904",
-           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 (read "
-           "as 4611686018427387904) is out of range [1, 9007199254740991]");
+           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 - 1 "
+           "(read as 4611686018427387904) is out of range "
+           "[1, 9007199254740991]");
   /* 2^53 + 1 reads as 2^53: refused, not taken as a number it is not. */
   bad_edit(text, "\"batch\":1", "\"batch\":9007199254740993",
-           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 (read "
-           "as 9007199254740992) is out of range [1, 9007199254740991]");
+           OOC_EINVAL, "p.json: scenario.batch: a number past 2^53 - 1 "
+           "(read as 9007199254740992) is out of range "
+           "[1, 9007199254740991]");
   bad_edit(text, "\"dtype\":\"fp16\"", "\"dtype\":\"fp64\"",
            OOC_EINVAL, "p.json: scenario.dtype: unknown value 'fp64' "
            "(valid: fp32, fp16, bf16)");
