@@ -442,34 +442,33 @@ grads_complete(const ooc_model *m, const ooc_program *p,
 {
   int32_t *first = calloc((size_t)p->n_tensors + 2, sizeof *first);
   int32_t *wr = NULL, q, j, n = 0;
-  int rc = OOC_OK;
+  int rc = OOC_OK, pass;
 
   if (first == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  /* The writers of each gradient, bucketed by tensor (wr, from first). */
-  for (q = 0; q < ks->n; q++) {
-    const ooc_kernel *k = &ks->k[q];
-    if (k->phase != OOC_PH_BWD || k->skip)
-      continue;
-    for (j = 0; j < k->n_in; j++)
-      if (k->din[j] >= 0) {
-        first[k->din[j] + 1]++;
-        n++;
+  /* The writers of each gradient, bucketed by tensor (wr, from first):
+   * counted in the first pass, placed in the second. */
+  for (pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      for (q = 0; q < p->n_tensors; q++)
+        first[q + 1] += first[q];
+      if ((wr = malloc(((size_t)n + 1) * sizeof *wr)) == NULL) {
+        free(first);
+        return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
-  }
-  for (q = 0; q < p->n_tensors; q++)
-    first[q + 1] += first[q];
-  if ((wr = malloc(((size_t)n + 1) * sizeof *wr)) == NULL) {
-    free(first);
-    return ooc_err_set(err, OOC_ENOMEM, "out of memory");
-  }
-  for (q = 0; q < ks->n; q++) {
-    const ooc_kernel *k = &ks->k[q];
-    if (k->phase != OOC_PH_BWD || k->skip)
-      continue;
-    for (j = 0; j < k->n_in; j++)
-      if (k->din[j] >= 0)
-        wr[first[k->din[j]]++] = q;
+    }
+    for (q = 0; q < ks->n; q++) {
+      const ooc_kernel *k = &ks->k[q];
+      if (k->phase != OOC_PH_BWD || k->skip)
+        continue;
+      for (j = 0; j < k->n_in; j++)
+        if (k->din[j] >= 0 && pass == 0) {
+          first[k->din[j] + 1]++;
+          n++;
+        } else if (k->din[j] >= 0) {
+          wr[first[k->din[j]]++] = q;
+        }
+    }
   }
   for (q = p->n_tensors; q > 0; q--)     /* back to the bucket starts */
     first[q] = first[q - 1];
