@@ -231,27 +231,15 @@ writes(const ooc_kernel *k, int32_t t, const uint8_t *fresh)
  * that the kernel only reads (or never touches) would let a plan drop the
  * swap-in or recompute that should have brought its data. */
 static int
-check_writes(const roles *r, const ooc_model *m, const ooc_program *p,
-             int32_t i, const ooc_kernel *k, const uint8_t *fresh,
-             ooc_err *err)
+check_writes(const ooc_model *m, const ooc_program *p, int32_t i,
+             const ooc_kernel *k, const uint8_t *fresh, ooc_err *err)
 {
   const ooc_instr *in = &p->instr[i];
-  const ooc_layer *ly = &m->layers[k->layer];
   int32_t a;
-  int j, unused;
 
   for (a = 0; a < in->n_args; a++) {
     int32_t g = p->args[in->arg_first + a], t = OOC_ARG_TENSOR(g), tl;
     if (!(g & OOC_ARG_WRITE) || writes(k, t, fresh))
-      continue;
-    /* A backward that computes no input gradient (grad_in 0: its inputs'
-     * producers have none to take) still lists them as written, as the
-     * lowering gives every activation a gradient; nothing reads them. */
-    unused = 0;
-    if (k->phase == OOC_PH_BWD && !ly->grad_in)
-      for (j = 0; j < ly->n_in && !unused; j++)
-        unused = t == r->grad[r->storage[ooc_layer_input(m, ly, j)]];
-    if (unused)
       continue;
     tl = p->tensors[t].layer;
     return ooc_err_set(err, OOC_EINVAL,
@@ -678,7 +666,7 @@ ooc_kernels_build(ooc_kernels *ks, const ooc_model *m,
       goto out;
     if ((rc = in_place_reads(m, p, i, k, holds, err)) != OOC_OK ||
         (k->phase != OOC_PH_UPDATE &&
-         ((rc = check_writes(&r, m, p, i, k, fresh, err)) != OOC_OK ||
+         ((rc = check_writes(m, p, i, k, fresh, err)) != OOC_OK ||
           (rc = check_versions(m, k, cur, expect + eoff[k->layer],
                                err)) != OOC_OK)))
       goto out;

@@ -302,6 +302,18 @@ static inline int ooc_layer_input(const ooc_model *m, const ooc_layer *l, int i)
   return m->inputs[l->in_first + i];
 }
 
+/* Does layer l's backward touch the gradient of its input i, or with i
+ * -1 of its output? Its inputs' only when it computes input gradients
+ * (grad_in): a layer none of whose inputs depends on a parameter (the
+ * first convolution, a pooling before it) has none to give. Its output's
+ * only when it has a backward at all (has_bwd): a layer with neither
+ * parameters nor such inputs (that pooling) has no use for one. So no
+ * gradient is kept for what does not depend on a parameter. */
+static inline int ooc_layer_bwd_grad(const ooc_layer *l, int i)
+{
+  return i < 0 ? l->has_bwd : l->grad_in;
+}
+
 /* Index of a layer by name, or -1. O(n). */
 int ooc_model_find_layer(const ooc_model *m, const char *name);
 

@@ -313,6 +313,8 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
       b += lv->min_ws[st->layer];
       if (st->phase == OOC_PH_BWD) {
         for (k = -1; k < l->n_in; k++) {
+          if (!ooc_layer_bwd_grad(l, k))
+            continue;
           a = lv->layer_act[k < 0 ? st->layer : ooc_layer_input(m, l, k)];
           if (a == 0 || gstamp[a] == s)
             continue;

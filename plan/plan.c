@@ -510,7 +510,8 @@ ooc_liveness_step_uses_grad(const ooc_liveness *lv, int32_t s, int32_t a)
   l = lv->steps[s].layer;
   ly = &m->layers[l];
   for (k = -1; k < ly->n_in; k++)
-    if (lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)] == a)
+    if (ooc_layer_bwd_grad(ly, k) &&
+        lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)] == a)
       return 1;
   return 0;
 }
@@ -910,7 +911,7 @@ emit_step_compute(lower *L, int32_t s, int32_t ws)
     for (k = -1; k < ly->n_in; k++) {
       int write;
       a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
-      if (lv->grad_tensor[a] < 0)
+      if (lv->grad_tensor[a] < 0 || !ooc_layer_bwd_grad(ly, k))
         continue;
       write = k >= 0 || lv->grad_first[a] == s;
       if (sc->stamp[a] == s) {
@@ -1207,6 +1208,8 @@ lower_steps(lower *L)
     if (st->phase == OOC_PH_BWD) {
       const ooc_layer *ly = &m->layers[l];
       for (k = -1; k < ly->n_in; k++) {
+        if (!ooc_layer_bwd_grad(ly, k))
+          continue;
         a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
         if (lv->grad_first[a] == s && !sc->grad_live[a]) {
           EMIT(OOC_I_ALLOC, OOC_STREAM_COMPUTE, OOC_PH_NONE,
@@ -1256,6 +1259,8 @@ lower_steps(lower *L)
       if (st->phase == OOC_PH_BWD) {
         const ooc_layer *ly = &m->layers[l];
         for (k = -1; k < ly->n_in; k++) {
+          if (!ooc_layer_bwd_grad(ly, k))
+            continue;
           a = lv->layer_act[k < 0 ? l : ooc_layer_input(m, ly, k)];
           if (lv->grad_last[a] == s && sc->grad_live[a]) {
             EMIT(OOC_I_FREE, OOC_STREAM_COMPUTE, OOC_PH_NONE,

@@ -100,7 +100,8 @@ static int lms_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       for (k = -1; k < ly->n_in; k++) {
         a = lv->layer_act[k < 0 ? lv->steps[s].layer
                                 : ooc_layer_input(m, ly, k)];
-        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0)
+        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0 ||
+            !ooc_layer_bwd_grad(ly, k))
           continue;
         if (pass == 0)
           st->gend[a]++;

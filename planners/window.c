@@ -188,7 +188,8 @@ static int win_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       for (int32_t k = -1; k < ly->n_in; k++) {
         int32_t a = lv->layer_act[k < 0 ? lv->steps[s].layer
                                          : ooc_layer_input(m, ly, k)], j;
-        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0)
+        if (lv->grad_tensor[a] < 0 || lv->grad_bytes[a] == 0 ||
+            !ooc_layer_bwd_grad(ly, k))
           continue;
         for (j = first; j < n && w->occ_act[j] != lv->n_acts + a; j++)
           ;

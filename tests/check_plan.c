@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "ir/semantics.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
@@ -53,6 +54,9 @@ mk(int i, const char *name, int n_in, int in_first, int alias,
     .out_bytes = out, .saved_bytes = saved, .workspace_bytes = ws,
     .param_bytes = par / 3, .grad_bytes = par / 3, .opt_bytes = par / 3,
     .needs = needs,
+    /* As the loader sets them: every layer after conv1 has an input that
+     * depends on a parameter; every layer but the input has a backward. */
+    .grad_in = i >= 2, .has_bwd = i >= 1,
   };
 }
 
@@ -207,6 +211,49 @@ START_TEST(test_grads)
   ck_assert_int_eq(lv->grad_first[1], 10);
   ck_assert_int_eq(lv->grad_last[1], 13);
   ck_assert_uint_eq(lv->grad_bytes[5], 4);
+}
+END_TEST
+
+/* Gradients only of what depends on a parameter: in pool_first (input,
+ * a max-pool, then conv1, the first layer with parameters), conv1's
+ * backward computes no input gradient and the max-pool has no backward,
+ * so the max-pool's output has no gradient tensor, no step uses one, and
+ * the lowered program allocates and lists only the other three. */
+START_TEST(test_grads_need_a_parameter)
+{
+  ooc_model_opts o = { .batch = 16 };
+  ooc_model *m = NULL;
+  ooc_liveness *l2 = NULL;
+  ooc_plan p2;
+  ooc_program g;
+  ooc_err e = { 0 };
+  int32_t pool, conv, i, n_grad = 0;
+
+  ck_assert_int_eq(ooc_model_load(OOC_SRCDIR "/tests/data/models/"
+                                  "pool_first.json", &o, &m, &e), OOC_OK);
+  ck_assert_int_eq(ooc_liveness_alloc(m, &l2, &e), OOC_OK);
+  pool = l2->layer_act[ooc_model_find_layer(m, "pool0")];
+  conv = l2->layer_act[ooc_model_find_layer(m, "conv1")];
+  ck_assert_int_ne(pool, conv);
+  ck_assert_int_eq(l2->grad_tensor[pool], -1);
+  ck_assert_int_eq(l2->grad_first[pool], -1);
+  ck_assert_int_ge(l2->grad_tensor[conv], 0);
+  for (i = 0; i < l2->n_steps; i++)
+    ck_assert_int_eq(ooc_liveness_step_uses_grad(l2, i, pool), 0);
+  ck_assert_int_eq(ooc_plan_init(&p2, l2, &e), OOC_OK);
+  ooc_program_init(&g);
+  ck_assert_int_eq(ooc_plan_lower(&p2, l2, &g, &e), OOC_OK);
+  for (i = 0; i < g.n_tensors; i++)
+    if (g.tensors[i].kind == OOC_T_GRAD) {
+      n_grad++;
+      ck_assert_int_ne(g.tensors[i].layer, ooc_model_find_layer(m, "pool0"));
+    }
+  ck_assert_int_eq(n_grad, 3);
+  ck_assert_int_eq(ooc_program_validate(&g, &e), OOC_OK);
+  ooc_program_fini(&g);
+  ooc_plan_fini(&p2);
+  ooc_liveness_free(l2);
+  ooc_model_free(m);
 }
 END_TEST
 
@@ -1311,6 +1358,7 @@ plan_suite(void)
   tcase_add_test(tc, test_schedule);
   tcase_add_test(tc, test_acts_and_uses);
   tcase_add_test(tc, test_grads);
+  tcase_add_test(tc, test_grads_need_a_parameter);
   tcase_add_test(tc, test_step_bytes);
   tcase_add_test(tc, test_saved_state);
   tcase_add_test(tc, test_budget_check);

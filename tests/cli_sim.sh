@@ -252,8 +252,8 @@ expect_fail "an in-place kernel moved below its reader" \
   "tc-relu.json: instruction 11 (COMPUTE fwd, layer 4 'pool1'): reads the output of layer 3 'relu1' in tensor 5, which holds the output of layer 2 'bn1' then" \
   "$OOCSIM" simulate "$TMP/tc-relu.json"
 # ... and none of these checks refuses a planner's plan: every planner's
-# plan of a model whose first layer has no parameters (its backward
-# computes no input gradient, which the program still lists) and of one
+# plan of a model whose first layer has no parameters (so its output has
+# no gradient: conv1's backward computes none, check_plan) and of one
 # where a layer reads a storage after an in-place layer rectified it
 # (both refused by the first versions of the checks) simulates again.
 # (At b16, 790 and 740 KiB lie between their working sets and in-core
