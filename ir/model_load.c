@@ -1525,7 +1525,7 @@ resolve_infer(struct ld *ld, int *inputs)
    * storage root the first layer whose backward reads that memory as its
    * input (need_in) or as its own output (need_out); -1 for none. An
    * in-place op may overwrite a storage only when neither is set. */
-  int *root = NULL, *need_in = NULL, *need_out = NULL;
+  int *root = NULL, *need_in = NULL, *need_out = NULL, *out_anc = NULL;
   int i, j, rc = OOC_OK, max_in = 1, soft;
 
   for (i = 0; i < ld->n; i++)
@@ -1536,8 +1536,9 @@ resolve_infer(struct ld *ld, int *inputs)
   root = malloc((size_t)ld->n * sizeof *root);
   need_in = malloc((size_t)ld->n * sizeof *need_in);
   need_out = malloc((size_t)ld->n * sizeof *need_out);
+  out_anc = malloc((size_t)ld->n * sizeof *out_anc);
   if (shp == NULL || rg == NULL || root == NULL || need_in == NULL ||
-      need_out == NULL) {
+      need_out == NULL || out_anc == NULL) {
     rc = nomem(ld);
     goto out;
   }
@@ -1611,12 +1612,13 @@ resolve_infer(struct ld *ld, int *inputs)
     if (l->alias_of >= 0) {
       int src = inputs[l->in_first + l->alias_of], t;
       const char *why = NULL;
-      /* An in-place op overwrites the whole storage chain it aliases ... */
-      for (t = src; l->a.in_place && t >= 0; t = ld->L[t].alias_of)
-        if (ld->L[t].needs & OOC_NEED_OUTPUT) {
-          why = "output";
-          break;
-        }
+      /* An in-place op overwrites the whole storage chain it aliases
+       * (the nearest layer on it whose backward needs its output:
+       * out_anc, so that a chain of n in-place layers costs n, not
+       * n^2) ... */
+      t = l->a.in_place ? out_anc[src] : -1;
+      if (t >= 0)
+        why = "output";
       if (why == NULL && l->a.in_place) {
         /* ... and every other reader whose backward needs that memory. */
         int r0 = root[src];
@@ -1645,6 +1647,8 @@ resolve_infer(struct ld *ld, int *inputs)
       }
     }
     root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
+    out_anc[i] = (l->needs & OOC_NEED_OUTPUT) ? i
+                 : l->alias_of >= 0 ? out_anc[l->alias_of] : -1;
     if (l->needs & OOC_NEED_INPUT)
       for (j = 0; j < l->n_in; j++) {
         int r = root[inputs[l->in_first + j]];
@@ -1661,6 +1665,7 @@ out:
   free(root);
   free(need_in);
   free(need_out);
+  free(out_anc);
   return rc;
 }
 
