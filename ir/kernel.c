@@ -40,9 +40,9 @@
  * consumer added to it; the update comes after the backwards that write
  * its weight gradients.
  *
- * Cost: O(layers + instructions x args), plus, per gradient, its readers
- * times its writers (grads_complete: a few, but an in-place chain of n
- * layers shares one gradient, n^2). Ownership: ooc_kernels owns
+ * Cost: O(layers + instructions x args + writers x log writers): a
+ * gradient's readers bisect its writers (grads_complete; an in-place
+ * chain of n layers shares one gradient). Ownership: ooc_kernels owns
  * its arrays (ooc_kernels_free).
  */
 #include "config.h"
@@ -418,18 +418,41 @@ in_place_reads(const ooc_model *m, const ooc_program *p, int32_t i,
                      tl, lname(m, tl));
 }
 
+/* A writer of a gradient (grads_complete), its bucket sorted by layer,
+ * highest first. */
+struct gw {
+  int32_t layer, instr, q;
+};
+
+static int
+by_layer_desc(const void *x, const void *y)
+{
+  const struct gw *a = x, *b = y;
+
+  if (a->layer != b->layer)
+    return a->layer > b->layer ? -1 : 1;
+  return (a->q > b->q) - (a->q < b->q);
+}
+
 /* A backward reads its output's gradient once every kernel that adds to
  * it has run: each consumer's backward (a higher layer: the layers are in
  * topological order) that writes it as an input's gradient comes before
  * the reader (one stream: index order). Aliases (flatten, reshape) skip
- * and neither read nor write. O(kernels x inputs + pairs of a gradient's
- * readers and writers). */
+ * and neither read nor write. Each gradient's writers are sorted by layer,
+ * highest first, with the latest instruction of every prefix (mx): a
+ * reader is late enough when the writers above its layer, a prefix found
+ * by bisection, all come before it. Only a failing reader scans its
+ * writers, in kernel order, for the first that comes after it (the one
+ * the message names). O(kernels x inputs + writers x log writers +
+ * readers x log writers): an in-place chain of n layers shares one
+ * gradient, read and written n times. */
 static int
 grads_complete(const ooc_model *m, const ooc_program *p,
                const ooc_kernels *ks, ooc_err *err)
 {
   int32_t *first = calloc((size_t)p->n_tensors + 2, sizeof *first);
-  int32_t *wr = NULL, q, j, n = 0;
+  int32_t *mx = NULL, q, j, n = 0;
+  struct gw *wr = NULL;
   int rc = OOC_OK, pass;
 
   if (first == NULL)
@@ -440,8 +463,12 @@ grads_complete(const ooc_model *m, const ooc_program *p,
     if (pass == 1) {
       for (q = 0; q < p->n_tensors; q++)
         first[q + 1] += first[q];
-      if ((wr = malloc(((size_t)n + 1) * sizeof *wr)) == NULL) {
+      wr = malloc(((size_t)n + 1) * sizeof *wr);
+      mx = malloc(((size_t)n + 1) * sizeof *mx);
+      if (wr == NULL || mx == NULL) {
         free(first);
+        free(wr);
+        free(mx);
         return ooc_err_set(err, OOC_ENOMEM, "out of memory");
       }
     }
@@ -454,33 +481,51 @@ grads_complete(const ooc_model *m, const ooc_program *p,
           first[k->din[j] + 1]++;
           n++;
         } else if (k->din[j] >= 0) {
-          wr[first[k->din[j]]++] = q;
+          wr[first[k->din[j]]++] =
+              (struct gw){ .layer = k->layer, .instr = k->instr, .q = q };
         }
     }
   }
   for (q = p->n_tensors; q > 0; q--)     /* back to the bucket starts */
     first[q] = first[q - 1];
   first[0] = 0;
+  for (q = 0; q < p->n_tensors; q++) {
+    int32_t a = first[q], b = first[q + 1], w;
+    if (b - a > 1)
+      qsort(wr + a, (size_t)(b - a), sizeof *wr, by_layer_desc);
+    for (w = a; w < b; w++)
+      mx[w] = w > a && mx[w - 1] > wr[w].instr ? mx[w - 1] : wr[w].instr;
+  }
   for (q = 0; q < ks->n && rc == OOC_OK; q++) {
     const ooc_kernel *k = &ks->k[q];
-    int32_t g = k->dout, w;
+    int32_t g = k->dout, lo, hi, w, x;
     if (k->phase != OOC_PH_BWD || k->skip || g < 0)
       continue;
-    for (w = first[g]; w < first[g + 1]; w++) {
-      const ooc_kernel *x = &ks->k[wr[w]];
-      if (x->layer > k->layer && x->instr > k->instr) {
-        rc = ooc_err_set(err, OOC_EINVAL,
-                         "instruction %d (COMPUTE bwd, layer %d '%s'): "
-                         "reads its output's gradient, tensor %d, before "
-                         "instruction %d (COMPUTE bwd, layer %d '%s') adds "
-                         "to it", k->instr, k->layer, lname(m, k->layer), g,
-                         x->instr, x->layer, lname(m, x->layer));
-        break;
-      }
+    lo = first[g];                /* the writers above k's layer: */
+    hi = first[g + 1];            /* [first[g], lo) once bisected */
+    while (lo < hi) {
+      int32_t mid = lo + (hi - lo) / 2;
+      if (wr[mid].layer > k->layer)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
+    if (lo == first[g] || mx[lo - 1] < k->instr)
+      continue;
+    /* The first writer in kernel order that comes after it. */
+    for (x = -1, w = first[g]; w < lo; w++)
+      if (wr[w].instr > k->instr && (x < 0 || wr[w].q < wr[x].q))
+        x = w;
+    rc = ooc_err_set(err, OOC_EINVAL,
+                     "instruction %d (COMPUTE bwd, layer %d '%s'): reads "
+                     "its output's gradient, tensor %d, before instruction "
+                     "%d (COMPUTE bwd, layer %d '%s') adds to it", k->instr,
+                     k->layer, lname(m, k->layer), g, wr[x].instr,
+                     wr[x].layer, lname(m, wr[x].layer));
   }
   free(first);
   free(wr);
+  free(mx);
   return rc;
 }
 

@@ -241,6 +241,27 @@ awk -v a="$a" -v b="$b" 'NR == a || NR == a + 1 { next }
 expect_fail "a backward that reads its gradient before a consumer adds to it" \
   "res-early.json: instruction 41 (COMPUTE bwd, layer 3 'b0_add'): reads its output's gradient, tensor 13, before instruction 46 (COMPUTE bwd, layer 4 'b1_conv') adds to it" \
   "$OOCSIM" simulate "$TMP/res-early.json"
+# In an in-place chain every dropout's backward reads and writes the one
+# gradient they share (40 readers, 41 writers): d38's backward moved above
+# d39's, and d10's moved above all of d39 .. d11's, are refused, naming
+# the first writer after the reader (the check bisects each gradient's
+# writers by layer; dropout_chain's note).
+"$OOCSIM" plan -m "$top_srcdir/tests/data/models/dropout_chain.json" -b 4 \
+  --hw v100-pcie3 -p incore -o "$TMP/dc.json" >/dev/null 2>&1
+a=$(grep -n '^\["compute",0,"bwd","device",41,' "$TMP/dc.json" | cut -d: -f1)
+for m in "40 d38" "12 d10"; do
+  set -- $m
+  b=$(grep -n "^\[\"compute\",0,\"bwd\",\"device\",$1," "$TMP/dc.json" |
+      cut -d: -f1)
+  awk -v a="$a" -v b="$b" 'NR == b { next } NR == a { print x } { print }' \
+    x="$(sed -n "${b}p" "$TMP/dc.json")" "$TMP/dc.json" >"$TMP/dc-$2.json"
+  expect_fail "an in-place chain's backward $2 above its consumer's" \
+    "dc-$2.json: instruction 59 (COMPUTE bwd, layer $1 '$2'): reads its output's gradient, tensor 6, before instruction 60 (COMPUTE bwd, layer 41 'd39') adds to it" \
+    "$OOCSIM" simulate "$TMP/dc-$2.json"
+done
+"$OOCSIM" simulate "$TMP/dc.json" >/dev/null 2>&1 &&
+  ok "the in-place chain's own plan simulates" ||
+  not_ok "the in-place chain's own plan simulates"
 # A kernel reads each input as its layer left it: relu1 (in place on
 # bn1's output) moved below pool1, which reads relu1's output, is refused
 # (found by fuzzing: simulated).
