@@ -538,7 +538,12 @@ grads_complete(const ooc_model *m, const ooc_program *p,
  * as the forward ran; a backward reading it the same, since a model whose
  * backward needs memory an in-place layer overwrites is refused at load).
  * A swap-in brings back what its swap-out took. An in-place kernel moved
- * below its reader, or run twice, is caught here. */
+ * below its reader, or run twice, is caught here. A backward that needs
+ * its output reads it as its own forward left it: no layer after it
+ * writes its storage in place (refused at load), so the storage holds
+ * k's layer's version, unless a plan rebuilt it only up to an earlier
+ * layer of the storage (a recompute of a batch-norm without the in-place
+ * relu after it) or brought back another version. */
 static int
 check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
                const int32_t *expect, ooc_err *err)
@@ -547,7 +552,22 @@ check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
   char what[160], as[160];
   int j;
 
-  if (k->skip || (k->phase == OOC_PH_BWD && !(ly->needs & OOC_NEED_INPUT)))
+  if (k->skip)
+    return OOC_OK;
+  if (k->phase == OOC_PH_BWD && (ly->needs & OOC_NEED_OUTPUT) &&
+      k->out >= 0 && cur[k->out] != k->layer) {
+    int32_t v = cur[k->out];
+    if (v < 0)
+      snprintf(what, sizeof what, "no layer's output");
+    else
+      snprintf(what, sizeof what, "the output of layer %d '%s'", v,
+               lname(m, v));
+    return ooc_err_set(err, OOC_EINVAL,
+                       "instruction %d (COMPUTE bwd, layer %d '%s'): reads "
+                       "its own output in tensor %d, which holds %s then",
+                       k->instr, k->layer, lname(m, k->layer), k->out, what);
+  }
+  if (k->phase == OOC_PH_BWD && !(ly->needs & OOC_NEED_INPUT))
     return OOC_OK;
   for (j = 0; j < k->n_in; j++) {
     int32_t x = ooc_layer_input(m, ly, j), t = k->in[j], v = -1, e;

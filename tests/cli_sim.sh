@@ -262,6 +262,18 @@ done
 "$OOCSIM" simulate "$TMP/dc.json" >/dev/null 2>&1 &&
   ok "the in-place chain's own plan simulates" ||
   not_ok "the in-place chain's own plan simulates"
+# A backward that needs its output reads it as its own forward left it:
+# fc1 recomputed into the storage just before the backward of relu1 (in
+# place on fc1's output) leaves fc1's version there, which that backward
+# reads (no other check sees it: add's backward reads neither input).
+"$OOCSIM" plan -m "$top_srcdir/tests/data/models/relu_branch.json" -b 4 \
+  --hw v100-pcie3 -p incore -o "$TMP/rb.json" >/dev/null 2>&1
+b=$(grep -n '^\["compute",0,"bwd","device",2,' "$TMP/rb.json" | cut -d: -f1)
+awk -v b="$b" 'NR == b { print "[\"compute\",0,\"recomp\",\"device\",1,-1,[2,-4,0],[]]," }
+  { print }' "$TMP/rb.json" >"$TMP/rb-late.json"
+expect_fail "a backward that reads another layer's version of its output" \
+  "rb-late.json: instruction 26 (COMPUTE bwd, layer 2 'relu1'): reads its own output in tensor 3, which holds the output of layer 1 'fc1' then" \
+  "$OOCSIM" simulate "$TMP/rb-late.json"
 # A kernel reads each input as its layer left it: relu1 (in place on
 # bn1's output) moved below pool1, which reads relu1's output, is refused
 # (found by fuzzing: simulated).
