@@ -307,8 +307,11 @@ static inline int ooc_layer_input(const ooc_model *m, const ooc_layer *l, int i)
  * (grad_in): a layer none of whose inputs depends on a parameter (the
  * first convolution, a pooling before it) has none to give. Its output's
  * only when it has a backward at all (has_bwd): a layer with neither
- * parameters nor such inputs (that pooling) has no use for one. So no
- * gradient is kept for what does not depend on a parameter. */
+ * parameters nor such inputs (that pooling) has no use for one. So an
+ * activation that depends on no parameter has a gradient only when a
+ * consumer computes its input gradients for another, trained input
+ * (grad_in is per layer: a concat of that pooling and a trained branch
+ * computes both). */
 static inline int ooc_layer_bwd_grad(const ooc_layer *l, int i)
 {
   return i < 0 ? l->has_bwd : l->grad_in;

@@ -1626,6 +1626,13 @@ resolve_infer(struct ld *ld, int *inputs)
         if (t >= 0)
           why = need_out[r0] >= 0 ? "output" : "input";
       }
+      if (why == NULL && l->a.in_place && root[src] == 0) {
+        /* ... and never the input batch: it stays as loaded for the
+         * whole iteration (and has no gradient for a backward in its
+         * storage to read). */
+        t = 0;
+        why = "batch";
+      }
       if (why != NULL && soft) {
         /* Out of place after all: the op writes its own output (and the
          * op table sizes it). */
@@ -1637,6 +1644,12 @@ resolve_infer(struct ld *ld, int *inputs)
           rc = fprefix(ld, rc, NULL);
           goto out;
         }
+      } else if (why != NULL && strcmp(why, "batch") == 0) {
+        rc = ferr(ld, OOC_EINVAL, "in_place",
+                  "overwrites the input batch '%s', which oocsim keeps as "
+                  "loaded for the whole iteration (drop in_place)",
+                  lname(ld, 0));
+        goto out;
       } else if (why != NULL) {
         rc = ferr(ld, OOC_EINVAL, "in_place",
                   "overwrites the %s of '%s', which its backward needs",

@@ -992,6 +992,38 @@ START_TEST(test_framework_ops)
           "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true}]}",
           OOC_EINVAL, "layer 'r': in_place: overwrites the output of 'p', "
           "which its backward needs");
+  /* Nor the input batch, which stays as loaded for the iteration and has
+   * no gradient (here no backward needs it, so only that rule refuses):
+   * an add into it, or a relu through a flatten of it, is
+   * refused when written on the layer; a framework default writes its
+   * own output instead. */
+  bad_str("{\"name\":\"d\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"p\",\"op\":\"avgpool\",\"kernel\":1,\"stride\":1},"
+          "{\"name\":\"c1\",\"op\":\"conv2d\",\"out\":3,\"kernel\":3,"
+          "\"pad\":1},"
+          "{\"name\":\"a1\",\"op\":\"add\",\"in\":[\"input\",\"c1\"],"
+          "\"in_place\":true}]}",
+          OOC_EINVAL, "t.json: layer 'a1': in_place: overwrites the input "
+          "batch 'input', which oocsim keeps as loaded for the whole "
+          "iteration (drop in_place)");
+  bad_str("{\"name\":\"d\",\"input\":[3,8,8],\"layers\":["
+          "{\"name\":\"f\",\"op\":\"flatten\"},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true}]}",
+          OOC_EINVAL, "t.json: layer 'r': in_place: overwrites the input "
+          "batch 'input', which oocsim keeps as loaded for the whole "
+          "iteration (drop in_place)");
+  m = load_str("{\"name\":\"d\",\"input\":[3,8,8],\"framework\":{"
+               "\"relu_in_place\":true,\"add_in_place\":true},\"layers\":["
+               "{\"name\":\"r\",\"op\":\"relu\"},"
+               "{\"name\":\"c1\",\"op\":\"conv2d\",\"out\":3,\"kernel\":3,"
+               "\"pad\":1},"
+               "{\"name\":\"a1\",\"op\":\"add\",\"in\":[\"input\",\"c1\"]}]}",
+               2);
+  ck_assert_int_eq(layer(m, "r")->alias_of, -1);
+  ck_assert_int_eq(layer(m, "r")->a.in_place, 0);
+  ck_assert_int_eq(layer(m, "a1")->alias_of, -1);
+  ck_assert_uint_eq(layer(m, "a1")->out_bytes, 3 * 8 * 8 * 4 * 2);
+  ooc_model_free(m);
 }
 END_TEST
 
