@@ -824,7 +824,7 @@ build_buckets(lower *L)
   const ooc_plan *pl = L->pl;
   const ooc_liveness *lv = L->lv;
   struct ooc_plan_scratch *sc = L->sc;
-  int32_t ns = lv->n_steps, na = lv->n_acts, i, a, k;
+  int32_t ns = lv->n_steps, na = lv->n_acts, nl = L->m->n_layers, i, a, k;
 
 #define BY(field, bk, n, arr)                                                \
   do {                                                                       \
@@ -838,16 +838,31 @@ build_buckets(lower *L)
   BY(out_wait, B_OUTWAIT, pl->n_swaps, swaps);
   BY(free_after, B_RCFREE, pl->n_recomps, recomps);
 #undef BY
-  /* Recomputes before a step run in topological (act) order: sort by act
-   * first, then stably by step. */
-  for (k = 0; k <= na; k++)
+  /* Recomputes before a step run in topological order: sorted by the
+   * last layer each runs (the last of its act's storage forward by its
+   * free_after), then stably by step. A recompute reads what the layers
+   * it runs read, produced by lower layers, whose own recomputes run
+   * only layers below the reader. (Not by act: an in-place add in a
+   * storage whose first layer comes before the add's other input, a
+   * pooling of the input, say, reads an act of a higher index.) */
+  for (k = 0; k <= nl; k++)
     sc->cnt[k] = 0;
-  for (i = 0; i < pl->n_recomps; i++)
-    sc->cnt[pl->recomps[i].act + 1]++;
-  for (k = 0; k < na; k++)
+  for (i = 0; i < pl->n_recomps; i++) {
+    const ooc_recompute *c = &pl->recomps[i];
+    int32_t last = lv->act_layers[lv->act_lfirst[c->act]];
+    for (k = 1; k < lv->act_nlayers[c->act]; k++) {
+      int32_t l = lv->act_layers[lv->act_lfirst[c->act] + k];
+      if (lv->fwd_step[l] > c->free_after)
+        break;
+      last = l;
+    }
+    sc->key[i] = last;
+    sc->cnt[last + 1]++;
+  }
+  for (k = 0; k < nl; k++)
     sc->cnt[k + 1] += sc->cnt[k];
   for (i = 0; i < pl->n_recomps; i++)
-    sc->order[sc->cnt[pl->recomps[i].act]++] = i;
+    sc->order[sc->cnt[sc->key[i]]++] = i;
   for (i = 0; i < pl->n_recomps; i++)
     sc->key[i] = pl->recomps[i].before;
   bucket_build(&sc->b[B_RCBEFORE], ns, sc->key, pl->n_recomps, sc->order);

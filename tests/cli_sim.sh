@@ -288,11 +288,12 @@ expect_fail "an in-place kernel moved below its reader" \
 # plan of a model whose first layer has no parameters (so its output has
 # no gradient: conv1's backward computes none, check_plan) and of one
 # where a layer reads a storage after an in-place layer rectified it
-# (both refused by the first versions of the checks) simulates again.
-# (At b16, 790 and 740 KiB lie between their working sets and in-core
-# peaks: 10 planners plan each, 13 of the 20 plans swap or recompute.)
+# (both refused by the first versions of the checks) simulates again, as
+# does one whose recomputes at one step must run out of act order
+# (pool_branches). (At b16, 790, 740 and 170 KiB lie between their
+# working sets and in-core peaks.)
 n=0; bad=""
-for mm in "pool_first 790KiB" "late_reader 740KiB"; do
+for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB"; do
   set -- $mm
   for p in incore naive vdnn lms capacity window checkpoint checkpoint-dp \
            pooch superneurons zero-offload joint; do
@@ -305,8 +306,19 @@ for mm in "pool_first 790KiB" "late_reader 740KiB"; do
     done
   done
 done
-[ $n -ge 40 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first and late_reader simulates ($n)" ||
-  not_ok "every planner's plan of pool_first and late_reader simulates ($n plans$bad)"
+[ $n -ge 60 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader and pool_branches simulates ($n)" ||
+  not_ok "every planner's plan of pool_first, late_reader and pool_branches simulates ($n plans$bad)"
+# pool_branches: checkpoint recomputes c1 and the storage of p1 (whose
+# in-place add reads c1) before the same step; ordered by act, the
+# storage came first and the lowering refused checkpoint's own plan.
+expect_ok "checkpoint plans pool_branches" "$OOCSIM" plan \
+  -m "$top_srcdir/tests/data/models/pool_branches.json" -b 16 \
+  --hw v100-pcie3 -p checkpoint --budget 170KiB --allocator ideal \
+  -o "$TMP/pb.json"
+grep -q '"recomp","device",3,' "$TMP/pb.json" &&
+  grep -q '"recomp","device",4,' "$TMP/pb.json" &&
+  ok "it recomputes c1 and the add that reads it" ||
+  not_ok "pool_branches: no recompute of c1 and a1 in checkpoint's plan"
 # A workspace holds what its kernels' algorithms need, no more.
 sed 's/^\["workspace",1,6912\],/["workspace",1,1099511627776],/' \
   "$TMP/tc.json" >"$TMP/tc-wbig.json"
