@@ -1205,7 +1205,10 @@ lower_steps(lower *L)
         sc->state[w->act] = ST_RESIDENT;
     }
 
-    if (st->phase == OOC_PH_FWD && m->layers[l].alias_of == -1) {
+    /* The layer owns its storage (alias_of -1), asked of the liveness's
+     * compact arrays: the model's 496-byte layer records, one per step,
+     * miss the cache on deep models (resnet depth=3002: 5 MB of them). */
+    if (st->phase == OOC_PH_FWD && lv->act_layer[lv->layer_act[l]] == l) {
       a = lv->layer_act[l];
       if (sc->state[a] != ST_ABSENT)
         return ooc_err_set(L->err, OOC_EINVAL,
