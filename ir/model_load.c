@@ -1670,7 +1670,8 @@ resolve_infer(struct ld *ld, int *inputs)
       }
     if ((l->needs & OOC_NEED_OUTPUT) && need_out[root[i]] < 0)
       need_out[root[i]] = i;
-    rg[i] = l->grad_in || l->params > 0;
+    rg[i] = l->has_bwd;        /* depends on a parameter: its own, a tied
+                                  table's, or an input's (ops.c) */
   }
 out:
   free(shp);

@@ -430,6 +430,24 @@ START_TEST(test_transformer)
   shape_is(layer(m, "s"), 2, 8, 8, 0);
   ck_assert_double_eq(layer(m, "s")->fwd_flops, 2.0 * 8 * 8 * 8);
   ooc_model_free(m);
+
+  /* A tied head's output depends on the table it shares even when its
+   * input depends on no parameter (a reshape of the input here): the
+   * loss after it computes its input gradient, which the head's
+   * backward reads for the table's gradient. */
+  m = load_str("{\"name\":\"t\",\"input\":[8],\"layers\":["
+               "{\"name\":\"e\",\"op\":\"embedding\",\"vocab\":16,\"out\":4},"
+               "{\"name\":\"rs\",\"op\":\"reshape\",\"shape\":[2,4],"
+               "\"in\":\"input\"},"
+               "{\"name\":\"head\",\"op\":\"linear\",\"out\":16,"
+               "\"bias\":false,\"tied\":true},"
+               "{\"name\":\"loss\",\"op\":\"softmax_ce\"}]}", 2);
+  ck_assert_int_eq(layer(m, "head")->grad_in, 0);
+  ck_assert_int_eq(layer(m, "head")->has_bwd, 1);
+  ck_assert_int_eq(layer(m, "loss")->grad_in, 1);
+  ck_assert_int_eq(layer(m, "loss")->has_bwd, 1);
+  ck_assert_double_gt(layer(m, "loss")->bwd_data_flops, 0);
+  ooc_model_free(m);
 }
 END_TEST
 
