@@ -47,6 +47,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,22 @@ lname(const ooc_model *m, int32_t l)
                                                          : "?";
 }
 
+int
+ooc_kernel_err(ooc_err *err, const ooc_model *m, int32_t instr, int phase,
+               int32_t layer, const char *fmt, ...)
+{
+  char what[512];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return ooc_err_set(err, OOC_EINVAL,
+                     "instruction %d (COMPUTE %s, layer %d '%s'): %s", instr,
+                     ooc_phase_name((ooc_phase)phase), layer, lname(m, layer),
+                     what);
+}
+
 /* The arg of instruction in naming tensor t: 1 read, 2 written, 0 none. */
 static int
 arg_of(const ooc_program *p, const ooc_instr *in, int32_t t)
@@ -176,13 +193,10 @@ need(const ooc_model *m, const ooc_program *p, int32_t i, int32_t t,
   if (a == 2 || (a == 1 && !write))
     return OOC_OK;
   tl = p->tensors[t].layer;
-  return ooc_err_set(err, OOC_EINVAL,
-                     "instruction %d (COMPUTE %s, layer %d '%s'): "
+  return ooc_kernel_err(err, m, i, in->phase, in->layer,
                      "its kernel %s tensor %d (%s, %s of layer %d '%s'), "
-                     "which the instruction %s", i,
-                     ooc_phase_name((ooc_phase)in->phase), in->layer,
-                     lname(m, in->layer), write ? "writes" : "reads", t,
-                     role,
+                     "which the instruction %s", write ? "writes" : "reads",
+                     t, role,
                      ooc_tensor_kind_name((ooc_tensor_kind)p->tensors[t].kind),
                      tl, lname(m, tl),
                      a == 0 ? "does not list" : "lists as read only");
@@ -242,12 +256,9 @@ check_writes(const ooc_model *m, const ooc_program *p, int32_t i,
     if (!(g & OOC_ARG_WRITE) || writes(k, t, fresh))
       continue;
     tl = p->tensors[t].layer;
-    return ooc_err_set(err, OOC_EINVAL,
-                       "instruction %d (COMPUTE %s, layer %d '%s'): lists "
-                       "tensor %d (%s of layer %d '%s') as written, which "
-                       "its kernel does not write", i,
-                       ooc_phase_name((ooc_phase)in->phase), in->layer,
-                       lname(m, in->layer), t,
+    return ooc_kernel_err(err, m, i, in->phase, in->layer, "lists "
+                          "tensor %d (%s of layer %d '%s') as written, "
+                          "which its kernel does not write", t,
                        ooc_tensor_kind_name((ooc_tensor_kind)
                                             p->tensors[t].kind),
                        tl, lname(m, tl));
@@ -369,10 +380,8 @@ resolve(const roles *r, const ooc_model *m, const ooc_program *p,
     if ((rc = need(m, p, i, k->out, 0, "the output", err)) != OOC_OK)
       return rc;
   if (k->dout < 0 && ly->op != OOC_OPK_SOFTMAX_CE)
-    return ooc_err_set(err, OOC_EINVAL,
-                       "instruction %d (COMPUTE bwd, layer %d "
-                       "'%s'): its output has no gradient tensor", i,
-                       in->layer, ly->name ? ly->name : "?");
+    return ooc_kernel_err(err, m, i, in->phase, in->layer,
+                          "its output has no gradient tensor");
   if ((rc = need(m, p, i, k->dout, arg_of(p, in, k->dout) == 2,
                  "the output's gradient", err)) != OOC_OK ||
       (rc = need(m, p, i, k->param, k->dparam == k->param,
@@ -408,12 +417,10 @@ in_place_reads(const ooc_model *m, const ooc_program *p, int32_t i,
   if (!k->inplace || k->skip || k->phase == OOC_PH_BWD || t < 0 || holds[t])
     return OOC_OK;
   tl = p->tensors[t].layer;
-  return ooc_err_set(err, OOC_EINVAL,
-                     "instruction %d (COMPUTE %s, layer %d '%s'): its kernel "
-                     "works in place on tensor %d (%s of layer %d '%s'), "
-                     "which holds no data then (nothing wrote it since its "
-                     "ALLOC)", i, ooc_phase_name((ooc_phase)in->phase),
-                     in->layer, lname(m, in->layer), t,
+  return ooc_kernel_err(err, m, i, in->phase, in->layer, "its kernel "
+                        "works in place on tensor %d (%s of layer %d '%s'), "
+                        "which holds no data then (nothing wrote it since "
+                        "its ALLOC)", t,
                      ooc_tensor_kind_name((ooc_tensor_kind)p->tensors[t].kind),
                      tl, lname(m, tl));
 }
@@ -516,12 +523,10 @@ grads_complete(const ooc_model *m, const ooc_program *p,
     for (x = -1, w = first[g]; w < lo; w++)
       if (wr[w].instr > k->instr && (x < 0 || wr[w].q < wr[x].q))
         x = w;
-    rc = ooc_err_set(err, OOC_EINVAL,
-                     "instruction %d (COMPUTE bwd, layer %d '%s'): reads "
-                     "its output's gradient, tensor %d, before instruction "
-                     "%d (COMPUTE bwd, layer %d '%s') adds to it", k->instr,
-                     k->layer, lname(m, k->layer), g, wr[x].instr,
-                     wr[x].layer, lname(m, wr[x].layer));
+    rc = ooc_kernel_err(err, m, k->instr, k->phase, k->layer, "reads its "
+                        "output's gradient, tensor %d, before instruction "
+                        "%d (COMPUTE bwd, layer %d '%s') adds to it", g,
+                        wr[x].instr, wr[x].layer, lname(m, wr[x].layer));
   }
   free(first);
   free(wr);
@@ -562,10 +567,9 @@ check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
     else
       snprintf(what, sizeof what, "the output of layer %d '%s'", v,
                lname(m, v));
-    return ooc_err_set(err, OOC_EINVAL,
-                       "instruction %d (COMPUTE bwd, layer %d '%s'): reads "
-                       "its own output in tensor %d, which holds %s then",
-                       k->instr, k->layer, lname(m, k->layer), k->out, what);
+    return ooc_kernel_err(err, m, k->instr, k->phase, k->layer, "reads its "
+                          "own output in tensor %d, which holds %s then",
+                          k->out, what);
   }
   if (k->phase == OOC_PH_BWD && !(ly->needs & OOC_NEED_INPUT))
     return OOC_OK;
@@ -585,12 +589,9 @@ check_versions(const ooc_model *m, const ooc_kernel *k, const int32_t *cur,
                lname(m, e));
     else
       as[0] = '\0';
-    return ooc_err_set(err, OOC_EINVAL,
-                       "instruction %d (COMPUTE %s, layer %d '%s'): reads "
-                       "the output of layer %d '%s' in tensor %d%s, which "
-                       "holds %s then", k->instr,
-                       ooc_phase_name((ooc_phase)k->phase), k->layer,
-                       lname(m, k->layer), x, lname(m, x), t, as, what);
+    return ooc_kernel_err(err, m, k->instr, k->phase, k->layer, "reads the "
+                          "output of layer %d '%s' in tensor %d%s, which "
+                          "holds %s then", x, lname(m, x), t, as, what);
   }
   return OOC_OK;
 }
@@ -627,11 +628,10 @@ update_after_grads(const ooc_model *m, const ooc_program *p,
     else if (k->tied >= 0 && k->tied_dparam >= 0 && stepped[k->tied_dparam])
       d = k->tied_dparam;
     if (d >= 0)
-      rc = ooc_err_set(err, OOC_EINVAL,
-                       "instruction %d (COMPUTE bwd, layer %d '%s'): writes "
-                       "the weight gradients in tensor %d after the "
-                       "optimizer update (instruction %d) stepped with them",
-                       k->instr, k->layer, lname(m, k->layer), d, upd);
+      rc = ooc_kernel_err(err, m, k->instr, k->phase, k->layer, "writes the "
+                          "weight gradients in tensor %d after the optimizer "
+                          "update (instruction %d) stepped with them", d,
+                          upd);
   }
   free(stepped);
   return rc;

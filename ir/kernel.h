@@ -96,4 +96,11 @@ void ooc_kernels_free(ooc_kernels *ks);
 int ooc_kernels_check(const ooc_model *m, const ooc_program *p,
                       ooc_err *err);
 
+/* OOC_EINVAL with the message every refusal of a COMPUTE starts with,
+ * "instruction I (COMPUTE PHASE, layer L 'NAME'): ", then fmt: the
+ * kernel checks here and the plan-file checks (plan/plan.c) share it. */
+int ooc_kernel_err(ooc_err *err, const ooc_model *m, int32_t instr, int phase,
+                   int32_t layer, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 #endif

@@ -18,12 +18,12 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/algo.h"
+#include "ir/kernel.h"
 #include "ir/semantics.h"
 #include "plan/plan.h"
 
@@ -1831,32 +1831,6 @@ tensor_err(ooc_err *err, const ooc_program *p, int32_t t, const char *fmt,
                      p->tensors[t].layer, what);
 }
 
-/* "instruction I (COMPUTE PHASE, layer L 'NAME'): WHAT" for COMPUTE i,
- * whose layer is one of m's. */
-static int
-compute_err(ooc_err *err, const ooc_model *m, const ooc_program *p,
-            int32_t i, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int
-compute_err(ooc_err *err, const ooc_model *m, const ooc_program *p,
-            int32_t i, const char *fmt, ...)
-{
-  const ooc_instr *in = &p->instr[i];
-  char what[256];
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return ooc_err_set(err, OOC_EINVAL, "instruction %d (COMPUTE %s, layer %d "
-                     "'%s'): %s", i, ooc_phase_name((ooc_phase)in->phase),
-                     in->layer,
-                     m->layers[in->layer].name ? m->layers[in->layer].name
-                                               : "?",
-                     what);
-}
-
 int
 ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
                        ooc_err *err)
@@ -2066,9 +2040,9 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
           p->tensors[t].kind != OOC_T_WORKSPACE)
         continue;
       if (p->tensors[t].layer != in->layer) {
-        rc = compute_err(err, m, p, i, "lists tensor %d, the workspace of "
-                         "layer %d, not one of its own", t,
-                         p->tensors[t].layer);
+        rc = ooc_kernel_err(err, m, i, in->phase, in->layer, "lists tensor "
+                            "%d, the workspace of layer %d, not one of its "
+                            "own", t, p->tensors[t].layer);
         break;
       }
       listed = 1;
@@ -2081,10 +2055,11 @@ ooc_plan_check_tensors(const ooc_program *p, const ooc_liveness *lv,
         wmax[t] = need;
     }
     if (rc == OOC_OK && need > 0 && !listed)
-      rc = compute_err(err, m, p, i, "its kernel (algorithm %s) needs %llu "
-                       "bytes of workspace, and the instruction lists none",
-                       ooc_algo_name((ooc_algo)in->algo),
-                       (unsigned long long)need);
+      rc = ooc_kernel_err(err, m, i, in->phase, in->layer, "its kernel "
+                          "(algorithm %s) needs %llu bytes of workspace, and "
+                          "the instruction lists none",
+                          ooc_algo_name((ooc_algo)in->algo),
+                          (unsigned long long)need);
   }
   /* ... and no more: the lowering sizes each by its kernels' algorithms
    * (a larger one is memory no kernel asked for). */
