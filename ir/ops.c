@@ -196,6 +196,13 @@ finish(ooc_layer *l, const ooc_shape *const *in, int n_in, int64_t batch,
   if (!l->has_bwd) {
     l->bwd_data_flops = l->bwd_weight_flops = 0;
     l->needs = OOC_NEED_NONE;
+    /* Nothing runs the backward the indices were for: a framework pools
+     * as in inference (PyTorch's autograd saves no indices for an input
+     * that needs no gradient), and the executors keep no index tensor in
+     * the output's storage (cuDNN has none; oneDNN's workspace is a side
+     * buffer), so the output is all the pooling keeps. */
+    if (l->op == OOC_OPK_MAXPOOL)
+      l->saved_bytes = 0;
   }
 
   out_b = (double)out_full;

@@ -231,7 +231,7 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
         for (k = 0; k < l->n_in; k++)
           TOUCH(lv->layer_act[ooc_layer_input(m, l, k)]);
       if ((l->needs & OOC_NEED_OUTPUT) ||
-          (l->saved_bytes > 0 &&
+          (l->has_bwd && l->saved_bytes > 0 &&
            l->saved_bytes >= m->layers[lv->act_layer[lv->layer_act[st->layer]]]
                                  .out_bytes))
         TOUCH(lv->layer_act[st->layer]);

@@ -985,6 +985,8 @@ START_TEST(test_framework_ops)
 
   /* Defaults: PyTorch's int64 indices, in place as each layer says. */
   m = load_str("{\"name\":\"d\",\"input\":[4,8,8],\"layers\":["
+               "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,"
+               "\"kernel\":1},"
                "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
                "{\"name\":\"r\",\"op\":\"relu\"}]}", 3);
   ck_assert_str_eq(m->framework, "pytorch");
@@ -992,6 +994,16 @@ START_TEST(test_framework_ops)
   ck_assert_int_eq(m->fw_relu_in_place, -1);
   ck_assert_uint_eq(layer(m, "p")->saved_bytes, 4 * 4 * 4 * 8 * 3);
   ck_assert_int_eq(layer(m, "r")->alias_of, -1);
+  ooc_model_free(m);
+  /* A pooling with no backward (nothing before it is trained) saves no
+   * indices: its output is all it keeps. */
+  m = load_str("{\"name\":\"d\",\"input\":[4,8,8],\"layers\":["
+               "{\"name\":\"p\",\"op\":\"maxpool\",\"kernel\":2},"
+               "{\"name\":\"c\",\"op\":\"conv2d\",\"out\":4,"
+               "\"kernel\":1}]}", 3);
+  ck_assert_int_eq(layer(m, "p")->has_bwd, 0);
+  ck_assert_uint_eq(layer(m, "p")->saved_bytes, 0);
+  ck_assert_uint_eq(layer(m, "p")->out_bytes, 4 * 4 * 4 * 4 * 3);
   ooc_model_free(m);
 
   snprintf(json, sizeof json, fmt, "int16");

@@ -218,7 +218,8 @@ END_TEST
  * a max-pool, then conv1, the first layer with parameters), conv1's
  * backward computes no input gradient and the max-pool has no backward,
  * so the max-pool's output has no gradient tensor, no step uses one, and
- * the lowered program allocates and lists only the other three. */
+ * the lowered program allocates and lists only the other three; and the
+ * max-pool saves no indices. */
 START_TEST(test_grads_need_a_parameter)
 {
   ooc_model_opts o = { .batch = 16 };
@@ -240,6 +241,13 @@ START_TEST(test_grads_need_a_parameter)
   ck_assert_int_ge(l2->grad_tensor[conv], 0);
   for (i = 0; i < l2->n_steps; i++)
     ck_assert_int_eq(ooc_liveness_step_uses_grad(l2, i, pool), 0);
+  /* Nor does it keep its indices (int64, twice its fp32 output) or its
+   * output for a backward: 3 x 16 x 16 x 16 x 4 bytes, last read by
+   * conv1's backward. */
+  ck_assert_uint_eq(l2->act_bytes[pool], 49152);
+  ck_assert_int_eq(l2->steps[l2->act_last[pool]].layer,
+                   ooc_model_find_layer(m, "conv1"));
+  ck_assert_int_eq(l2->steps[l2->act_last[pool]].phase, OOC_PH_BWD);
   ck_assert_int_eq(ooc_plan_init(&p2, l2, &e), OOC_OK);
   ooc_program_init(&g);
   ck_assert_int_eq(ooc_plan_lower(&p2, l2, &g, &e), OOC_OK);
