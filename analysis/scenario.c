@@ -298,6 +298,17 @@ ooc_scenario_lookup(const ooc_scenario_spec *spec,
   return OOC_OK;
 }
 
+/* With --steady, iterations up to OOC_SIM_MAX_ITERATIONS in all, or
+ * --iterations N when that is more (0: no more than asked). */
+static int
+steady_max(const ooc_scenario_spec *spec)
+{
+  if (!spec->steady)
+    return 0;
+  return spec->iterations > OOC_SIM_MAX_ITERATIONS ? spec->iterations
+                                                   : OOC_SIM_MAX_ITERATIONS;
+}
+
 static int
 run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
        ooc_summary *sum, ooc_scenario_out *out, ooc_err *err)
@@ -307,7 +318,7 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
     .opts = spec->opts, .n_opts = spec->n_opts,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
-    .max_iterations = spec->steady ? OOC_SIM_MAX_ITERATIONS : 0,
+    .max_iterations = steady_max(spec),
     .trace = out != NULL ? out->trace : NULL,
     .layer_algo = spec->layer_algo,
   };
@@ -483,7 +494,7 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
     .allocator_options = aopts, .budget = budget, .chunk_bytes = 0,
     .iterations = spec->iterations > 0 ? spec->iterations
                                        : OOC_PLANSIM_ITERATIONS,
-    .max_iterations = spec->steady ? OOC_SIM_MAX_ITERATIONS : 0,
+    .max_iterations = steady_max(spec),
   };
   if ((rc = ooc_sim_alloc(&cfg, &sim, err)) < 0)
     goto done;

@@ -120,8 +120,9 @@ const ooc_cli_option ooc_cli_options[] = {
   { "steady", 0, OOC_OPT_STEADY, NULL,
     ALLSCEN | OOC_CMD_SWEEP | OOC_CMD_REPORT,
     "simulate (and plan) until the allocator is steady:\n"
-    "more iterations, up to 8, until one takes and\n"
-    "gives back no device memory" },
+    "more iterations, up to 8 (or the timed iterations\n"
+    "asked for, when more), until one takes and gives\n"
+    "back no device memory" },
   { "iterations", 0, OOC_OPT_ITERS, "N", EXECS,
     "timed iterations executed; the median is reported\n(default 3)" },
   { "warmup", 0, OOC_OPT_WARMUP, "W", EXECS,

@@ -795,6 +795,10 @@ expect_ok "simulate --json" "$OOCSIM" simulate "$TMP/bw.json" --json --no-timing
 grep -q "^result      INFEASIBLE: out of memory at fwd mlm_decoder" "$TMP/bw3.txt" &&
   grep -q "^            in timed iteration 3: the earlier ones fit, but the allocator had not settled$" "$TMP/bw3.txt" &&
   ok "--steady: out of memory in the third iteration" || not_ok "--steady: $(grep -A1 result "$TMP/bw3.txt")"
+# --iterations above --steady's 8 is the most then: 10 here, not refused
+"$OOCSIM" simulate "$TMP/bw.json" --steady --iterations 10 >"$TMP/bw10.txt" 2>&1
+grep -q "^            in timed iteration 3: the earlier ones fit, but the allocator had not settled$" "$TMP/bw10.txt" &&
+  ok "--steady --iterations 10: out of memory in the third iteration" || not_ok "--steady --iterations 10: $(cat "$TMP/bw10.txt")"
 # compare marks it, and says what it means once under the table
 "$OOCSIM" compare $S >"$TMP/bwc.txt" 2>&1
 grep -q "^window .* ok (not steady)$" "$TMP/bwc.txt" &&
