@@ -26,7 +26,9 @@
 static const ooc_cli_doc doc = {
   .name = "info", .cmd = OOC_CMD_INFO,
   .usage = "Usage: oocsim info -m MODEL [-b BATCH] [--set K=V ...]\n"
-           "                   [--dtype fp32|fp16|bf16] [--optimizer O] [--json]\n"
+           "                   [--dtype fp32|fp16|bf16 | --precision P]\n"
+           "                   [--optimizer O] [--hw HW [--hw-set K=V ...]]\n"
+           "                   [--json]\n"
            "       oocsim info --hw HW [--hw-set K=V ...] [--json]\n",
   .about =
     "Per-layer table of a model: name, op, output shape (per sample),\n"

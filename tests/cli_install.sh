@@ -55,7 +55,14 @@ grep -qF "data directory: $TMP/p2/share/oocsim (installed)" "$TMP/out" &&
 for d in hardware.md architecture.md executor.md validation.md; do
   [ -f "$TMP/p2/share/doc/oocsim/$d" ] && ok "$d installed" || not_ok "$d installed"
 done
-for d in models/README.md hwprofiles/README.md; do
+# What the installed documents embed is installed where they link to it.
+for d in "$TMP/p2/share/doc/oocsim"/*.md; do
+  for t in $(grep -oE '\]\([^):#]+\)' "$d" | sed -E 's/^\]\(//; s/\)$//' | sort -u); do
+    [ -e "$(dirname "$d")/$t" ] && ok "$(basename "$d") -> $t installed" ||
+      not_ok "$(basename "$d") links to $t, not installed"
+  done
+done
+for d in models/README.md hwprofiles/README.md plots/README.md; do
   [ -f "$TMP/p2/share/oocsim/$d" ] && ok "$d installed" || not_ok "$d installed"
 done
 
