@@ -532,6 +532,8 @@ typedef struct lower {
   int batch_err;                   /* an early FREE could not be emitted */
   int32_t pi_next, pi_free;        /* streamed weights: next interval by
                                       start to copy in, by end to free */
+  int32_t rc_key;                  /* the next recompute kernel's stamp
+                                      (-2, -3, ...: one per kernel) */
 } lower;
 
 static const char *
@@ -992,13 +994,17 @@ emit_recompute(lower *L, int32_t r, int32_t s)
     for (q = sc->b[B_INBEFORE].first[s]; q < sc->b[B_INBEFORE].first[s + 1];
          q++)
       WAIT(sc->h2d_instr[sc->b[B_INBEFORE].idx[q]]);
+    /* Each kernel lists its own inputs: one the chain's earlier kernel
+     * read too (fc1 for a dropout and the in-place add into it) is read
+     * again. */
     for (j = 0; j < ly->n_in; j++) {
       int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-      if (b == a || sc->stamp[b] == -2 - r)
+      if (b == a || sc->stamp[b] == L->rc_key)
         continue;
-      sc->stamp[b] = -2 - r;
+      sc->stamp[b] = L->rc_key;
       ARG(lv->act_tensor[b], 0);
     }
+    L->rc_key--;
     if (lv->layer_param_tensor[l] >= 0) {
       if (L->pl->param_where[l] == OOC_PARAM_STREAM)
         WAIT(sc->p_h2d[l]);
@@ -1679,7 +1685,7 @@ ooc_plan_lower(const ooc_plan *pl, const ooc_liveness *lv, ooc_program *p,
   struct ooc_plan_scratch *sc = pl->scratch;
   lower L = { .pl = pl, .lv = lv, .m = m, .p = p, .sc = sc, .err = err,
               .last_copy = { -1, -1, -1 }, .synced = { -1, -1, -1 },
-              .memwait = -1 };
+              .memwait = -1, .rc_key = -2 };
   int32_t i, a, t, n_items;
   int rc;
   ooc_plan eff;

@@ -290,10 +290,13 @@ expect_fail "an in-place kernel moved below its reader" \
 # where a layer reads a storage after an in-place layer rectified it
 # (both refused by the first versions of the checks) simulates again, as
 # does one whose recomputes at one step must run out of act order
-# (pool_branches). (At b16, 790, 740 and 170 KiB lie between their
-# working sets and in-core peaks.)
+# (pool_branches), and one whose recompute runs a dropout and an in-place
+# add into it, each kernel listing what it reads (add_recompute). (At b16,
+# 790, 740, 170 and 124 KiB lie between their working sets and in-core
+# peaks.)
 n=0; bad=""
-for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB"; do
+for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
+          "add_recompute 124KiB"; do
   set -- $mm
   for p in incore naive vdnn lms capacity window checkpoint checkpoint-dp \
            pooch superneurons zero-offload joint; do
@@ -306,8 +309,8 @@ for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB"; do
     done
   done
 done
-[ $n -ge 60 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader and pool_branches simulates ($n)" ||
-  not_ok "every planner's plan of pool_first, late_reader and pool_branches simulates ($n plans$bad)"
+[ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n)" ||
+  not_ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n plans$bad)"
 # pool_branches: checkpoint recomputes c1 and the storage of p1 (whose
 # in-place add reads c1) before the same step; ordered by act, the
 # storage came first and the lowering refused checkpoint's own plan.
