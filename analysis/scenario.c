@@ -354,6 +354,13 @@ run_in(ooc_scenario *sc, const ooc_scenario_spec *spec, int want_baseline,
   ooc_program_init(&prog);
   if ((rc = ooc_plansim_run(&job, &prog, &res, err)) < 0)
     goto done;
+  /* What a plan file of it would have to pass to be replayed or
+   * executed: a program the executors would refuse is no result. */
+  if ((rc = ooc_kernels_check(sc->model, &prog, err)) < 0) {
+    rc = ooc_err_prefix(err, rc, "planner '%s': its program: ",
+                        job.planner->name);
+    goto done;
+  }
   if ((rc = fill_summary(sc, job.planner->name, ooc_scenario_alloc_spec(spec),
                          job.budget, &prog, &res.sim, res.note, res.metrics,
                          res.n_metrics,
