@@ -89,6 +89,8 @@ struct sn_state {
   int32_t *ck_bwd;          /* backward steps of checkpoint layers, asc */
   int32_t n_ck_bwd;
   int32_t *rd, n_rd;        /* (step, act) reads by recomputes */
+  int32_t *rda, *rda_first; /* the same by act: act a's steps ascending
+                               rda[rda_first[a] .. rda_first[a + 1]) */
   int32_t *acts;            /* scratch list of acts (cap_in or more) */
   int32_t cap_in;           /* ooc_plan_recompute_inputs' bound */
   int32_t *stack;           /* chain_close's work list */
@@ -120,6 +122,8 @@ static int is_ckpt_op(int op)
          op == OOC_OPK_DECONV2D || op == OOC_OPK_LINEAR ||
          op == OOC_OPK_ADD || op == OOC_OPK_CONCAT;
 }
+
+static int32_t step_act(const ooc_liveness *lv, int32_t s);
 
 static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
 {
@@ -169,6 +173,44 @@ static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     for (k = 0; k < lv->act_nlayers[a] && !st->ckpt[a]; k++)
       st->ckpt[a] = is_ckpt_op(
           ctx->model->layers[lv->act_layers[lv->act_lfirst[a] + k]].op);
+  }
+  /* Departure: segments are runs of layers between checkpoints, each
+   * rebuilt from the checkpoint before it, as in the seed's chains. A
+   * layer that reads an output of an earlier segment (matmul(l5, l1)
+   * with l1 before the checkpoint l5) would rebuild from a tensor that
+   * segment dropped: that output is kept as a checkpoint instead, until
+   * no segment reads another's (each pass O(steps + inputs); marking one
+   * splits its segment, which may expose another such read). */
+  {
+    const ooc_model *m = ctx->model;
+    int32_t *seg = malloc(((size_t)lv->n_steps + 1) * sizeof *seg);
+    int changed = 1;
+    if (seg == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out of "
+                         "memory");
+    while (changed) {
+      int32_t id = 0;
+      changed = 0;
+      for (s = 0; s < lv->n_steps && lv->steps[s].phase == OOC_PH_FWD; s++) {
+        if (st->ckpt[step_act(lv, s)])
+          id++;
+        seg[s] = id;
+      }
+      for (s = 0; s < lv->n_steps && lv->steps[s].phase == OOC_PH_FWD; s++) {
+        const ooc_layer *ly = &m->layers[lv->steps[s].layer];
+        if (st->ckpt[step_act(lv, s)])
+          continue;
+        for (int32_t j = 0; j < ly->n_in; j++) {
+          int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+          int32_t p = ooc_kit_producer(lv, b);
+          if (b > 0 && !st->ckpt[b] && p >= 0 && p < s && seg[p] != seg[s]) {
+            st->ckpt[b] = 1;
+            changed = 1;
+          }
+        }
+      }
+    }
+    free(seg);
   }
   for (s = 0; s < lv->n_steps; s++)
     if (lv->steps[s].phase == OOC_PH_BWD &&
@@ -221,6 +263,8 @@ static void sn_free(void *state)
   free(st->stack);
   free(st->ck_bwd);
   free(st->rd);
+  free(st->rda);
+  free(st->rda_first);
   free(st->comp);
   free(st->arrive);
   free(st->arrive_next);
@@ -556,6 +600,24 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
     }
     qsort(st->rd, (size_t)n, 2 * sizeof *st->rd, by_step);
     st->n_rd = n;
+    /* By act (counting sort, stable: each act's steps stay ascending),
+     * for the victims' next reads below. */
+    free(st->rda);
+    free(st->rda_first);
+    st->rda = malloc(((size_t)n + 1) * sizeof *st->rda);
+    st->rda_first = calloc((size_t)lv->n_acts + 1, sizeof *st->rda_first);
+    if (st->rda == NULL || st->rda_first == NULL)
+      return ooc_err_set(err, OOC_ENOMEM, "planner 'superneurons': out of "
+                         "memory");
+    for (i = 0; i < n; i++)
+      st->rda_first[st->rd[2 * i + 1] + 1]++;
+    for (a = 0; a < lv->n_acts; a++)
+      st->rda_first[a + 1] += st->rda_first[a];
+    for (i = 0; i < n; i++)
+      st->rda[st->rda_first[st->rd[2 * i + 1]]++] = st->rd[2 * i];
+    for (a = lv->n_acts; a > 0; a--)      /* back to the starts */
+      st->rda_first[a] = st->rda_first[a - 1];
+    st->rda_first[0] = 0;
   }
   /* The walk's arrivals and drops by step, so that each step looks only
    * at its own (a scan of every act per step made gpt2 at 1,000 layers
@@ -614,6 +676,15 @@ static int cache(struct sn_state *st, const ooc_planner_ctx *ctx,
           }
         if (st->need[a] > s && (na < 0 || st->need[a] < na))
           na = st->need[a];
+        /* A recompute that reads it is a read too: the first after s
+         * (matmul(l2, l2) rebuilt before a backward step between two of
+         * l2's own backward reads). */
+        for (k = st->rda_first[a]; k < st->rda_first[a + 1]; k++)
+          if (st->rda[k] > s) {
+            if (na < 0 || st->rda[k] < na)
+              na = st->rda[k];
+            break;
+          }
         if (na < 0)
           continue;            /* dead: liveness frees it */
         ia = prefetch_after(st, na, st->lock[a]);

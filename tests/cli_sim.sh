@@ -311,6 +311,27 @@ for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
 done
 [ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n)" ||
   not_ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n plans$bad)"
+# SuperNeurons on graphs that are not chains: an output read again by a
+# recompute between two of its backward reads (sn_late_read), one read by
+# a later segment's layer (sn_cross_segment). Both planned an invalid
+# program (an internal error, exit 1); now each plans, and its file
+# replays to the same result.
+for mm in "sn_late_read 9216B pool" "sn_cross_segment 10864B ideal" \
+          "sn_cross_segment 12KiB caching"; do
+  set -- $mm
+  "$OOCSIM" simulate -m "$top_srcdir/tests/data/models/$1.json" -b 2 \
+    --hw v100-pcie3 -p superneurons --budget $2 --allocator $3 --json \
+    --no-timing >"$TMP/snx1.json" 2>"$TMP/snx.err" &&
+  "$OOCSIM" plan -m "$top_srcdir/tests/data/models/$1.json" -b 2 \
+    --hw v100-pcie3 -p superneurons --budget $2 --allocator $3 \
+    -o "$TMP/snx.json" >/dev/null 2>>"$TMP/snx.err" &&
+  "$OOCSIM" simulate "$TMP/snx.json" --json --no-timing >"$TMP/snx2.json" \
+    2>>"$TMP/snx.err" &&
+  [ "$(num iteration_s "$TMP/snx1.json")" = "$(num iteration_s "$TMP/snx2.json")" ] &&
+  [ "$(num feasible "$TMP/snx1.json")" = "$(num feasible "$TMP/snx2.json")" ] &&
+    ok "superneurons plans $1 at $2 ($3), and the plan file replays" ||
+    not_ok "superneurons on $1 at $2 ($3): $(cat "$TMP/snx.err")"
+done
 # pool_branches: checkpoint recomputes c1 and the storage of p1 (whose
 # in-place add reads c1) before the same step; ordered by act, the
 # storage came first and the lowering refused checkpoint's own plan.
