@@ -737,6 +737,12 @@ calib_entry(const cJSON *ent, int i, ooc_calib_entry *e, const char *origin,
                        "%s: calibration.layers[%d]: must be an object",
                        origin, i);
   cJSON_ArrayForEach(k, ent) {
+    const cJSON *prev;
+    for (prev = ent->child; prev != k; prev = prev->next)
+      if (strcmp(prev->string, k->string) == 0)
+        return ooc_err_set(err, OOC_EINVAL,
+                           "%s: calibration.layers[%d].%s: duplicate key",
+                           origin, i, k->string);
     for (j = 0; calib_keys[j] != NULL; j++)
       if (strcmp(k->string, calib_keys[j]) == 0)
         break;

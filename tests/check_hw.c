@@ -362,6 +362,8 @@ static const struct {
   { "calib_unknown_key", OOC_EINVAL,
     "calibration.layers[0].fwd_ms: unknown key (valid keys: sig, algo, "
     "offered, fwd_us, bwd_us, recomp_us)" },
+  { "calib_duplicate_key", OOC_EINVAL,
+    "calibration.layers[0].fwd_us: duplicate key" },
   { "calib_duplicate_algo", OOC_EINVAL,
     "calibration.layers[2].sig: duplicate signature "
     "'conv2d b=1 in=3x8x8 out=4x8x8 fp32' with algo 'winograd' (first at "
