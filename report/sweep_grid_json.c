@@ -110,7 +110,8 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
   cJSON *o = cJSON_Parse(text), *it;
   const cJSON *m, *s, *mb, *b, *hs;
   const char *bad = NULL;       /* the field that is wrong */
-  char why[96] = "";
+  char why[96] = "", key[64];   /* key: a copy, o is freed before the
+                                   message */
   int i, rc = OOC_OK;
 
   ooc_sweep_grid_init(g);
@@ -118,6 +119,33 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
     cJSON_Delete(o);
     return ooc_err_set(err, OOC_EPARSE, "%s: not a sweep grid file (not a "
                        "JSON object)", path);
+  }
+  /* Each key once, and only the keys it writes: a grid edited by hand
+   * would otherwise be merged as the first value says and copied on. */
+  {
+    static const char *const keys[] = {
+      "model", "set", "maxbatch", "iterations", "steady", "precision",
+      "dtype", "hw", "hw_set", "optimizer", "allocator", "budget",
+      "planner", "batch", NULL
+    };
+    const cJSON *prev;
+    cJSON_ArrayForEach(it, o) {
+      for (prev = o->child; prev != it; prev = prev->next)
+        if (strcmp(prev->string, it->string) == 0) {
+          snprintf(key, sizeof key, "%s", it->string);
+          bad = key;
+          snprintf(why, sizeof why, ": duplicate key");
+          goto fail;
+        }
+      for (i = 0; keys[i] != NULL && strcmp(keys[i], it->string) != 0; i++)
+        ;
+      if (keys[i] == NULL) {
+        snprintf(key, sizeof key, "%s", it->string);
+        bad = key;
+        snprintf(why, sizeof why, ": unknown key");
+        goto fail;
+      }
+    }
   }
   m = cJSON_GetObjectItemCaseSensitive(o, "model");
   s = cJSON_GetObjectItemCaseSensitive(o, "set");
