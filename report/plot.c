@@ -263,6 +263,24 @@ check_numbers(const ooc_table *t, const char *in, const int *cols, int n,
   return OOC_OK;
 }
 
+/* The time columns cols[0 .. n), already numbers >= 0 (check_numbers),
+ * in seconds: at most 1e9 (31 years; the plots draw milliseconds, and a
+ * time near DBL_MAX would reach gnuplot as "inf"). */
+static int
+check_times(const ooc_table *t, const char *in, const int *cols, int n,
+            ooc_err *err)
+{
+  for (int64_t r = 0; r < t->nrows; r++)
+    for (int k = 0; k < n; k++) {
+      const char *cell = t->rows[r][cols[k]];
+      if (*cell && cell_d(cell) > 1e9)
+        return ooc_err_set(err, OOC_EPARSE, "%s: line %" PRId64 ", column "
+                           "'%s': '%s' is not a time from 0 to 1e9 s", in,
+                           ooc_table_row_line(t, r), t->cols[cols[k]], cell);
+    }
+  return OOC_OK;
+}
+
 /* Column index or an error naming the file. */
 static int
 need_col(const ooc_table *t, const char *name, const char *in, int *c,
@@ -1069,7 +1087,8 @@ data_memory(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no samples to plot", in);
     goto out;
   }
-  if ((rc = check_numbers(&t, in, (const int[]){ tc, ac, rc_ }, 3, err)))
+  if ((rc = check_numbers(&t, in, (const int[]){ tc, ac, rc_ }, 3, err)) ||
+      (rc = check_times(&t, in, (const int[]){ tc }, 1, err)))
     goto out;
   for (int64_t r = 1; r < t.nrows; r++)
     if (cell_d(t.rows[r][tc]) < cell_d(t.rows[r - 1][tc])) {
@@ -1288,7 +1307,8 @@ data_gantt(const char *in, FILE *f, gpvars *v, const ooc_plot_opts *o,
     rc = ooc_err_set(err, OOC_EINVAL, "%s: no spans to plot", in);
     goto out;
   }
-  if ((rc = check_numbers(&t, in, (const int[]){ sc, ec }, 2, err)))
+  if ((rc = check_numbers(&t, in, (const int[]){ sc, ec }, 2, err)) ||
+      (rc = check_times(&t, in, (const int[]){ sc, ec }, 2, err)))
     goto out;
   it = malloc((size_t)t.nrows * sizeof *it);
   if (!it) {

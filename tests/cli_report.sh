@@ -348,6 +348,13 @@ expect_fail "gantt of an unknown lane" "tlbad.csv: line 3, column 'lane': 'bogus
 printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\nh2d,2,1,none,y,swapin\n' >"$TMP/tlbad.csv"
 expect_fail "gantt of a span that ends before it starts" "tlbad.csv: line 3: end_s 1 is before start_s 2" \
   $OOCSIM plot gantt --in "$TMP/tlbad.csv" -o "$TMP/tlbad.png"
+# A time gnuplot would get as "inf" once in milliseconds.
+printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\ncompute,1,1e308,fwd,y,\n' >"$TMP/tlbad.csv"
+expect_fail "gantt of a time past 1e9 s" "tlbad.csv: line 3, column 'end_s': '1e308' is not a time from 0 to 1e9 s" \
+  $OOCSIM plot gantt --in "$TMP/tlbad.csv" -o "$TMP/tlbad.png"
+printf 'time_s,allocated_bytes,reserved_bytes\n0,1,2\n2e9,1,2\n' >"$TMP/mbad.csv"
+expect_fail "plot memory of a time past 1e9 s" "mbad.csv: line 3, column 'time_s': '2e9' is not a time from 0 to 1e9 s" \
+  $OOCSIM plot memory --in "$TMP/mbad.csv" -o "$TMP/mbad.png"
 expect_fail "report unknown planner" "-p: unknown planner 'bogus'" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -p bogus -o "$TMP/r4"
 [ ! -e "$TMP/r4" ] && ok "bad input leaves no report folder" || not_ok "bad input left $TMP/r4"
 expect_fail "report budget below the working set" "--budget: budget 1 B is below the working set" \
