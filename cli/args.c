@@ -831,6 +831,9 @@ ooc_cli_parse(unsigned cmd, int argc, char **argv, ooc_cli_handler handle,
       return ooc_err_set(err, OOC_EINVAL, "%s: option '%s' needs a value",
                          argv[0], argv[optind - 1]);
     }
+    /* Every command's -o names a file or folder: none is empty. */
+    if (c == OOC_OPT_OUTPUT && optarg != NULL && *optarg == '\0')
+      return ooc_err_set(err, OOC_EINVAL, "-o: empty output name");
     if ((rc = handle(ctx, c, optarg, err)) < 0)
       return rc;
   }

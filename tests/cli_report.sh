@@ -348,6 +348,10 @@ expect_fail "gantt of an unknown lane" "tlbad.csv: line 3, column 'lane': 'bogus
 printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\nh2d,2,1,none,y,swapin\n' >"$TMP/tlbad.csv"
 expect_fail "gantt of a span that ends before it starts" "tlbad.csv: line 3: end_s 1 is before start_s 2" \
   $OOCSIM plot gantt --in "$TMP/tlbad.csv" -o "$TMP/tlbad.png"
+# An empty -o is named, for every command that writes one.
+expect_fail "report -o ''" "oocsim: -o: empty output name" $OOCSIM report -m alexnet -b 64 --hw v100-pcie3 -o ""
+expect_fail "sweep -o ''" "oocsim: -o: empty output name" $OOCSIM sweep -m alexnet -b 64 --hw v100-pcie3 -p vdnn -o ""
+expect_fail "plot -o ''" "oocsim: -o: empty output name" $OOCSIM plot memory --in "$TMP/mbad.csv" -o ""
 # A time gnuplot would get as "inf" once in milliseconds.
 printf 'lane,start_s,end_s,phase,layer,cause\ncompute,0,1,fwd,x,\ncompute,1,1e308,fwd,y,\n' >"$TMP/tlbad.csv"
 expect_fail "gantt of a time past 1e9 s" "tlbad.csv: line 3, column 'end_s': '1e308' is not a time from 0 to 1e9 s" \
