@@ -529,13 +529,20 @@ convert_field(const cJSON *root, const field *fd, const char *via,
     return ooc_err_set(err, OOC_EINVAL, "%s: %s: missing (required)", origin,
                        name);
   switch (fd->type) {
-  case T_STR:
+  case T_STR: {
+    int c;
     if (!cJSON_IsString(it) || it->valuestring[0] == '\0')
       return type_error(err, origin, name, "a non-empty string", it, from);
+    /* JSON lets one in escaped ("\n"); the tables, plots and reports
+     * print names as they are. */
+    if ((c = ooc_control_char(it->valuestring)) >= 0)
+      return ooc_err_set(err, OOC_EINVAL, "%s: %s: holds control character "
+                         "0x%02x (it is printed as it is)", origin, name, c);
     *(char **)base = strdup(it->valuestring);
     if (*(char **)base == NULL)
       return ooc_err_set(err, OOC_ENOMEM, "%s: out of memory", origin);
     return OOC_OK;
+  }
   case T_BOOL:
     if (!cJSON_IsBool(it))
       return type_error(err, origin, name, "true or false", it, from);

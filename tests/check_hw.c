@@ -362,6 +362,8 @@ static const struct {
   { "calib_unknown_key", OOC_EINVAL,
     "calibration.layers[0].fwd_ms: unknown key (valid keys: sig, algo, "
     "offered, fwd_us, bwd_us, recomp_us)" },
+  { "name_control", OOC_EINVAL,
+    "name: holds control character 0x1b (it is printed as it is)" },
   { "calib_duplicate_key", OOC_EINVAL,
     "calibration.layers[0].fwd_us: duplicate key" },
   { "calib_duplicate_algo", OOC_EINVAL,
