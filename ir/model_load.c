@@ -1652,8 +1652,12 @@ resolve_infer(struct ld *ld, int *inputs)
         goto out;
       } else if (why != NULL) {
         rc = ferr(ld, OOC_EINVAL, "in_place",
-                  "overwrites the %s of '%s', which its backward needs",
-                  why, lname(ld, t));
+                  "overwrites the %s of '%s', which its %s",
+                  why, lname(ld, t),
+                  strcmp(why, "input") == 0 && !(ld->L[t].needs &
+                                                  OOC_NEED_INPUT)
+                      ? "recompute (recompute: true) reads"
+                      : "backward needs");
         goto out;
       } else {
         l->alias_of = src;
@@ -1662,7 +1666,9 @@ resolve_infer(struct ld *ld, int *inputs)
     root[i] = l->alias_of >= 0 ? root[l->alias_of] : i;
     out_anc[i] = (l->needs & OOC_NEED_OUTPUT) ? i
                  : l->alias_of >= 0 ? out_anc[l->alias_of] : -1;
-    if (l->needs & OOC_NEED_INPUT)
+    /* A layer the framework recomputes reads its inputs again before its
+     * backward, whatever the backward itself needs. */
+    if ((l->needs & OOC_NEED_INPUT) || l->recompute)
       for (j = 0; j < l->n_in; j++) {
         int r = root[inputs[l->in_first + j]];
         if (need_in[r] < 0)

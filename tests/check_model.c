@@ -1022,6 +1022,27 @@ START_TEST(test_framework_ops)
           "{\"name\":\"r\",\"op\":\"relu\",\"in_place\":true}]}",
           OOC_EINVAL, "layer 'r': in_place: overwrites the output of 'p', "
           "which its backward needs");
+  /* Nor the input of a layer the framework recomputes (a dropout's
+   * backward needs no input, but its recompute reads one); the
+   * framework's relu default writes its own output instead. */
+  bad_str("{\"name\":\"d\",\"input\":[4],\"layers\":["
+          "{\"name\":\"f\",\"op\":\"linear\",\"out\":4},"
+          "{\"name\":\"dr\",\"op\":\"dropout\",\"in\":\"f\","
+          "\"recompute\":true},"
+          "{\"name\":\"r\",\"op\":\"relu\",\"in\":\"f\","
+          "\"in_place\":true},"
+          "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"dr\",\"r\"]}]}",
+          OOC_EINVAL, "layer 'r': in_place: overwrites the input of 'dr', "
+          "which its recompute (recompute: true) reads");
+  m = load_str("{\"name\":\"d\",\"input\":[4],\"framework\":{"
+               "\"relu_in_place\":true},\"layers\":["
+               "{\"name\":\"f\",\"op\":\"linear\",\"out\":4},"
+               "{\"name\":\"dr\",\"op\":\"dropout\",\"in\":\"f\","
+               "\"recompute\":true},"
+               "{\"name\":\"r\",\"op\":\"relu\",\"in\":\"f\"},"
+               "{\"name\":\"a\",\"op\":\"add\",\"in\":[\"dr\",\"r\"]}]}", 2);
+  ck_assert_int_eq(layer(m, "r")->alias_of, -1);
+  ooc_model_free(m);
   /* Nor the input batch, which stays as loaded for the iteration and has
    * no gradient (here no backward needs it, so only that rule refuses):
    * an add into it, or a relu through a flatten of it, is
