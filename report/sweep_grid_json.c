@@ -189,6 +189,12 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
     g->steady = cJSON_IsTrue(st);
   }
   g->precision = cJSON_GetObjectItemCaseSensitive(o, "precision") != NULL;
+  if (g->precision && cJSON_GetObjectItemCaseSensitive(o, "dtype") != NULL) {
+    bad = "dtype";
+    snprintf(why, sizeof why, ": a grid sweeps precision or dtype, not "
+             "both");
+    goto fail;
+  }
   bad = g->precision ? "precision" : "dtype";
   if ((rc = json_strv(o, bad, &g->dtypes, &g->n_dtypes)) || g->n_dtypes == 0)
     goto fail;

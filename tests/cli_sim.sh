@@ -322,9 +322,11 @@ done
 # recompute between two of its backward reads (sn_late_read), one read by
 # a later segment's layer (sn_cross_segment). Both planned an invalid
 # program (an internal error, exit 1); now each plans, and its file
-# replays to the same result.
+# replays to the same result (out of memory at the first three budgets,
+# feasible with recomputes at the last two).
 for mm in "sn_late_read 9216B pool" "sn_cross_segment 10864B ideal" \
-          "sn_cross_segment 12KiB caching"; do
+          "sn_cross_segment 12KiB caching" "sn_late_read 9216B ideal" \
+          "sn_cross_segment 12KiB ideal"; do
   set -- $mm
   "$OOCSIM" simulate -m "$top_srcdir/tests/data/models/$1.json" -b 2 \
     --hw v100-pcie3 -p superneurons --budget $2 --allocator $3 --json \

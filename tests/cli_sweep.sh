@@ -288,6 +288,7 @@ with iterations -5|s/"iterations":.*/"iterations": -5,/|iterations': must be an 
 with steady a string|s/"iterations":.*/"iterations": 0, "steady": "yes",/|steady': must be true or false
 with iterations twice|s/"iterations":.*/"iterations": 2, "iterations": 3,/|iterations': duplicate key
 with a key it does not write|s/"iterations":.*/"iterations": 2, "bogus": 1,/|bogus': unknown key
+with precision and dtype|s/"iterations":.*/"iterations": 2, "precision": ["fp32"],/|dtype': a grid sweeps precision or dtype, not both
 EOF
 # More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
 # rates) is refused before anything runs; the product cannot overflow.
