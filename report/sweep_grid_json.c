@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "analysis/plansim.h"
+#include "base/util.h"
 #include "report/sweep_grid.h"
 
 char *
@@ -120,23 +121,20 @@ ooc_sweep_grid_from_json(const char *text, const char *path,
     return ooc_err_set(err, OOC_EPARSE, "%s: not a sweep grid file (not a "
                        "JSON object)", path);
   }
-  /* Each key once, and only the keys it writes: a grid edited by hand
-   * would otherwise be merged as the first value says and copied on. */
+  /* Each key once (as in model and plan files), and only the keys it
+   * writes: a grid edited by hand would otherwise be merged as the first
+   * value says and copied on. */
+  if ((rc = ooc_json_check_dups(o, path, err)) < 0) {
+    cJSON_Delete(o);
+    return rc;
+  }
   {
     static const char *const keys[] = {
       "model", "set", "maxbatch", "iterations", "steady", "precision",
       "dtype", "hw", "hw_set", "optimizer", "allocator", "budget",
       "planner", "batch", NULL
     };
-    const cJSON *prev;
     cJSON_ArrayForEach(it, o) {
-      for (prev = o->child; prev != it; prev = prev->next)
-        if (strcmp(prev->string, it->string) == 0) {
-          snprintf(key, sizeof key, "%s", it->string);
-          bad = key;
-          snprintf(why, sizeof why, ": duplicate key");
-          goto fail;
-        }
       for (i = 0; keys[i] != NULL && strcmp(keys[i], it->string) != 0; i++)
         ;
       if (keys[i] == NULL) {

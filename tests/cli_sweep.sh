@@ -286,10 +286,14 @@ with a planner twice|s/"planner":.*/"planner": ["vdnn", "window", "vdnn"],/|plan
 with a --hw-set value twice|s/"values":.*/"values": ["8", "8"]/|hw_set': link.h2d_GBps: '8' given twice
 with iterations -5|s/"iterations":.*/"iterations": -5,/|iterations': must be an integer from 1 to 1000, or 0 for the default
 with steady a string|s/"iterations":.*/"iterations": 0, "steady": "yes",/|steady': must be true or false
-with iterations twice|s/"iterations":.*/"iterations": 2, "iterations": 3,/|iterations': duplicate key
 with a key it does not write|s/"iterations":.*/"iterations": 2, "bogus": 1,/|bogus': unknown key
 with precision and dtype|s/"iterations":.*/"iterations": 2, "precision": ["fp32"],/|dtype': a grid sweeps precision or dtype, not both
 EOF
+# A key twice, as model and plan files say it.
+sed 's/"iterations":.*/"iterations": 2, "iterations": 3,/' "$TMP/sh1/grid.json" >"$TMP/badg/grid.json"
+expect_fail "merge of a grid.json with iterations twice" \
+  "$TMP/badg/grid.json: key 'iterations' given twice" \
+  $OOCSIM sweep --merge "$TMP/badg" -o "$TMP/e5" </dev/null
 # More than 10^9 points (10^5 batches x 2 planners x 100 x 100 link
 # rates) is refused before anything runs; the product cannot overflow.
 V=$(seq -s, 1 100)
