@@ -419,6 +419,18 @@ scale_duplex(cJSON *root, const char *const *overridden,
 
 /* --- checks and conversion -------------------------------------------- */
 
+/* Does member it of obj repeat the key of an earlier member? (The parser
+ * keeps both, and lookups see the first.) A profile's objects are small:
+ * O(members) each. */
+static int
+repeats(const cJSON *obj, const cJSON *it)
+{
+  for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+    if (strcmp(prev->string, it->string) == 0)
+      return 1;
+  return 0;
+}
+
 /* Every key of every schema object must be known. */
 static int
 check_unknown(const cJSON *root, const char *origin, ooc_err *err)
@@ -439,13 +451,11 @@ check_unknown(const cJSON *root, const char *origin, ooc_err *err)
       continue;
     cJSON_ArrayForEach(it, node) {
       const char *k = it->string;
-      const cJSON *prev;
-      for (prev = node->child; prev != it; prev = prev->next)
-        if (strcmp(prev->string, k) == 0) {
-          dotted(name, sizeof name, objects[o].path, k);
-          return ooc_err_set(err, OOC_EINVAL, "%s: %s: duplicate key", origin,
-                             name);
-        }
+      if (repeats(node, it)) {
+        dotted(name, sizeof name, objects[o].path, k);
+        return ooc_err_set(err, OOC_EINVAL, "%s: %s: duplicate key", origin,
+                           name);
+      }
       if (k[0] == '_')
         continue;
       if (find_field(objects[o].path, k) >= 0 ||
@@ -744,12 +754,10 @@ calib_entry(const cJSON *ent, int i, ooc_calib_entry *e, const char *origin,
                        "%s: calibration.layers[%d]: must be an object",
                        origin, i);
   cJSON_ArrayForEach(k, ent) {
-    const cJSON *prev;
-    for (prev = ent->child; prev != k; prev = prev->next)
-      if (strcmp(prev->string, k->string) == 0)
-        return ooc_err_set(err, OOC_EINVAL,
-                           "%s: calibration.layers[%d].%s: duplicate key",
-                           origin, i, k->string);
+    if (repeats(ent, k))
+      return ooc_err_set(err, OOC_EINVAL,
+                         "%s: calibration.layers[%d].%s: duplicate key",
+                         origin, i, k->string);
     for (j = 0; calib_keys[j] != NULL; j++)
       if (strcmp(k->string, calib_keys[j]) == 0)
         break;
