@@ -184,9 +184,15 @@ static const char *const mv_names[MV_COUNT] = {
  * second thread, the first searches from the best of the other plans;
  * once PoocH's plan is ready and is the start after all, that search is
  * of no use and stops (its result is dropped whenever PoocH's plan is the
- * start, so stopping it changes no plan, only the wall time). */
+ * start, so stopping it changes no plan, only the wall time). It stops
+ * sooner, leaving PoocH both cores, once PoocH reports a classification
+ * that would be the start (ctx->progress_ns), since its final plan is
+ * that one or faster; should PoocH's plan lose after all, the search
+ * runs again, whole (start_parallel): the same plan, later. */
 struct jt_stop {
   atomic_int done;          /* PoocH's plan and its time are ready */
+  _Atomic int64_t prog;     /* the fastest plan PoocH reported so far */
+  atomic_int early;         /* a search stopped on prog */
   int rc;                   /* its planner's return */
   int64_t t;                /* its time (INT64_MAX: infeasible) */
   int64_t t_np;             /* the other plans' best: its time, */
@@ -382,14 +388,21 @@ rnd_unit(struct jt_state *st)
   return (double)(rnd(st) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Is PoocH's plan the start (the fastest feasible plan, ties to the
- * registry's order, as start_plans chooses)? */
+/* Would a plan of PoocH's of time t be the start (the fastest feasible
+ * plan, ties to the registry's order, as start_plans chooses)? */
+static int
+pooch_beats(const struct jt_stop *x, int64_t t)
+{
+  return t < INT64_MAX &&
+         (x->idx_np < 0 || t < x->t_np ||
+          (t == x->t_np && x->ip < x->idx_np));
+}
+
+/* Is PoocH's plan the start? */
 static int
 pooch_wins(const struct jt_stop *x)
 {
-  return x->rc == OOC_OK &&
-         (x->idx_np < 0 || x->t < x->t_np ||
-          (x->t == x->t_np && x->ip < x->idx_np));
+  return x->rc == OOC_OK && pooch_beats(x, x->t);
 }
 
 /* Should the search stop now: budget_s has run out, or it is the
@@ -397,7 +410,7 @@ pooch_wins(const struct jt_stop *x)
 static int
 stopped(struct jt_state *st)
 {
-  const struct jt_stop *x = st->stop;
+  struct jt_stop *x = st->stop;
 
   /* Two evaluations are kept back (ooc_reserve): the one that would
    * start now and the result's. */
@@ -406,8 +419,15 @@ stopped(struct jt_state *st)
     st->timed_out = 1;
     return 1;
   }
-  return x != NULL && atomic_load_explicit(&x->done, memory_order_acquire) &&
-         pooch_wins(x);
+  if (x == NULL)
+    return 0;
+  if (atomic_load_explicit(&x->done, memory_order_acquire))
+    return pooch_wins(x);
+  if (pooch_beats(x, atomic_load_explicit(&x->prog, memory_order_acquire))) {
+    atomic_store_explicit(&x->early, 1, memory_order_relaxed);
+    return 1;
+  }
+  return 0;
 }
 
 /* Remove act a's activation records (its gradient's swaps stay) and keep
@@ -2243,6 +2263,8 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   memset(&j, 0, sizeof j);
   memset(&x, 0, sizeof x);
   atomic_init(&x.done, 0);
+  atomic_init(&x.prog, INT64_MAX);
+  atomic_init(&x.early, 0);
   x.rc = OOC_EINVAL;
   x.t = INT64_MAX;
   x.ip = ip;
@@ -2260,6 +2282,7 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   j.sub.scratch = &j.scratch;
   j.sub.opts = NULL;
   j.sub.n_opts = 0;
+  j.sub.progress_ns = &x.prog;
   if (o->start_events > 0 && ooc_planner_accepts(j.t, "max_events")) {
     snprintf(j.events_s, sizeof j.events_s, "%lld",
              (long long)o->start_events);
@@ -2302,6 +2325,19 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     st->stop = NULL;
   }
   pthread_join(th, NULL);
+  if (ssim != NULL && rc == OOC_OK && !pooch_wins(&x) &&
+      atomic_load_explicit(&x.early, memory_order_relaxed)) {
+    /* PoocH reported a plan that would have been the start, but its
+     * final plan is not: the search stopped for nothing, and runs again,
+     * whole, on a simulator whose runs are all its own. */
+    ooc_sim_free(ssim);
+    ssim = NULL;
+    if ((rc = ooc_sim_clone(ctx->sim, &ssim, err)) == OOC_OK) {
+      sctx = *ctx;
+      sctx.sim = ssim;
+      rc = search(st, &sctx, o, t_np, from, pl, err);
+    }
+  }
   ooc_sim_add_runs(ctx->sim, ooc_sim_runs(sim));
   if (ssim != NULL && !pooch_wins(&x))
     ooc_sim_add_runs(ctx->sim, ooc_sim_runs(ssim));

@@ -558,13 +558,21 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-static void remember(struct pooch_state *st, const ooc_liveness *lv,
+/* The fastest classification so far. Its time is reported to a caller
+ * that asked (ctx->progress_ns) where it was measured as the plan is
+ * (not host_relaxed): the final plan is that classification, faster
+ * still where finish() and refill() find better. */
+static void remember(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      int64_t ns)
 {
+  const ooc_liveness *lv = ctx->live;
+
   if (ns < st->best_ns && st->host_ok) {
     st->best_ns = ns;
     st->best_budget = st->sched_budget;
     memcpy(st->best, st->cls, (size_t)lv->n_acts);
+    if (!st->host_relaxed)
+      ooc_planner_progress(ctx, ns);
   }
   if (ns < st->rbest_ns) {
     st->rbest_ns = ns;
@@ -583,7 +591,6 @@ static int budget_left(const struct pooch_state *st)
 static int leaf(struct pooch_state *st, const ooc_planner_ctx *ctx,
                 ooc_plan *pl, int64_t *ns, ooc_err *err)
 {
-  const ooc_liveness *lv = ctx->live;
   int64_t t = INT64_MAX;
   int32_t k;
   int rc;
@@ -605,7 +612,7 @@ static int leaf(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      : 0,
                  &t, err)) < 0)
     return rc;
-  remember(st, lv, t);
+  remember(st, ctx, t);
   /* Back to swap for the next leaf. */
   for (k = 0; k < st->n_lo; k++)
     st->cls[st->lo[k]] = C_SWAP;
@@ -1086,7 +1093,7 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
       if (t < *cur || (t != INT64_MAX && st->host_ok &&
                        st->best_ns == INT64_MAX)) {
         *cur = t;
-        remember(st, ctx->live, t);
+        remember(st, ctx, t);
         *moved += g;
         k += g;
         if (have)
@@ -1126,7 +1133,6 @@ static int groups(struct pooch_state *st, const ooc_planner_ctx *ctx,
 static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
                   ooc_plan *pl, int *n_rc, ooc_err *err)
 {
-  const ooc_liveness *lv = ctx->live;
   int32_t n_l = 0, n_c = 0, k;
   int64_t t0, tk, tr, cur, m;
   int rc;
@@ -1138,7 +1144,7 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
       return rc;
     if (t0 == INT64_MAX)
       break;
-    remember(st, lv, t0);
+    remember(st, ctx, t0);
     for (k = 0; k < st->n_fm; k++)
       if (st->cls[st->fm[k]] == C_SWAP)
         st->tmp[n_l++] = st->fm[k];
@@ -1475,7 +1481,7 @@ static int pooch_plan(void *state, const ooc_planner_ctx *ctx, ooc_plan *pl,
     if (lo == 0)
       st->sched_budget = ctx->budget;
   }
-  remember(st, lv, t_all);
+  remember(st, ctx, t_all);
   if (st->stage >= ST_SWAPOPT && st->n_fm > 0 && t_all != INT64_MAX) {
     /* Keep / swap may use a quarter of what is left when recompute
      * follows: its passes gain more per simulation than deeper trees. */
