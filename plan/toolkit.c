@@ -366,6 +366,30 @@ ooc_kit_producer(const ooc_liveness *lv, int32_t a)
   return a <= 0 ? -1 : lv->fwd_step[lv->act_layer[a]];
 }
 
+int
+ooc_kit_recomputable(const ooc_liveness *lv, int32_t a)
+{
+  const ooc_model *m = lv->model;
+  int32_t k, j, q;
+
+  if (a <= 0)
+    return 0;                   /* the input batch is never recomputed */
+  for (k = 0; k < lv->act_nlayers[a]; k++) {
+    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
+    const ooc_layer *ly = &m->layers[l];
+    for (j = 0; j < ly->n_in; j++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
+      if (b == a || b < 0)
+        continue;
+      for (q = 0; q < lv->act_nlayers[b]; q++)
+        if (lv->fwd_step[lv->act_layers[lv->act_lfirst[b] + q]] >
+            lv->fwd_step[l])
+          return 0;
+    }
+  }
+  return 1;
+}
+
 int32_t
 ooc_kit_frontier(ooc_plankit *k, int32_t first, int32_t last, int32_t *out)
 {
@@ -459,7 +483,8 @@ ooc_kit_recompute_segment(const ooc_planner_ctx *ctx, ooc_plan *pl,
 #define SEG_ACT(s, q) lv->step_acts[lv->step_first[s] + (q)]
 #define OWN(s, a) ((a) > 0 && ooc_kit_producer(lv, a) == (s) && (a) != keep && \
                    lv->act_last_fwd[a] >= 0 && pl->action[a] == OOC_KEEP && \
-                   m->layers[lv->act_layer[a]].op != OOC_OPK_SOFTMAX_CE)
+                   m->layers[lv->act_layer[a]].op != OOC_OPK_SOFTMAX_CE && \
+                   ooc_kit_recomputable(lv, a))
   for (s = lo; s <= hi; s++)
     for (q = 0; q < lv->step_nacts[s]; q++) {
       a = SEG_ACT(s, q);

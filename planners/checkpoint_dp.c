@@ -91,6 +91,8 @@ struct dp_state {
   int32_t *step_node;         /* per step: its node */
   uint8_t *droppable;         /* per act: backward reads it (not the loss,
                                  not the input) */
+  uint8_t *pinned;            /* per act: not recomputable
+                                 (ooc_kit_recomputable): always stored */
   int64_t *fb;                /* per act: footprint */
   int64_t *inc;               /* per step: in-core memory */
   int64_t *rc_step;           /* per step: recompute time when it produces
@@ -161,6 +163,7 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->node_keep = calloc((size_t)n + 2, sizeof *st->node_keep);
   st->step_node = calloc((size_t)n + 2, sizeof *st->step_node);
   st->droppable = calloc((size_t)lv->n_acts + 1, 1);
+  st->pinned = calloc((size_t)lv->n_acts + 1, 1);
   st->fb = calloc((size_t)lv->n_acts + 1, sizeof *st->fb);
   st->inc = calloc((size_t)n + 2, sizeof *st->inc);
   st->rc_step = calloc((size_t)n + 2, sizeof *st->rc_step);
@@ -168,7 +171,7 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->mark = calloc((size_t)lv->n_acts + 1, 1);
   if (st->cuts == NULL || st->cut_act == NULL || st->node_hi == NULL ||
       st->node_keep == NULL || st->step_node == NULL ||
-      st->droppable == NULL || st->fb == NULL ||
+      st->droppable == NULL || st->pinned == NULL || st->fb == NULL ||
       st->inc == NULL || st->rc_step == NULL || st->n_drop_step == NULL ||
       st->mark == NULL)
     return ooc_err_set(err, OOC_ENOMEM, "planner 'checkpoint-dp': out of "
@@ -237,6 +240,10 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->fb[a] = (int64_t)ooc_kit_footprint(ctx, lv->act_bytes[a]);
       if (p < 0 || p >= st->n_fwd)
         continue;
+      if (!ooc_kit_recomputable(lv, a)) {
+        st->pinned[a] = 1;        /* neither dropped nor a transient */
+        continue;
+      }
       if (is_droppable(ctx, a)) {
         st->droppable[a] = 1;
         st->n_drop_step[p]++;
@@ -313,6 +320,7 @@ static void dp_free(void *state)
   free(st->node_keep);
   free(st->step_node);
   free(st->droppable);
+  free(st->pinned);
   free(st->fb);
   free(st->inc);
   free(st->rc_step);
@@ -834,7 +842,7 @@ static int rotor_forward(struct dp_state *st, const ooc_planner_ctx *ctx,
           lv->act_last_fwd[a] < 0 ||
           ctx->model->layers[lv->act_layer[a]].op == OOC_OPK_SOFTMAX_CE)
         continue;
-      stays = a == keep || (save && st->droppable[a]);
+      stays = a == keep || (save && st->droppable[a]) || st->pinned[a];
       if (b < 0) {
         /* The forward: what stays lives to its last use; the rest is
          * dropped (or freed by liveness) after its last forward use. */

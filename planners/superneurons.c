@@ -173,6 +173,11 @@ static int sn_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     for (k = 0; k < lv->act_nlayers[a] && !st->ckpt[a]; k++)
       st->ckpt[a] = is_ckpt_op(
           ctx->model->layers[lv->act_layers[lv->act_lfirst[a] + k]].op);
+    /* Departure: an output rebuilt in backward would be wrong (its input
+     * rewritten in place since, ooc_kit_recomputable): kept, as a
+     * checkpoint is. */
+    if (!st->ckpt[a] && !ooc_kit_recomputable(lv, a))
+      st->ckpt[a] = 1;
   }
   /* Departure: segments are runs of layers between checkpoints, each
    * rebuilt from the checkpoint before it, as in the seed's chains. A

@@ -531,6 +531,46 @@ START_TEST(test_segment_frontier_and_cost)
 }
 END_TEST
 
+/* Every act of the fixture can be rebuilt in backward (its in-place relu
+ * rewrites conv1's output, which only the relu itself reads before); the
+ * input batch never is. In inplace_read, a softmax (l2) reads l1 before a
+ * dropout rewrites l1 in place: rebuilt in backward, l2 would be computed
+ * from the dropout's output, so it is not recomputable; l1 (linear and
+ * the dropout) and the matmul over the dropout's output are. */
+START_TEST(test_recomputable)
+{
+  static const char *json =
+    "{ \"name\": \"inplace_read\", \"input\": [8], \"layers\": ["
+    "  { \"op\": \"embedding\", \"vocab\": 20, \"out\": 16,"
+    "    \"name\": \"l0\" },"
+    "  { \"op\": \"linear\", \"out\": 8, \"name\": \"l1\" },"
+    "  { \"op\": \"softmax\", \"in\": \"l1\", \"name\": \"l2\" },"
+    "  { \"op\": \"dropout\", \"in\": \"l1\", \"in_place\": true,"
+    "    \"name\": \"l3\" },"
+    "  { \"op\": \"matmul\", \"in\": [\"l3\", \"l3\"], \"name\": \"l4\" },"
+    "  { \"op\": \"add\", \"in\": [\"l4\", \"l2\"], \"name\": \"l5\" },"
+    "  { \"op\": \"softmax_ce\", \"name\": \"loss\" } ] }";
+  ooc_model_opts mo = { .batch = 2 };
+  ooc_model *m2;
+  ooc_liveness *lv2;
+  int32_t a;
+
+  ck_assert_int_eq(ooc_kit_recomputable(lv, 0), 0);
+  for (a = 1; a < lv->n_acts; a++)
+    ck_assert_msg(ooc_kit_recomputable(lv, a), "act %d", a);
+  ck_assert_int_eq(ooc_model_load_string(json, "inplace_read.json", &mo,
+                                         &m2, &err), OOC_OK);
+  ck_assert_int_eq(ooc_liveness_alloc(m2, &lv2, &err), OOC_OK);
+  ck_assert_int_eq(lv2->layer_act[4], lv2->layer_act[2]);  /* l3 in l1 */
+  ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[3]), 0);
+  ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[2]), 1);
+  ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[5]), 1);
+  ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[6]), 1);
+  ooc_liveness_free(lv2);
+  ooc_model_free(m2);
+}
+END_TEST
+
 START_TEST(test_footprints)
 {
   /* Under the caching allocator every request rounds up to 512 B:
@@ -1379,6 +1419,7 @@ plan_suite(void)
   tcase_add_test(tc, test_timeline_matches_brute_force);
   tcase_add_test(tc, test_timeline_set_values);
   tcase_add_test(tc, test_segment_frontier_and_cost);
+  tcase_add_test(tc, test_recomputable);
   tcase_add_test(tc, test_footprints);
   suite_add_tcase(s, tc);
 

@@ -290,13 +290,15 @@ expect_fail "an in-place kernel moved below its reader" \
 # where a layer reads a storage after an in-place layer rectified it
 # (both refused by the first versions of the checks) simulates again, as
 # does one whose recomputes at one step must run out of act order
-# (pool_branches), and one whose recompute runs a dropout and an in-place
-# add into it, each kernel listing what it reads (add_recompute). (At b16,
-# 790, 740, 170 and 124 KiB lie between their working sets and in-core
-# peaks.)
+# (pool_branches), one whose recompute runs a dropout and an in-place
+# add into it, each kernel listing what it reads (add_recompute), and one
+# where a softmax reads what a later dropout rewrites in place, which no
+# recompute may then rebuild (inplace_read: checkpoint, checkpoint-dp and
+# superneurons planned it). (At b16, 790, 740, 170, 124 and 30 KiB lie
+# between their working sets and in-core peaks.)
 n=0; bad=""
 for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
-          "add_recompute 124KiB"; do
+          "add_recompute 124KiB" "inplace_read 30KiB"; do
   set -- $mm
   for p in incore naive vdnn lms capacity window checkpoint checkpoint-dp \
            pooch superneurons zero-offload joint; do
@@ -316,17 +318,20 @@ for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
     done
   done
 done
-[ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n)" ||
-  not_ok "every planner's plan of pool_first, late_reader, pool_branches and add_recompute simulates ($n plans$bad)"
+[ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute and inplace_read simulates ($n)" ||
+  not_ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute and inplace_read simulates ($n plans$bad)"
 # SuperNeurons on graphs that are not chains: an output read again by a
 # recompute between two of its backward reads (sn_late_read), one read by
-# a later segment's layer (sn_cross_segment). Both planned an invalid
+# a later segment's layer (sn_cross_segment), one whose input a later
+# dropout rewrites in place (inplace_read). Each planned an invalid
 # program (an internal error, exit 1); now each plans, and its file
-# replays to the same result (out of memory at the first three budgets,
-# feasible with recomputes at the last two).
+# replays to the same result (out of memory at the first three budgets
+# and inplace_read's caching one, feasible with recomputes at the
+# others).
 for mm in "sn_late_read 9216B pool" "sn_cross_segment 10864B ideal" \
           "sn_cross_segment 12KiB caching" "sn_late_read 9216B ideal" \
-          "sn_cross_segment 12KiB ideal"; do
+          "sn_cross_segment 12KiB ideal" "inplace_read 8KiB ideal" \
+          "inplace_read 12KiB pool" "inplace_read 10KiB caching"; do
   set -- $mm
   "$OOCSIM" simulate -m "$top_srcdir/tests/data/models/$1.json" -b 2 \
     --hw v100-pcie3 -p superneurons --budget $2 --allocator $3 --json \
