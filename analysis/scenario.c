@@ -474,9 +474,15 @@ ooc_scenario_run_program(const ooc_scenario_spec *spec,
   }
   {
     /* A program that runs optimizer steps on the CPU is checked against
-     * the persistent state offload leaves. */
+     * the persistent state offload leaves, and so is one an offload
+     * planner made, as its planning was (ooc_planner_run): its plan
+     * file's replay then reports what `plan` did (joint's plan may keep
+     * every layer on the device and not fit), not a refusal. */
+    const ooc_planner_type *pt = spec->planner != NULL
+                                     ? ooc_planner_find(spec->planner, NULL)
+                                     : NULL;
     int32_t i;
-    int off = 0;
+    int off = pt != NULL && (pt->flags & OOC_PLANNER_OFFLOAD);
     for (i = 0; i < prog->n_instr && !off; i++)
       off = prog->instr[i].kind == OOC_I_HOST;
     if ((rc = off ? ooc_plan_check_budget_offload(sc->lv, budget, err)

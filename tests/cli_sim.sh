@@ -724,6 +724,26 @@ expect_fail "plan.json --budget below the working set" "mlp.json: --budget: budg
 sed 's/"budget_bytes":[0-9]*/"budget_bytes":1024/' "$TMP/pb.json" >"$TMP/pb1k.json"
 expect_fail "plan file budget below the working set" "pb1k.json: scenario.budget_bytes: budget 1.00 KiB is below the working set" \
   "$OOCSIM" simulate "$TMP/pb1k.json"
+# An offload planner's plan is checked against the working set with the
+# parameters on the host, as its planning was, whether or not its program
+# offloads: joint may keep every layer on the device, and `plan` then
+# printed INFEASIBLE, which the replay repeats (it refused the file). At
+# b16 inplace_read's working set is 25.84 KiB, 25.50 KiB with the
+# parameters on the host; 26316 B (25.70 KiB) lies between.
+"$OOCSIM" plan -m "$top_srcdir/tests/data/models/inplace_read.json" -b 16 \
+  --hw v100-pcie3 -p incore -o "$TMP/ir.json" >/dev/null 2>&1
+sed -e 's/"budget_bytes":[[:space:]]*[0-9]*/"budget_bytes": 26316/' \
+    -e 's/"planner":[[:space:]]*"incore"/"planner": "joint"/' \
+  "$TMP/ir.json" >"$TMP/irj.json"
+expect_ok "an offload planner's plan file between the working sets" \
+  "$OOCSIM" simulate "$TMP/irj.json" --json
+[ "$(num feasible "$TMP/out")" = false ] &&
+  ok "... replays as INFEASIBLE" || not_ok "... replays as INFEASIBLE: $(cat "$TMP/out")"
+sed 's/"planner":[[:space:]]*"joint"/"planner": "incore"/' "$TMP/irj.json" \
+  >"$TMP/iri.json"
+expect_fail "... another planner's there is refused" \
+  "iri.json: scenario.budget_bytes: budget 25.70 KiB is below the working set of step 'bwd l1' (persistent 5.84 KiB + 20.00 KiB)" \
+  "$OOCSIM" simulate "$TMP/iri.json"
 # a --budget below batch 1 is bad input, as in simulate; a device too small
 # for batch 1 is a result: max batch 0
 expect_fail "maxbatch --budget below batch 1" "oocsim: --budget: budget 1.00 MiB is below the working set of step 'bwd pool1'" \
