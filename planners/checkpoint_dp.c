@@ -180,6 +180,26 @@ static int dp_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
                                   err);
   if (st->n_cuts < 0)
     return st->n_cuts;
+  /* A cut whose checkpoint no layer of the node before it writes (l0
+   * read past a dead-end branch l1 -> l2 as well as before it: the cuts
+   * after l0 and after l2 both hold it) is no boundary: the table takes
+   * a checkpoint as the node before it makes it, and the passes of its
+   * readers would rebuild it too late. Its node merges with the next.
+   * (An in-place layer writes its storage: conv -> bn -> relu in place
+   * keeps the cut after the relu.) */
+  for (j = 0, a = 0; a < st->n_cuts; a++) {
+    int32_t x = st->cut_act[a], prev = j > 0 ? st->cuts[j - 1] : -1, k;
+    int writes = 0;
+    for (k = 0; k < lv->act_nlayers[x] && !writes; k++) {
+      int32_t w = lv->fwd_step[lv->act_layers[lv->act_lfirst[x] + k]];
+      writes = w > prev && w <= st->cuts[a];
+    }
+    if (writes) {
+      st->cuts[j] = st->cuts[a];
+      st->cut_act[j++] = x;
+    }
+  }
+  st->n_cuts = j;
   /* Nodes: the forward between cuts, merged evenly above MAX_NODES. */
   nn = st->n_cuts + 1;
   st->n_nodes = nn <= MAX_NODES ? nn : MAX_NODES;
@@ -842,7 +862,13 @@ static int rotor_forward(struct dp_state *st, const ooc_planner_ctx *ctx,
           lv->act_last_fwd[a] < 0 ||
           ctx->model->layers[lv->act_layer[a]].op == OOC_OPK_SOFTMAX_CE)
         continue;
-      stays = a == keep || (save && st->droppable[a]) || st->pinned[a];
+      /* Stored too: what no pass could rebuild in time, backward reading
+       * it before the group's pass (an act that skips a node whose
+       * backward reads none of it, a dead-end branch: the nodes' ranges
+       * are made monotone, and the group's pass starts later). */
+      stays = a == keep || (save && st->droppable[a]) || st->pinned[a] ||
+              (st->droppable[a] && st->g_pb[g] != SKIP &&
+               lv->act_first_bwd[a] < st->g_pb[g]);
       if (b < 0) {
         /* The forward: what stays lives to its last use; the rest is
          * dropped (or freed by liveness) after its last forward use. */

@@ -294,11 +294,14 @@ expect_fail "an in-place kernel moved below its reader" \
 # add into it, each kernel listing what it reads (add_recompute), and one
 # where a softmax reads what a later dropout rewrites in place, which no
 # recompute may then rebuild (inplace_read: checkpoint, checkpoint-dp and
-# superneurons planned it). (At b16, 790, 740, 170, 124 and 30 KiB lie
-# between their working sets and in-core peaks.)
+# superneurons planned it), and two with a dead-end branch between an
+# output and its other reader (dead_end, dead_end_inplace: checkpoint-dp
+# rebuilt that output too late). (At b16, 790, 740, 170, 124, 30, 360 and
+# 1344 KiB lie between their working sets and in-core peaks.)
 n=0; bad=""
 for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
-          "add_recompute 124KiB" "inplace_read 30KiB"; do
+          "add_recompute 124KiB" "inplace_read 30KiB" "dead_end 360KiB" \
+          "dead_end_inplace 1344KiB"; do
   set -- $mm
   for p in incore naive vdnn lms capacity window checkpoint checkpoint-dp \
            pooch superneurons zero-offload joint; do
@@ -318,8 +321,8 @@ for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
     done
   done
 done
-[ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute and inplace_read simulates ($n)" ||
-  not_ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute and inplace_read simulates ($n plans$bad)"
+[ $n -ge 80 ] && [ -z "$bad" ] && ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute, inplace_read and the dead ends simulates ($n)" ||
+  not_ok "every planner's plan of pool_first, late_reader, pool_branches, add_recompute, inplace_read and the dead ends simulates ($n plans$bad)"
 # SuperNeurons on graphs that are not chains: an output read again by a
 # recompute between two of its backward reads (sn_late_read), one read by
 # a later segment's layer (sn_cross_segment), one whose input a later
