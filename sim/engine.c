@@ -1011,8 +1011,11 @@ try_start(ooc_sim *s, int k)
   }
   if (rc != OOC_OK)
     return rc;
-  if ((in->kind == OOC_I_ALLOC || in->kind == OOC_I_FREE) &&
-      in->where == OOC_WHERE_DEVICE)
+  /* A FREE lowers what is allocated and reserved, so only an ALLOC can
+   * raise a peak: a FREE is sampled for the trace alone. */
+  if (in->where == OOC_WHERE_DEVICE &&
+      (in->kind == OOC_I_ALLOC ||
+       (in->kind == OOC_I_FREE && s->last_iter && s->trace != NULL)))
     sample_memory(s);
   st->state = ST_BUSY;
   st->cur = i;
