@@ -381,10 +381,15 @@ ooc_kit_recomputable(const ooc_liveness *lv, int32_t a)
       int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
       if (b == a || b < 0)
         continue;
-      for (q = 0; q < lv->act_nlayers[b]; q++)
-        if (lv->fwd_step[lv->act_layers[lv->act_lfirst[b] + q]] >
-            lv->fwd_step[l])
+      for (q = 0; q < lv->act_nlayers[b]; q++) {
+        int32_t w = lv->act_layers[lv->act_lfirst[b] + q];
+        /* A view (flatten, reshape) shares the storage and changes no
+         * value, as the kernel check (ir/kernel.c) counts it. */
+        if (lv->fwd_step[w] > lv->fwd_step[l] &&
+            m->layers[w].op != OOC_OPK_FLATTEN &&
+            m->layers[w].op != OOC_OPK_RESHAPE)
           return 0;
+      }
     }
   }
   return 1;

@@ -223,9 +223,10 @@ int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);
 /* Can act a be dropped and rebuilt by its forward kernels in backward? 0
  * when a layer writing its storage reads another storage that a later
  * forward layer rewrites in place (softmax(l1), then dropout in place on
- * l1): whether that storage is then kept, swapped or rebuilt itself, it
- * holds the rewritten tensor by backward, and the rebuilt a would be
- * computed from it. O(a's layers x their inputs x the inputs' layers). */
+ * l1; a view, flatten or reshape, rewrites nothing): whether that storage
+ * is then kept, swapped or rebuilt itself, it holds the rewritten tensor
+ * by backward, and the rebuilt a would be computed from it. Every
+ * planner that drops and rebuilds activations asks it. O(a's layers x their inputs x the inputs' layers). */
 int ooc_kit_recomputable(const ooc_liveness *lv, int32_t a);
 
 #endif

@@ -2325,7 +2325,8 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     st->stop = NULL;
   }
   pthread_join(th, NULL);
-  if (ssim != NULL && rc == OOC_OK && !pooch_wins(&x) &&
+  if (ssim != NULL && rc == OOC_OK && x.rc != OOC_ENOMEM &&
+      !pooch_wins(&x) &&
       atomic_load_explicit(&x.early, memory_order_relaxed)) {
     /* PoocH reported a plan that would have been the start, but its
      * final plan is not: the search stopped for nothing, and runs again,

@@ -123,6 +123,8 @@ struct pooch_state {
                                still hold memory */
   int32_t *needx;           /* per act: first read after its forward */
   uint8_t *isfm;            /* per act: a feature map */
+  uint8_t *rcable;          /* per act: may be recomputed
+                               (ooc_kit_recomputable) */
   int32_t *inbuf, cap_in;   /* what one recompute reads */
   int32_t *lo, *li, *tmp;   /* L_O \ L_I, L_I, scratch */
   int32_t n_lo, n_li;
@@ -170,6 +172,7 @@ struct pooch_state {
   int64_t best_ns, rbest_ns;
   int32_t n_meas, n_unfit;  /* r(X) measured, and of them those whose
                                recompute did not fit */
+  int retry;                /* recompute(): a run under a lower budget */
   uint64_t best_budget, rbest_budget;  /* their scheduling budgets */
 };
 
@@ -201,6 +204,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->pend = calloc((size_t)n + 1, sizeof *st->pend);
   st->needx = calloc((size_t)n + 1, sizeof *st->needx);
   st->isfm = calloc((size_t)n + 1, 1);
+  st->rcable = calloc((size_t)n + 1, 1);
   st->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
   st->inbuf = calloc((size_t)st->cap_in, sizeof *st->inbuf);
   st->lo = calloc((size_t)n + 1, sizeof *st->lo);
@@ -227,7 +231,8 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->rbest == NULL || st->start == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
-      st->needx == NULL || st->isfm == NULL || st->inbuf == NULL ||
+      st->needx == NULL || st->isfm == NULL || st->rcable == NULL ||
+      st->inbuf == NULL ||
       st->ovl_out == NULL || st->t2a == NULL ||
       st->lo == NULL ||
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
@@ -249,6 +254,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     if (is_fmap(ctx, a)) {
       st->fm[st->n_fm++] = a;
       st->isfm[a] = 1;
+      st->rcable[a] = (uint8_t)ooc_kit_recomputable(lv, a);
       if (lv->act_tensor[a] >= 0)
         st->t2a[lv->act_tensor[a]] = a;
     }
@@ -287,6 +293,7 @@ static void pooch_free(void *state)
   free(st->pend);
   free(st->needx);
   free(st->isfm);
+  free(st->rcable);
   free(st->inbuf);
   free(st->lo);
   free(st->li);
@@ -1145,8 +1152,10 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
     if (t0 == INT64_MAX)
       break;
     remember(st, ctx, t0);
+    /* (Not a map that may not be rebuilt: its input is rewritten in
+     * place after it is read, ooc_kit_recomputable.) */
     for (k = 0; k < st->n_fm; k++)
-      if (st->cls[st->fm[k]] == C_SWAP)
+      if (st->cls[st->fm[k]] == C_SWAP && st->rcable[st->fm[k]])
         st->tmp[n_l++] = st->fm[k];
     /* The costliest transfers first, in case the budget cuts the pass. */
     sort_exp = st->exposed;
@@ -1155,6 +1164,11 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
      * the first m; measure() runs them (in two threads), then they are
      * taken in order, as one thread would, until max_events is spent. */
     m = st->cap - st->n_sims >= 2 ? (st->cap - st->n_sims) / 2 : 0;
+    /* A retry (recompute()) measures with half of what it may simulate
+     * at most, the rest left to its group tests, the step that moves
+     * maps: measuring took all of it but one simulation. */
+    if (st->retry)
+      m /= 2;
     if (m > n_l)
       m = n_l;
     if ((rc = measure(st, ctx, pl, st->tmp, (int32_t)m, t0, err)) < 0)
@@ -1218,8 +1232,10 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
  * and no r(X) < 1 was left (2.57 s; 1.13 s from 2 64ths under). When more
  * than half of the recomputes the step measured did not fit, it runs
  * again from the keep / swap classification at 2 and at 4 64ths of the
- * budget under it, each with a quarter of max_sims more. The fastest
- * classification of the runs, with its budget, is kept. */
+ * budget under it, each with a quarter of max_sims more, of which its
+ * measurements take half at most (passes(): they took all of it but one
+ * simulation, leaving the group tests, which move the maps, one group).
+ * The fastest classification of the runs, with its budget, is kept. */
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
@@ -1244,7 +1260,10 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
     memcpy(st->cls, st->start, (size_t)lv->n_acts);
     set_cap(st, i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4);
     st->n_meas = st->n_unfit = 0;
-    if ((rc = passes(st, ctx, pl, n_rc, err)) < 0)
+    st->retry = i > 0;
+    rc = passes(st, ctx, pl, n_rc, err);
+    st->retry = 0;
+    if (rc < 0)
       break;
     if (i == 0 && 2 * st->n_unfit <= st->n_meas)
       break;                    /* the budget did not stall it */

@@ -550,6 +550,15 @@ START_TEST(test_recomputable)
     "  { \"op\": \"matmul\", \"in\": [\"l3\", \"l3\"], \"name\": \"l4\" },"
     "  { \"op\": \"add\", \"in\": [\"l4\", \"l2\"], \"name\": \"l5\" },"
     "  { \"op\": \"softmax_ce\", \"name\": \"loss\" } ] }";
+  static const char *json_view =
+    "{ \"name\": \"view_read\", \"input\": [8], \"layers\": ["
+    "  { \"op\": \"linear\", \"out\": 8, \"name\": \"l1\" },"
+    "  { \"op\": \"relu\", \"in\": \"l1\", \"name\": \"r\" },"
+    "  { \"op\": \"reshape\", \"in\": \"l1\", \"shape\": [2, 4],"
+    "    \"name\": \"v\" },"
+    "  { \"op\": \"flatten\", \"in\": \"v\", \"name\": \"f\" },"
+    "  { \"op\": \"add\", \"in\": [\"r\", \"f\"], \"name\": \"a\" },"
+    "  { \"op\": \"softmax_ce\", \"name\": \"loss\" } ] }";
   ooc_model_opts mo = { .batch = 2 };
   ooc_model *m2;
   ooc_liveness *lv2;
@@ -566,6 +575,15 @@ START_TEST(test_recomputable)
   ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[2]), 1);
   ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[5]), 1);
   ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[6]), 1);
+  ooc_liveness_free(lv2);
+  ooc_model_free(m2);
+  /* A view rewrites nothing: relu(l1), then a reshape of l1, leaves the
+   * relu recomputable. */
+  ck_assert_int_eq(ooc_model_load_string(json_view, "view_read.json", &mo,
+                                         &m2, &err), OOC_OK);
+  ck_assert_int_eq(ooc_liveness_alloc(m2, &lv2, &err), OOC_OK);
+  ck_assert_int_eq(lv2->layer_act[3], lv2->layer_act[1]);  /* v in l1 */
+  ck_assert_int_eq(ooc_kit_recomputable(lv2, lv2->layer_act[2]), 1);
   ooc_liveness_free(lv2);
   ooc_model_free(m2);
 }
