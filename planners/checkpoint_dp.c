@@ -878,6 +878,14 @@ static int rotor_forward(struct dp_state *st, const ooc_planner_ctx *ctx,
       }
       if (st->res[a])
         continue;               /* stored by an earlier pass */
+      if (st->prevfree[a] >= b) {
+        /* Rebuilt for this very step already: a group whose nodes
+         * backward does not read (a dead-end branch) runs in the pass of
+         * the group before it, and the two passes share the step. */
+        if (stays)
+          st->res[a] = 1;
+        continue;
+      }
       {
         ooc_recompute rec = { .act = a, .free_after = st->prevfree[a],
                               .before = b };

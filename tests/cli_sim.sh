@@ -295,15 +295,16 @@ expect_fail "an in-place kernel moved below its reader" \
 # where a softmax reads what a later dropout rewrites in place, which no
 # recompute may then rebuild (inplace_read: checkpoint, checkpoint-dp and
 # superneurons planned it; inplace_read_wide, where it pays: pooch and
-# joint did), and two with a dead-end branch between an output and its
-# other reader (dead_end, dead_end_inplace: checkpoint-dp rebuilt that
-# output too late). (At b16, 790, 740, 170, 124, 30 KiB, 20 MiB, 360 and
-# 1344 KiB lie between their working sets and in-core peaks.)
+# joint did), and three with a dead-end branch (dead_end,
+# dead_end_inplace: checkpoint-dp rebuilt an output read on both sides of
+# the branch too late; dead_end_recompute: twice for one step). (At b16,
+# 790, 740, 170, 124, 30 KiB, 20 MiB, 360, 1344 and 6945 KiB lie between
+# their working sets and in-core peaks.)
 n=0; bad=""
 for mm in "pool_first 790KiB" "late_reader 740KiB" "pool_branches 170KiB" \
           "add_recompute 124KiB" "inplace_read 30KiB" \
           "inplace_read_wide 20MiB" "dead_end 360KiB" \
-          "dead_end_inplace 1344KiB"; do
+          "dead_end_inplace 1344KiB" "dead_end_recompute 6945KiB"; do
   set -- $mm
   for p in incore naive vdnn lms capacity window checkpoint checkpoint-dp \
            pooch superneurons zero-offload joint; do
