@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1210,10 +1211,25 @@ set_value(struct ld *ld, const ooc_model_opts *o, const char *name,
   *found = 0;
   for (k = o != NULL ? o->n_sets - 1 : -1; k >= 0; k--)
     if (strcmp(o->sets[k].key, name) == 0) {
+      const char *sv = o->sets[k].value, *p = sv + (sv[0] == '-');
       char what[200];
       double d;
+      /* An integer is taken whole, not through a double: past 2^53 a
+       * double would change it, and a message would echo another value
+       * than the one given. */
+      if (*p >= '0' && *p <= '9' && strspn(p, "0123456789") == strlen(p)) {
+        char *end;
+        long long iv;
+        errno = 0;
+        iv = strtoll(sv, &end, 10);
+        if (errno == 0 && *end == '\0') {
+          *v = ooc_value_int((int64_t)iv);
+          *found = 1;
+          break;
+        }
+      }
       snprintf(what, sizeof what, "%s: --set %.60s", ld->origin, name);
-      if ((rc = ooc_parse_double(o->sets[k].value, what, &d, ld->err)))
+      if ((rc = ooc_parse_double(sv, what, &d, ld->err)))
         return rc;
       *v = ooc_value_from_number(d);
       *found = 1;

@@ -109,6 +109,11 @@ info_fail "--set value not a number" "--set image: 'big' is not a number" \
 info_fail "--set value too small for the model" \
   "layer 'pool1': kernel: 2 is larger than the padded input 1 + 2*0 along spatial dim 0" \
   "$TINY" --set image=1
+# An integer past 2^53 is echoed as given (it was read through a double,
+# which made ...993 into ...992).
+expect_fail "--set integer past 2^53" \
+  "gpt2.json: layer 'embed': vocab: 9007199254740993 is out of range (at most 1099511627776)" \
+  "$OOCSIM" info -m gpt2 --set vocab=9007199254740993
 expect_fail "--set without =" "oocsim: --set 'image': expected KEY=VALUE" \
   "$OOCSIM" info -m "$TINY" --set image
 expect_fail "unknown model name" \
