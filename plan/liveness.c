@@ -51,6 +51,7 @@ ooc_liveness_free(ooc_liveness *lv)
   free(lv->act_last);
   free(lv->act_last_fwd);
   free(lv->act_forced);
+  free(lv->act_rebuild);
   free(lv->act_first_bwd);
   free(lv->step_first);
   free(lv->step_nacts);
@@ -274,6 +275,31 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
       lv->act_forced[lv->layer_act[i]] = 1;
       lv->n_forced++;
     }
+  /* Rebuildable acts: stamp holds, per act, the last forward step that
+   * rewrites its storage (a view rewrites nothing); an act is not when a
+   * layer of it reads another act rewritten after that layer's step.
+   * O(layers + inputs). */
+  ALLOC_N(lv->act_rebuild, na);
+  ALLOC_N(stamp, na);
+  for (a = 0; a < na; a++)
+    stamp[a] = -1;
+  for (i = 1; i < n; i++)
+    if (m->layers[i].op != OOC_OPK_FLATTEN &&
+        m->layers[i].op != OOC_OPK_RESHAPE &&
+        lv->fwd_step[i] > stamp[lv->layer_act[i]])
+      stamp[lv->layer_act[i]] = lv->fwd_step[i];
+  for (a = 1; a < na; a++)
+    lv->act_rebuild[a] = 1;
+  for (i = 1; i < n; i++) {
+    const ooc_layer *ly = &m->layers[i];
+    for (k = 0; k < ly->n_in; k++) {
+      int32_t b = lv->layer_act[ooc_layer_input(m, ly, k)];
+      if (b >= 0 && b != lv->layer_act[i] && stamp[b] > lv->fwd_step[i])
+        lv->act_rebuild[lv->layer_act[i]] = 0;
+    }
+  }
+  free(stamp);
+  stamp = NULL;
   for (a = 0; a < na; a++) {
     const int32_t *u = lv->use_steps + lv->act_first[a];
     lv->act_last_fwd[a] = lv->act_first_bwd[a] = -1;

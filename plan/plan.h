@@ -80,6 +80,14 @@ typedef struct ooc_liveness {
    * keeps them. act_forced[a] is 0 or 1; n_forced counts them. */
   uint8_t *act_forced;
   int32_t n_forced;
+  /* Whether act a may be dropped and rebuilt by its forward kernels in
+   * backward (0 or 1; 0 for the input batch): 0 when a layer writing its
+   * storage reads another storage that a later forward layer rewrites in
+   * place (softmax(l1), then dropout in place on l1; a view, flatten or
+   * reshape, rewrites nothing): that storage holds the rewritten tensor
+   * by backward, whether it is kept, swapped or rebuilt itself.
+   * ooc_kit_recomputable reads it. */
+  uint8_t *act_rebuild;
 
   /* Activations each step touches: step_acts[step_first[s] .. +step_nacts[s]) */
   int32_t *step_first, *step_nacts, *step_acts;

@@ -369,30 +369,7 @@ ooc_kit_producer(const ooc_liveness *lv, int32_t a)
 int
 ooc_kit_recomputable(const ooc_liveness *lv, int32_t a)
 {
-  const ooc_model *m = lv->model;
-  int32_t k, j, q;
-
-  if (a <= 0)
-    return 0;                   /* the input batch is never recomputed */
-  for (k = 0; k < lv->act_nlayers[a]; k++) {
-    int32_t l = lv->act_layers[lv->act_lfirst[a] + k];
-    const ooc_layer *ly = &m->layers[l];
-    for (j = 0; j < ly->n_in; j++) {
-      int32_t b = lv->layer_act[ooc_layer_input(m, ly, j)];
-      if (b == a || b < 0)
-        continue;
-      for (q = 0; q < lv->act_nlayers[b]; q++) {
-        int32_t w = lv->act_layers[lv->act_lfirst[b] + q];
-        /* A view (flatten, reshape) shares the storage and changes no
-         * value, as the kernel check (ir/kernel.c) counts it. */
-        if (lv->fwd_step[w] > lv->fwd_step[l] &&
-            m->layers[w].op != OOC_OPK_FLATTEN &&
-            m->layers[w].op != OOC_OPK_RESHAPE)
-          return 0;
-      }
-    }
-  }
-  return 1;
+  return a > 0 && a < lv->n_acts && lv->act_rebuild[a];
 }
 
 int32_t

@@ -226,7 +226,8 @@ int32_t ooc_kit_producer(const ooc_liveness *lv, int32_t a);
  * l1; a view, flatten or reshape, rewrites nothing): whether that storage
  * is then kept, swapped or rebuilt itself, it holds the rewritten tensor
  * by backward, and the rebuilt a would be computed from it. Every
- * planner that drops and rebuilds activations asks it. O(a's layers x their inputs x the inputs' layers). */
+ * planner that drops and rebuilds activations asks it. O(1): liveness
+ * works it out (act_rebuild). */
 int ooc_kit_recomputable(const ooc_liveness *lv, int32_t a);
 
 #endif

@@ -123,8 +123,6 @@ struct pooch_state {
                                still hold memory */
   int32_t *needx;           /* per act: first read after its forward */
   uint8_t *isfm;            /* per act: a feature map */
-  uint8_t *rcable;          /* per act: may be recomputed
-                               (ooc_kit_recomputable) */
   int32_t *inbuf, cap_in;   /* what one recompute reads */
   int32_t *lo, *li, *tmp;   /* L_O \ L_I, L_I, scratch */
   int32_t n_lo, n_li;
@@ -204,7 +202,6 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
   st->pend = calloc((size_t)n + 1, sizeof *st->pend);
   st->needx = calloc((size_t)n + 1, sizeof *st->needx);
   st->isfm = calloc((size_t)n + 1, 1);
-  st->rcable = calloc((size_t)n + 1, 1);
   st->cap_in = ooc_plan_recompute_inputs_max(lv) + 1;
   st->inbuf = calloc((size_t)st->cap_in, sizeof *st->inbuf);
   st->lo = calloc((size_t)n + 1, sizeof *st->lo);
@@ -231,8 +228,7 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
       st->rbest == NULL || st->start == NULL ||
       st->fb == NULL || st->order == NULL || st->wait == NULL ||
       st->byneed == NULL || st->pend == NULL || st->ovl_in == NULL ||
-      st->needx == NULL || st->isfm == NULL || st->rcable == NULL ||
-      st->inbuf == NULL ||
+      st->needx == NULL || st->isfm == NULL || st->inbuf == NULL ||
       st->ovl_out == NULL || st->t2a == NULL ||
       st->lo == NULL ||
       st->li == NULL || st->tmp == NULL || st->exposed == NULL ||
@@ -254,7 +250,6 @@ static int pooch_alloc(void *state, const ooc_planner_ctx *ctx, ooc_err *err)
     if (is_fmap(ctx, a)) {
       st->fm[st->n_fm++] = a;
       st->isfm[a] = 1;
-      st->rcable[a] = (uint8_t)ooc_kit_recomputable(lv, a);
       if (lv->act_tensor[a] >= 0)
         st->t2a[lv->act_tensor[a]] = a;
     }
@@ -293,7 +288,6 @@ static void pooch_free(void *state)
   free(st->pend);
   free(st->needx);
   free(st->isfm);
-  free(st->rcable);
   free(st->inbuf);
   free(st->lo);
   free(st->li);
@@ -1155,7 +1149,8 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
     /* (Not a map that may not be rebuilt: its input is rewritten in
      * place after it is read, ooc_kit_recomputable.) */
     for (k = 0; k < st->n_fm; k++)
-      if (st->cls[st->fm[k]] == C_SWAP && st->rcable[st->fm[k]])
+      if (st->cls[st->fm[k]] == C_SWAP &&
+          ooc_kit_recomputable(ctx->live, st->fm[k]))
         st->tmp[n_l++] = st->fm[k];
     /* The costliest transfers first, in case the budget cuts the pass. */
     sort_exp = st->exposed;
