@@ -275,12 +275,11 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
       lv->act_forced[lv->layer_act[i]] = 1;
       lv->n_forced++;
     }
-  /* Rebuildable acts: stamp holds, per act, the last forward step that
-   * rewrites its storage (a view rewrites nothing); an act is not when a
-   * layer of it reads another act rewritten after that layer's step.
-   * O(layers + inputs). */
+  /* Rebuildable acts: stamp (scratch again) holds, per act, the last
+   * forward step that rewrites its storage (a view rewrites nothing); an
+   * act is not when a layer of it reads another act rewritten after that
+   * layer's step. O(layers + inputs). */
   ALLOC_N(lv->act_rebuild, na);
-  ALLOC_N(stamp, na);
   for (a = 0; a < na; a++)
     stamp[a] = -1;
   for (i = 1; i < n; i++)
@@ -298,8 +297,6 @@ ooc_liveness_alloc(const ooc_model *m, ooc_liveness **out, ooc_err *err)
         lv->act_rebuild[lv->layer_act[i]] = 0;
     }
   }
-  free(stamp);
-  stamp = NULL;
   for (a = 0; a < na; a++) {
     const int32_t *u = lv->use_steps + lv->act_first[a];
     lv->act_last_fwd[a] = lv->act_first_bwd[a] = -1;
