@@ -153,21 +153,6 @@ ooc_planner_evaluate_detail(const ooc_planner_ctx *ctx, const ooc_plan *pl,
                                            d, err);
 }
 
-void
-ooc_planner_progress(const ooc_planner_ctx *ctx, int64_t ns)
-{
-  int64_t cur;
-
-  if (ctx->progress_ns == NULL)
-    return;
-  cur = atomic_load_explicit(ctx->progress_ns, memory_order_relaxed);
-  while (ns < cur &&
-         !atomic_compare_exchange_weak_explicit(ctx->progress_ns, &cur, ns,
-                                                memory_order_release,
-                                                memory_order_relaxed))
-    ;
-}
-
 uint64_t
 ooc_planner_events(const ooc_sim_result *r)
 {

@@ -17,7 +17,6 @@
 #ifndef OOC_PLANNER_H
 #define OOC_PLANNER_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include "base/error.h"
 #include "ir/model.h"
@@ -49,14 +48,6 @@ typedef struct ooc_planner_ctx {
    * for a planner that starts from the others' plans (joint); passed in
    * so that no planner links the registry that lists it. */
   const struct ooc_planner_type *const *peers;
-  /* NULL, or where a planner that searches may report, as it goes, the
-   * simulated iteration time (ns) of the fastest feasible plan it has
-   * found so far (an atomic minimum, ooc_planner_progress): its final
-   * plan is meant to be no slower than the last report. A caller that
-   * runs the planner in a thread of its own reads it to stop work it
-   * would drop once the planner's plan is certain to win (joint's
-   * speculative search), and must not rely on it for a result. */
-  _Atomic int64_t *progress_ns;
 } ooc_planner_ctx;
 
 /* What the conformance suites may expect of a planner beyond the
@@ -127,11 +118,6 @@ int ooc_planner_evaluate(const ooc_planner_ctx *ctx, const ooc_plan *pl,
 int ooc_planner_evaluate_cutoff(const ooc_planner_ctx *ctx,
                                 const ooc_plan *pl, int64_t cutoff_ns,
                                 ooc_sim_result *r, ooc_err *err);
-
-/* Report ns, the simulated time of a feasible plan found, to
- * ctx->progress_ns (nothing when it is NULL): the minimum of the reports
- * so far. Safe from any thread. */
-void ooc_planner_progress(const ooc_planner_ctx *ctx, int64_t ns);
 
 /* The events of r counted as a run of two timed iterations (the default)
  * would: r->events x 2 / r->iterations when more ran (--steady). The

@@ -572,10 +572,8 @@ static int eval(struct pooch_state *st, const ooc_planner_ctx *ctx,
   return OOC_OK;
 }
 
-/* The fastest classification so far. Its time is reported to a caller
- * that asked (ctx->progress_ns) where it was measured as the plan is
- * (not host_relaxed): the final plan is that classification, faster
- * still where finish() and refill() find better. */
+/* The fastest classification so far (best: one that fits the host too;
+ * rbest: the device alone). */
 static void remember(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      int64_t ns)
 {
@@ -585,8 +583,6 @@ static void remember(struct pooch_state *st, const ooc_planner_ctx *ctx,
     st->best_ns = ns;
     st->best_budget = st->sched_budget;
     memcpy(st->best, st->cls, (size_t)lv->n_acts);
-    if (!st->host_relaxed)
-      ooc_planner_progress(ctx, ns);
   }
   if (ns < st->rbest_ns) {
     st->rbest_ns = ns;
