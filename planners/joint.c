@@ -25,9 +25,10 @@
  *    simulations are most of the start's cost, plans in a second thread
  *    on its own simulator while this one runs the other planners and the
  *    whole search from the best of theirs; when PoocH's plan is the
- *    incumbent after all, the search runs from it too, and the faster of
- *    the two searches' plans is joint's (a tie: the one from PoocH's;
- *    two_starts): PoocH's plans already take the framework's algorithms
+ *    incumbent after all, the search runs from it too (in PoocH's thread,
+ *    on a state and simulator of its own, beside the first search should
+ *    that still run; peer_search), and the faster of the two searches'
+ *    plans is joint's (a tie: the one from PoocH's; two_starts): PoocH's plans already take the framework's algorithms
  *    and fill the memory to a local optimum, where a plan that leaves
  *    the algorithms to the sweep below can search its way further
  *    (resnet50 b2340 gh200-c2c: from PoocH's 1.035 s to 1.026 s, from
@@ -160,7 +161,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +189,11 @@ static const char *const mv_names[MV_COUNT] = {
  * while PoocH plans there, the first thread searches from the best of the
  * other plans. */
 struct jt_stop {
-  atomic_int done;          /* PoocH's plan and its time are ready */
+  pthread_mutex_t mu;       /* guards np_ready */
+  pthread_cond_t cv;
+  int np_ready;             /* t_np and idx_np are set (or the start
+                               failed: np_fatal) */
+  int np_fatal;
   int rc;                   /* its planner's return */
   int64_t t;                /* its time (INT64_MAX: infeasible) */
   int64_t t_np;             /* the other plans' best: its time, */
@@ -2213,16 +2217,57 @@ struct peer_job {
   char events_s[24], budget_s[32];
   struct jt_stop *x;        /* its return and its plan's time */
   ooc_err err;
+  /* The search from PoocH's plan, when it is the start: */
+  double deadline;          /* budget_s's end (0: none) */
+  ooc_reserve rsv;          /* ... and what it keeps back */
+  const struct jt_opts *o;
+  ooc_plan res;             /* its plan */
+  int64_t t_res;            /* and time */
+  int searched;             /* it ran (rc_search its return) */
+  int rc_search;
+  ooc_err serr;
 };
 
+/* The search from PoocH's plan in its thread, on a state and simulator
+ * of its own, when that plan is the start: the same plan as the first
+ * thread's state would find after its own search (search() starts
+ * afresh), while that search may still run. */
+static void
+peer_search(struct peer_job *j)
+{
+  struct jt_state *s3 = calloc(1, sizeof *s3);
+  int rc;
+
+  j->searched = 1;
+  ooc_err_clear(&j->serr);
+  if (s3 == NULL) {
+    j->rc_search = ooc_err_set(&j->serr, OOC_ENOMEM, "out of memory");
+    return;
+  }
+  if ((rc = jt_alloc(s3, &j->sub, &j->serr)) == OOC_OK &&
+      ooc_plan_copy(&s3->start, &j->plan) < 0)
+    rc = ooc_err_set(&j->serr, OOC_ENOMEM, "out of memory");
+  if (rc == OOC_OK) {
+    s3->deadline = j->deadline;
+    s3->rsv = j->rsv;
+    rc = search(s3, &j->sub, j->o, j->x->t, j->t->name, &j->res,
+                &j->serr);
+    j->t_res = s3->t_result;
+  }
+  j->rc_search = rc;
+  jt_free(s3);
+  free(s3);
+}
+
 /* PoocH's plan and its simulated time (on the cloned simulator, which
- * times it as the oracle does), published with x->done. */
+ * times it as the oracle does); then, once the other plans' best is
+ * known and PoocH's is the start, the search from it (peer_search). */
 static void *
 peer_main(void *arg)
 {
   struct peer_job *j = arg;
   ooc_sim_result r;
-  int rc;
+  int rc, go;
 
   ooc_err_clear(&j->err);
   j->x->t = INT64_MAX;
@@ -2241,7 +2286,13 @@ peer_main(void *arg)
     }
   }
   j->x->rc = rc;
-  atomic_store_explicit(&j->x->done, 1, memory_order_release);
+  pthread_mutex_lock(&j->x->mu);
+  while (!j->x->np_ready)
+    pthread_cond_wait(&j->x->cv, &j->x->mu);
+  go = !j->x->np_fatal && pooch_wins(j->x);
+  pthread_mutex_unlock(&j->x->mu);
+  if (go)
+    peer_search(j);
   return NULL;
 }
 
@@ -2325,16 +2376,33 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   *ran = 0;
   memset(&j, 0, sizeof j);
   memset(&x, 0, sizeof x);
-  atomic_init(&x.done, 0);
   x.rc = OOC_EINVAL;
   x.t = INT64_MAX;
   x.ip = ip;
   x.idx_np = -1;
   x.t_np = INT64_MAX;
   j.x = &x;
+  j.o = o;
+  j.deadline = st->deadline;
+  j.rsv = st->rsv;
   ooc_program_init(&j.scratch);
   if (ooc_plan_init(&j.plan, ctx->live, err) < 0)
     return OOC_ENOMEM;
+  if (ooc_plan_init(&j.res, ctx->live, err) < 0) {
+    ooc_plan_fini(&j.plan);
+    return OOC_ENOMEM;
+  }
+  if (pthread_mutex_init(&x.mu, NULL) != 0) {
+    ooc_plan_fini(&j.plan);
+    ooc_plan_fini(&j.res);
+    return 0;                   /* *ran = 0: plan sequentially */
+  }
+  if (pthread_cond_init(&x.cv, NULL) != 0) {
+    pthread_mutex_destroy(&x.mu);
+    ooc_plan_fini(&j.plan);
+    ooc_plan_fini(&j.res);
+    return 0;
+  }
   if ((rc = ooc_sim_clone(ctx->sim, &sim, err)) < 0)
     goto done;
   j.t = ctx->peers[ip];
@@ -2360,8 +2428,15 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   *ran = 1;
   t_np = start_plans(st, ctx, 0, o->start_events, 0, st->deadline, j.t,
                      &from, &idx, &fatal, err);
+  pthread_mutex_lock(&x.mu);
   x.t_np = t_np;
   x.idx_np = idx;
+  x.np_fatal = fatal || t_np < 0;
+  x.np_ready = 1;
+  pthread_cond_signal(&x.cv);
+  pthread_mutex_unlock(&x.mu);
+  if (t_np < 0)                 /* start_plans ran out of memory */
+    fatal = 1;
   if (!fatal && t_np < INT64_MAX) {
     /* The search from the best of the other plans, while PoocH plans: at
      * a lower priority (search_low), so that PoocH's threads, whose plan
@@ -2392,17 +2467,21 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
     goto done;
   }
   if (pooch_wins(&x)) {
-    /* The search again, from PoocH's plan; the faster of the two
-     * searches' plans is joint's (two_starts). */
+    /* PoocH's thread searched from its plan (peer_search); the faster
+     * of the two searches' plans is joint's (two_starts). */
     int64_t t_other = t_np < INT64_MAX ? st->t_result : INT64_MAX;
-    if (ooc_plan_copy(&st->start, &j.plan) < 0 ||
-        (t_other < INT64_MAX &&
-         ooc_plan_copy(&j.plan, pl) < 0)) {          /* kept there */
+    if (j.rc_search < 0) {
+      *err = j.serr;
+      rc = j.rc_search;
+      goto done;
+    }
+    if ((t_other < INT64_MAX && ooc_plan_copy(&j.plan, pl) < 0) ||
+        ooc_plan_copy(pl, &j.res) < 0) {
       rc = ooc_err_set(err, OOC_ENOMEM, "out of memory");
       goto done;
     }
-    rc = search(st, ctx, o, x.t, j.t->name, pl, err);
-    if (rc == OOC_OK && t_other < INT64_MAX)
+    st->t_result = j.t_res;
+    if (t_other < INT64_MAX)
       rc = two_starts(st, pl, &j.plan, t_other, from, t_np, j.t->name, x.t,
                       err);
   } else if (t_np == INT64_MAX && st->deadline > 0 &&
@@ -2415,6 +2494,9 @@ done:
   ooc_sim_free(sim);
   ooc_program_fini(&j.scratch);
   ooc_plan_fini(&j.plan);
+  ooc_plan_fini(&j.res);
+  pthread_cond_destroy(&x.cv);
+  pthread_mutex_destroy(&x.mu);
   return rc;
 }
 
