@@ -28,9 +28,10 @@
  *    incumbent after all, the search runs from it too (in PoocH's thread,
  *    on a state and simulator of its own, beside the first search should
  *    that still run; peer_search), and the faster of the two searches'
- *    plans is joint's (a tie: the one from PoocH's; two_starts): PoocH's plans already take the framework's algorithms
- *    and fill the memory to a local optimum, where a plan that leaves
- *    the algorithms to the sweep below can search its way further
+ *    plans is joint's (a tie: the one from PoocH's; two_starts):
+ *    PoocH's plans already take the framework's algorithms and fill the
+ *    memory to a local optimum, where a plan that leaves the algorithms
+ *    to the sweep below can search its way further
  *    (resnet50 b2340 gh200-c2c: from PoocH's 1.035 s to 1.026 s, from
  *    window's 1.115 s to 0.995 s). Without budget_s the first search runs
  *    at a lower priority (search_low), so that PoocH takes the cores it
