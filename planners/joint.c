@@ -190,7 +190,8 @@ static const char *const mv_names[MV_COUNT] = {
  * while PoocH plans there, the first thread searches from the best of the
  * other plans. */
 struct jt_stop {
-  pthread_mutex_t mu;       /* guards np_ready */
+  pthread_mutex_t mu;       /* guards np_ready, np_fatal, t_np and idx_np
+                               (and the peer job's rsv) */
   pthread_cond_t cv;
   int np_ready;             /* t_np and idx_np are set (or the start
                                failed: np_fatal) */
@@ -2199,14 +2200,16 @@ two_starts(struct jt_state *st, ooc_plan *pl, const ooc_plan *other,
 /* The start's costliest planner, PoocH (its hundreds to thousands of
  * simulations are most of joint's solve time), plans in a second thread
  * on its own simulator (ooc_sim_clone) while this one runs the others
- * and, from the best of theirs, the search. The start is then chosen as
- * start_plans would have chosen it, the fastest feasible plan with ties
- * to the registry's order: when that is PoocH's, the search runs again
- * from it, and the first search stops as soon as PoocH's plan is ready
- * and is the start (struct jt_stop). Either way the plan is the one the
- * sequential start gives, byte for byte; the wall time is the longer of
- * the two threads, or PoocH's plus one search when its plan is the
- * start. *ran = 0 when no thread could be started (the caller plans
+ * and, from the best of theirs, the whole search. The start is then
+ * chosen as start_plans would have chosen it, the fastest feasible plan
+ * with ties to the registry's order: when that is PoocH's, PoocH's thread
+ * searches from it too, as soon as this one has published the others'
+ * best (struct jt_stop), and two_starts takes the faster of the two
+ * searches' plans. Either way the plan is the one the sequential start
+ * gives, byte for byte; the wall time is the longer of the two threads:
+ * the other planners and their search, or PoocH (at least as long as
+ * the other planners) and, when its plan is the start, its search.
+ * *ran = 0 when no thread could be started (the caller plans
  * sequentially), 2 when no plan fits and budget_s cut PoocH (the caller
  * plans the start again without it). */
 struct peer_job {
@@ -2224,8 +2227,7 @@ struct peer_job {
   const struct jt_opts *o;
   ooc_plan res;             /* its plan */
   int64_t t_res;            /* and time */
-  int searched;             /* it ran (rc_search its return) */
-  int rc_search;
+  int rc_search;            /* its return */
   ooc_err serr;
 };
 
@@ -2239,7 +2241,6 @@ peer_search(struct peer_job *j)
   struct jt_state *s3 = calloc(1, sizeof *s3);
   int rc;
 
-  j->searched = 1;
   ooc_err_clear(&j->serr);
   if (s3 == NULL) {
     j->rc_search = ooc_err_set(&j->serr, OOC_ENOMEM, "out of memory");
@@ -2268,6 +2269,7 @@ peer_main(void *arg)
 {
   struct peer_job *j = arg;
   ooc_sim_result r;
+  double eval_s = 0;        /* how long timing PoocH's plan took */
   int rc, go;
 
   ooc_err_clear(&j->err);
@@ -2276,9 +2278,11 @@ peer_main(void *arg)
   j->x->t_end = ooc_wall_s();
   if (rc == OOC_OK) {
     ooc_err e;
+    double t0 = ooc_wall_s();
     int re;
     ooc_err_clear(&e);
     re = ooc_planner_evaluate(&j->sub, &j->plan, &r, &e);
+    eval_s = ooc_wall_s() - t0;
     if (re == OOC_ENOMEM) {
       rc = re;
       j->err = e;
@@ -2291,6 +2295,8 @@ peer_main(void *arg)
   while (!j->x->np_ready)
     pthread_cond_wait(&j->x->cv, &j->x->mu);
   go = !j->x->np_fatal && pooch_wins(j->x);
+  if (eval_s > j->rsv.eval_s)   /* the start's reserve, set with np_ready */
+    j->rsv.eval_s = eval_s;
   pthread_mutex_unlock(&j->x->mu);
   if (go)
     peer_search(j);
@@ -2385,7 +2391,6 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   j.x = &x;
   j.o = o;
   j.deadline = st->deadline;
-  j.rsv = st->rsv;
   ooc_program_init(&j.scratch);
   if (ooc_plan_init(&j.plan, ctx->live, err) < 0)
     return OOC_ENOMEM;
@@ -2430,6 +2435,7 @@ start_parallel(struct jt_state *st, const ooc_planner_ctx *ctx,
   t_np = start_plans(st, ctx, 0, o->start_events, 0, st->deadline, j.t,
                      &from, &idx, &fatal, err);
   pthread_mutex_lock(&x.mu);
+  j.rsv = st->rsv;              /* what the start's evaluations taught */
   x.t_np = t_np;
   x.idx_np = idx;
   x.np_fatal = fatal || t_np < 0;

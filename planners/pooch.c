@@ -1301,7 +1301,7 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
   /* Stalled: once more from the leaf's classification as it stood when
    * the first map of L_O \ L_I did not fit (Fig. 13 read as "keep while
    * it fits"), whose keeps leave the recomputes room, at the budget. */
-  if (rc >= 0 && stalled && have_stop &&
+  if (rc >= 0 && stalled && have_stop && !st->timed_out &&
       memcmp(stop, st->start, (size_t)lv->n_acts) != 0) {
     st->sched_budget = base;
     memcpy(st->cls, stop, (size_t)lv->n_acts);
