@@ -1262,6 +1262,25 @@ static int passes(struct pooch_state *st, const ooc_planner_ctx *ctx,
  * measured recomputes did not fit, 9.81 s; 4.59 s from the leaf's
  * stop). The fastest classification of the runs, with its budget, is
  * kept. */
+/* One run of §4.4.3's passes from classification from at scheduling
+ * budget b, with cap simulations in all (a retry: a run after the
+ * first). */
+static int run_from(struct pooch_state *st, const ooc_planner_ctx *ctx,
+                    ooc_plan *pl, const uint8_t *from, uint64_t b,
+                    int64_t cap, int retry, int *n_rc, ooc_err *err)
+{
+  int rc;
+
+  st->sched_budget = b;
+  memcpy(st->cls, from, (size_t)ctx->live->n_acts);
+  set_cap(st, cap);
+  st->n_meas = st->n_unfit = 0;
+  st->retry = retry;
+  rc = passes(st, ctx, pl, n_rc, err);
+  st->retry = 0;
+  return rc;
+}
+
 static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
                      ooc_plan *pl, int *n_rc, ooc_err *err)
 {
@@ -1285,13 +1304,9 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
     uint64_t step = ctx->budget / 64 * (uint64_t)margin[i];
     if (base < step || base - step < ctx->budget / 2)
       break;
-    st->sched_budget = base - step;
-    memcpy(st->cls, st->start, (size_t)lv->n_acts);
-    set_cap(st, i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4);
-    st->n_meas = st->n_unfit = 0;
-    st->retry = i > 0;
-    rc = passes(st, ctx, pl, n_rc, err);
-    st->retry = 0;
+    rc = run_from(st, ctx, pl, st->start, base - step,
+                  i == 0 ? st->max_sims : st->n_sims + st->max_sims / 4,
+                  i > 0, n_rc, err);
     if (rc < 0)
       break;
     if (i == 0 && 2 * st->n_unfit <= st->n_meas)
@@ -1302,15 +1317,9 @@ static int recompute(struct pooch_state *st, const ooc_planner_ctx *ctx,
    * the first map of L_O \ L_I did not fit (Fig. 13 read as "keep while
    * it fits"), whose keeps leave the recomputes room, at the budget. */
   if (rc >= 0 && stalled && have_stop && !st->timed_out &&
-      memcmp(stop, st->start, (size_t)lv->n_acts) != 0) {
-    st->sched_budget = base;
-    memcpy(st->cls, stop, (size_t)lv->n_acts);
-    set_cap(st, st->n_sims + st->max_sims / 4);
-    st->n_meas = st->n_unfit = 0;
-    st->retry = 1;
-    rc = passes(st, ctx, pl, n_rc, err);
-    st->retry = 0;
-  }
+      memcmp(stop, st->start, (size_t)lv->n_acts) != 0)
+    rc = run_from(st, ctx, pl, stop, base, st->n_sims + st->max_sims / 4, 1,
+                  n_rc, err);
   set_cap(st, st->max_sims);
   st->host_relaxed = 0;
   return rc < 0 ? rc : OOC_OK;
